@@ -1,0 +1,148 @@
+//! The session tools: `sessions_list`, `sessions_read` and `sessions_send`.
+//!
+//! Everything here is plain Rust over the [`host::SessionQuery`] and [`host::Inbox`]
+//! traits, so it runs natively in tests and benchmarks. The wasm build adds one thin
+//! adapter (`bindings.rs`) that implements those traits over the component's imports.
+
+pub mod args;
+pub mod catalog;
+pub mod host;
+pub mod list;
+pub mod read;
+pub mod send;
+pub mod settings;
+pub mod text;
+
+#[cfg(test)]
+mod testing;
+
+#[cfg(target_arch = "wasm32")]
+mod bindings;
+
+pub use catalog::{TOOLS, ToolSpec};
+pub use settings::Settings;
+
+use host::{Inbox, SessionQuery};
+
+/// The tools a deployment registers: none when it is disabled.
+pub fn catalog(settings: &Settings) -> &'static [ToolSpec] {
+    if settings.enabled { &TOOLS } else { &[] }
+}
+
+/// [`catalog`] from the deployment's settings JSON.
+pub fn catalog_for(settings_json: &str) -> Result<&'static [ToolSpec], String> {
+    Ok(catalog(&Settings::from_json(settings_json)?))
+}
+
+/// Runs one tool call and returns the text the model sees, refusals included.
+pub fn call<H: SessionQuery + Inbox>(
+    host: &mut H,
+    caller: &str,
+    settings: &Settings,
+    tool: &str,
+    arguments: &str,
+) -> String {
+    let answer = match tool {
+        list::NAME => list::ListRequest::parse(arguments, settings)
+            .map(|request| list::run(host, caller, &request)),
+        read::NAME => {
+            read::ReadRequest::parse(arguments, settings).map(|request| read::run(host, &request))
+        }
+        send::NAME => send::SendRequest::parse(arguments, settings)
+            .map(|request| send::run(host, caller, settings, &request)),
+        unknown => Err(format!(
+            "unknown tool \"{}\": the tools are sessions_list, sessions_read and sessions_send.",
+            text::shorten(unknown, 60)
+        )),
+    };
+    answer.unwrap_or_else(|refusal| refusal)
+}
+
+/// [`call`] from the deployment's settings JSON. The error is for the harness author:
+/// invalid settings, or tools called on a disabled deployment.
+pub fn call_with_settings<H: SessionQuery + Inbox>(
+    host: &mut H,
+    caller: &str,
+    settings_json: &str,
+    tool: &str,
+    arguments: &str,
+) -> Result<String, String> {
+    let settings = Settings::from_json(settings_json)?;
+    if !settings.enabled {
+        return Err(
+            "the session tools are disabled in this deployment (\"enabled\": false); \
+             they are not in the catalog and cannot be called"
+                .to_string(),
+        );
+    }
+    Ok(call(host, caller, &settings, tool, arguments))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{FakeHost, session};
+
+    #[test]
+    fn unknown_tools_are_refused_with_the_three_names() {
+        let mut host = FakeHost::default();
+        assert_eq!(
+            call(&mut host, "me", &Settings::default(), "sessions_kill", "{}"),
+            "unknown tool \"sessions_kill\": the tools are sessions_list, sessions_read and sessions_send."
+        );
+    }
+
+    #[test]
+    fn a_disabled_deployment_has_no_tools() {
+        assert!(catalog_for(r#"{"enabled": false}"#).unwrap().is_empty());
+        assert_eq!(catalog_for("").unwrap().len(), 3);
+        let mut host = FakeHost::default();
+        host.add(session("a", 1));
+        assert!(
+            call_with_settings(&mut host, "me", r#"{"enabled":false}"#, "sessions_list", "")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn bad_settings_are_errors_for_the_host() {
+        assert!(
+            catalog_for(r#"{"maxListResults": "ten"}"#)
+                .unwrap_err()
+                .contains("maxListResults")
+        );
+        let mut host = FakeHost::default();
+        let err = call_with_settings(&mut host, "me", "[", "sessions_list", "").unwrap_err();
+        assert!(err.starts_with("invalid settings"), "{err}");
+    }
+
+    #[test]
+    fn argument_errors_name_the_argument_whatever_the_tool() {
+        let mut host = FakeHost::default();
+        let settings = Settings::default();
+        assert_eq!(
+            call(
+                &mut host,
+                "me",
+                &settings,
+                "sessions_list",
+                r#"{"limit": 500}"#
+            ),
+            "invalid arguments: limit must be an integer from 1 to 200 (got 500)"
+        );
+        assert_eq!(
+            call(
+                &mut host,
+                "me",
+                &settings,
+                "sessions_read",
+                r#"{"session_id":"a","max_messages":0}"#
+            ),
+            "invalid arguments: max_messages must be an integer from 1 to 100 (got 0)"
+        );
+        assert!(
+            call(&mut host, "me", &settings, "sessions_read", "{}")
+                .starts_with("invalid arguments: session_id is required")
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! Deployment settings: the harness's JSON object with camelCase keys, validated here
+//! so every host gets the same errors.
+
+use crate::host::DeliveryMode;
+use crate::text::describe_value;
+use serde_json::Value;
+
+/// Per-deployment settings, with the defaults of the spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub enabled: bool,
+    pub max_list_results: u32,
+    pub max_read_messages: u32,
+    pub max_message_chars: u32,
+    pub max_send_chars: u32,
+    pub default_send_mode: DeliveryMode,
+    pub frame_messages: bool,
+    pub allow_resume: bool,
+    pub include_injected_by_default: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            enabled: true,
+            max_list_results: 50,
+            max_read_messages: 50,
+            max_message_chars: 4000,
+            max_send_chars: 8000,
+            default_send_mode: DeliveryMode::Queue,
+            frame_messages: true,
+            allow_resume: true,
+            include_injected_by_default: false,
+        }
+    }
+}
+
+const KNOWN_KEYS: &str = "enabled, maxListResults, maxReadMessages, maxMessageChars, \
+     maxSendChars, defaultSendMode, frameMessages, allowResume, includeInjectedByDefault";
+
+impl Settings {
+    /// Parses the deployment JSON. Empty text or `null` means all defaults. The error
+    /// names the key, what it takes and what it got.
+    pub fn from_json(text: &str) -> Result<Settings, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(Settings::default());
+        }
+        let value: Value = serde_json::from_str(text)
+            .map_err(|err| format!("invalid settings: not valid JSON ({err})"))?;
+        let map = match value {
+            Value::Null => return Ok(Settings::default()),
+            Value::Object(map) => map,
+            other => {
+                return Err(format!(
+                    "invalid settings: expected a JSON object (got {})",
+                    describe_value(&other)
+                ));
+            }
+        };
+        let mut settings = Settings::default();
+        for (key, value) in &map {
+            match key.as_str() {
+                "enabled" => settings.enabled = flag(key, value)?,
+                "maxListResults" => settings.max_list_results = count(key, value)?,
+                "maxReadMessages" => settings.max_read_messages = count(key, value)?,
+                "maxMessageChars" => settings.max_message_chars = count(key, value)?,
+                "maxSendChars" => settings.max_send_chars = count(key, value)?,
+                "defaultSendMode" => {
+                    settings.default_send_mode = value
+                        .as_str()
+                        .and_then(DeliveryMode::parse)
+                        .ok_or_else(|| wrong(key, "\"queue\" or \"steer\"", value))?
+                }
+                "frameMessages" => settings.frame_messages = flag(key, value)?,
+                "allowResume" => settings.allow_resume = flag(key, value)?,
+                "includeInjectedByDefault" => {
+                    settings.include_injected_by_default = flag(key, value)?
+                }
+                unknown => {
+                    return Err(format!(
+                        "invalid settings: unknown key \"{}\" (known keys: {KNOWN_KEYS})",
+                        crate::text::shorten(unknown, 40)
+                    ));
+                }
+            }
+        }
+        Ok(settings)
+    }
+}
+
+fn wrong(key: &str, takes: &str, got: &Value) -> String {
+    format!(
+        "invalid settings: {key} must be {takes} (got {})",
+        describe_value(got)
+    )
+}
+
+fn flag(key: &str, value: &Value) -> Result<bool, String> {
+    value
+        .as_bool()
+        .ok_or_else(|| wrong(key, "true or false", value))
+}
+
+fn count(key: &str, value: &Value) -> Result<u32, String> {
+    value
+        .as_u64()
+        .filter(|n| *n >= 1)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| wrong(key, "an integer from 1 to 4294967295", value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_null_mean_defaults() {
+        assert_eq!(Settings::from_json(""), Ok(Settings::default()));
+        assert_eq!(Settings::from_json(" null "), Ok(Settings::default()));
+        assert_eq!(Settings::from_json("{}"), Ok(Settings::default()));
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let settings = Settings::from_json(
+            r#"{"enabled":false,"maxListResults":3,"maxReadMessages":4,"maxMessageChars":5,
+            "maxSendChars":6,"defaultSendMode":"steer","frameMessages":false,
+            "allowResume":false,"includeInjectedByDefault":true}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            settings,
+            Settings {
+                enabled: false,
+                max_list_results: 3,
+                max_read_messages: 4,
+                max_message_chars: 5,
+                max_send_chars: 6,
+                default_send_mode: DeliveryMode::Steer,
+                frame_messages: false,
+                allow_resume: false,
+                include_injected_by_default: true,
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let err = Settings::from_json(r#"{"maxListResult": 3}"#).unwrap_err();
+        assert!(
+            err.starts_with("invalid settings: unknown key \"maxListResult\""),
+            "{err}"
+        );
+        assert!(err.contains("maxListResults"), "{err}");
+    }
+
+    #[test]
+    fn wrong_types_are_named_with_what_was_given() {
+        assert_eq!(
+            Settings::from_json(r#"{"enabled": "yes"}"#).unwrap_err(),
+            "invalid settings: enabled must be true or false (got \"yes\")"
+        );
+        assert_eq!(
+            Settings::from_json(r#"{"maxSendChars": 0}"#).unwrap_err(),
+            "invalid settings: maxSendChars must be an integer from 1 to 4294967295 (got 0)"
+        );
+        assert_eq!(
+            Settings::from_json(r#"{"defaultSendMode": "later"}"#).unwrap_err(),
+            "invalid settings: defaultSendMode must be \"queue\" or \"steer\" (got \"later\")"
+        );
+        assert!(
+            Settings::from_json("[1]")
+                .unwrap_err()
+                .contains("expected a JSON object")
+        );
+        assert!(
+            Settings::from_json("{")
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! The demo: load the plugin, show the catalog, and take a short tour of the tools on
+//! the embedded corpus, with real output.
+
+use crate::{CallRequest, Corpus, Runtime};
+use anyhow::Result;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+const CONFIG_SESSION: &str = "session-e218a09e-8736-4483-9a04-2bf13608630c";
+const SUBAGENT: &str = "019c3d96-79e0-4e6a-b7bf-ea46c224d701";
+const BILLING_SESSION: &str = "session-4b91c0de-7a3f-4c55-b2e8-93d1f0a6c7e1";
+
+pub fn run(out: &mut impl Write) -> Result<()> {
+    let started = Instant::now();
+    let runtime = Runtime::new()?;
+    writeln!(
+        out,
+        "Loaded plugin.wasm ({} bytes; imports: session-query, inbox) in {} ms.\n",
+        crate::PLUGIN_WASM.len(),
+        started.elapsed().as_millis()
+    )?;
+
+    let tools = runtime.catalog("")?.map_err(anyhow::Error::msg)?;
+    let bytes: usize = tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.input_schema.len())
+        .sum();
+    writeln!(out, "Catalog ({} tools, {bytes} bytes):", tools.len())?;
+    for tool in &tools {
+        writeln!(out, "  {}: {}", tool.name, tool.description)?;
+    }
+
+    let mut corpus = Corpus::demo();
+    let caller = corpus.caller().unwrap_or_default().to_string();
+    writeln!(out, "\nThe model in session {caller} calls:")?;
+    // The read runs with a small maxMessageChars so the tour shows a visible cut.
+    let short_bodies = r#"{"maxMessageChars": 200}"#;
+    let steps: [(&str, String, &str); 7] = [
+        ("sessions_list", String::new(), ""),
+        (
+            "sessions_list",
+            r#"{"query": "config", "scope": "all"}"#.to_string(),
+            "",
+        ),
+        (
+            "sessions_read",
+            format!(r#"{{"session_id": "{CONFIG_SESSION}", "max_messages": 2}}"#),
+            short_bodies,
+        ),
+        (
+            "sessions_send",
+            format!(
+                r#"{{"session_id": "{BILLING_SESSION}", "message": "Schema review is done: resume the export migration."}}"#
+            ),
+            "",
+        ),
+        (
+            "sessions_read",
+            format!(r#"{{"session_id": "{BILLING_SESSION}", "max_messages": 1}}"#),
+            "",
+        ),
+        (
+            "sessions_send",
+            format!(r#"{{"session_id": "{SUBAGENT}", "message": "status?"}}"#),
+            "",
+        ),
+        ("sessions_list", r#"{"limit": 500}"#.to_string(), ""),
+    ];
+    for (tool, arguments, settings) in steps {
+        let request = CallRequest {
+            caller: caller.clone(),
+            settings: settings.to_string(),
+            tool: tool.to_string(),
+            arguments: arguments.clone(),
+        };
+        let outcome = runtime.call(Arc::new(corpus.clone()), &request)?;
+        let text = outcome.result.map_err(anyhow::Error::msg)?;
+        let shown_args = if arguments.is_empty() {
+            "{}"
+        } else {
+            &arguments
+        };
+        if settings.is_empty() {
+            writeln!(out, "\n$ {tool} {shown_args}")?;
+        } else {
+            writeln!(out, "\n$ {tool} {shown_args}    (settings: {settings})")?;
+        }
+        writeln!(out, "{text}")?;
+        for delivery in &outcome.deliveries {
+            writeln!(
+                out,
+                "\n[host] the inbox of {} received ({}{}):\n{}",
+                delivery.target,
+                delivery.mode,
+                if delivery.woke { ", woke it" } else { "" },
+                delivery.body
+            )?;
+        }
+        corpus.apply(&outcome.deliveries);
+    }
+    writeln!(
+        out,
+        "\nTry it: cargo run --release -p host-shim -- call sessions_list '{{\"scope\":\"all\"}}'"
+    )?;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! The reference host for the session-tools plugin: a wasmtime runtime that loads the
+//! component with nothing but its two imports, an in-memory corpus behind them, and
+//! counters of every host call. The CLI (`main.rs`) is a small layer over this.
+
+pub mod corpus;
+pub mod demo;
+pub mod runtime;
+
+pub use corpus::{Corpus, CorpusHost, Delivery, HostStats, Session};
+pub use runtime::{CallOutcome, CallRequest, PLUGIN_WASM, Runtime};

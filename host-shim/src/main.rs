@@ -1,0 +1,163 @@
+//! `host-shim`: run the session-tools plugin from the command line. A thin layer over
+//! the library: parse flags, read files, print what the plugin said.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use host_shim::{CallRequest, Corpus, Runtime};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "host-shim",
+    version,
+    about = "Run the session-tools plugin under wasmtime over an in-memory corpus"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load the plugin and tour its tools on the embedded demo corpus (the default).
+    Demo,
+    /// Print the tool catalog as JSON.
+    Catalog {
+        /// Deployment settings (JSON object with camelCase keys).
+        #[arg(long)]
+        settings: Option<PathBuf>,
+    },
+    /// Run one tool call and print its text exactly as the model sees it. A refusal is
+    /// a normal answer (exit 0); only a host failure exits non-zero.
+    Call {
+        /// sessions_list, sessions_read or sessions_send.
+        tool: String,
+        /// The model's arguments as JSON text (default: none, read as `{}`).
+        args: Option<String>,
+        /// Corpus JSON file (default: the embedded demo corpus).
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+        /// Deployment settings JSON file.
+        #[arg(long)]
+        settings: Option<PathBuf>,
+        /// The calling session's id (default: the corpus file's "caller").
+        #[arg(long)]
+        caller: Option<String>,
+        /// Write what the inbox accepted as a JSON array of {target, mode, body, woke}.
+        #[arg(long)]
+        deliveries: Option<PathBuf>,
+        /// Print the host-call counters as JSON on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command.unwrap_or(Command::Demo) {
+        Command::Demo => host_shim::demo::run(&mut std::io::stdout().lock()),
+        Command::Catalog { settings } => catalog(settings.as_deref()),
+        Command::Call {
+            tool,
+            args,
+            corpus,
+            settings,
+            caller,
+            deliveries,
+            stats,
+        } => call(
+            tool,
+            args,
+            corpus.as_deref(),
+            settings.as_deref(),
+            caller,
+            deliveries.as_deref(),
+            stats,
+        ),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("host-shim: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read_settings(path: Option<&Path>) -> Result<String> {
+    match path {
+        None => Ok(String::new()),
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read settings file {}", path.display())),
+    }
+}
+
+fn settings_error(path: Option<&Path>, message: String) -> anyhow::Error {
+    match path {
+        Some(path) => anyhow::anyhow!("{}: {message}", path.display()),
+        None => anyhow::anyhow!("{message}"),
+    }
+}
+
+fn catalog(settings_path: Option<&Path>) -> Result<()> {
+    let settings = read_settings(settings_path)?;
+    let runtime = Runtime::new()?;
+    let tools = runtime
+        .catalog(&settings)?
+        .map_err(|message| settings_error(settings_path, message))?;
+    let json: Vec<serde_json::Value> = tools
+        .into_iter()
+        .map(|tool| {
+            let schema: serde_json::Value =
+                serde_json::from_str(&tool.input_schema).unwrap_or(tool.input_schema.into());
+            serde_json::json!({
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": schema,
+            })
+        })
+        .collect();
+    println!("{}", serde_json::to_string_pretty(&json)?);
+    Ok(())
+}
+
+fn call(
+    tool: String,
+    arguments: Option<String>,
+    corpus_path: Option<&Path>,
+    settings_path: Option<&Path>,
+    caller: Option<String>,
+    deliveries_path: Option<&Path>,
+    print_stats: bool,
+) -> Result<()> {
+    let corpus = match corpus_path {
+        Some(path) => Corpus::from_file(path)?,
+        None => Corpus::demo(),
+    };
+    let Some(caller) = caller.or_else(|| corpus.caller().map(str::to_string)) else {
+        bail!("no calling session: pass --caller ID or set \"caller\" in the corpus file");
+    };
+    let request = CallRequest {
+        caller,
+        settings: read_settings(settings_path)?,
+        tool,
+        arguments: arguments.unwrap_or_default(),
+    };
+    let runtime = Runtime::new()?;
+    let outcome = runtime.call(Arc::new(corpus), &request)?;
+    if print_stats {
+        eprintln!("{}", serde_json::to_string(&outcome.stats)?);
+    }
+    if let Some(path) = deliveries_path {
+        let json = serde_json::to_string_pretty(&outcome.deliveries)?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write deliveries file {}", path.display()))?;
+    }
+    let text = outcome
+        .result
+        .map_err(|message| settings_error(settings_path, message))?;
+    println!("{text}");
+    Ok(())
+}

@@ -116,7 +116,7 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
         })
         .collect();
     // Newest first; the host may hand messages over in any order.
-    readable.sort_by(|a, b| b.message.seq.cmp(&a.message.seq));
+    readable.sort_by_key(|item| std::cmp::Reverse(item.message.seq));
 
     let mut out = String::new();
     let _ = write!(

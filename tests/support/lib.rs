@@ -1,1 +1,234 @@
+//! Support for the end-to-end tests: one shared runtime per test binary, and the case
+//! files under `tests/cases/` (an input, the exact expected output), which any host
+//! can run to check itself against the spec.
 
+use anyhow::{Context, Result, bail};
+use host_shim::{CallOutcome, CallRequest, Corpus, Runtime};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// The runtime with the embedded plugin, compiled once per test binary.
+pub fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::new().expect("the embedded plugin loads"))
+}
+
+pub fn tests_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A corpus from `tests/corpora/NAME.json`.
+pub fn corpus(name: &str) -> Arc<Corpus> {
+    let path = tests_dir().join("corpora").join(format!("{name}.json"));
+    Arc::new(Corpus::from_file(&path).unwrap_or_else(|err| panic!("{err:#}")))
+}
+
+/// One call through the real component.
+pub fn call(
+    corpus: &Arc<Corpus>,
+    caller: &str,
+    settings: &str,
+    tool: &str,
+    args: &str,
+) -> CallOutcome {
+    runtime()
+        .call(
+            corpus.clone(),
+            &CallRequest {
+                caller: caller.to_string(),
+                settings: settings.to_string(),
+                tool: tool.to_string(),
+                arguments: args.to_string(),
+            },
+        )
+        .expect("the call runs without a host failure")
+}
+
+/// The tool's text, where the settings are valid.
+pub fn text(corpus: &Arc<Corpus>, caller: &str, settings: &str, tool: &str, args: &str) -> String {
+    call(corpus, caller, settings, tool, args)
+        .result
+        .expect("valid settings")
+}
+
+/// One case of a case file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Case {
+    /// `file:line name`, for failure messages.
+    pub name: String,
+    pub corpus: String,
+    pub caller: String,
+    pub settings: String,
+    pub tool: String,
+    pub arguments: String,
+    pub output: String,
+    /// Expected deliveries as JSON; none means the inbox must stay empty.
+    pub deliveries: Option<serde_json::Value>,
+}
+
+/// Parses a case file:
+///
+/// ```text
+/// === name of the case
+/// corpus: NAME            (tests/corpora/NAME.json)
+/// caller: SESSION-ID
+/// settings: {JSON}        (optional)
+/// call: TOOL {JSON ARGS}  (args optional)
+/// --- output
+/// exact text, every line
+/// --- deliveries          (optional; JSON array of {target, mode, body, woke})
+/// [...]
+/// ```
+///
+/// Lines before the first `===` and lines starting with `#` between cases are
+/// comments. A case's output ends at the next `--- ` section or `===` line; the
+/// trailing blank line before the next case is not part of it.
+pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    let mut cases = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((number, line)) = lines.next() {
+        let Some(name) = line.strip_prefix("=== ") else {
+            continue;
+        };
+        let mut case = Case {
+            name: format!("{file}:{} {name}", number + 1),
+            ..Case::default()
+        };
+        let mut section = "head";
+        let mut body: Vec<&str> = Vec::new();
+        let finish = |case: &mut Case, section: &str, body: &mut Vec<&str>| -> Result<()> {
+            while body.last().is_some_and(|l| l.is_empty()) {
+                body.pop();
+            }
+            let joined = body.join("\n");
+            match section {
+                "output" => case.output = joined,
+                "deliveries" => {
+                    case.deliveries = Some(
+                        serde_json::from_str(&joined)
+                            .with_context(|| format!("{}: deliveries are not JSON", case.name))?,
+                    )
+                }
+                _ => {}
+            }
+            body.clear();
+            Ok(())
+        };
+        while let Some((_, line)) = lines.peek().copied() {
+            if line.starts_with("=== ") {
+                break;
+            }
+            lines.next();
+            if let Some(next) = line
+                .strip_prefix("--- ")
+                .filter(|n| ["output", "deliveries"].contains(n))
+            {
+                finish(&mut case, section, &mut body)?;
+                section = if next == "output" {
+                    "output"
+                } else {
+                    "deliveries"
+                };
+                continue;
+            }
+            if section != "head" {
+                body.push(line);
+                continue;
+            }
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (key, value) = line
+                .split_once(": ")
+                .with_context(|| format!("{}: expected `key: value`, got {line:?}", case.name))?;
+            match key {
+                "corpus" => case.corpus = value.to_string(),
+                "caller" => case.caller = value.to_string(),
+                "settings" => case.settings = value.to_string(),
+                "call" => {
+                    let (tool, args) = value.split_once(' ').unwrap_or((value, ""));
+                    case.tool = tool.to_string();
+                    case.arguments = args.to_string();
+                }
+                other => bail!("{}: unknown key {other:?}", case.name),
+            }
+        }
+        finish(&mut case, section, &mut body)?;
+        if case.corpus.is_empty() || case.tool.is_empty() {
+            bail!("{}: a case needs corpus and call", case.name);
+        }
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
+/// Every case file under `tests/cases/`, in name order.
+pub fn case_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(tests_dir().join("cases"))
+        .expect("tests/cases exists")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs one case; the error shows the expected and actual text line by line.
+pub fn run_case(case: &Case) -> Result<()> {
+    let outcome = call(
+        &corpus(&case.corpus),
+        &case.caller,
+        &case.settings,
+        &case.tool,
+        &case.arguments,
+    );
+    let actual = match outcome.result {
+        Ok(text) => text,
+        Err(err) => format!("host error: {err}"),
+    };
+    if actual != case.output {
+        bail!(
+            "{}: output differs\n{}",
+            case.name,
+            diff(&case.output, &actual)
+        );
+    }
+    let delivered = serde_json::to_value(&outcome.deliveries)?;
+    let expected = case.deliveries.clone().unwrap_or(serde_json::json!([]));
+    if delivered != expected {
+        bail!(
+            "{}: deliveries differ\nexpected: {expected:#}\nactual:   {delivered:#}",
+            case.name
+        );
+    }
+    Ok(())
+}
+
+/// A line diff that is enough to see what changed.
+pub fn diff(expected: &str, actual: &str) -> String {
+    let expected: Vec<&str> = expected.lines().collect();
+    let actual: Vec<&str> = actual.lines().collect();
+    let mut out = String::new();
+    for i in 0..expected.len().max(actual.len()) {
+        match (expected.get(i), actual.get(i)) {
+            (Some(e), Some(a)) if e == a => out.push_str(&format!("  {e}\n")),
+            (e, a) => {
+                if let Some(e) = e {
+                    out.push_str(&format!("- {e}\n"));
+                }
+                if let Some(a) = a {
+                    out.push_str(&format!("+ {a}\n"));
+                }
+            }
+        }
+    }
+    out
+}

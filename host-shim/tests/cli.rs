@@ -1,0 +1,188 @@
+//! The CLI as a user meets it: exit codes, stdout, stderr and the files it writes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn host_shim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        .args(args)
+        .output()
+        .expect("host-shim runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("host-shim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn the_demo_is_the_default_and_tours_the_tools() {
+    let output = host_shim(&[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for expected in [
+        "Catalog (3 tools,",
+        "$ sessions_list {}",
+        "considered sessions",
+        "$ sessions_read",
+        "…[truncated",
+        "accepted for session-4b91c0de-7a3f-4c55-b2e8-93d1f0a6c7e1 | mode=queue",
+        "sessions_send refused (not-messageable)",
+        "invalid arguments: limit must be an integer from 1 to 200 (got 500)",
+    ] {
+        assert!(text.contains(expected), "demo lacks {expected:?}:\n{text}");
+    }
+    // `demo` is the same tour; only the load time on the first line may differ.
+    let again = stdout(&host_shim(&["demo"]));
+    assert_eq!(
+        again.split_once('\n').unwrap().1,
+        text.split_once('\n').unwrap().1
+    );
+}
+
+#[test]
+fn call_prints_the_tool_text_and_a_refusal_exits_zero() {
+    let output = host_shim(&["call", "sessions_list", r#"{"limit": 1}"#]);
+    assert!(output.status.success());
+    assert_eq!(
+        stdout(&output),
+        "- session-e218a09e-8736-4483-9a04-2bf13608630c [cold, top-level] | cwd=/Users/example/.dsh | preset=standard\n  Fix the newapi reasoning-effort config\n\n1 of 5 considered sessions\nTop-level sessions are messageable with sessions_send; subagent sessions are not.\n"
+    );
+    let output = host_shim(&["call", "sessions_read", r#"{"session_id": "nope"}"#]);
+    assert!(output.status.success());
+    assert!(stdout(&output).starts_with("sessions_read refused (not-found)"));
+}
+
+#[test]
+fn deliveries_and_stats_are_written_on_request() {
+    let deliveries = scratch("deliveries.json");
+    let output = host_shim(&[
+        "call",
+        "sessions_send",
+        r#"{"session_id": "session-4b91c0de-7a3f-4c55-b2e8-93d1f0a6c7e1", "message": "hi", "mode": "steer"}"#,
+        "--deliveries",
+        deliveries.to_str().unwrap(),
+        "--stats",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&deliveries).unwrap()).unwrap();
+    let list = written.as_array().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(
+        list[0]["target"],
+        "session-4b91c0de-7a3f-4c55-b2e8-93d1f0a6c7e1"
+    );
+    assert_eq!(list[0]["mode"], "steer");
+    assert_eq!(list[0]["woke"], true);
+    assert!(
+        list[0]["body"]
+            .as_str()
+            .unwrap()
+            .ends_with("--- message begins ---\nhi\n--- message ends ---")
+    );
+    let stats: serde_json::Value = serde_json::from_str(stderr(&output).trim()).unwrap();
+    assert_eq!(stats["deliveries"], 1);
+    assert_eq!(stats["wakes"], 1);
+}
+
+#[test]
+fn a_refused_send_writes_an_empty_delivery_list() {
+    let deliveries = scratch("none.json");
+    let output = host_shim(&[
+        "call",
+        "sessions_send",
+        r#"{"session_id": "019c3d96-79e0-4e6a-b7bf-ea46c224d701", "message": "hi"}"#,
+        "--deliveries",
+        deliveries.to_str().unwrap(),
+    ]);
+    assert!(output.status.success());
+    assert_eq!(std::fs::read_to_string(&deliveries).unwrap().trim(), "[]");
+}
+
+#[test]
+fn a_bad_corpus_file_is_one_clear_line_and_a_failure() {
+    let corpus = scratch("bad-corpus.json");
+    std::fs::write(&corpus, r#"{"sessions": [{"id": "a", "created_at": 5}]}"#).unwrap();
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--caller",
+        "a",
+    ]);
+    assert!(!output.status.success());
+    let err = stderr(&output);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("host-shim: error: "), "{err}");
+    assert!(err.contains("bad-corpus.json: at sessions[0].created_at: invalid type: integer `5`, expected a string"), "{err}");
+    let output = host_shim(&["call", "sessions_list", "--corpus", "/no/such/corpus.json"]);
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("cannot read corpus file /no/such/corpus.json"));
+}
+
+#[test]
+fn bad_settings_fail_the_catalog_and_the_call() {
+    let settings = scratch("bad-settings.json");
+    std::fs::write(&settings, r#"{"maxSendChars": "lots"}"#).unwrap();
+    for args in [
+        vec!["catalog", "--settings", settings.to_str().unwrap()],
+        vec![
+            "call",
+            "sessions_list",
+            "--settings",
+            settings.to_str().unwrap(),
+        ],
+    ] {
+        let output = host_shim(&args);
+        assert!(!output.status.success());
+        let err = stderr(&output);
+        assert!(
+            err.contains("bad-settings.json: invalid settings: maxSendChars must be an integer"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn the_catalog_is_json_and_empty_when_disabled() {
+    let output = host_shim(&["catalog"]);
+    assert!(output.status.success());
+    let tools: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["sessions_list", "sessions_read", "sessions_send"]);
+    assert_eq!(tools[0]["input_schema"]["type"], "object");
+    let settings = scratch("disabled.json");
+    std::fs::write(&settings, r#"{"enabled": false}"#).unwrap();
+    let output = host_shim(&["catalog", "--settings", settings.to_str().unwrap()]);
+    assert_eq!(stdout(&output).trim(), "[]");
+}
+
+#[test]
+fn a_call_without_a_caller_says_how_to_give_one() {
+    let corpus = scratch("no-caller.json");
+    std::fs::write(&corpus, r#"{"sessions": []}"#).unwrap();
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        "--corpus",
+        corpus.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("pass --caller ID"));
+}

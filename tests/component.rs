@@ -1,0 +1,318 @@
+//! End-to-end properties of the real component that a text case cannot show: what it
+//! imports, what it asks the host for, and what it never does.
+
+use conformance::{call, corpus, runtime, text};
+use host_shim::{HostStats, PLUGIN_WASM, Runtime};
+use wasmtime::component::Component;
+
+#[test]
+fn the_component_imports_exactly_the_two_interfaces() {
+    let engine = runtime().engine();
+    let component = Component::from_binary(engine, PLUGIN_WASM).unwrap();
+    let ty = component.component_type();
+    let mut imports: Vec<String> = ty
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    imports.sort();
+    assert_eq!(
+        imports,
+        [
+            "harness:sessions/inbox@0.1.0",
+            "harness:sessions/session-query@0.1.0"
+        ]
+    );
+    let exports: Vec<String> = ty
+        .exports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    assert_eq!(exports, ["harness:sessions/tools@0.1.0"]);
+}
+
+#[test]
+fn a_linker_with_only_the_two_interfaces_loads_it() {
+    // Runtime links session-query and inbox and nothing else (no WASI).
+    let runtime = Runtime::from_component(PLUGIN_WASM).unwrap();
+    let tools = runtime.catalog("").unwrap().unwrap();
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["sessions_list", "sessions_read", "sessions_send"]
+    );
+}
+
+#[test]
+fn the_catalog_is_small_and_disabled_deployments_have_none() {
+    let tools = runtime().catalog("{}").unwrap().unwrap();
+    let bytes: usize = tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.input_schema.len())
+        .sum();
+    assert!(bytes <= 1200, "catalog is {bytes} bytes");
+    for tool in &tools {
+        let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap();
+        assert_eq!(schema["type"], "object");
+    }
+    assert!(
+        runtime()
+            .catalog(r#"{"enabled": false}"#)
+            .unwrap()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn bad_settings_are_a_clear_error_from_catalog_and_call() {
+    let err = runtime()
+        .catalog(r#"{"maxReadMessage": 5}"#)
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        err.starts_with("invalid settings: unknown key \"maxReadMessage\""),
+        "{err}"
+    );
+    let err = runtime()
+        .catalog(r#"{"allowResume": "no"}"#)
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "invalid settings: allowResume must be true or false (got \"no\")"
+    );
+    let outcome = call(
+        &corpus("harness"),
+        "s-me",
+        r#"{"maxListResults": -1}"#,
+        "sessions_list",
+        "",
+    );
+    let err = outcome.result.unwrap_err();
+    assert!(err.contains("maxListResults must be an integer"), "{err}");
+    let outcome = call(
+        &corpus("harness"),
+        "s-me",
+        r#"{"enabled": false}"#,
+        "sessions_list",
+        "",
+    );
+    assert!(outcome.result.unwrap_err().contains("disabled"));
+}
+
+#[test]
+fn an_empty_query_asks_one_title_batch_for_the_rows_shown() {
+    let corpus = corpus("harness");
+    let outcome = call(
+        &corpus,
+        "s-me",
+        "",
+        "sessions_list",
+        r#"{"scope": "all", "limit": 3}"#,
+    );
+    let out = outcome.result.unwrap();
+    let rows = out.lines().filter(|l| l.starts_with("- ")).count();
+    assert_eq!(rows, 3);
+    assert_eq!(outcome.stats.header_lists, 1);
+    assert_eq!(outcome.stats.title_batches, 1);
+    assert_eq!(outcome.stats.title_ids_asked, 3);
+}
+
+#[test]
+fn a_query_listing_asks_one_title_batch() {
+    let outcome = call(
+        &corpus("harness"),
+        "s-me",
+        "",
+        "sessions_list",
+        r#"{"query": "review", "scope": "all"}"#,
+    );
+    assert!(
+        outcome
+            .result
+            .unwrap()
+            .contains("1 of 1 considered sessions")
+    );
+    assert_eq!(outcome.stats.title_batches, 1);
+    // Every candidate needs its title to decide "review"; none is asked twice.
+    assert_eq!(outcome.stats.title_ids_asked, 8);
+}
+
+fn untouched() -> HostStats {
+    HostStats::default()
+}
+
+#[test]
+fn a_read_never_wakes_delivers_or_resumes() {
+    let corpus = corpus("harness");
+    for target in ["s-live", "s-cold", "s-kid"] {
+        let outcome = call(
+            &corpus,
+            "s-me",
+            "",
+            "sessions_read",
+            &format!(r#"{{"session_id": "{target}"}}"#),
+        );
+        assert!(
+            outcome
+                .result
+                .unwrap()
+                .starts_with(&format!("session {target} ["))
+        );
+        assert!(outcome.deliveries.is_empty());
+        assert_eq!(
+            outcome.stats,
+            HostStats {
+                header_gets: 1,
+                title_batches: 1,
+                title_ids_asked: 1,
+                surface_reads: 1,
+                ..untouched()
+            },
+            "{target}"
+        );
+    }
+    // Reading the cold session again still finds it cold.
+    let again = text(
+        &corpus,
+        "s-me",
+        "",
+        "sessions_read",
+        r#"{"session_id": "s-cold"}"#,
+    );
+    assert!(again.starts_with("session s-cold [cold, top-level]"));
+}
+
+#[test]
+fn truncation_starts_exactly_past_4000_chars() {
+    let out = text(
+        &corpus("harness"),
+        "s-me",
+        "",
+        "sessions_read",
+        r#"{"session_id": "s-cold"}"#,
+    );
+    let exact = "é".repeat(4000);
+    assert!(
+        out.contains(&format!(
+            "--- assistant (seq 2, model:openai/gpt) ---\n{exact}…[truncated 1 chars]\n"
+        )),
+        "4001 chars are cut by one"
+    );
+    assert!(
+        out.ends_with(&format!("--- user (seq 1, user) ---\n{exact}")),
+        "4000 chars are not cut"
+    );
+}
+
+#[test]
+fn the_send_cap_is_8000_chars_by_default() {
+    let corpus = corpus("harness");
+    let at_cap =
+        serde_json::json!({"session_id": "s-live", "message": "🦀".repeat(8000)}).to_string();
+    let outcome = call(&corpus, "s-me", "", "sessions_send", &at_cap);
+    assert!(
+        outcome
+            .result
+            .unwrap()
+            .starts_with("accepted for s-live | mode=queue | chars=8000\n")
+    );
+    assert_eq!(outcome.deliveries.len(), 1);
+    let over =
+        serde_json::json!({"session_id": "s-live", "message": "🦀".repeat(8001)}).to_string();
+    let outcome = call(&corpus, "s-me", "", "sessions_send", &over);
+    assert_eq!(
+        outcome.result.unwrap(),
+        "invalid arguments: message must be at most 8000 chars (maxSendChars) (got 8001 chars); nothing was delivered: shorten it and send again"
+    );
+    assert_eq!(outcome.stats, untouched());
+}
+
+#[test]
+fn refusals_touch_the_target_no_further_than_their_check() {
+    let corpus = corpus("harness");
+    let send = |settings: &str, target: &str| {
+        call(
+            &corpus,
+            "s-me",
+            settings,
+            "sessions_send",
+            &format!(r#"{{"session_id": "{target}", "message": "hi"}}"#),
+        )
+    };
+    // not-messageable: one header lookup, nothing else.
+    let outcome = send("", "s-kid");
+    assert!(outcome.result.unwrap().contains("(not-messageable)"));
+    assert_eq!(
+        outcome.stats,
+        HostStats {
+            header_gets: 1,
+            ..untouched()
+        }
+    );
+    // resume-disabled: decided from the header; the target is never resolved.
+    let outcome = send(r#"{"allowResume": false}"#, "s-cold");
+    assert!(outcome.result.unwrap().contains("(resume-disabled)"));
+    assert_eq!(
+        outcome.stats,
+        HostStats {
+            header_gets: 1,
+            ..untouched()
+        }
+    );
+    // not-found: the header lookup, then a listing for near ids.
+    let outcome = send("", "s-nope");
+    assert!(outcome.result.unwrap().contains("(not-found)"));
+    assert_eq!(
+        outcome.stats,
+        HostStats {
+            header_gets: 1,
+            header_lists: 1,
+            ..untouched()
+        }
+    );
+    // rejected by the controller: one attempt, nothing accepted.
+    let outcome = send("", "s-busy");
+    assert!(outcome.result.unwrap().contains("(rejected)"));
+    assert_eq!(
+        (outcome.stats.delivery_attempts, outcome.stats.deliveries),
+        (1, 0)
+    );
+    assert!(outcome.deliveries.is_empty());
+}
+
+#[test]
+fn an_accepted_send_delivers_exactly_once_and_reports_the_wake() {
+    let corpus = corpus("harness");
+    let outcome = call(
+        &corpus,
+        "s-me",
+        "",
+        "sessions_send",
+        r#"{"session_id": "s-cold", "message": "hi"}"#,
+    );
+    assert!(outcome.result.unwrap().contains("(woke a cold session)"));
+    assert_eq!(
+        (
+            outcome.stats.delivery_attempts,
+            outcome.stats.deliveries,
+            outcome.stats.wakes
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(outcome.deliveries.len(), 1);
+    assert!(outcome.deliveries[0].woke);
+}
+
+#[test]
+fn every_call_gets_a_fresh_instance() {
+    let corpus = corpus("harness");
+    let args = r#"{"session_id": "s-live", "message": "once"}"#;
+    let first = call(&corpus, "s-me", "", "sessions_send", args);
+    let second = call(&corpus, "s-me", "", "sessions_send", args);
+    assert_eq!(first.result, second.result);
+    assert_eq!(
+        second.deliveries.len(),
+        1,
+        "no delivery carried over from the first call"
+    );
+    assert_eq!(first.stats, second.stats);
+}

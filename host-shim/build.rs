@@ -2,7 +2,8 @@
 //! a nested cargo builds `guest/` for `wasm32-unknown-unknown` (with its own target
 //! directory), `wit-component` wraps the core module into a component whose only
 //! imports are the world's, and the result is embedded in the host-shim and copied to
-//! `target/plugin/plugin.wasm` for harness authors to pick up.
+//! `target/plugin/plugin.wasm` for harness authors to pick up. The same step builds
+//! `test-plugins/hostile`, the deliberately bad plugin the limit tests load.
 
 use anyhow::{Context, Result, bail};
 use std::env;
@@ -17,16 +18,29 @@ fn main() -> Result<()> {
         .parent()
         .context("host-shim has no parent directory")?;
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
-    for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock"] {
+    for watched in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "test-plugins",
+        "wit",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
 
     ensure_wasm_target()?;
-    let core = build_guest(root)?;
-    let component = to_component(&core)?;
+    let modules = build_guests(root)?;
+    let component = to_component(&std::fs::read(modules.join("session_tools.wasm"))?)?;
+    let hostile = to_component(&std::fs::read(modules.join("hostile_plugin.wasm"))?)?;
 
     let embedded = out_dir.join("plugin.wasm");
     std::fs::write(&embedded, &component)?;
+    let hostile_path = out_dir.join("hostile-plugin.wasm");
+    std::fs::write(&hostile_path, &hostile)?;
+    println!(
+        "cargo:rustc-env=HOSTILE_PLUGIN_WASM={}",
+        hostile_path.display()
+    );
     let published = root.join("target/plugin/plugin.wasm");
     std::fs::create_dir_all(published.parent().unwrap())?;
     std::fs::write(&published, &component)
@@ -73,20 +87,16 @@ fn has_core_rlib(libdir: &Path) -> bool {
     })
 }
 
-/// Builds the guest's core module with the `guest-release` profile and returns its bytes.
-fn build_guest(root: &Path) -> Result<Vec<u8>> {
+/// Builds the guests' core modules with the `guest-release` profile; returns the
+/// directory that holds them.
+fn build_guests(root: &Path) -> Result<PathBuf> {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target_dir = root.join("target/guest");
     let mut command = Command::new(cargo);
     command
         .current_dir(root)
-        .args([
-            "build",
-            "--package",
-            "session-tools",
-            "--profile",
-            "guest-release",
-        ])
+        .args(["build", "--profile", "guest-release"])
+        .args(["--package", "session-tools", "--package", "hostile-plugin"])
         .args(["--target", WASM_TARGET])
         .arg("--target-dir")
         .arg(&target_dir);
@@ -104,14 +114,11 @@ fn build_guest(root: &Path) -> Result<Vec<u8>> {
     }
     let status = command
         .status()
-        .context("running the nested cargo build of guest/")?;
+        .context("running the nested cargo build of the guests")?;
     if !status.success() {
-        bail!("building the plugin (guest/) for {WASM_TARGET} failed ({status})");
+        bail!("building the plugins (guest/, test-plugins/) for {WASM_TARGET} failed ({status})");
     }
-    let module = target_dir
-        .join(WASM_TARGET)
-        .join("guest-release/session_tools.wasm");
-    std::fs::read(&module).with_context(|| format!("reading {}", module.display()))
+    Ok(target_dir.join(WASM_TARGET).join("guest-release"))
 }
 
 /// Wraps the core module into a component; its imports are exactly the world's.

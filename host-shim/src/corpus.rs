@@ -283,9 +283,19 @@ pub struct HostStats {
     pub wakes: u32,
 }
 
+/// Misbehaviours a test can ask the host to simulate, to show the plugin copes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostFaults {
+    /// Answer title batches with one entry too few.
+    pub short_title_batches: bool,
+    /// Answer title batches with one entry too many.
+    pub long_title_batches: bool,
+}
+
 /// The host side of both interfaces over a corpus, for one tool call.
 pub struct CorpusHost {
     corpus: Arc<Corpus>,
+    pub faults: HostFaults,
     pub stats: HostStats,
     pub deliveries: Vec<Delivery>,
 }
@@ -294,6 +304,7 @@ impl CorpusHost {
     pub fn new(corpus: Arc<Corpus>) -> CorpusHost {
         CorpusHost {
             corpus,
+            faults: HostFaults::default(),
             stats: HostStats::default(),
             deliveries: Vec::new(),
         }
@@ -325,9 +336,17 @@ impl SessionQuery for CorpusHost {
             .stats
             .title_ids_asked
             .saturating_add(saturating_u32(ids.len()));
-        ids.iter()
+        let mut titles: Vec<Option<String>> = ids
+            .iter()
             .map(|id| self.corpus.session(id).and_then(|s| s.title.clone()))
-            .collect()
+            .collect();
+        if self.faults.short_title_batches {
+            titles.pop();
+        }
+        if self.faults.long_title_batches {
+            titles.push(Some("a title nobody asked for".to_string()));
+        }
+        titles
     }
 
     fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {

@@ -73,6 +73,7 @@ pub fn run(out: &mut impl Write) -> Result<()> {
             settings: settings.to_string(),
             tool: tool.to_string(),
             arguments: arguments.clone(),
+            ..CallRequest::default()
         };
         let outcome = runtime.call(Arc::new(corpus.clone()), &request)?;
         let text = outcome.result.map_err(anyhow::Error::msg)?;

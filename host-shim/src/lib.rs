@@ -6,5 +6,7 @@ pub mod corpus;
 pub mod demo;
 pub mod runtime;
 
-pub use corpus::{Corpus, CorpusHost, Delivery, HostStats, Session};
-pub use runtime::{CallOutcome, CallRequest, PLUGIN_WASM, Runtime};
+pub use corpus::{Corpus, CorpusHost, Delivery, HostFaults, HostStats, Session};
+pub use runtime::{
+    CallError, CallOutcome, CallRequest, Limits, PLUGIN_WASM, Runtime, RuntimeOptions,
+};

@@ -3,10 +3,11 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use host_shim::{CallRequest, Corpus, Runtime};
+use host_shim::{CallRequest, Corpus, Limits, PLUGIN_WASM, Runtime, RuntimeOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -51,7 +52,33 @@ enum Command {
         /// Print the host-call counters as JSON on stderr.
         #[arg(long)]
         stats: bool,
+        #[command(flatten)]
+        limits: LimitFlags,
     },
+}
+
+/// Per-call limits (defaults: 1000 ms, 64 MiB, 1 MiB).
+#[derive(clap::Args)]
+struct LimitFlags {
+    /// Wall-clock deadline of the call inside the plugin, in milliseconds.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    deadline_ms: u64,
+    /// Cap on the plugin's linear memory, in MiB.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    memory_mib: u64,
+    /// Cap on the returned text, in bytes.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    output_bytes: u64,
+}
+
+impl LimitFlags {
+    fn limits(&self) -> Limits {
+        Limits {
+            deadline: Duration::from_millis(self.deadline_ms),
+            memory_bytes: usize::try_from(self.memory_mib << 20).unwrap_or(usize::MAX),
+            output_bytes: usize::try_from(self.output_bytes).unwrap_or(usize::MAX),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -67,6 +94,7 @@ fn main() -> ExitCode {
             caller,
             deliveries,
             stats,
+            limits,
         } => call(
             tool,
             args,
@@ -75,6 +103,7 @@ fn main() -> ExitCode {
             caller,
             deliveries.as_deref(),
             stats,
+            limits.limits(),
         ),
     };
     match outcome {
@@ -131,6 +160,7 @@ fn call(
     caller: Option<String>,
     deliveries_path: Option<&Path>,
     print_stats: bool,
+    limits: Limits,
 ) -> Result<()> {
     let corpus = match corpus_path {
         Some(path) => Corpus::from_file(path)?,
@@ -144,8 +174,13 @@ fn call(
         settings: read_settings(settings_path)?,
         tool,
         arguments: arguments.unwrap_or_default(),
+        ..CallRequest::default()
     };
-    let runtime = Runtime::new()?;
+    let options = RuntimeOptions {
+        limits,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::with_options(PLUGIN_WASM, &options)?;
     let outcome = runtime.call(Arc::new(corpus), &request)?;
     if print_stats {
         eprintln!("{}", serde_json::to_string(&outcome.stats)?);

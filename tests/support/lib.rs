@@ -39,6 +39,7 @@ pub fn call(
                 settings: settings.to_string(),
                 tool: tool.to_string(),
                 arguments: args.to_string(),
+                ..CallRequest::default()
             },
         )
         .expect("the call runs without a host failure")

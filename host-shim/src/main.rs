@@ -32,29 +32,32 @@ enum Command {
     },
     /// Run one tool call and print its text exactly as the model sees it. A refusal is
     /// a normal answer (exit 0); only a host failure exits non-zero.
-    Call {
-        /// sessions_list, sessions_read or sessions_send.
-        tool: String,
-        /// The model's arguments as JSON text (default: none, read as `{}`).
-        args: Option<String>,
-        /// Corpus JSON file (default: the embedded demo corpus).
-        #[arg(long)]
-        corpus: Option<PathBuf>,
-        /// Deployment settings JSON file.
-        #[arg(long)]
-        settings: Option<PathBuf>,
-        /// The calling session's id (default: the corpus file's "caller").
-        #[arg(long)]
-        caller: Option<String>,
-        /// Write what the inbox accepted as a JSON array of {target, mode, body, woke}.
-        #[arg(long)]
-        deliveries: Option<PathBuf>,
-        /// Print the host-call counters as JSON on stderr.
-        #[arg(long)]
-        stats: bool,
-        #[command(flatten)]
-        limits: LimitFlags,
-    },
+    Call(CallArgs),
+}
+
+#[derive(clap::Args)]
+struct CallArgs {
+    /// sessions_list, sessions_read or sessions_send.
+    tool: String,
+    /// The model's arguments as JSON text (default: none, read as `{}`).
+    args: Option<String>,
+    /// Corpus JSON file (default: the embedded demo corpus).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Deployment settings JSON file.
+    #[arg(long)]
+    settings: Option<PathBuf>,
+    /// The calling session's id (default: the corpus file's "caller").
+    #[arg(long)]
+    caller: Option<String>,
+    /// Write what the inbox accepted as a JSON array of {target, mode, body, woke}.
+    #[arg(long)]
+    deliveries: Option<PathBuf>,
+    /// Print the host-call counters as JSON on stderr.
+    #[arg(long)]
+    stats: bool,
+    #[command(flatten)]
+    limits: LimitFlags,
 }
 
 /// Per-call limits (defaults: 1000 ms, 64 MiB, 1 MiB).
@@ -86,25 +89,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => host_shim::demo::run(&mut std::io::stdout().lock()),
         Command::Catalog { settings } => catalog(settings.as_deref()),
-        Command::Call {
-            tool,
-            args,
-            corpus,
-            settings,
-            caller,
-            deliveries,
-            stats,
-            limits,
-        } => call(
-            tool,
-            args,
-            corpus.as_deref(),
-            settings.as_deref(),
-            caller,
-            deliveries.as_deref(),
-            stats,
-            limits.limits(),
-        ),
+        Command::Call(args) => call(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -152,40 +137,32 @@ fn catalog(settings_path: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-fn call(
-    tool: String,
-    arguments: Option<String>,
-    corpus_path: Option<&Path>,
-    settings_path: Option<&Path>,
-    caller: Option<String>,
-    deliveries_path: Option<&Path>,
-    print_stats: bool,
-    limits: Limits,
-) -> Result<()> {
-    let corpus = match corpus_path {
+fn call(args: CallArgs) -> Result<()> {
+    let settings_path = args.settings.as_deref();
+    let corpus = match args.corpus.as_deref() {
         Some(path) => Corpus::from_file(path)?,
         None => Corpus::demo(),
     };
-    let Some(caller) = caller.or_else(|| corpus.caller().map(str::to_string)) else {
+    let Some(caller) = args.caller.or_else(|| corpus.caller().map(str::to_string)) else {
         bail!("no calling session: pass --caller ID or set \"caller\" in the corpus file");
     };
     let request = CallRequest {
         caller,
         settings: read_settings(settings_path)?,
-        tool,
-        arguments: arguments.unwrap_or_default(),
+        tool: args.tool,
+        arguments: args.args.unwrap_or_default(),
         ..CallRequest::default()
     };
     let options = RuntimeOptions {
-        limits,
+        limits: args.limits.limits(),
         ..RuntimeOptions::default()
     };
     let runtime = Runtime::with_options(PLUGIN_WASM, &options)?;
     let outcome = runtime.call(Arc::new(corpus), &request)?;
-    if print_stats {
+    if args.stats {
         eprintln!("{}", serde_json::to_string(&outcome.stats)?);
     }
-    if let Some(path) = deliveries_path {
+    if let Some(path) = args.deliveries.as_deref() {
         let json = serde_json::to_string_pretty(&outcome.deliveries)?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write deliveries file {}", path.display()))?;

@@ -13,8 +13,10 @@ pub mod send;
 pub mod settings;
 pub mod text;
 
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod invariants;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 #[cfg(target_arch = "wasm32")]
 mod bindings;

@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
@@ -88,7 +88,9 @@ pub enum CallError {
     Memory { limit: usize, asked: usize },
     /// The plugin returned more text than the cap.
     Output { limit: usize, size: usize },
-    /// The plugin trapped (a bug in the plugin), or instantiation failed.
+    /// The plugin trapped: a bug in the plugin.
+    Trap(Trap),
+    /// Instantiation or the call failed for another reason.
     Plugin(anyhow::Error),
 }
 
@@ -108,7 +110,16 @@ impl fmt::Display for CallError {
                 f,
                 "the plugin returned {size} bytes of text, past the output limit of {limit} bytes"
             ),
-            CallError::Plugin(err) => write!(f, "the plugin failed: {err:#}"),
+            CallError::Trap(trap) => write!(
+                f,
+                "the plugin trapped ({trap}); this is a bug in the plugin"
+            ),
+            // The first line only: a backtrace would not fit a one-line report.
+            CallError::Plugin(err) => write!(
+                f,
+                "the plugin failed: {}",
+                format!("{err:#}").lines().next().unwrap_or_default()
+            ),
         }
     }
 }
@@ -186,9 +197,17 @@ impl EpochTicker {
         let thread = std::thread::Builder::new()
             .name("host-shim-epoch".into())
             .spawn(move || {
+                // Ticks follow the wall clock, not the count of sleeps, so a late wake-up
+                // on a loaded machine does not stretch deadlines.
+                let started = Instant::now();
+                let mut ticks: u128 = 0;
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
+                    let due = started.elapsed().as_micros() / EPOCH_TICK.as_micros();
+                    while ticks < due {
+                        engine.increment_epoch();
+                        ticks += 1;
+                    }
                 }
             })
             .expect("spawning the epoch ticker thread");
@@ -313,10 +332,11 @@ impl Runtime {
                 asked,
             };
         }
-        if err.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-            return CallError::Deadline(self.limits.deadline);
+        match err.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => CallError::Deadline(self.limits.deadline),
+            Some(trap) => CallError::Trap(*trap),
+            None => CallError::Plugin(err.into()),
         }
-        CallError::Plugin(err.into())
     }
 
     fn check_output(&self, text: &Result<String, String>) -> Result<(), CallError> {

@@ -99,11 +99,14 @@ fn a_plugin_returning_a_huge_string_hits_the_output_cap() {
 }
 
 #[test]
-fn a_trapping_plugin_is_a_plugin_error() {
+fn a_trapping_plugin_is_reported_as_a_trap() {
     let runtime = hostile();
     let err = run(&runtime, "trap").unwrap_err();
-    assert!(matches!(err, CallError::Plugin(_)), "{err}");
-    assert!(err.to_string().starts_with("the plugin failed: "), "{err}");
+    assert!(matches!(err, CallError::Trap(_)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the plugin trapped (wasm trap: wasm `unreachable` instruction executed); this is a bug in the plugin"
+    );
     still_serves(&runtime);
 }
 

@@ -1,0 +1,166 @@
+//! Fuzzes the tool core natively: arbitrary arguments × corpus × settings. No input may
+//! panic, and every answer must keep `session_tools::invariants`.
+
+#![no_main]
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use session_tools::host::{ContentPart, Role};
+use session_tools::testing::{FakeHost, FakeSession, session};
+use session_tools::{Settings, invariants};
+
+const IDS: [&str; 6] = ["s1", "s2", "session-ab", "é", "", "a\nb"];
+const TOOLS: [&str; 4] = ["sessions_list", "sessions_read", "sessions_send", "sessions_x"];
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    tool: u8,
+    arguments: Arguments,
+    settings: Vec<(u8, u8)>,
+    caller: u8,
+    sessions: Vec<FuzzSession>,
+    short_title_batches: bool,
+}
+
+#[derive(Arbitrary, Debug)]
+enum Arguments {
+    Raw(String),
+    Fields(Vec<(u8, Value)>),
+}
+
+#[derive(Arbitrary, Debug)]
+enum Value {
+    Id(u8),
+    Text(String),
+    Int(i64),
+    Bool(bool),
+    Null,
+    Choice(u8),
+}
+
+#[derive(Arbitrary, Debug)]
+struct FuzzSession {
+    id: u8,
+    created: i8,
+    live: bool,
+    parent: Option<u8>,
+    subagent_origin: bool,
+    cwd: Option<String>,
+    preset: Option<String>,
+    title: Option<String>,
+    reject: Option<String>,
+    messages: Vec<FuzzMessage>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct FuzzMessage {
+    seq: u8,
+    role: u8,
+    source: u8,
+    replaced: bool,
+    parts: Vec<(u8, String)>,
+}
+
+const NAMES: [&str; 10] = [
+    "query", "scope", "live_only", "limit", "session_id", "max_messages",
+    "include_injected", "include_system", "message", "mode",
+];
+const CHOICES: [&str; 6] = ["top-level", "subagents", "all", "queue", "steer", "x"];
+const SOURCES: [&str; 4] = ["user", "model:a/b", "plugin:m/n", ""];
+
+fn arguments_json(arguments: &Arguments) -> String {
+    match arguments {
+        Arguments::Raw(text) => text.clone(),
+        Arguments::Fields(fields) => {
+            let mut map = serde_json::Map::new();
+            for (name, value) in fields {
+                let value = match value {
+                    Value::Id(i) => IDS[*i as usize % IDS.len()].into(),
+                    Value::Text(t) => t.clone().into(),
+                    Value::Int(n) => (*n).into(),
+                    Value::Bool(b) => (*b).into(),
+                    Value::Null => serde_json::Value::Null,
+                    Value::Choice(c) => CHOICES[*c as usize % CHOICES.len()].into(),
+                };
+                map.insert(NAMES[*name as usize % NAMES.len()].to_string(), value);
+            }
+            serde_json::Value::Object(map).to_string()
+        }
+    }
+}
+
+fn settings_json(settings: &[(u8, u8)]) -> String {
+    const KEYS: [&str; 8] = [
+        "maxListResults", "maxReadMessages", "maxMessageChars", "maxSendChars",
+        "defaultSendMode", "frameMessages", "allowResume", "includeInjectedByDefault",
+    ];
+    let mut map = serde_json::Map::new();
+    for (key, value) in settings {
+        let key = KEYS[*key as usize % KEYS.len()];
+        let value: serde_json::Value = match key {
+            "defaultSendMode" => if value % 2 == 0 { "queue" } else { "steer" }.into(),
+            "frameMessages" | "allowResume" | "includeInjectedByDefault" => (value % 2 == 0).into(),
+            _ => (u64::from(*value) + 1).into(),
+        };
+        map.insert(key.to_string(), value);
+    }
+    serde_json::Value::Object(map).to_string()
+}
+
+fn fake_session(s: &FuzzSession) -> FakeSession {
+    let mut fake = session(IDS[s.id as usize % IDS.len()], i64::from(s.created)).live(s.live);
+    if let Some(parent) = s.parent {
+        fake = fake.parent(IDS[parent as usize % IDS.len()]);
+    }
+    if s.subagent_origin {
+        fake = fake.origin("subagent");
+    }
+    if let Some(cwd) = &s.cwd {
+        fake = fake.cwd(cwd);
+    }
+    if let Some(preset) = &s.preset {
+        fake = fake.preset(preset);
+    }
+    if let Some(title) = &s.title {
+        fake = fake.title(title);
+    }
+    if let Some(reason) = &s.reject {
+        fake = fake.reject(reason);
+    }
+    for m in &s.messages {
+        let role = [Role::User, Role::Assistant, Role::System][m.role as usize % 3];
+        let parts = m
+            .parts
+            .iter()
+            .map(|(kind, text)| match kind % 4 {
+                0 => ContentPart::Reasoning(text.clone()),
+                1 => ContentPart::ToolCall(text.clone()),
+                2 => ContentPart::ToolOutput(text.clone()),
+                _ => ContentPart::Text(text.clone()),
+            })
+            .collect();
+        fake = fake.message(u64::from(m.seq), role, SOURCES[m.source as usize % SOURCES.len()], parts);
+        if m.replaced {
+            fake = fake.replaced();
+        }
+    }
+    fake
+}
+
+fuzz_target!(|input: Input| {
+    let mut host = FakeHost::default();
+    for s in &input.sessions {
+        host.add(fake_session(s));
+    }
+    if input.short_title_batches {
+        host.truncate_title_answers = Some(input.sessions.len() / 2);
+    }
+    let tool = TOOLS[input.tool as usize % TOOLS.len()];
+    let arguments = arguments_json(&input.arguments);
+    let settings = Settings::from_json(&settings_json(&input.settings)).expect("generated settings are valid");
+    let caller = IDS[input.caller as usize % IDS.len()];
+    let output = session_tools::call(&mut host, caller, &settings, tool, &arguments);
+    if let Err(broken) = invariants::check(tool, &arguments, &settings, &output, host.deliveries.len()) {
+        panic!("invariant broken for {tool} {arguments}: {broken}");
+    }
+});

@@ -1,0 +1,183 @@
+// A JavaScript host for plugin.wasm under jco: the harness side of `session-query`
+// and `inbox` over the same corpus JSON as host-shim, and one tool call per fresh
+// instance. This is what a TypeScript harness would write; the tests run it against
+// host-shim on the shared cases.
+
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+import { transpile } from '@bytecodealliance/jco';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..');
+export const pluginPath = path.join(repoRoot, 'target', 'plugin', 'plugin.wasm');
+
+/**
+ * Transpiles plugin.wasm with jco (sync instantiation, so the host passes its imports
+ * as a plain object) and compiles its core modules once.
+ * @returns {Promise<(imports: object) => object>} a function that instantiates the
+ *   plugin with the given imports and returns its `tools` export.
+ */
+export async function loadPlugin(wasmPath = pluginPath) {
+  const component = await readFile(wasmPath);
+  const { files } = await transpile(component, {
+    name: 'plugin',
+    instantiation: 'sync',
+    quiet: true,
+    noTypescript: true,
+  });
+  const outDir = path.join(here, 'gen');
+  await mkdir(outDir, { recursive: true });
+  const modules = new Map();
+  for (const [name, bytes] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(outDir, name)), { recursive: true });
+    await writeFile(path.join(outDir, name), bytes);
+    if (name.endsWith('.wasm')) modules.set(name, new WebAssembly.Module(bytes));
+  }
+  const generated = await import(pathToFileURL(path.join(outDir, 'plugin.js')).href);
+  return (imports) => {
+    const root = generated.instantiate((name) => modules.get(name), imports);
+    return root.tools;
+  };
+}
+
+/** Non-text payloads are kept as text: a string as is, anything else as JSON. */
+function payload(value) {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+const PART_KINDS = { text: 'text', reasoning: 'reasoning', tool_call: 'tool-call', tool_result: 'tool-output' };
+
+/**
+ * Reads the host-shim corpus format (see README "Corpus format"), with the same
+ * defaults.
+ */
+export function parseCorpus(json) {
+  const file = typeof json === 'string' ? JSON.parse(json) : json;
+  const sessions = (file.sessions ?? []).map((s, index) => {
+    const createdAtMs = Date.parse(s.created_at);
+    if (typeof s.id !== 'string' || Number.isNaN(createdAtMs)) {
+      throw new Error(`sessions[${index}]: needs an id and an RFC 3339 created_at`);
+    }
+    const messages = (s.messages ?? []).map((m) => ({
+      seq: BigInt(m.seq),
+      role: m.role,
+      source: m.source ?? m.role,
+      replaced: m.replaced ?? false,
+      parts: (m.parts ?? []).map((part) => {
+        const [kind, value] = Object.entries(part)[0];
+        return { tag: PART_KINDS[kind], val: kind === 'text' ? value : payload(value) };
+      }),
+    }));
+    const lastSeq = messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
+    return {
+      header: {
+        id: s.id,
+        createdAtMs: BigInt(createdAtMs),
+        live: s.live ?? false,
+        parentId: s.parent ?? undefined,
+        origin: s.origin ?? 'user',
+        cwd: s.cwd ?? undefined,
+        preset: s.preset ?? undefined,
+      },
+      title: s.title ?? undefined,
+      surface: {
+        messages,
+        capturedThroughSeq: s.captured_through_seq != null ? BigInt(s.captured_through_seq) : lastSeq,
+      },
+      reject: s.reject ?? undefined,
+    };
+  });
+  // The first of repeated ids answers lookups; listings show every session.
+  const byId = new Map();
+  for (const session of sessions) if (!byId.has(session.header.id)) byId.set(session.header.id, session);
+  return { caller: file.caller, sessions, byId };
+}
+
+/** The two imported interfaces over a corpus, recording what the inbox accepted. */
+export function corpusHost(corpus) {
+  const deliveries = [];
+  const imports = {
+    'harness:sessions/session-query': {
+      listSessions: () => corpus.sessions.map((s) => s.header),
+      getSession: (id) => corpus.byId.get(id)?.header,
+      titleSnapshots: (ids) => ids.map((id) => corpus.byId.get(id)?.title),
+      getSurface: (id) => corpus.byId.get(id)?.surface,
+    },
+    'harness:sessions/inbox': {
+      deliver(target, body, mode, mayWake) {
+        const session = corpus.byId.get(target);
+        // A thrown { payload } is the `err` side of the result.
+        if (!session) throw { payload: { tag: 'not-found' } };
+        if (session.reject !== undefined) throw { payload: { tag: 'rejected', val: session.reject } };
+        const woke = !session.header.live;
+        if (woke && !mayWake) throw { payload: { tag: 'would-need-wake' } };
+        deliveries.push({ target, mode, body, woke });
+        return { woke };
+      },
+    },
+  };
+  return { imports, deliveries };
+}
+
+/**
+ * Runs one tool call in a fresh instance.
+ * @returns {{ text: string, deliveries: object[] }}
+ */
+export function callTool(instantiate, corpus, { caller, settings = '', tool, args = '' }) {
+  const { imports, deliveries } = corpusHost(corpus);
+  const tools = instantiate(imports);
+  // `call` returns the ok text; an err (invalid settings) is thrown as ComponentError.
+  const text = tools.call(caller, settings, tool, args);
+  return { text, deliveries };
+}
+
+/** Parses a case file (format: tests/support/lib.rs, `parse_cases`). */
+export function parseCases(text, file) {
+  const cases = [];
+  const lines = text.split('\n');
+  let current = null;
+  let section = 'head';
+  let body = [];
+  const finish = () => {
+    if (!current) return;
+    while (body.length && body[body.length - 1] === '') body.pop();
+    if (section === 'output') current.output = body.join('\n');
+    if (section === 'deliveries') current.deliveries = JSON.parse(body.join('\n'));
+    body = [];
+  };
+  lines.forEach((line, index) => {
+    if (line.startsWith('=== ')) {
+      finish();
+      current = { name: `${file}:${index + 1} ${line.slice(4)}`, settings: '', args: '', output: '', deliveries: [] };
+      cases.push(current);
+      section = 'head';
+      return;
+    }
+    if (!current) return;
+    if (line === '--- output' || line === '--- deliveries') {
+      finish();
+      section = line.slice(4);
+      return;
+    }
+    if (section !== 'head') {
+      body.push(line);
+      return;
+    }
+    if (line === '' || line.startsWith('#')) return;
+    const at = line.indexOf(': ');
+    const key = line.slice(0, at);
+    const value = line.slice(at + 2);
+    if (key === 'call') {
+      const space = value.indexOf(' ');
+      current.tool = space < 0 ? value : value.slice(0, space);
+      current.args = space < 0 ? '' : value.slice(space + 1);
+    } else if (key === 'corpus' || key === 'caller' || key === 'settings') {
+      current[key] = value;
+    } else {
+      throw new Error(`${current.name}: unknown key ${key}`);
+    }
+  });
+  finish();
+  return cases;
+}

@@ -1,0 +1,68 @@
+// The same plugin.wasm in two runtimes: every shared case (tests/cases/*.txt) runs
+// through this jco host and through `host-shim call` (wasmtime). The two must give
+// byte-identical text and identical deliveries, and both must match the case.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { callTool, corpusHost, loadPlugin, parseCases, parseCorpus, repoRoot } from './host.js';
+
+const casesDir = path.join(repoRoot, 'tests', 'cases');
+const corporaDir = path.join(repoRoot, 'tests', 'corpora');
+const hostShim = process.env.HOST_SHIM ?? path.join(repoRoot, 'target', 'debug', 'host-shim');
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'jco-cases-'));
+
+/** One call through host-shim: its stdout (minus the final newline) and deliveries. */
+function viaHostShim(c) {
+  const settingsFile = path.join(scratch, 'settings.json');
+  const deliveriesFile = path.join(scratch, 'deliveries.json');
+  writeFileSync(settingsFile, c.settings);
+  const args = ['call', c.tool];
+  if (c.args) args.push(c.args);
+  args.push('--corpus', path.join(corporaDir, `${c.corpus}.json`), '--caller', c.caller);
+  args.push('--settings', settingsFile, '--deliveries', deliveriesFile);
+  const stdout = execFileSync(hostShim, args, { encoding: 'utf8' });
+  return {
+    text: stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout,
+    deliveries: JSON.parse(readFileSync(deliveriesFile, 'utf8')),
+  };
+}
+
+const instantiate = await loadPlugin();
+const corpora = new Map();
+const corpus = (name) => {
+  if (!corpora.has(name)) corpora.set(name, parseCorpus(readFileSync(path.join(corporaDir, `${name}.json`), 'utf8')));
+  return corpora.get(name);
+};
+
+test('host-shim is built', () => {
+  assert.ok(existsSync(hostShim), `${hostShim} is missing: run cargo build -p host-shim first`);
+});
+
+const files = readdirSync(casesDir).filter((f) => f.endsWith('.txt')).sort();
+for (const file of files) {
+  const cases = parseCases(readFileSync(path.join(casesDir, file), 'utf8'), file);
+  test(`${file}: jco and wasmtime agree on every case`, async (t) => {
+    assert.ok(cases.length > 0);
+    for (const c of cases) {
+      await t.test(c.name, () => {
+        const js = callTool(instantiate, corpus(c.corpus), c);
+        const wasmtime = viaHostShim(c);
+        assert.equal(js.text, wasmtime.text, 'jco and host-shim answer differently');
+        assert.deepEqual(js.deliveries, wasmtime.deliveries, 'jco and host-shim deliver differently');
+        assert.equal(js.text, c.output, 'the answer differs from the case');
+        assert.deepEqual(js.deliveries, c.deliveries, 'the deliveries differ from the case');
+      });
+    }
+  });
+}
+
+test('the catalog is the same three tools under jco', () => {
+  const tools = instantiate(corpusHost(parseCorpus('{"sessions": []}')).imports);
+  assert.deepEqual(tools.catalog('').map((t) => t.name), ['sessions_list', 'sessions_read', 'sessions_send']);
+  assert.deepEqual(tools.catalog('{"enabled": false}'), []);
+  assert.throws(() => tools.catalog('{"nope": 1}'), (err) => String(err.payload).startsWith('invalid settings: unknown key "nope"'));
+});

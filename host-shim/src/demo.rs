@@ -1,9 +1,10 @@
 //! The demo: load the plugin, show the catalog, and take a short tour of the tools on
 //! the embedded corpus, with real output.
 
-use crate::{CallRequest, Corpus, Runtime};
+use crate::{CallRequest, Corpus, LoadKind, Runtime, RuntimeOptions};
 use anyhow::Result;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,14 +12,23 @@ const CONFIG_SESSION: &str = "session-e218a09e-8736-4483-9a04-2bf13608630c";
 const SUBAGENT: &str = "019c3d96-79e0-4e6a-b7bf-ea46c224d701";
 const BILLING_SESSION: &str = "session-4b91c0de-7a3f-4c55-b2e8-93d1f0a6c7e1";
 
-pub fn run(out: &mut impl Write) -> Result<()> {
+/// Runs the tour; `cache_dir` keeps the compiled plugin between runs.
+pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     let started = Instant::now();
-    let runtime = Runtime::new()?;
+    let options = RuntimeOptions {
+        cache_dir,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::with_options(crate::PLUGIN_WASM, &options)?;
     writeln!(
         out,
-        "Loaded plugin.wasm ({} bytes; imports: session-query, inbox) in {} ms.\n",
+        "Loaded plugin.wasm ({} bytes; imports: session-query, inbox) in {:.1} ms ({}).\n",
         crate::PLUGIN_WASM.len(),
-        started.elapsed().as_millis()
+        started.elapsed().as_secs_f64() * 1e3,
+        match runtime.load_kind() {
+            LoadKind::Compiled => "compiled",
+            LoadKind::FromCache => "from the compiled-component cache",
+        }
     )?;
 
     let tools = runtime.catalog("")?.map_err(anyhow::Error::msg)?;

@@ -18,6 +18,24 @@ use std::time::Duration;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Compile the plugin on every start instead of keeping it compiled on disk.
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Where to keep the compiled plugin (default: $XDG_CACHE_HOME/session-tools or
+    /// ~/.cache/session-tools).
+    #[arg(long, global = true)]
+    cache_dir: Option<PathBuf>,
+}
+
+impl Cli {
+    fn cache_dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            return None;
+        }
+        self.cache_dir
+            .clone()
+            .or_else(host_shim::cache::default_dir)
+    }
 }
 
 #[derive(Subcommand)]
@@ -86,10 +104,11 @@ impl LimitFlags {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let cache_dir = cli.cache_dir();
     let outcome = match cli.command.unwrap_or(Command::Demo) {
-        Command::Demo => host_shim::demo::run(&mut std::io::stdout().lock()),
-        Command::Catalog { settings } => catalog(settings.as_deref()),
-        Command::Call(args) => call(args),
+        Command::Demo => host_shim::demo::run(&mut std::io::stdout().lock(), cache_dir),
+        Command::Catalog { settings } => catalog(settings.as_deref(), cache_dir),
+        Command::Call(args) => call(args, cache_dir),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -115,9 +134,13 @@ fn settings_error(path: Option<&Path>, message: String) -> anyhow::Error {
     }
 }
 
-fn catalog(settings_path: Option<&Path>) -> Result<()> {
+fn catalog(settings_path: Option<&Path>, cache_dir: Option<PathBuf>) -> Result<()> {
     let settings = read_settings(settings_path)?;
-    let runtime = Runtime::new()?;
+    let options = RuntimeOptions {
+        cache_dir,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::with_options(PLUGIN_WASM, &options)?;
     let tools = runtime
         .catalog(&settings)?
         .map_err(|message| settings_error(settings_path, message))?;
@@ -137,7 +160,7 @@ fn catalog(settings_path: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-fn call(args: CallArgs) -> Result<()> {
+fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let settings_path = args.settings.as_deref();
     let corpus = match args.corpus.as_deref() {
         Some(path) => Corpus::from_file(path)?,
@@ -155,6 +178,7 @@ fn call(args: CallArgs) -> Result<()> {
     };
     let options = RuntimeOptions {
         limits: args.limits.limits(),
+        cache_dir,
         ..RuntimeOptions::default()
     };
     let runtime = Runtime::with_options(PLUGIN_WASM, &options)?;

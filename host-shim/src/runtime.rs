@@ -7,6 +7,7 @@
 //! on the returned text. A call past any of them ends with a [`CallError`] that says
 //! which, and the runtime serves the next call as before.
 
+use crate::cache::{self, LoadKind};
 use crate::corpus::{Corpus, CorpusHost, Delivery, HostFaults, HostStats};
 use anyhow::Context;
 use session_tools::host as core;
@@ -66,6 +67,9 @@ pub struct RuntimeOptions {
     pub pooling: bool,
     /// Calls that may run at once with pooling (slots in the pool).
     pub max_concurrent_calls: u32,
+    /// Keep the compiled component here (see [`crate::cache`]); `None` compiles on
+    /// every load.
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for RuntimeOptions {
@@ -74,6 +78,7 @@ impl Default for RuntimeOptions {
             limits: Limits::default(),
             pooling: true,
             max_concurrent_calls: 64,
+            cache_dir: None,
         }
     }
 }
@@ -232,6 +237,7 @@ pub struct Runtime {
     engine: Engine,
     pre: PluginPre<CallState>,
     limits: Limits,
+    load_kind: LoadKind,
     _ticker: EpochTicker,
 }
 
@@ -270,13 +276,24 @@ impl Runtime {
             Err(_) if options.pooling => Engine::new(&engine_config(options, false))?,
             Err(err) => return Err(err.into()),
         };
-        let component = Component::from_binary(&engine, bytes)
-            .map_err(anyhow::Error::from)
-            .context("loading the plugin component")?;
-        Runtime::from_parts(engine, component, options.limits)
+        let (component, load_kind) = match &options.cache_dir {
+            Some(dir) => cache::load(&engine, bytes, dir)?,
+            None => (
+                Component::from_binary(&engine, bytes)
+                    .map_err(anyhow::Error::from)
+                    .context("loading the plugin component")?,
+                LoadKind::Compiled,
+            ),
+        };
+        Runtime::from_parts(engine, component, options.limits, load_kind)
     }
 
-    fn from_parts(engine: Engine, component: Component, limits: Limits) -> anyhow::Result<Runtime> {
+    fn from_parts(
+        engine: Engine,
+        component: Component,
+        limits: Limits,
+        load_kind: LoadKind,
+    ) -> anyhow::Result<Runtime> {
         let mut linker = Linker::new(&engine);
         Plugin::add_to_linker::<CallState, HasSelf<CorpusHost>>(&mut linker, |state| {
             &mut state.host
@@ -292,6 +309,7 @@ impl Runtime {
             engine,
             pre,
             limits,
+            load_kind,
             _ticker: ticker,
         })
     }
@@ -302,6 +320,11 @@ impl Runtime {
 
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Whether loading compiled the component or took it from the cache.
+    pub fn load_kind(&self) -> LoadKind {
+        self.load_kind
     }
 
     fn store(&self, host: CorpusHost) -> Store<CallState> {

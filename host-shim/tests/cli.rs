@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn host_shim(args: &[&str]) -> Output {
+    // The compiled-plugin cache goes to a scratch directory, not the user's.
     Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        .env("XDG_CACHE_HOME", scratch("cache"))
         .args(args)
         .output()
         .expect("host-shim runs")
@@ -41,7 +43,9 @@ fn the_demo_is_the_default_and_tours_the_tools() {
     ] {
         assert!(text.contains(expected), "demo lacks {expected:?}:\n{text}");
     }
-    // `demo` is the same tour; only the load time on the first line may differ.
+    assert!(text.starts_with("Loaded plugin.wasm ("), "{text}");
+    // `demo` is the same tour, now from the compiled-component cache; only the first
+    // line (load time and kind) differs.
     let again = stdout(&host_shim(&["demo"]));
     assert_eq!(
         again.split_once('\n').unwrap().1,

@@ -24,7 +24,9 @@ function viaHostShim(c) {
   if (c.args) args.push(c.args);
   args.push('--corpus', path.join(corporaDir, `${c.corpus}.json`), '--caller', c.caller);
   args.push('--settings', settingsFile, '--deliveries', deliveriesFile);
-  const stdout = execFileSync(hostShim, args, { encoding: 'utf8' });
+  // A scratch compiled-plugin cache: the first call compiles, the rest load.
+  const env = { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache') };
+  const stdout = execFileSync(hostShim, args, { encoding: 'utf8', env });
   return {
     text: stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout,
     deliveries: JSON.parse(readFileSync(deliveriesFile, 'utf8')),

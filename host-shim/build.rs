@@ -24,6 +24,8 @@ fn main() -> Result<()> {
         "test-plugins",
         "wit",
         "Cargo.lock",
+        "Cargo.toml",
+        ".cargo/config.toml",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }

@@ -96,9 +96,9 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                     replaced: rng.chance(20),
                     parts: (0..rng.below(4))
                         .map(|_| match rng.below(4) {
-                            0 => ContentPart::Reasoning(text(rng)),
-                            1 => ContentPart::ToolCall(text(rng)),
-                            2 => ContentPart::ToolOutput(text(rng)),
+                            0 => ContentPart::Reasoning,
+                            1 => ContentPart::ToolCall,
+                            2 => ContentPart::ToolOutput,
                             _ => ContentPart::Text(text(rng)),
                         })
                         .collect(),

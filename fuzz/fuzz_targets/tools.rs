@@ -133,9 +133,9 @@ fn fake_session(s: &FuzzSession) -> FakeSession {
             .parts
             .iter()
             .map(|(kind, text)| match kind % 4 {
-                0 => ContentPart::Reasoning(text.clone()),
-                1 => ContentPart::ToolCall(text.clone()),
-                2 => ContentPart::ToolOutput(text.clone()),
+                0 => ContentPart::Reasoning,
+                1 => ContentPart::ToolCall,
+                2 => ContentPart::ToolOutput,
                 _ => ContentPart::Text(text.clone()),
             })
             .collect();

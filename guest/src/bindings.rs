@@ -40,9 +40,9 @@ fn message(m: query::SurfaceMessage) -> host::SurfaceMessage {
             .into_iter()
             .map(|part| match part {
                 query::ContentPart::Text(t) => host::ContentPart::Text(t),
-                query::ContentPart::Reasoning(t) => host::ContentPart::Reasoning(t),
-                query::ContentPart::ToolCall(t) => host::ContentPart::ToolCall(t),
-                query::ContentPart::ToolOutput(t) => host::ContentPart::ToolOutput(t),
+                query::ContentPart::Reasoning => host::ContentPart::Reasoning,
+                query::ContentPart::ToolCall => host::ContentPart::ToolCall,
+                query::ContentPart::ToolOutput => host::ContentPart::ToolOutput,
             })
             .collect(),
     }

@@ -40,13 +40,14 @@ impl Role {
     }
 }
 
-/// One part of a message's content; only `Text` is ever shown.
+/// One part of a message's content; only `Text` is ever shown, so the other kinds
+/// carry no content.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ContentPart {
     Text(String),
-    Reasoning(String),
-    ToolCall(String),
-    ToolOutput(String),
+    Reasoning,
+    ToolCall,
+    ToolOutput,
 }
 
 /// One message of a session's current model surface.

@@ -54,13 +54,10 @@ impl ListRequest {
     }
 }
 
-/// A session that passed scope and `live_only`, with the folded fields a listing
-/// matches and prints.
+/// A session that passed scope and `live_only`. Folding for display happens only for
+/// the rows shown; folding for matching only when there is a query.
 struct Candidate {
     header: SessionHeader,
-    id: String,
-    cwd: String,
-    preset: String,
     is_caller: bool,
     /// Query terms not found in id, workspace path or preset: only the title can
     /// still match them.
@@ -70,19 +67,21 @@ struct Candidate {
 
 impl Candidate {
     fn new(header: SessionHeader, caller: &str, terms: &[String]) -> Candidate {
-        let id = fold_line(&header.id);
-        let cwd = fold_line(header.cwd.as_deref().unwrap_or(""));
-        let preset = fold_line(header.preset.as_deref().unwrap_or(""));
-        let fields = [id.to_lowercase(), cwd.to_lowercase(), preset.to_lowercase()];
-        let terms_left = (0..terms.len())
-            .filter(|&t| !fields.iter().any(|field| field.contains(terms[t].as_str())))
-            .collect();
+        let terms_left = if terms.is_empty() {
+            Vec::new()
+        } else {
+            let fields = [
+                fold_line(&header.id).to_lowercase(),
+                fold_line(header.cwd.as_deref().unwrap_or("")).to_lowercase(),
+                fold_line(header.preset.as_deref().unwrap_or("")).to_lowercase(),
+            ];
+            (0..terms.len())
+                .filter(|&t| !fields.iter().any(|field| field.contains(terms[t].as_str())))
+                .collect()
+        };
         Candidate {
             is_caller: header.id == caller,
             header,
-            id,
-            cwd,
-            preset,
             terms_left,
             title: None,
         }
@@ -90,22 +89,31 @@ impl Candidate {
 }
 
 pub fn run(host: &mut impl SessionQuery, caller: &str, request: &ListRequest) -> String {
-    let mut seen = HashSet::new();
-    let mut candidates: Vec<Candidate> = host
-        .list_sessions()
-        .into_iter()
-        // A host that repeats an id gets one row for it.
-        .filter(|header| seen.insert(header.id.clone()))
-        .filter(|header| match request.scope {
-            Scope::TopLevel => !header.is_subagent(),
-            Scope::Subagents => header.is_subagent(),
-            Scope::All => true,
+    let headers = host.list_sessions();
+    // A host that repeats an id gets one row for it: the first.
+    let mut seen: HashSet<&str> = HashSet::with_capacity(headers.len());
+    let keep: Vec<bool> = headers
+        .iter()
+        .map(|header| {
+            seen.insert(header.id.as_str())
+                && (header.live || !request.live_only)
+                && match request.scope {
+                    Scope::TopLevel => !header.is_subagent(),
+                    Scope::Subagents => header.is_subagent(),
+                    Scope::All => true,
+                }
         })
-        .filter(|header| header.live || !request.live_only)
-        .map(|header| Candidate::new(header, caller, &request.terms))
         .collect();
-    // Newest first, ties by id; the caller last, so actionable peers come first.
-    candidates.sort_by(|a, b| {
+    drop(seen);
+    let mut candidates: Vec<Candidate> = headers
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, keep)| *keep)
+        .map(|(header, _)| Candidate::new(header, caller, &request.terms))
+        .collect();
+    // Newest first, ties by id; the caller last, so actionable peers come first. Ids
+    // are unique here, so the order is total and an unstable sort gives the same.
+    candidates.sort_unstable_by(|a, b| {
         a.is_caller
             .cmp(&b.is_caller)
             .then_with(|| b.header.created_at_ms.cmp(&a.header.created_at_ms))
@@ -113,8 +121,8 @@ pub fn run(host: &mut impl SessionQuery, caller: &str, request: &ListRequest) ->
     });
 
     // One title batch: every candidate whose match still depends on its title, and
-    // every sure match that could still be among the rows shown.
-    // A sure match is shown only if fewer than `limit` sure matches come before it.
+    // every sure match that could still be among the rows shown. A sure match is
+    // shown only if fewer than `limit` sure matches come before it.
     let mut asked = Vec::new();
     let mut sure_ahead = 0usize;
     for (index, candidate) in candidates.iter().enumerate() {
@@ -162,7 +170,7 @@ fn render(request: &ListRequest, matched: &[&Candidate]) -> String {
         let _ = write!(
             out,
             "- {} [{}, {}]",
-            row.id,
+            fold_line(&header.id),
             if header.live { "live" } else { "cold" },
             if header.is_subagent() {
                 "subagent"
@@ -170,11 +178,13 @@ fn render(request: &ListRequest, matched: &[&Candidate]) -> String {
                 "top-level"
             }
         );
-        if !row.cwd.is_empty() {
-            let _ = write!(out, " | cwd={}", row.cwd);
+        let cwd = fold_line(header.cwd.as_deref().unwrap_or(""));
+        if !cwd.is_empty() {
+            let _ = write!(out, " | cwd={cwd}");
         }
-        if !row.preset.is_empty() {
-            let _ = write!(out, " | preset={}", row.preset);
+        let preset = fold_line(header.preset.as_deref().unwrap_or(""));
+        if !preset.is_empty() {
+            let _ = write!(out, " | preset={preset}");
         }
         if header.is_subagent() {
             out.push_str(" | not messageable");

@@ -89,14 +89,6 @@ fn rfc3339_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Erro
         })
 }
 
-/// Non-text payloads are kept as text: a string as is, anything else as JSON.
-fn payload(value: serde_json::Value) -> String {
-    match value {
-        serde_json::Value::String(text) => text,
-        other => other.to_string(),
-    }
-}
-
 /// One session as the host knows it.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -128,9 +120,10 @@ impl From<SessionFile> for Session {
                         .into_iter()
                         .map(|part| match part {
                             PartFile::Text(text) => ContentPart::Text(text),
-                            PartFile::Reasoning(v) => ContentPart::Reasoning(payload(v)),
-                            PartFile::ToolCall(v) => ContentPart::ToolCall(payload(v)),
-                            PartFile::ToolResult(v) => ContentPart::ToolOutput(payload(v)),
+                            // Only the kind crosses to the plugin (see the WIT).
+                            PartFile::Reasoning(_) => ContentPart::Reasoning,
+                            PartFile::ToolCall(_) => ContentPart::ToolCall,
+                            PartFile::ToolResult(_) => ContentPart::ToolOutput,
                         })
                         .collect(),
                 }
@@ -407,10 +400,7 @@ mod tests {
         assert_eq!(session.surface.captured_through_seq, 4);
         let message = &session.surface.messages[0];
         assert_eq!(message.source, "assistant");
-        assert_eq!(
-            message.parts[1],
-            ContentPart::ToolCall(r#"{"name":"x"}"#.to_string())
-        );
+        assert_eq!(message.parts[1], ContentPart::ToolCall);
     }
 
     #[test]

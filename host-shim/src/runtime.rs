@@ -33,6 +33,9 @@ use harness::sessions::{inbox, session_query as query};
 /// The plugin component built by this crate's build script.
 pub const PLUGIN_WASM: &[u8] = include_bytes!(env!("PLUGIN_WASM"));
 
+/// Bytes of each pooled linear memory kept resident between calls.
+const KEEP_RESIDENT: usize = 1 << 20;
+
 /// How often the ticker advances the engine's epoch: the granularity of deadlines.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
@@ -252,7 +255,11 @@ fn engine_config(options: &RuntimeOptions, pooling: bool) -> Config {
             .total_memories(slots * 2)
             .total_tables(slots * 2)
             // Room above the cap so that the limiter, not the pool, refuses growth.
-            .max_memory_size(options.limits.memory_bytes.saturating_mul(2));
+            .max_memory_size(options.limits.memory_bytes.saturating_mul(2))
+            // Reset a slot's first pages with memset and keep them mapped: the next
+            // call then takes no page faults on its stack and first allocations.
+            .linear_memory_keep_resident(KEEP_RESIDENT)
+            .table_keep_resident(64 << 10);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     config
@@ -445,9 +452,9 @@ fn message(m: core::SurfaceMessage) -> query::SurfaceMessage {
             .into_iter()
             .map(|part| match part {
                 core::ContentPart::Text(t) => query::ContentPart::Text(t),
-                core::ContentPart::Reasoning(t) => query::ContentPart::Reasoning(t),
-                core::ContentPart::ToolCall(t) => query::ContentPart::ToolCall(t),
-                core::ContentPart::ToolOutput(t) => query::ContentPart::ToolOutput(t),
+                core::ContentPart::Reasoning => query::ContentPart::Reasoning,
+                core::ContentPart::ToolCall => query::ContentPart::ToolCall,
+                core::ContentPart::ToolOutput => query::ContentPart::ToolOutput,
             })
             .collect(),
     }

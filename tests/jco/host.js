@@ -41,11 +41,6 @@ export async function loadPlugin(wasmPath = pluginPath) {
   };
 }
 
-/** Non-text payloads are kept as text: a string as is, anything else as JSON. */
-function payload(value) {
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
 const PART_KINDS = { text: 'text', reasoning: 'reasoning', tool_call: 'tool-call', tool_result: 'tool-output' };
 
 /**
@@ -65,8 +60,9 @@ export function parseCorpus(json) {
       source: m.source ?? m.role,
       replaced: m.replaced ?? false,
       parts: (m.parts ?? []).map((part) => {
+        // Only text carries content across; the other kinds go as their tag (see the WIT).
         const [kind, value] = Object.entries(part)[0];
-        return { tag: PART_KINDS[kind], val: kind === 'text' ? value : payload(value) };
+        return kind === 'text' ? { tag: 'text', val: value } : { tag: PART_KINDS[kind] };
       }),
     }));
     const lastSeq = messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);

@@ -73,9 +73,10 @@ enum RoleFile {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 enum PartFile {
     Text(String),
-    Reasoning(serde_json::Value),
-    ToolCall(serde_json::Value),
-    ToolResult(serde_json::Value),
+    // Any JSON; only the kind is kept (the plugin never sees the content).
+    Reasoning(serde::de::IgnoredAny),
+    ToolCall(serde::de::IgnoredAny),
+    ToolResult(serde::de::IgnoredAny),
 }
 
 fn rfc3339_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {

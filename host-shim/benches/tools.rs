@@ -15,9 +15,14 @@ fn session(i: usize, messages: Vec<SurfaceMessage>) -> Session {
         header: SessionHeader {
             id: format!("session-{i:05}"),
             created_at_ms: 1_700_000_000_000 + i as i64 * 1000,
-            live: i % 3 == 0,
-            parent_id: (i % 5 == 0 && i > 0).then(|| format!("session-{:05}", i - 1)),
-            origin: if i % 5 == 0 { "subagent" } else { "user" }.to_string(),
+            live: i.is_multiple_of(3),
+            parent_id: (i.is_multiple_of(5) && i > 0).then(|| format!("session-{:05}", i - 1)),
+            origin: if i.is_multiple_of(5) {
+                "subagent"
+            } else {
+                "user"
+            }
+            .to_string(),
             cwd: Some(format!("/home/dev/repo-{}", i % 97)),
             preset: Some(["standard", "fast", "deep"][i % 3].to_string()),
         },
@@ -51,7 +56,7 @@ fn two_thousand_messages() -> Arc<Corpus> {
             } else {
                 Role::Assistant
             },
-            source: if seq % 2 == 0 {
+            source: if seq.is_multiple_of(2) {
                 "user".into()
             } else {
                 "model:provider/model".into()

@@ -3,7 +3,7 @@
 use crate::args::{ArgResult, Args};
 use crate::host::{SessionHeader, SessionQuery};
 use crate::settings::Settings;
-use crate::text::{fold_line, fold_title};
+use crate::text::{fold_line, fold_lower, fold_title};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -71,9 +71,9 @@ impl Candidate {
             Vec::new()
         } else {
             let fields = [
-                fold_line(&header.id).to_lowercase(),
-                fold_line(header.cwd.as_deref().unwrap_or("")).to_lowercase(),
-                fold_line(header.preset.as_deref().unwrap_or("")).to_lowercase(),
+                fold_lower(&header.id),
+                fold_lower(header.cwd.as_deref().unwrap_or("")),
+                fold_lower(header.preset.as_deref().unwrap_or("")),
             ];
             (0..terms.len())
                 .filter(|&t| !fields.iter().any(|field| field.contains(terms[t].as_str())))
@@ -151,7 +151,7 @@ pub fn run(host: &mut impl SessionQuery, caller: &str, request: &ListRequest) ->
         .iter()
         .filter(|candidate| {
             candidate.terms_left.is_empty() || {
-                let title = candidate.title.as_deref().unwrap_or("").to_lowercase();
+                let title = fold_lower(candidate.title.as_deref().unwrap_or(""));
                 candidate
                     .terms_left
                     .iter()

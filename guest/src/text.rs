@@ -14,6 +14,9 @@ pub const UNTITLED: &str = "(untitled)";
 /// Folds a host value onto one line: line breaks and runs of white space become one
 /// space, other control characters (C0, C1, ESC) are dropped, the ends are trimmed.
 pub fn fold_line(raw: &str) -> String {
+    if is_folded_ascii(raw) {
+        return raw.to_string();
+    }
     let mut out = String::with_capacity(raw.len());
     let mut pending_space = false;
     for ch in raw.chars() {
@@ -30,6 +33,25 @@ pub fn fold_line(raw: &str) -> String {
         }
     }
     out
+}
+
+/// Printable ASCII with single inner spaces folds to itself: the common case, checked
+/// byte by byte without building a new string.
+fn is_folded_ascii(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    let edges_clean =
+        bytes.first().is_none_or(|b| *b != b' ') && bytes.last().is_none_or(|b| *b != b' ');
+    edges_clean
+        && bytes.iter().all(|b| (b' '..=b'~').contains(b))
+        && !bytes.windows(2).any(|pair| pair == b"  ")
+}
+
+/// [`fold_line`], lowercased for case-insensitive matching.
+pub fn fold_lower(raw: &str) -> String {
+    if is_folded_ascii(raw) {
+        return raw.to_ascii_lowercase();
+    }
+    fold_line(raw).to_lowercase()
 }
 
 /// A title as shown: folded, at most [`TITLE_MAX_CHARS`] chars, `(untitled)` when
@@ -208,6 +230,34 @@ mod tests {
         assert_eq!(fold_line("\u{1b}[31mred\u{1b}[0m"), "[31mred[0m");
         assert_eq!(fold_line("a\u{0}b\u{7f}c\u{9b}d"), "abcd");
         assert_eq!(fold_line("a \u{1b} b"), "a b");
+    }
+
+    #[test]
+    fn the_ascii_fast_path_agrees_with_the_general_fold() {
+        for raw in [
+            "plain",
+            "two words",
+            " lead",
+            "trail ",
+            "dou  ble",
+            "",
+            "A~!",
+            "tab\there",
+            "é x",
+        ] {
+            let general: String = {
+                let mut out = String::new();
+                for word in raw.split_whitespace() {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    out.push_str(word);
+                }
+                out
+            };
+            assert_eq!(fold_line(raw), general, "{raw:?}");
+            assert_eq!(fold_lower(raw), general.to_lowercase(), "{raw:?}");
+        }
     }
 
     #[test]

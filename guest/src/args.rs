@@ -2,13 +2,13 @@
 //! `invalid arguments: NAME must be WHAT (got VALUE)`, written for the model to fix its
 //! call from.
 
+use crate::json::Json;
 use crate::text::{describe_value, shorten};
-use serde_json::{Map, Value};
 
 /// A tool's arguments object, checked against the names the tool takes.
 #[derive(Debug)]
 pub struct Args {
-    map: Map<String, Value>,
+    members: Vec<(String, Json)>,
 }
 
 /// An argument error, already worded for the model.
@@ -23,12 +23,12 @@ impl Args {
     /// an object, or a name the tool does not take, is refused.
     pub fn parse(text: &str, tool: &str, takes: &[&str]) -> ArgResult<Args> {
         let trimmed = text.trim();
-        let map = if trimmed.is_empty() {
-            Map::new()
+        let members = if trimmed.is_empty() {
+            Vec::new()
         } else {
-            match serde_json::from_str::<Value>(trimmed) {
-                Ok(Value::Null) => Map::new(),
-                Ok(Value::Object(map)) => map,
+            match Json::parse(trimmed) {
+                Ok(Json::Null) => Vec::new(),
+                Ok(Json::Object(members)) => members,
                 Ok(other) => {
                     return Err(invalid(format!(
                         "expected a JSON object (got {})",
@@ -44,26 +44,35 @@ impl Args {
                 }
             }
         };
-        if let Some(unknown) = map.keys().find(|key| !takes.contains(&key.as_str())) {
+        if let Some((unknown, _)) = members
+            .iter()
+            .find(|(key, _)| !takes.contains(&key.as_str()))
+        {
             return Err(invalid(format!(
                 "unknown argument \"{}\"; {tool} takes {}",
                 shorten(unknown, 40),
                 takes.join(", ")
             )));
         }
-        Ok(Args { map })
+        Ok(Args { members })
     }
 
     /// The value of `name`; an explicit `null` counts as absent.
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.map.get(name).filter(|value| !value.is_null())
+    fn get(&self, name: &str) -> Option<&Json> {
+        // A repeated name reads as its last value, as in most JSON readers.
+        self.members
+            .iter()
+            .rev()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value)
+            .filter(|value| !value.is_null())
     }
 
     /// An optional string.
     pub fn string(&self, name: &str) -> ArgResult<Option<&str>> {
         match self.get(name) {
             None => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text)),
+            Some(Json::String(text)) => Ok(Some(text)),
             Some(other) => Err(invalid(format!(
                 "{name} must be a string (got {})",
                 describe_value(other)
@@ -83,7 +92,7 @@ impl Args {
         if id.trim().is_empty() {
             return Err(invalid(format!(
                 "{name} must be a non-empty session id ({what}) (got {})",
-                describe_value(&Value::String(id.to_string()))
+                describe_value(&Json::String(id.to_string()))
             )));
         }
         Ok(id)
@@ -93,7 +102,7 @@ impl Args {
     pub fn boolean(&self, name: &str) -> ArgResult<Option<bool>> {
         match self.get(name) {
             None => Ok(None),
-            Some(Value::Bool(flag)) => Ok(Some(*flag)),
+            Some(Json::Bool(flag)) => Ok(Some(*flag)),
             Some(other) => Err(invalid(format!(
                 "{name} must be true or false (got {})",
                 describe_value(other)

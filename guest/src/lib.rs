@@ -7,6 +7,7 @@
 pub mod args;
 pub mod catalog;
 pub mod host;
+pub mod json;
 pub mod list;
 pub mod read;
 pub mod send;

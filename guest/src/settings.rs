@@ -2,8 +2,8 @@
 //! so every host gets the same errors.
 
 use crate::host::DeliveryMode;
+use crate::json::Json;
 use crate::text::describe_value;
-use serde_json::Value;
 
 /// Per-deployment settings, with the defaults of the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,11 +46,11 @@ impl Settings {
         if text.is_empty() {
             return Ok(Settings::default());
         }
-        let value: Value = serde_json::from_str(text)
-            .map_err(|err| format!("invalid settings: not valid JSON ({err})"))?;
-        let map = match value {
-            Value::Null => return Ok(Settings::default()),
-            Value::Object(map) => map,
+        let value =
+            Json::parse(text).map_err(|err| format!("invalid settings: not valid JSON ({err})"))?;
+        let members = match value {
+            Json::Null => return Ok(Settings::default()),
+            Json::Object(members) => members,
             other => {
                 return Err(format!(
                     "invalid settings: expected a JSON object (got {})",
@@ -59,7 +59,7 @@ impl Settings {
             }
         };
         let mut settings = Settings::default();
-        for (key, value) in &map {
+        for (key, value) in &members {
             match key.as_str() {
                 "enabled" => settings.enabled = flag(key, value)?,
                 "maxListResults" => settings.max_list_results = count(key, value)?,
@@ -89,20 +89,20 @@ impl Settings {
     }
 }
 
-fn wrong(key: &str, takes: &str, got: &Value) -> String {
+fn wrong(key: &str, takes: &str, got: &Json) -> String {
     format!(
         "invalid settings: {key} must be {takes} (got {})",
         describe_value(got)
     )
 }
 
-fn flag(key: &str, value: &Value) -> Result<bool, String> {
+fn flag(key: &str, value: &Json) -> Result<bool, String> {
     value
         .as_bool()
         .ok_or_else(|| wrong(key, "true or false", value))
 }
 
-fn count(key: &str, value: &Value) -> Result<u32, String> {
+fn count(key: &str, value: &Json) -> Result<u32, String> {
     value
         .as_u64()
         .filter(|n| *n >= 1)

@@ -3,6 +3,7 @@
 //! and every refusal through [`Refusal`], so no host value can add a row or a header.
 
 use crate::host::SessionQuery;
+use crate::json::Json;
 use std::fmt::Write as _;
 
 /// Longest title shown, in chars, including the closing `…` of a cut.
@@ -121,12 +122,12 @@ pub fn char_count(text: &str) -> usize {
 }
 
 /// A JSON value as shown in "(got …)": compact JSON, at most 40 chars, one line.
-pub fn describe_value(value: &serde_json::Value) -> String {
+pub fn describe_value(value: &Json) -> String {
     let json = match value {
-        serde_json::Value::Array(items) if items.is_empty() => "[]".to_string(),
-        serde_json::Value::Array(_) => "an array".to_string(),
-        serde_json::Value::Object(_) => "an object".to_string(),
-        other => other.to_string(),
+        Json::Array(items) if items.is_empty() => "[]".to_string(),
+        Json::Array(_) => "an array".to_string(),
+        Json::Object(_) => "an object".to_string(),
+        other => other.to_json(),
     };
     shorten(&json, 40)
 }
@@ -295,11 +296,11 @@ mod tests {
 
     #[test]
     fn describe_value_shortens_and_folds() {
-        let long = serde_json::Value::String("x\n".repeat(50));
+        let long = Json::String("x\n".repeat(50));
         let shown = describe_value(&long);
         assert_eq!(shown.chars().count(), 41);
         assert!(shown.starts_with("\"x\\nx"));
-        assert_eq!(describe_value(&serde_json::json!([1])), "an array");
+        assert_eq!(describe_value(&Json::parse("[1]").unwrap()), "an array");
     }
 
     #[test]

@@ -1,0 +1,20 @@
+//! Sizes are measured, not timed, so they may be asserted: the plugin stays within its
+//! budget (issue: `plugin.wasm` ≤ 150 KB).
+
+use host_shim::PLUGIN_WASM;
+
+#[test]
+fn the_plugin_stays_within_150_kb() {
+    assert!(
+        PLUGIN_WASM.len() <= 150_000,
+        "plugin.wasm is {} bytes; the budget is 150,000",
+        PLUGIN_WASM.len()
+    );
+}
+
+#[test]
+fn the_published_artifact_is_the_embedded_plugin() {
+    let published =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugin/plugin.wasm");
+    assert_eq!(std::fs::read(published).unwrap(), PLUGIN_WASM);
+}

@@ -361,8 +361,9 @@ impl Parser<'_> {
                     }
                 }
                 Some(_) => {
-                    return Err(self
-                        .error("control character (\\u0000-\\u001F) found while parsing a string"));
+                    return Err(self.error(
+                        "control character (\\u0000-\\u001F) found while parsing a string",
+                    ));
                 }
             }
         }

@@ -57,24 +57,24 @@ impl ReadRequest {
 }
 
 /// A message that passed this call's filters.
-struct Readable<'a> {
-    message: &'a SurfaceMessage,
+struct Readable {
+    message: SurfaceMessage,
     text: String,
     injected: bool,
 }
 
-/// The visible text of a message: its text parts, joined by line breaks. Reasoning,
-/// tool calls and tool output never leave this function.
-fn visible_text(message: &SurfaceMessage) -> Option<String> {
-    let mut texts = message.parts.iter().filter_map(|part| match part {
-        ContentPart::Text(text) => Some(text.as_str()),
+/// The visible text of a message: its text parts, joined by line breaks, taken out of
+/// the message (a single part moves, no copy). Reasoning, tool calls and tool output
+/// carry nothing to show.
+fn take_visible_text(message: &mut SurfaceMessage) -> Option<String> {
+    let mut texts = message.parts.iter_mut().filter_map(|part| match part {
+        ContentPart::Text(text) => Some(std::mem::take(text)),
         _ => None,
     });
-    let first = texts.next()?;
-    let mut joined = first.to_string();
+    let mut joined = texts.next()?;
     for text in texts {
         joined.push('\n');
-        joined.push_str(text);
+        joined.push_str(&text);
     }
     // A message whose text is only white space has nothing to read.
     (!joined.trim().is_empty()).then_some(joined)
@@ -99,12 +99,13 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
         .next()
         .flatten();
 
+    let captured_through_seq = surface.captured_through_seq;
     let mut readable: Vec<Readable> = surface
         .messages
-        .iter()
-        .filter_map(|message| {
-            let text = visible_text(message)?;
-            let injected = is_injected(message, &text);
+        .into_iter()
+        .filter_map(|mut message| {
+            let text = take_visible_text(&mut message)?;
+            let injected = is_injected(&message, &text);
             let plugin_notice = message.source.starts_with("plugin:");
             let shown = (request.include_injected || !injected)
                 && (request.include_system || !plugin_notice);
@@ -139,7 +140,7 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
         "\ntitle: {}\nreadable messages: {} | captured through seq: {}",
         fold_title(title.as_deref()),
         readable.len(),
-        surface.captured_through_seq
+        captured_through_seq
     );
     let window = &readable[..readable.len().min(request.max_messages)];
     for item in window {
@@ -153,7 +154,7 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
 }
 
 fn render_message(out: &mut String, item: &Readable, max_chars: usize) {
-    let message = item.message;
+    let message = &item.message;
     let source = fold_line(&message.source);
     let _ = write!(
         out,

@@ -3,7 +3,7 @@
 use crate::args::{ArgResult, Args};
 use crate::host::{SessionHeader, SessionQuery};
 use crate::settings::Settings;
-use crate::text::{fold_line, fold_lower, fold_title};
+use crate::text::{fold_line, fold_lower, fold_title, write_session_identity};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -167,21 +167,8 @@ fn render(request: &ListRequest, matched: &[&Candidate]) -> String {
     let mut out = String::new();
     for row in shown {
         let header = &row.header;
-        let _ = write!(
-            out,
-            "- {} [{}, {}]",
-            fold_line(&header.id),
-            if header.live { "live" } else { "cold" },
-            if header.is_subagent() {
-                "subagent"
-            } else {
-                "top-level"
-            }
-        );
-        let cwd = fold_line(header.cwd.as_deref().unwrap_or(""));
-        if !cwd.is_empty() {
-            let _ = write!(out, " | cwd={cwd}");
-        }
+        out.push_str("- ");
+        write_session_identity(&mut out, header);
         let preset = fold_line(header.preset.as_deref().unwrap_or(""));
         if !preset.is_empty() {
             let _ = write!(out, " | preset={preset}");

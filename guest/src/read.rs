@@ -4,7 +4,9 @@
 use crate::args::{ArgResult, Args};
 use crate::host::{ContentPart, Role, SessionQuery, SurfaceMessage};
 use crate::settings::Settings;
-use crate::text::{cut_chars, escape_body_into, fold_line, fold_title, not_found};
+use crate::text::{
+    cut_chars, escape_body_into, fold_line, fold_title, not_found, write_session_identity,
+};
 use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_read";
@@ -119,22 +121,8 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
     // Newest first; the host may hand messages over in any order.
     readable.sort_by_key(|item| std::cmp::Reverse(item.message.seq));
 
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "session {} [{}, {}]",
-        fold_line(&header.id),
-        if header.live { "live" } else { "cold" },
-        if header.is_subagent() {
-            "subagent"
-        } else {
-            "top-level"
-        }
-    );
-    let cwd = fold_line(header.cwd.as_deref().unwrap_or(""));
-    if !cwd.is_empty() {
-        let _ = write!(out, " | cwd={cwd}");
-    }
+    let mut out = String::from("session ");
+    write_session_identity(&mut out, &header);
     let _ = write!(
         out,
         "\ntitle: {}\nreadable messages: {} | captured through seq: {}",

@@ -2,7 +2,7 @@
 //! field goes through [`fold_line`], every multi-line body through [`escape_body`],
 //! and every refusal through [`Refusal`], so no host value can add a row or a header.
 
-use crate::host::SessionQuery;
+use crate::host::{SessionHeader, SessionQuery};
 use crate::json::Json;
 use std::fmt::Write as _;
 
@@ -70,6 +70,26 @@ pub fn fold_title(raw: Option<&str>) -> String {
             short
         }
         _ => folded,
+    }
+}
+
+/// Writes a session's identity as every tool shows it:
+/// `ID [live|cold, top-level|subagent]`, then ` | cwd=PATH` when it has one.
+pub fn write_session_identity(out: &mut String, header: &SessionHeader) {
+    let _ = write!(
+        out,
+        "{} [{}, {}]",
+        fold_line(&header.id),
+        if header.live { "live" } else { "cold" },
+        if header.is_subagent() {
+            "subagent"
+        } else {
+            "top-level"
+        }
+    );
+    let cwd = fold_line(header.cwd.as_deref().unwrap_or(""));
+    if !cwd.is_empty() {
+        let _ = write!(out, " | cwd={cwd}");
     }
 }
 

@@ -2,7 +2,7 @@
 //! `invalid arguments: NAME must be WHAT (got VALUE)`, written for the model to fix its
 //! call from.
 
-use crate::json::Json;
+use crate::json::{self, Json};
 use crate::text::{describe_value, shorten};
 
 /// A tool's arguments object, checked against the names the tool takes.
@@ -59,13 +59,7 @@ impl Args {
 
     /// The value of `name`; an explicit `null` counts as absent.
     fn get(&self, name: &str) -> Option<&Json> {
-        // A repeated name reads as its last value, as in most JSON readers.
-        self.members
-            .iter()
-            .rev()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value)
-            .filter(|value| !value.is_null())
+        json::member(&self.members, name).filter(|value| !value.is_null())
     }
 
     /// An optional string.

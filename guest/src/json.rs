@@ -67,7 +67,7 @@ impl Json {
     /// The value of `key` in an object (the last one, if repeated).
     pub fn get(&self, key: &str) -> Option<&Json> {
         match self {
-            Json::Object(members) => members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Object(members) => member(members, key),
             _ => None,
         }
     }
@@ -109,6 +109,12 @@ impl Json {
             }
         }
     }
+}
+
+/// The value of `key` among an object's members: the last one, if repeated, as in
+/// most JSON readers.
+pub fn member<'a>(members: &'a [(String, Json)], key: &str) -> Option<&'a Json> {
+    members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
 fn write_string(out: &mut String, text: &str) {

@@ -151,7 +151,8 @@ pub fn run(host: &mut impl SessionQuery, caller: &str, request: &ListRequest) ->
         .iter()
         .filter(|candidate| {
             candidate.terms_left.is_empty() || {
-                let title = fold_lower(candidate.title.as_deref().unwrap_or(""));
+                // Titles were folded when fetched; only the case is left to fold.
+                let title = candidate.title.as_deref().unwrap_or("").to_lowercase();
                 candidate
                     .terms_left
                     .iter()

@@ -333,6 +333,23 @@ mod tests {
     }
 
     #[test]
+    fn both_markers_come_in_the_spec_order() {
+        let mut host = FakeHost::default();
+        host.add(
+            session("s", 1)
+                .text(4, Role::User, "user", "[MNEMON] compacted")
+                .replaced(),
+        );
+        let out = read(&mut host, r#"{"session_id":"s","include_injected":true}"#);
+        assert!(
+            out.ends_with(
+                "--- user (seq 4, user, harness-injected, replaced) ---\n[MNEMON] compacted"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn bodies_are_cut_visibly_at_max_message_chars() {
         let exact = "é".repeat(4000);
         let over = format!("{exact}🦀x");

@@ -120,6 +120,7 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                     captured_through_seq: rng.below(60) as u64,
                 },
                 reject: maybe(rng, 15, text),
+                refuse_delivery: None,
             }
         })
         .collect();

@@ -2,13 +2,13 @@
 //! `invalid arguments: NAME must be WHAT (got VALUE)`, written for the model to fix its
 //! call from.
 
-use crate::json::{self, Json};
+use crate::json_object::{JsonValue, ObjectError, TopLevel, member};
 use crate::text::{describe_value, shorten};
 
 /// A tool's arguments object, checked against the names the tool takes.
 #[derive(Debug)]
 pub struct Args {
-    members: Vec<(String, Json)>,
+    members: Vec<(String, JsonValue)>,
 }
 
 /// An argument error, already worded for the model.
@@ -20,28 +20,36 @@ fn invalid(detail: impl std::fmt::Display) -> String {
 
 impl Args {
     /// Parses the model's JSON text. Empty text or `null` reads as `{}`; anything but
-    /// an object, or a name the tool does not take, is refused.
+    /// an object, a key given twice, or a name the tool does not take, is refused.
     pub fn parse(text: &str, tool: &str, takes: &[&str]) -> ArgResult<Args> {
-        let trimmed = text.trim();
-        let members = if trimmed.is_empty() {
-            Vec::new()
-        } else {
-            match Json::parse(trimmed) {
-                Ok(Json::Null) => Vec::new(),
-                Ok(Json::Object(members)) => members,
-                Ok(other) => {
-                    return Err(invalid(format!(
-                        "expected a JSON object (got {})",
-                        describe_value(&other)
-                    )));
-                }
-                Err(err) => {
-                    return Err(invalid(format!(
-                        "not a valid JSON object ({}); send an object such as {{\"{}\": …}}",
-                        shorten(&err.to_string(), 80),
-                        takes.first().copied().unwrap_or("query")
-                    )));
-                }
+        let members = match TopLevel::parse(text) {
+            Ok(TopLevel::Null) => Vec::new(),
+            Ok(TopLevel::Object(members)) => members,
+            Ok(TopLevel::Other(other)) => {
+                return Err(invalid(format!(
+                    "expected a JSON object (got {})",
+                    describe_value(&other)
+                )));
+            }
+            Err(ObjectError::Syntax(message)) => {
+                return Err(invalid(format!(
+                    "not a valid JSON object ({}); send an object such as {{\"{}\": …}}",
+                    shorten(&message, 80),
+                    takes.first().copied().unwrap_or("query")
+                )));
+            }
+            Err(ObjectError::Duplicate(key)) => {
+                return Err(invalid(format!(
+                    "\"{}\" is given more than once; give each argument once",
+                    shorten(&key, 40)
+                )));
+            }
+            Err(ObjectError::TooManyMembers) => {
+                return Err(invalid(format!(
+                    "the object has more than {} members; {tool} takes {}",
+                    crate::json_object::MAX_MEMBERS,
+                    takes.join(", ")
+                )));
             }
         };
         if let Some((unknown, _)) = members
@@ -58,15 +66,24 @@ impl Args {
     }
 
     /// The value of `name`; an explicit `null` counts as absent.
-    fn get(&self, name: &str) -> Option<&Json> {
-        json::member(&self.members, name).filter(|value| !value.is_null())
+    fn get(&self, name: &str) -> Option<&JsonValue> {
+        member(&self.members, name).filter(|value| **value != JsonValue::Null)
     }
 
-    /// An optional string.
-    pub fn string(&self, name: &str) -> ArgResult<Option<&str>> {
+    /// An optional string of at most `max_chars` chars.
+    pub fn string(&self, name: &str, max_chars: usize) -> ArgResult<Option<&str>> {
         match self.get(name) {
             None => Ok(None),
-            Some(Json::String(text)) => Ok(Some(text)),
+            Some(JsonValue::String(text)) => {
+                // Counting stops one past the bound: a 10 MB string costs no more.
+                if text.chars().nth(max_chars).is_some() {
+                    return Err(invalid(format!(
+                        "{name} must be at most {max_chars} characters (got {})",
+                        text.chars().count()
+                    )));
+                }
+                Ok(Some(text))
+            }
             Some(other) => Err(invalid(format!(
                 "{name} must be a string (got {})",
                 describe_value(other)
@@ -75,18 +92,19 @@ impl Args {
     }
 
     /// A required string; `what` says what it is, for the missing case.
-    pub fn required_string(&self, name: &str, what: &str) -> ArgResult<&str> {
-        self.string(name)?
+    pub fn required_string(&self, name: &str, what: &str, max_chars: usize) -> ArgResult<&str> {
+        self.string(name, max_chars)?
             .ok_or_else(|| invalid(format!("{name} is required ({what})")))
     }
 
-    /// A required session id: a string with something in it.
+    /// A required session id: a string with something in it, at most
+    /// [`SESSION_ID_MAX_CHARS`] chars.
     pub fn required_id(&self, name: &str, what: &str) -> ArgResult<&str> {
-        let id = self.required_string(name, what)?;
+        let id = self.required_string(name, what, SESSION_ID_MAX_CHARS)?;
         if id.trim().is_empty() {
             return Err(invalid(format!(
                 "{name} must be a non-empty session id ({what}) (got {})",
-                describe_value(&Json::String(id.to_string()))
+                describe_value(&JsonValue::String(id.to_string()))
             )));
         }
         Ok(id)
@@ -96,7 +114,7 @@ impl Args {
     pub fn boolean(&self, name: &str) -> ArgResult<Option<bool>> {
         match self.get(name) {
             None => Ok(None),
-            Some(Json::Bool(flag)) => Ok(Some(*flag)),
+            Some(JsonValue::Bool(flag)) => Ok(Some(*flag)),
             Some(other) => Err(invalid(format!(
                 "{name} must be true or false (got {})",
                 describe_value(other)
@@ -141,6 +159,9 @@ impl Args {
     }
 }
 
+/// Longest `session_id` argument: room for the JSON literal form of a 256-char id.
+pub const SESSION_ID_MAX_CHARS: usize = 512;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,7 +176,7 @@ mod tests {
     fn empty_text_and_null_read_as_an_empty_object() {
         for text in ["", "  ", "null", "{}"] {
             let args = parse(text).unwrap();
-            assert_eq!(args.string("query").unwrap(), None);
+            assert_eq!(args.string("query", 10).unwrap(), None);
         }
     }
 
@@ -200,10 +221,28 @@ mod tests {
     }
 
     #[test]
+    fn repeated_keys_are_refused() {
+        assert_eq!(
+            parse(r#"{"limit": 1, "limit": 300}"#).unwrap_err(),
+            "invalid arguments: \"limit\" is given more than once; give each argument once"
+        );
+    }
+
+    #[test]
+    fn strings_are_bounded_and_the_bound_is_named() {
+        let args = parse(r#"{"query": "ééé"}"#).unwrap();
+        assert_eq!(args.string("query", 3), Ok(Some("ééé")));
+        assert_eq!(
+            args.string("query", 2).unwrap_err(),
+            "invalid arguments: query must be at most 2 characters (got 3)"
+        );
+    }
+
+    #[test]
     fn null_counts_as_absent() {
         let args = parse(r#"{"limit": null, "query": null}"#).unwrap();
         assert_eq!(args.integer("limit", 1, 200), Ok(None));
-        assert_eq!(args.string("query"), Ok(None));
+        assert_eq!(args.string("query", 10), Ok(None));
     }
 
     #[test]

@@ -99,11 +99,11 @@ struct Plugin;
 impl Guest for Plugin {
     fn catalog(settings: String) -> Result<Vec<ToolSpec>, String> {
         Ok(crate::catalog_for(&settings)?
-            .iter()
+            .into_iter()
             .map(|tool| ToolSpec {
                 name: tool.name.to_string(),
                 description: tool.description.to_string(),
-                input_schema: tool.input_schema.to_string(),
+                input_schema: tool.input_schema,
             })
             .collect())
     }

@@ -1,35 +1,51 @@
 //! The tool catalog: three fixed schemas, registered once per deployment. Kept small on
 //! purpose: they sit in the prefix of every request of a session that mounts the plugin.
 
+use crate::Settings;
+use crate::args::SESSION_ID_MAX_CHARS;
+
 /// One tool as the harness registers it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSpec {
     pub name: &'static str,
     pub description: &'static str,
-    /// JSON Schema of the arguments object, as JSON text.
-    pub input_schema: &'static str,
+    /// JSON Schema of the arguments object, as JSON text. Every string states its
+    /// bound (`maxLength`); `message`'s is the deployment's `maxSendChars`.
+    pub input_schema: String,
 }
 
-pub const TOOLS: [ToolSpec; 3] = [
-    ToolSpec {
-        name: crate::list::NAME,
-        description: "List this harness's other sessions, newest first (yours last). \
-            query: words matched in id, title, cwd or preset.",
-        input_schema: r#"{"type":"object","properties":{"query":{"type":"string"},"scope":{"enum":["top-level","subagents","all"]},"live_only":{"type":"boolean"},"limit":{"type":"integer","minimum":1,"maximum":200}},"additionalProperties":false}"#,
-    },
-    ToolSpec {
-        name: crate::read::NAME,
-        description: "Read the latest text messages of a session, newest first. \
-            Never wakes it.",
-        input_schema: r#"{"type":"object","properties":{"session_id":{"type":"string"},"max_messages":{"type":"integer","minimum":1,"maximum":100},"include_injected":{"type":"boolean"},"include_system":{"type":"boolean"}},"required":["session_id"],"additionalProperties":false}"#,
-    },
-    ToolSpec {
-        name: crate::send::NAME,
-        description: "Send a message to a top-level session's inbox. queue: its next turn; \
-            steer: its current turn. Replies come later: use sessions_read.",
-        input_schema: r#"{"type":"object","properties":{"session_id":{"type":"string"},"message":{"type":"string"},"mode":{"enum":["queue","steer"]}},"required":["session_id","message"],"additionalProperties":false}"#,
-    },
-];
+/// The three tools for a deployment's settings.
+pub fn tools(settings: &Settings) -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: crate::list::NAME,
+            description: "List this harness's other sessions, newest first (yours last). \
+                query: up to 16 words matched in id, title, cwd or preset.",
+            input_schema: format!(
+                r#"{{"type":"object","properties":{{"query":{{"type":"string","maxLength":{}}},"scope":{{"enum":["top-level","subagents","all"]}},"live_only":{{"type":"boolean"}},"limit":{{"type":"integer","minimum":1,"maximum":200}}}},"additionalProperties":false}}"#,
+                crate::list::QUERY_MAX_CHARS
+            ),
+        },
+        ToolSpec {
+            name: crate::read::NAME,
+            description: "Read the latest text messages of a session, newest first. \
+                Never wakes it.",
+            input_schema: format!(
+                r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"max_messages":{{"type":"integer","minimum":1,"maximum":100}},"include_injected":{{"type":"boolean"}},"include_system":{{"type":"boolean"}}}},"required":["session_id"],"additionalProperties":false}}"#,
+                SESSION_ID_MAX_CHARS
+            ),
+        },
+        ToolSpec {
+            name: crate::send::NAME,
+            description: "Send a message to a top-level session's inbox. queue: its next turn; \
+                steer: its current turn. Replies come later: use sessions_read.",
+            input_schema: format!(
+                r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"message":{{"type":"string","maxLength":{}}},"mode":{{"enum":["queue","steer"]}}}},"required":["session_id","message"],"additionalProperties":false}}"#,
+                SESSION_ID_MAX_CHARS, settings.max_send_chars
+            ),
+        },
+    ]
+}
 
 /// Bytes of names, descriptions and schemas together: the catalog's cost in every
 /// request prefix.
@@ -46,16 +62,44 @@ mod tests {
 
     #[test]
     fn schemas_are_valid_json_objects_that_close_their_properties() {
-        for tool in TOOLS {
-            let schema: serde_json::Value = serde_json::from_str(tool.input_schema).unwrap();
+        for tool in tools(&Settings::default()) {
+            let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap();
             assert_eq!(schema["type"], "object", "{}", tool.name);
             assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
         }
     }
 
     #[test]
+    fn every_string_argument_states_its_bound() {
+        let settings = Settings {
+            max_send_chars: 1234,
+            ..Settings::default()
+        };
+        let bounds: Vec<(String, u64)> = tools(&settings)
+            .iter()
+            .flat_map(|tool| {
+                let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap();
+                let properties = schema["properties"].as_object().unwrap().clone();
+                properties.into_iter().filter_map(|(name, property)| {
+                    (property["type"] == "string")
+                        .then(|| (name, property["maxLength"].as_u64().expect("maxLength")))
+                })
+            })
+            .collect();
+        assert_eq!(
+            bounds,
+            [
+                ("query".to_string(), 256),
+                ("session_id".to_string(), 512),
+                ("message".to_string(), 1234),
+                ("session_id".to_string(), 512),
+            ]
+        );
+    }
+
+    #[test]
     fn the_catalog_stays_within_1200_bytes() {
-        let bytes = catalog_bytes(&TOOLS);
+        let bytes = catalog_bytes(&tools(&Settings::default()));
         assert!(bytes <= 1200, "catalog is {bytes} bytes");
     }
 }

@@ -7,7 +7,8 @@
 pub mod args;
 pub mod catalog;
 pub mod host;
-pub mod json;
+pub mod hygiene;
+pub mod json_object;
 pub mod list;
 pub mod read;
 pub mod send;
@@ -22,18 +23,22 @@ pub mod testing;
 #[cfg(target_arch = "wasm32")]
 mod bindings;
 
-pub use catalog::{TOOLS, ToolSpec};
+pub use catalog::ToolSpec;
 pub use settings::Settings;
 
 use host::{Inbox, SessionQuery};
 
 /// The tools a deployment registers: none when it is disabled.
-pub fn catalog(settings: &Settings) -> &'static [ToolSpec] {
-    if settings.enabled { &TOOLS } else { &[] }
+pub fn catalog(settings: &Settings) -> Vec<ToolSpec> {
+    if settings.enabled {
+        catalog::tools(settings)
+    } else {
+        Vec::new()
+    }
 }
 
 /// [`catalog`] from the deployment's settings JSON.
-pub fn catalog_for(settings_json: &str) -> Result<&'static [ToolSpec], String> {
+pub fn catalog_for(settings_json: &str) -> Result<Vec<ToolSpec>, String> {
     Ok(catalog(&Settings::from_json(settings_json)?))
 }
 

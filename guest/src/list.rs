@@ -2,14 +2,19 @@
 
 use crate::args::{ArgResult, Args};
 use crate::host::{SessionHeader, SessionQuery};
+use crate::hygiene::{fold_line, fold_lower, show_title, write_row_field};
 use crate::settings::Settings;
-use crate::text::{fold_line, fold_lower, fold_title, write_session_identity};
+use crate::text::write_session_identity;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_list";
 const TAKES: &[&str] = &["query", "scope", "live_only", "limit"];
 const LIMIT_MAX: u64 = 200;
+/// Longest `query`, in chars, and most terms in it: a query's cost is its terms times
+/// the host's data, so both are bounded.
+pub const QUERY_MAX_CHARS: usize = 256;
+pub const QUERY_MAX_TERMS: usize = 16;
 
 /// Which sessions a listing considers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +39,21 @@ pub struct ListRequest {
 impl ListRequest {
     pub fn parse(arguments: &str, settings: &Settings) -> ArgResult<ListRequest> {
         let args = Args::parse(arguments, NAME, TAKES)?;
-        let query = args.string("query")?.unwrap_or("");
+        let query = args.string("query", QUERY_MAX_CHARS)?.unwrap_or("");
+        // Folded like the fields it is matched against: invisible characters go, every
+        // line break and run of white space separates two terms.
+        let folded = fold_lower(query);
+        let terms: Vec<String> = folded
+            .split(' ')
+            .filter(|term| !term.is_empty())
+            .map(str::to_string)
+            .collect();
+        if terms.len() > QUERY_MAX_TERMS {
+            return Err(format!(
+                "invalid arguments: query must have at most {QUERY_MAX_TERMS} terms (got {})",
+                terms.len()
+            ));
+        }
         let scope = match args.choice("scope", &["top-level", "subagents", "all"])? {
             Some("subagents") => Scope::Subagents,
             Some("all") => Scope::All,
@@ -45,7 +64,7 @@ impl ListRequest {
         let asked = args.integer("limit", 1, LIMIT_MAX)?;
         let limit = asked.unwrap_or(cap).min(cap);
         Ok(ListRequest {
-            terms: query.split_whitespace().map(str::to_lowercase).collect(),
+            terms,
             scope,
             live_only,
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
@@ -62,6 +81,7 @@ struct Candidate {
     /// Query terms not found in id, workspace path or preset: only the title can
     /// still match them.
     terms_left: Vec<usize>,
+    /// The folded title, whole (matching looks at all of it; the row shows a cut).
     title: Option<String>,
 }
 
@@ -143,7 +163,7 @@ pub fn run(host: &mut impl SessionQuery, caller: &str, request: &ListRequest) ->
         let titles = host.title_snapshots(&ids);
         // A short or long answer from the host leaves the rest untitled.
         for (&index, title) in asked.iter().zip(titles) {
-            candidates[index].title = Some(fold_title(title.as_deref()));
+            candidates[index].title = Some(fold_line(title.as_deref().unwrap_or("")));
         }
     }
 
@@ -151,7 +171,8 @@ pub fn run(host: &mut impl SessionQuery, caller: &str, request: &ListRequest) ->
         .iter()
         .filter(|candidate| {
             candidate.terms_left.is_empty() || {
-                // Titles were folded when fetched; only the case is left to fold.
+                // Titles were folded when fetched; only the case is left to fold. A
+                // missing title is empty: the `(untitled)` placeholder never matches.
                 let title = candidate.title.as_deref().unwrap_or("").to_lowercase();
                 candidate
                     .terms_left
@@ -170,17 +191,14 @@ fn render(request: &ListRequest, matched: &[&Candidate]) -> String {
         let header = &row.header;
         out.push_str("- ");
         write_session_identity(&mut out, header);
-        let preset = fold_line(header.preset.as_deref().unwrap_or(""));
-        if !preset.is_empty() {
-            let _ = write!(out, " | preset={preset}");
-        }
+        write_row_field(&mut out, " | preset=", header.preset.as_deref());
         if header.is_subagent() {
             out.push_str(" | not messageable");
         }
         if row.is_caller {
             out.push_str(" | this session");
         }
-        let title = row.title.as_deref().unwrap_or(crate::text::UNTITLED);
+        let title = show_title(row.title.as_deref().unwrap_or(""));
         let _ = writeln!(out, "\n  {title}");
     }
     if !shown.is_empty() {

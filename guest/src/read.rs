@@ -3,10 +3,12 @@
 
 use crate::args::{ArgResult, Args};
 use crate::host::{ContentPart, Role, SessionQuery, SurfaceMessage};
-use crate::settings::Settings;
-use crate::text::{
-    cut_chars, escape_body_into, fold_line, fold_title, not_found, write_session_identity,
+use crate::hygiene::{
+    TRUNCATION_MARKER, clean_body, cut_chars, escape_body_into, fold_field, fold_title, is_blank,
+    write_source_label,
 };
+use crate::settings::Settings;
+use crate::text::{not_found, resolve_session, write_session_identity};
 use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_read";
@@ -61,6 +63,8 @@ impl ReadRequest {
 /// A message that passed this call's filters.
 struct Readable {
     message: SurfaceMessage,
+    /// Its source label, folded and capped.
+    source: String,
     text: String,
     injected: bool,
 }
@@ -78,8 +82,8 @@ fn take_visible_text(message: &mut SurfaceMessage) -> Option<String> {
         joined.push('\n');
         joined.push_str(&text);
     }
-    // A message whose text is only white space has nothing to read.
-    (!joined.trim().is_empty()).then_some(joined)
+    // A message of only white space and invisible characters has nothing to read.
+    (!is_blank(&joined)).then_some(joined)
 }
 
 fn is_injected(message: &SurfaceMessage, text: &str) -> bool {
@@ -88,15 +92,14 @@ fn is_injected(message: &SurfaceMessage, text: &str) -> bool {
 }
 
 pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
-    let id = request.session_id.as_str();
-    let Some(header) = host.get_session(id) else {
-        return not_found(host, NAME, id).render();
+    let Some(header) = resolve_session(host, &request.session_id) else {
+        return not_found(host, NAME, &request.session_id).render();
     };
-    let Some(surface) = host.get_surface(id) else {
-        return not_found(host, NAME, id).render();
+    let Some(surface) = host.get_surface(&header.id) else {
+        return not_found(host, NAME, &request.session_id).render();
     };
     let title = host
-        .title_snapshots(std::slice::from_ref(&request.session_id))
+        .title_snapshots(std::slice::from_ref(&header.id))
         .into_iter()
         .next()
         .flatten();
@@ -108,11 +111,14 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
         .filter_map(|mut message| {
             let text = take_visible_text(&mut message)?;
             let injected = is_injected(&message, &text);
-            let plugin_notice = message.source.starts_with("plugin:");
+            // Recognised on the folded label, the way it is shown.
+            let source = fold_field(&message.source);
+            let plugin_notice = source.starts_with("plugin:");
             let shown = (request.include_injected || !injected)
                 && (request.include_system || !plugin_notice);
             shown.then_some(Readable {
                 message,
+                source,
                 text,
                 injected,
             })
@@ -143,18 +149,13 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
 
 fn render_message(out: &mut String, item: &Readable, max_chars: usize) {
     let message = &item.message;
-    let source = fold_line(&message.source);
     let _ = write!(
         out,
-        "\n--- {} (seq {}, {}",
+        "\n--- {} (seq {}, ",
         message.role.as_str(),
-        message.seq,
-        if source.is_empty() {
-            "unknown"
-        } else {
-            &source
-        }
+        message.seq
     );
+    write_source_label(out, &item.source);
     if item.injected {
         out.push_str(", harness-injected");
     }
@@ -162,10 +163,11 @@ fn render_message(out: &mut String, item: &Readable, max_chars: usize) {
         out.push_str(", replaced");
     }
     out.push_str(") ---\n");
-    let (kept, cut) = cut_chars(&item.text, max_chars);
+    let text = clean_body(&item.text);
+    let (kept, cut) = cut_chars(&text, max_chars);
     escape_body_into(out, kept);
     if cut > 0 {
-        let _ = write!(out, "…[truncated {cut} chars]");
+        let _ = write!(out, "{TRUNCATION_MARKER} {cut} chars]");
     }
 }
 

@@ -4,10 +4,12 @@
 
 use crate::args::{ArgResult, Args};
 use crate::host::{DeliveryMode, DeliveryRefusal, Inbox, SessionQuery};
-use crate::settings::Settings;
-use crate::text::{
-    Refusal, char_count, escape_body_into, fold_line, fold_title, not_found, shorten,
+use crate::hygiene::{
+    clean_body, escape_body_into, fold_field, fold_line, fold_title, is_blank, show_id, write_id,
+    write_quoted_inner,
 };
+use crate::settings::Settings;
+use crate::text::{Refusal, char_count, not_found, resolve_session};
 use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_send";
@@ -26,7 +28,8 @@ impl SendRequest {
         let args = Args::parse(arguments, NAME, TAKES)?;
         let session_id =
             args.required_id("session_id", "a top-level session id from sessions_list")?;
-        let message = args.required_string("message", "the text to deliver")?;
+        // Bounded by maxSendChars below, with a sentence of its own.
+        let message = args.required_string("message", "the text to deliver", usize::MAX)?;
         let chars = char_count(message);
         let cap = settings.max_send_chars as usize;
         if chars > cap {
@@ -63,24 +66,26 @@ pub fn run<H: SessionQuery + Inbox>(
     settings: &Settings,
     request: &SendRequest,
 ) -> String {
-    let target = request.session_id.as_str();
-    let shown_id = shorten(target, 100);
-    if request.message.trim().is_empty() {
+    if is_blank(&request.message) {
         return refusal(
             "empty-body",
-            "the message is empty after trimming white space.".to_string(),
+            "the message is empty after trimming white space and invisible characters.".to_string(),
             "nothing was delivered; call sessions_send again with the text to send.",
         );
     }
-    let Some(header) = host.get_session(target) else {
-        let mut refused = not_found(host, NAME, target);
+    let Some(header) = resolve_session(host, &request.session_id) else {
+        let mut refused = not_found(host, NAME, &request.session_id);
         refused.cause.push_str(" Nothing was delivered.");
         return refused.render();
     };
+    let target = header.id.as_str();
+    let shown_id = show_id(target);
     // Checked before anything else touches the target.
     if header.is_subagent() {
-        let owner = match header.parent_id.as_deref().map(fold_line) {
-            Some(parent) if !parent.is_empty() => format!("its owning session is {parent}"),
+        let owner = match header.parent_id.as_deref() {
+            Some(parent) if !fold_line(parent).is_empty() => {
+                format!("its owning session is {}", show_id(parent))
+            }
             _ => "its owning session is not recorded".to_string(),
         };
         return refusal(
@@ -90,7 +95,7 @@ pub fn run<H: SessionQuery + Inbox>(
              it answers to the session that owns it.",
         );
     }
-    if header.id == caller {
+    if target == caller {
         return refusal(
             "rejected",
             format!("session {shown_id} is this session; a session cannot send to its own inbox."),
@@ -119,8 +124,7 @@ pub fn run<H: SessionQuery + Inbox>(
     match host.deliver(target, &body, request.mode, settings.allow_resume) {
         Ok(delivered) => {
             let mut out = format!(
-                "accepted for {} | mode={} | chars={}",
-                fold_line(target),
+                "accepted for {shown_id} | mode={} | chars={}",
                 request.mode.as_str(),
                 char_count(&request.message)
             );
@@ -139,16 +143,27 @@ pub fn run<H: SessionQuery + Inbox>(
             );
             out
         }
-        Err(DeliveryRefusal::NotFound) => {
-            let mut refused = not_found(host, NAME, target);
-            refused.cause = format!(
-                "session {shown_id} could not be found at delivery. Nothing was delivered."
-            );
-            refused.render()
-        }
+        // The header was there a moment ago: the host lost the target, so this is not
+        // the model's mistyped id, and a near id would only point back at it.
+        Err(DeliveryRefusal::NotFound) => refusal(
+            "rejected",
+            format!(
+                "session {shown_id}: the target could not be resolved at delivery. \
+                 Nothing was delivered."
+            ),
+            "the session may have just ended; re-run sessions_list before trying again.",
+        ),
+        Err(DeliveryRefusal::WouldNeedWake) if settings.allow_resume => refusal(
+            "rejected",
+            format!(
+                "session {shown_id} is cold and the host declined to wake the cold session. \
+                 Nothing was delivered."
+            ),
+            "the session was left as it was; target a live session, or try again later.",
+        ),
         Err(DeliveryRefusal::WouldNeedWake) => resume_disabled(&shown_id),
         Err(DeliveryRefusal::Rejected(reason)) => {
-            let reason = shorten(&reason, 300);
+            let reason = fold_field(&reason);
             refusal(
                 "rejected",
                 format!(
@@ -177,21 +192,21 @@ fn resume_disabled(shown_id: &str) -> String {
     )
 }
 
-/// The provenance frame around a delivered body. The body's lines are escaped, so it
-/// cannot end the frame early or open a second one.
+/// The provenance frame around a delivered body. The sender's id follows the id rule
+/// and its title cannot close its quotes; the body is cleaned and its lines escaped, so
+/// it cannot end the frame early or open a second one.
 pub fn frame(sender: &str, sender_title: Option<&str>, mode: DeliveryMode, body: &str) -> String {
     let mut out = String::with_capacity(body.len() + 256);
+    out.push_str("Cross-session message from another session of this harness.\nfrom-session: ");
+    write_id(&mut out, sender);
+    out.push_str(" (\"");
+    write_quoted_inner(&mut out, &fold_title(sender_title));
     let _ = write!(
         out,
-        "Cross-session message from another session of this harness.\n\
-         from-session: {} (\"{}\")\n\
-         delivery: {}\n\
-         --- message begins ---\n",
-        fold_line(sender),
-        fold_title(sender_title),
+        "\")\ndelivery: {}\n--- message begins ---\n",
         mode.as_str()
     );
-    escape_body_into(&mut out, body);
+    escape_body_into(&mut out, &clean_body(body));
     out.push_str("\n--- message ends ---");
     out
 }

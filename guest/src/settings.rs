@@ -2,8 +2,8 @@
 //! so every host gets the same errors.
 
 use crate::host::DeliveryMode;
-use crate::json::Json;
-use crate::text::describe_value;
+use crate::json_object::{JsonValue, ObjectError, TopLevel};
+use crate::text::{describe_value, shorten};
 
 /// Per-deployment settings, with the defaults of the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,19 +42,28 @@ impl Settings {
     /// Parses the deployment JSON. Empty text or `null` means all defaults. The error
     /// names the key, what it takes and what it got.
     pub fn from_json(text: &str) -> Result<Settings, String> {
-        let text = text.trim();
-        if text.is_empty() {
-            return Ok(Settings::default());
-        }
-        let value =
-            Json::parse(text).map_err(|err| format!("invalid settings: not valid JSON ({err})"))?;
-        let members = match value {
-            Json::Null => return Ok(Settings::default()),
-            Json::Object(members) => members,
-            other => {
+        let members = match TopLevel::parse(text) {
+            Ok(TopLevel::Null) => return Ok(Settings::default()),
+            Ok(TopLevel::Object(members)) => members,
+            Ok(TopLevel::Other(other)) => {
                 return Err(format!(
                     "invalid settings: expected a JSON object (got {})",
                     describe_value(&other)
+                ));
+            }
+            Err(ObjectError::Syntax(message)) => {
+                return Err(format!("invalid settings: not valid JSON ({message})"));
+            }
+            Err(ObjectError::Duplicate(key)) => {
+                return Err(format!(
+                    "invalid settings: \"{}\" is given more than once; give each key once",
+                    shorten(&key, 40)
+                ));
+            }
+            Err(ObjectError::TooManyMembers) => {
+                return Err(format!(
+                    "invalid settings: more than {} keys (known keys: {KNOWN_KEYS})",
+                    crate::json_object::MAX_MEMBERS
                 ));
             }
         };
@@ -80,7 +89,7 @@ impl Settings {
                 unknown => {
                     return Err(format!(
                         "invalid settings: unknown key \"{}\" (known keys: {KNOWN_KEYS})",
-                        crate::text::shorten(unknown, 40)
+                        shorten(unknown, 40)
                     ));
                 }
             }
@@ -89,20 +98,20 @@ impl Settings {
     }
 }
 
-fn wrong(key: &str, takes: &str, got: &Json) -> String {
+fn wrong(key: &str, takes: &str, got: &JsonValue) -> String {
     format!(
         "invalid settings: {key} must be {takes} (got {})",
         describe_value(got)
     )
 }
 
-fn flag(key: &str, value: &Json) -> Result<bool, String> {
+fn flag(key: &str, value: &JsonValue) -> Result<bool, String> {
     value
         .as_bool()
         .ok_or_else(|| wrong(key, "true or false", value))
 }
 
-fn count(key: &str, value: &Json) -> Result<u32, String> {
+fn count(key: &str, value: &JsonValue) -> Result<u32, String> {
     value
         .as_u64()
         .filter(|n| *n >= 1)
@@ -142,6 +151,14 @@ mod tests {
                 allow_resume: false,
                 include_injected_by_default: true,
             }
+        );
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        assert_eq!(
+            Settings::from_json(r#"{"allowResume": true, "allowResume": false}"#).unwrap_err(),
+            "invalid settings: \"allowResume\" is given more than once; give each key once"
         );
     }
 

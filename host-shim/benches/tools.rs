@@ -35,6 +35,7 @@ fn session(i: usize, messages: Vec<SurfaceMessage>) -> Session {
             captured_through_seq: 0,
         },
         reject: None,
+        refuse_delivery: None,
     }
 }
 

@@ -45,7 +45,19 @@ struct SessionFile {
     #[serde(default)]
     reject: Option<String>,
     #[serde(default)]
+    refuse_delivery: Option<RefusalFile>,
+    #[serde(default)]
     messages: Vec<MessageFile>,
+}
+
+/// A controller answer a corpus can script, for the refusals a header cannot predict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalFile {
+    /// The controller lost the session between its header and the delivery.
+    NotFound,
+    /// The controller will not wake this session, even where waking is allowed.
+    WouldNeedWake,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,6 +110,8 @@ pub struct Session {
     pub surface: ModelSurface,
     /// The controller refuses deliveries to this session with this reason.
     pub reject: Option<String>,
+    /// The controller answers every delivery to this session with this refusal.
+    pub refuse_delivery: Option<RefusalFile>,
 }
 
 impl From<SessionFile> for Session {
@@ -147,6 +161,7 @@ impl From<SessionFile> for Session {
                 captured_through_seq: file.captured_through_seq.unwrap_or(last_seq),
             },
             reject: file.reject,
+            refuse_delivery: file.refuse_delivery,
         }
     }
 }
@@ -361,6 +376,11 @@ impl Inbox for CorpusHost {
         let Some(session) = self.corpus.session(target) else {
             return Err(DeliveryRefusal::NotFound);
         };
+        match session.refuse_delivery {
+            Some(RefusalFile::NotFound) => return Err(DeliveryRefusal::NotFound),
+            Some(RefusalFile::WouldNeedWake) => return Err(DeliveryRefusal::WouldNeedWake),
+            None => {}
+        }
         if let Some(reason) = &session.reject {
             return Err(DeliveryRefusal::Rejected(reason.clone()));
         }

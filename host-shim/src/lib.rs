@@ -8,7 +8,7 @@ pub mod demo;
 pub mod runtime;
 
 pub use cache::LoadKind;
-pub use corpus::{Corpus, CorpusHost, Delivery, HostFaults, HostStats, Session};
+pub use corpus::{Corpus, CorpusHost, Delivery, HostFaults, HostStats, RefusalFile, Session};
 pub use runtime::{
     CallError, CallOutcome, CallRequest, Limits, PLUGIN_WASM, Runtime, RuntimeOptions,
 };

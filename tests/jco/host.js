@@ -82,6 +82,7 @@ export function parseCorpus(json) {
         capturedThroughSeq: s.captured_through_seq != null ? BigInt(s.captured_through_seq) : lastSeq,
       },
       reject: s.reject ?? undefined,
+      refuseDelivery: s.refuse_delivery ?? undefined,
     };
   });
   // The first of repeated ids answers lookups; listings show every session.
@@ -105,6 +106,8 @@ export function corpusHost(corpus) {
         const session = corpus.byId.get(target);
         // A thrown { payload } is the `err` side of the result.
         if (!session) throw { payload: { tag: 'not-found' } };
+        // A scripted controller answer: the session vanished, or will not be woken.
+        if (session.refuseDelivery !== undefined) throw { payload: { tag: session.refuseDelivery } };
         if (session.reject !== undefined) throw { payload: { tag: 'rejected', val: session.reject } };
         const woke = !session.header.live;
         if (woke && !mayWake) throw { payload: { tag: 'would-need-wake' } };

@@ -1,0 +1,325 @@
+//! One JSON object read with serde_json, its members in the order written: the shape of
+//! both the model's arguments and the deployment's settings.
+//!
+//! Only scalars are decoded. Arrays and objects inside it are skipped by serde_json
+//! without recursion and kept as their kind, so no nesting or length of them makes the
+//! plugin hold more than the text it was handed. A key given twice is refused rather
+//! than resolved, so no two readers of the same text (a harness that checks the
+//! schema, this plugin) can disagree about its value.
+//!
+//! Every value is read through `deserialize_any` with a visitor that answers every
+//! kind itself: serde's "invalid type" errors format floats, and that machinery alone
+//! would cost the plugin about 20 KB.
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+
+/// Most members an object may have: far more than any tool or the settings take, and
+/// few enough that an object of a million tiny members is refused while it is read.
+pub const MAX_MEMBERS: usize = 64;
+
+/// A JSON value as the validators need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JsonValue {
+    Null,
+    Bool(bool),
+    /// A non-negative integer.
+    Unsigned(u64),
+    /// A negative integer.
+    Negative(i64),
+    /// A number with a fraction or an exponent (its digits are not kept).
+    Fraction,
+    String(String),
+    /// An array, skipped.
+    Array {
+        empty: bool,
+    },
+    /// An object, skipped.
+    Object,
+}
+
+impl JsonValue {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            JsonValue::String(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            JsonValue::Bool(flag) => Some(*flag),
+            _ => None,
+        }
+    }
+
+    /// A non-negative integer written without fraction or exponent.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            JsonValue::Unsigned(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// Compact JSON for a scalar; words for a fraction, an array or an object.
+    pub fn describe(&self) -> String {
+        match self {
+            JsonValue::Null => "null".to_string(),
+            JsonValue::Bool(flag) => flag.to_string(),
+            JsonValue::Unsigned(n) => n.to_string(),
+            JsonValue::Negative(n) => n.to_string(),
+            JsonValue::Fraction => "a number with a fraction or exponent".to_string(),
+            JsonValue::String(text) => {
+                serde_json::to_string(text).unwrap_or_else(|_| "a string".to_string())
+            }
+            JsonValue::Array { empty: true } => "[]".to_string(),
+            JsonValue::Array { empty: false } => "an array".to_string(),
+            JsonValue::Object => "an object".to_string(),
+        }
+    }
+}
+
+/// What a JSON text held at its top level.
+#[derive(Debug, PartialEq)]
+pub enum TopLevel {
+    /// An object's members, in order; keys are unique.
+    Object(Vec<(String, JsonValue)>),
+    /// `null`, or empty text.
+    Null,
+    /// Anything else.
+    Other(JsonValue),
+}
+
+/// Why a text is not one usable JSON object.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ObjectError {
+    /// Not JSON: serde_json's message (it names the line and column).
+    Syntax(String),
+    /// A key given twice.
+    Duplicate(String),
+    /// More than [`MAX_MEMBERS`] members.
+    TooManyMembers,
+}
+
+impl TopLevel {
+    /// Parses one JSON document; empty text (or only white space) reads as `null`.
+    pub fn parse(text: &str) -> Result<TopLevel, ObjectError> {
+        if text.trim().is_empty() {
+            return Ok(TopLevel::Null);
+        }
+        let parsed: Parsed = serde_json::from_str(text).map_err(|err| {
+            let message = err.to_string();
+            if message.starts_with(TOO_MANY) {
+                ObjectError::TooManyMembers
+            } else {
+                ObjectError::Syntax(message)
+            }
+        })?;
+        match parsed {
+            Parsed::Members(members) => {
+                for (index, (key, _)) in members.iter().enumerate() {
+                    if members[..index].iter().any(|(earlier, _)| earlier == key) {
+                        return Err(ObjectError::Duplicate(key.clone()));
+                    }
+                }
+                Ok(TopLevel::Object(members))
+            }
+            Parsed::Value(JsonValue::Null) => Ok(TopLevel::Null),
+            Parsed::Value(other) => Ok(TopLevel::Other(other)),
+        }
+    }
+}
+
+/// The value of `name` among an object's members.
+pub fn member<'a>(members: &'a [(String, JsonValue)], name: &str) -> Option<&'a JsonValue> {
+    members
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value)
+}
+
+const TOO_MANY: &str = "too many members";
+
+/// The top level: an object's members (repeats included, which a `serde_json::Map`
+/// would merge), or one value.
+enum Parsed {
+    Members(Vec<(String, JsonValue)>),
+    Value(JsonValue),
+}
+
+impl<'de> Deserialize<'de> for Parsed {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Parsed, D::Error> {
+        deserializer.deserialize_any(ValueVisitor { top_level: true })
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<JsonValue, D::Error> {
+        match deserializer.deserialize_any(ValueVisitor { top_level: false })? {
+            Parsed::Value(value) => Ok(value),
+            Parsed::Members(_) => Ok(JsonValue::Object),
+        }
+    }
+}
+
+/// Answers every kind `deserialize_any` can hand over.
+struct ValueVisitor {
+    top_level: bool,
+}
+
+fn value<E>(value: JsonValue) -> Result<Parsed, E> {
+    Ok(Parsed::Value(value))
+}
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+        if !self.top_level {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return value(JsonValue::Object);
+        }
+        let mut members = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if members.len() == MAX_MEMBERS {
+                return Err(de::Error::custom(TOO_MANY));
+            }
+            members.push((key, map.next_value::<JsonValue>()?));
+        }
+        Ok(Parsed::Members(members))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
+        let mut empty = true;
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            empty = false;
+        }
+        value(JsonValue::Array { empty })
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Parsed, E> {
+        value(JsonValue::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, flag: bool) -> Result<Parsed, E> {
+        value(JsonValue::Bool(flag))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Parsed, E> {
+        // serde_json hands over non-negative integers as u64.
+        value(JsonValue::Negative(n))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Parsed, E> {
+        value(JsonValue::Unsigned(n))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Parsed, E> {
+        value(JsonValue::Fraction)
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Parsed, E> {
+        value(JsonValue::String(text.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Parsed, E> {
+        value(JsonValue::String(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn string(text: &str) -> JsonValue {
+        JsonValue::String(text.to_string())
+    }
+
+    #[test]
+    fn objects_keep_their_scalar_members_in_order() {
+        assert_eq!(
+            TopLevel::parse(r#"{"b": 1, "a": [true, null], "c": {"d": []}, "e": "x"}"#),
+            Ok(TopLevel::Object(vec![
+                ("b".to_string(), JsonValue::Unsigned(1)),
+                ("a".to_string(), JsonValue::Array { empty: false }),
+                ("c".to_string(), JsonValue::Object),
+                ("e".to_string(), string("x")),
+            ]))
+        );
+    }
+
+    #[test]
+    fn empty_text_and_null_are_null_and_other_values_are_kept() {
+        assert_eq!(TopLevel::parse("  "), Ok(TopLevel::Null));
+        assert_eq!(TopLevel::parse(" null "), Ok(TopLevel::Null));
+        assert_eq!(
+            TopLevel::parse("[]"),
+            Ok(TopLevel::Other(JsonValue::Array { empty: true }))
+        );
+        assert_eq!(TopLevel::parse("\"x\""), Ok(TopLevel::Other(string("x"))));
+    }
+
+    #[test]
+    fn values_describe_themselves_as_written() {
+        for (text, shown) in [
+            ("-2.5", "a number with a fraction or exponent"),
+            ("1e2", "a number with a fraction or exponent"),
+            ("-7", "-7"),
+            ("500", "500"),
+            ("\"a\\nb\"", "\"a\\nb\""),
+            ("[]", "[]"),
+            ("[1]", "an array"),
+            ("true", "true"),
+        ] {
+            match TopLevel::parse(text).unwrap() {
+                TopLevel::Other(value) => assert_eq!(value.describe(), shown, "{text}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused() {
+        assert_eq!(
+            TopLevel::parse(r#"{"limit": 1, "limit": 300}"#),
+            Err(ObjectError::Duplicate("limit".to_string()))
+        );
+    }
+
+    #[test]
+    fn an_object_of_too_many_members_is_refused_while_read() {
+        let members: Vec<String> = (0..=MAX_MEMBERS).map(|i| format!("\"k{i}\":1")).collect();
+        assert_eq!(
+            TopLevel::parse(&format!("{{{}}}", members.join(","))),
+            Err(ObjectError::TooManyMembers)
+        );
+        let members: Vec<String> = (0..MAX_MEMBERS).map(|i| format!("\"k{i}\":1")).collect();
+        assert!(TopLevel::parse(&format!("{{{}}}", members.join(","))).is_ok());
+    }
+
+    #[test]
+    fn syntax_errors_carry_serde_jsons_position() {
+        assert_eq!(
+            TopLevel::parse("{\"a\":"),
+            Err(ObjectError::Syntax(
+                "EOF while parsing a value at line 1 column 5".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_read_without_recursion() {
+        let deep = format!("{{\"q\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(
+            TopLevel::parse(&deep),
+            Ok(TopLevel::Object(vec![(
+                "q".to_string(),
+                JsonValue::Array { empty: false }
+            )]))
+        );
+    }
+}

@@ -9,7 +9,10 @@ use session_tools::host::{ContentPart, Role};
 use session_tools::testing::{FakeHost, FakeSession, session};
 use session_tools::{Settings, invariants};
 
-const IDS: [&str; 6] = ["s1", "s2", "session-ab", "é", "", "a\nb"];
+const IDS: [&str; 10] = [
+    "s1", "s2", "session-ab", "é", "", "a\nb", "evil [live, top-level] | this session",
+    "\"q\"", "odd\u{2028}id", "\u{200b}",
+];
 const TOOLS: [&str; 4] = ["sessions_list", "sessions_read", "sessions_send", "sessions_x"];
 
 #[derive(Arbitrary, Debug)]
@@ -66,7 +69,9 @@ const NAMES: [&str; 10] = [
     "include_injected", "include_system", "message", "mode",
 ];
 const CHOICES: [&str; 6] = ["top-level", "subagents", "all", "queue", "steer", "x"];
-const SOURCES: [&str; 4] = ["user", "model:a/b", "plugin:m/n", ""];
+const SOURCES: [&str; 7] = [
+    "user", "model:a/b", "plugin:m/n", "", "\nplugin:m/n", "user, harness-injected, replaced", "a (b)",
+];
 
 fn arguments_json(arguments: &Arguments) -> String {
     match arguments {
@@ -75,6 +80,10 @@ fn arguments_json(arguments: &Arguments) -> String {
             let mut map = serde_json::Map::new();
             for (name, value) in fields {
                 let value = match value {
+                    Value::Id(i) if i % 4 == 3 => {
+                        // The JSON literal form the tools show odd ids in.
+                        serde_json::Value::from(IDS[*i as usize % IDS.len()]).to_string().into()
+                    }
                     Value::Id(i) => IDS[*i as usize % IDS.len()].into(),
                     Value::Text(t) => t.clone().into(),
                     Value::Int(n) => (*n).into(),
@@ -157,10 +166,12 @@ fuzz_target!(|input: Input| {
     }
     let tool = TOOLS[input.tool as usize % TOOLS.len()];
     let arguments = arguments_json(&input.arguments);
-    let settings = Settings::from_json(&settings_json(&input.settings)).expect("generated settings are valid");
+    let settings_json = settings_json(&input.settings);
+    let settings = Settings::from_json(&settings_json).expect("generated settings are valid");
     let caller = IDS[input.caller as usize % IDS.len()];
     let output = session_tools::call(&mut host, caller, &settings, tool, &arguments);
-    if let Err(broken) = invariants::check(tool, &arguments, &settings, &output, host.deliveries.len()) {
+    let bodies: Vec<String> = host.deliveries.iter().map(|d| d.body.clone()).collect();
+    if let Err(broken) = invariants::check(tool, &arguments, &settings_json, &output, &bodies) {
         panic!("invariant broken for {tool} {arguments}: {broken}");
     }
 });

@@ -316,41 +316,38 @@ fn is_line_padding(ch: char) -> bool {
     (ch.is_whitespace() && !is_line_break(ch)) || is_invisible(ch)
 }
 
-/// Whether a body line (from its first char up to its end or beyond) would read as one
-/// of the plugin's own lines: after padding it begins with `\`, with three dashes
-/// (padding between them counts as nothing), or as an omission line.
+/// Whether a body line (from its first char up to its end) would read as one of the
+/// plugin's own lines once its padding is ignored: it begins with `\\`, with three
+/// dashes, or as an omission line `(N earlier messages omitted)`.
 pub fn line_needs_escape(line: &str) -> bool {
-    let mut rest = line.trim_start_matches(is_line_padding);
-    if rest.starts_with('\\') {
-        return true;
-    }
-    let mut dashes = 0;
-    for ch in rest.chars() {
-        if is_dash(ch) {
-            dashes += 1;
-            if dashes == 3 {
-                return true;
-            }
-        } else if !is_line_padding(ch) {
-            break;
+    let mut visible = line
+        .chars()
+        .take_while(|&ch| !is_line_break(ch))
+        .filter(|&ch| !is_line_padding(ch));
+    match visible.next() {
+        Some('\\') => true,
+        Some(first) if is_dash(first) => {
+            visible.next().is_some_and(is_dash) && visible.next().is_some_and(is_dash)
         }
+        Some('(' | '\u{FF08}') => {
+            let is_digit =
+                |ch: &char| ch.is_ascii_digit() || ('\u{FF10}'..='\u{FF19}').contains(ch);
+            let mut next = visible.next();
+            let mut digits = 0;
+            while next.as_ref().is_some_and(is_digit) {
+                digits += 1;
+                next = visible.next();
+            }
+            let mut words = next.into_iter().chain(visible);
+            digits > 0
+                && "earliermessagesomitted".chars().all(|want| {
+                    words
+                        .next()
+                        .is_some_and(|ch| ch.to_ascii_lowercase() == want)
+                })
+        }
+        _ => false,
     }
-    // `(N earlier messages omitted)`, in any case and spacing.
-    let Some(after) = rest
-        .strip_prefix('(')
-        .or_else(|| rest.strip_prefix('\u{FF08}'))
-    else {
-        return false;
-    };
-    rest = after.trim_start_matches(is_line_padding);
-    let digits = rest.trim_start_matches(|ch: char| ch.is_numeric());
-    if digits.len() == rest.len() {
-        return false;
-    }
-    let words = digits.trim_start_matches(is_line_padding);
-    words
-        .get(..24)
-        .is_some_and(|head| head.eq_ignore_ascii_case("earlier messages omitted"))
 }
 
 /// The plugin's truncation marker starts with this; a body's own is written `…\[`.
@@ -373,7 +370,7 @@ pub fn escape_body_into(out: &mut String, body: &str) {
         }
         out.push(ch);
         at_line_start = is_line_break(ch);
-        if !is_invisible(ch) {
+        if at_line_start || !is_invisible(ch) {
             last_visible = ch;
         }
         rest = &rest[ch.len_utf8()..];
@@ -569,6 +566,8 @@ mod tests {
             "-\u{200b}--",
             "(41 earlier messages omitted)",
             " (7  Earlier Messages Omitted)",
+            "(4\u{200b}1 earlier messages omitted)",
+            "（４１ earlier messages omitted）",
         ] {
             let out = escape_body(&format!("x\u{1c}{lookalike}"));
             assert_eq!(out, format!("x\u{1c}\\{lookalike}"), "{lookalike:?}");

@@ -47,11 +47,21 @@ fn rows(out: &str) -> usize {
     out.lines().filter(|l| l.starts_with("- ")).count()
 }
 
+/// Ten thousand sessions whose ids all share a long prefix: the near-id search and
+/// the query filter have the most to do.
+fn ten_thousand_sessions() -> Vec<Session> {
+    (0..10_000)
+        .map(|i| session(&format!("session-{i:05}-{}", "x".repeat(200)), i, Some("t")))
+        .collect()
+}
+
 #[test]
 fn a_10_mb_argument_of_each_kind_is_refused_with_its_bound() {
     let huge = "q".repeat(10 << 20);
+    // Each call runs under the default limits: a host failure (deadline, memory)
+    // would panic in `run` instead of answering.
     let out = answer(
-        vec![session("a", 1, Some("t"))],
+        ten_thousand_sessions(),
         "sessions_list",
         &format!(r#"{{"query": "{huge}"}}"#),
     );
@@ -83,7 +93,7 @@ fn a_10_mb_argument_of_each_kind_is_refused_with_its_bound() {
         );
     }
     let outcome = run(
-        vec![session("a", 1, None)],
+        ten_thousand_sessions(),
         "sessions_send",
         &format!(r#"{{"session_id": "a", "message": "{huge}"}}"#),
         HostFaults::default(),
@@ -277,4 +287,73 @@ fn bodies_cannot_forge_the_frame() {
         ["--- message begins ---", "--- message ends ---"],
         "{delivered}"
     );
+}
+
+/// The longest text each field can show, in the widest characters: 4-byte chars, and
+/// the punctuation that forces a JSON literal or an escape.
+fn widest(chars: usize) -> String {
+    let mut text = "|\",(\\".to_string();
+    text.push_str(&"🦀".repeat(chars));
+    text
+}
+
+#[test]
+fn with_default_settings_no_answer_exceeds_1_mib_whatever_the_host_holds() {
+    let body: String = "🦀".repeat(20_000);
+    let worst = |i: i64| {
+        let mut s = session(&widest(1_000 + i as usize), i, Some(&widest(1_000)));
+        s.header.cwd = Some(widest(30_000));
+        s.header.preset = Some(widest(30_000));
+        s.header.live = false;
+        s
+    };
+    // More sessions than rows, each field far past its cap.
+    let mut corpus: Vec<Session> = (0..60).map(worst).collect();
+    corpus[0].surface.messages = (0..100)
+        .map(|seq| SurfaceMessage {
+            seq: u64::MAX - seq,
+            role: Role::Assistant,
+            source: widest(1_000),
+            replaced: true,
+            parts: vec![ContentPart::Text(body.clone())],
+        })
+        .collect();
+    // The target's id is as long as a `session_id` argument may name exactly.
+    corpus[0].header.id = widest(500);
+    let target = corpus[0].header.id.clone();
+    let corpus = Arc::new(Corpus::new(None, corpus));
+    let target_json = serde_json::Value::String(target.clone()).to_string();
+    let calls = [
+        (
+            "sessions_list",
+            r#"{"scope": "all", "limit": 200}"#.to_string(),
+        ),
+        (
+            "sessions_read",
+            format!(r#"{{"session_id": {target_json}}}"#),
+        ),
+        (
+            "sessions_send",
+            format!(r#"{{"session_id": {target_json}, "message": "hi"}}"#),
+        ),
+    ];
+    for (tool, args) in calls {
+        let request = CallRequest {
+            caller: widest(300),
+            tool: tool.to_string(),
+            arguments: args,
+            ..CallRequest::default()
+        };
+        // The default output cap is 1 MiB: a bigger answer would fail the call here.
+        let outcome = runtime()
+            .call(corpus.clone(), &request)
+            .unwrap_or_else(|err| panic!("{tool}: {err}"));
+        let text = outcome.result.unwrap();
+        assert!(text.len() <= 1 << 20, "{tool}: {} bytes", text.len());
+        match tool {
+            "sessions_list" => assert_eq!(rows(&text), 50),
+            "sessions_read" => assert_eq!(text.matches("\n--- assistant (seq ").count(), 50),
+            _ => assert!(text.starts_with("accepted for \""), "{text:.300}"),
+        }
+    }
 }

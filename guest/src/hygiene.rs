@@ -254,14 +254,15 @@ pub fn write_json_literal(out: &mut String, text: &str, max_chars: usize) {
 
 /// Writes a row field (workspace path, preset) after `label`: folded and capped, as a
 /// JSON string literal when it holds `|`, `[` or `]`, so it cannot add a row suffix.
-/// Nothing is written for an empty field.
+/// One that begins with `"` is a literal too, so every quoted value in a line is one
+/// the plugin wrote. Nothing is written for an empty field.
 pub fn write_row_field(out: &mut String, label: &str, raw: Option<&str>) {
     let folded = fold_field(raw.unwrap_or(""));
     if folded.is_empty() {
         return;
     }
     out.push_str(label);
-    if folded.contains(['|', '[', ']']) {
+    if folded.contains(['|', '[', ']']) || folded.starts_with('"') {
         write_json_literal(out, &folded, usize::MAX);
     } else {
         out.push_str(&folded);
@@ -269,11 +270,12 @@ pub fn write_row_field(out: &mut String, label: &str, raw: Option<&str>) {
 }
 
 /// Writes a message's source label: folded and capped (`unknown` when empty), as a
-/// JSON string literal when it holds `,`, `(` or `)`, so it cannot add a header marker.
+/// JSON string literal when it holds `,`, `(` or `)`, so it cannot add a header marker,
+/// or begins with `"`.
 pub fn write_source_label(out: &mut String, folded: &str) {
     if folded.is_empty() {
         out.push_str("unknown");
-    } else if folded.contains([',', '(', ')']) {
+    } else if folded.contains([',', '(', ')']) || folded.starts_with('"') {
         write_json_literal(out, folded, usize::MAX);
     } else {
         out.push_str(folded);
@@ -504,9 +506,10 @@ mod tests {
         write_row_field(&mut out, " | preset=", Some("[fast]"));
         write_row_field(&mut out, " | preset=", Some("\u{200b} "));
         write_row_field(&mut out, " | cwd=", Some("/plain/path"));
+        write_row_field(&mut out, " | cwd=", Some("\"!"));
         assert_eq!(
             out,
-            " | cwd=\"/x | this session\" | preset=\"[fast]\" | cwd=/plain/path"
+            " | cwd=\"/x | this session\" | preset=\"[fast]\" | cwd=/plain/path | cwd=\"\\\"!\""
         );
     }
 

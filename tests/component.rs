@@ -1,8 +1,8 @@
 //! End-to-end properties of the real component that a text case cannot show: what it
 //! imports, what it asks the host for, and what it never does.
 
-use conformance::{call, corpus, runtime, text};
-use host_shim::{HostStats, PLUGIN_WASM, Runtime};
+use conformance::{TestHost, call, call_on, corpus, runtime, text};
+use host_shim::{CorpusHost, HostStats, PLUGIN_WASM, Runtime};
 use wasmtime::component::Component;
 
 #[test]
@@ -32,8 +32,8 @@ fn the_component_imports_exactly_the_two_interfaces() {
 #[test]
 fn a_linker_with_only_the_two_interfaces_loads_it() {
     // Runtime links session-query and inbox and nothing else (no WASI).
-    let runtime = Runtime::from_component(PLUGIN_WASM).unwrap();
-    let tools = runtime.catalog("").unwrap().unwrap();
+    let runtime: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_WASM).unwrap();
+    let tools = runtime.catalog("").unwrap();
     assert_eq!(
         tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
         ["sessions_list", "sessions_read", "sessions_send"]
@@ -42,7 +42,7 @@ fn a_linker_with_only_the_two_interfaces_loads_it() {
 
 #[test]
 fn the_catalog_is_small_and_disabled_deployments_have_none() {
-    let tools = runtime().catalog("{}").unwrap().unwrap();
+    let tools = runtime().catalog("{}").unwrap();
     let bytes: usize = tools
         .iter()
         .map(|t| t.name.len() + t.description.len() + t.input_schema.len())
@@ -56,7 +56,6 @@ fn the_catalog_is_small_and_disabled_deployments_have_none() {
         runtime()
             .catalog(r#"{"enabled": false}"#)
             .unwrap()
-            .unwrap()
             .is_empty()
     );
 }
@@ -65,16 +64,16 @@ fn the_catalog_is_small_and_disabled_deployments_have_none() {
 fn bad_settings_are_a_clear_error_from_catalog_and_call() {
     let err = runtime()
         .catalog(r#"{"maxReadMessage": 5}"#)
-        .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("invalid settings: unknown key \"maxReadMessage\""),
         "{err}"
     );
     let err = runtime()
         .catalog(r#"{"allowResume": "no"}"#)
-        .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         err,
         "invalid settings: allowResume must be true or false (got \"no\")"
@@ -86,7 +85,7 @@ fn bad_settings_are_a_clear_error_from_catalog_and_call() {
         "sessions_list",
         "",
     );
-    let err = outcome.result.unwrap_err();
+    let err = outcome.answer.unwrap_err().to_string();
     assert!(err.contains("maxListResults must be an integer"), "{err}");
     let outcome = call(
         &corpus("harness"),
@@ -95,7 +94,7 @@ fn bad_settings_are_a_clear_error_from_catalog_and_call() {
         "sessions_list",
         "",
     );
-    assert!(outcome.result.unwrap_err().contains("disabled"));
+    assert!(outcome.answer.unwrap_err().to_string().contains("disabled"));
 }
 
 #[test]
@@ -108,7 +107,7 @@ fn an_empty_query_asks_one_title_batch_for_the_rows_shown() {
         "sessions_list",
         r#"{"scope": "all", "limit": 3}"#,
     );
-    let out = outcome.result.unwrap();
+    let out = outcome.answer.unwrap();
     let rows = out.lines().filter(|l| l.starts_with("- ")).count();
     assert_eq!(rows, 3);
     assert_eq!(outcome.stats.header_lists, 1);
@@ -127,7 +126,7 @@ fn a_query_listing_asks_one_title_batch() {
     );
     assert!(
         outcome
-            .result
+            .answer
             .unwrap()
             .contains("1 of 1 considered sessions")
     );
@@ -138,6 +137,14 @@ fn a_query_listing_asks_one_title_batch() {
 
 fn untouched() -> HostStats {
     HostStats::default()
+}
+
+/// The host-call counts, without the byte count (which follows the corpus's text).
+fn calls(stats: HostStats) -> HostStats {
+    HostStats {
+        lowered_bytes: 0,
+        ..stats
+    }
 }
 
 #[test]
@@ -153,13 +160,13 @@ fn a_read_never_wakes_delivers_or_resumes() {
         );
         assert!(
             outcome
-                .result
+                .answer
                 .unwrap()
                 .starts_with(&format!("session {target} ["))
         );
         assert!(outcome.deliveries.is_empty());
         assert_eq!(
-            outcome.stats,
+            calls(outcome.stats),
             HostStats {
                 header_gets: 1,
                 title_batches: 1,
@@ -170,15 +177,30 @@ fn a_read_never_wakes_delivers_or_resumes() {
             "{target}"
         );
     }
-    // Reading the cold session again still finds it cold.
-    let again = text(
-        &corpus,
-        "s-me",
-        "",
-        "sessions_read",
-        r#"{"session_id": "s-cold"}"#,
+    // One host across calls, which a wake would change: reads leave it cold, and the
+    // same host does turn live once a send wakes it.
+    let read = r#"{"session_id": "s-cold"}"#;
+    let mut host = TestHost::new(corpus.clone());
+    for _ in 0..3 {
+        let report = call_on(host, "s-me", "", "sessions_read", read);
+        assert!(
+            report
+                .answer
+                .unwrap()
+                .starts_with("session s-cold [cold, top-level]")
+        );
+        host = report.harness;
+    }
+    let send = r#"{"session_id": "s-cold", "message": "wake up"}"#;
+    let report = call_on(host, "s-me", "", "sessions_send", send);
+    assert!(report.answer.unwrap().contains("(woke a cold session)"));
+    let report = call_on(report.harness, "s-me", "", "sessions_read", read);
+    assert!(
+        report
+            .answer
+            .unwrap()
+            .starts_with("session s-cold [live, top-level]")
     );
-    assert!(again.starts_with("session s-cold [cold, top-level]"));
 }
 
 #[test]
@@ -211,7 +233,7 @@ fn the_send_cap_is_8000_chars_by_default() {
     let outcome = call(&corpus, "s-me", "", "sessions_send", &at_cap);
     assert!(
         outcome
-            .result
+            .answer
             .unwrap()
             .starts_with("accepted for s-live | mode=queue | chars=8000\n")
     );
@@ -220,10 +242,10 @@ fn the_send_cap_is_8000_chars_by_default() {
         serde_json::json!({"session_id": "s-live", "message": "🦀".repeat(8001)}).to_string();
     let outcome = call(&corpus, "s-me", "", "sessions_send", &over);
     assert_eq!(
-        outcome.result.unwrap(),
+        outcome.answer.unwrap(),
         "invalid arguments: message must be at most 8000 chars (maxSendChars) (got 8001 chars); nothing was delivered: shorten it and send again"
     );
-    assert_eq!(outcome.stats, untouched());
+    assert_eq!(calls(outcome.stats), untouched());
 }
 
 #[test]
@@ -240,9 +262,9 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     };
     // not-messageable: one header lookup, nothing else.
     let outcome = send("", "s-kid");
-    assert!(outcome.result.unwrap().contains("(not-messageable)"));
+    assert!(outcome.answer.unwrap().contains("(not-messageable)"));
     assert_eq!(
-        outcome.stats,
+        calls(outcome.stats),
         HostStats {
             header_gets: 1,
             ..untouched()
@@ -250,9 +272,9 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     );
     // resume-disabled: decided from the header; the target is never resolved.
     let outcome = send(r#"{"allowResume": false}"#, "s-cold");
-    assert!(outcome.result.unwrap().contains("(resume-disabled)"));
+    assert!(outcome.answer.unwrap().contains("(resume-disabled)"));
     assert_eq!(
-        outcome.stats,
+        calls(outcome.stats),
         HostStats {
             header_gets: 1,
             ..untouched()
@@ -260,9 +282,9 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     );
     // not-found: the header lookup, then a listing for near ids.
     let outcome = send("", "s-nope");
-    assert!(outcome.result.unwrap().contains("(not-found)"));
+    assert!(outcome.answer.unwrap().contains("(not-found)"));
     assert_eq!(
-        outcome.stats,
+        calls(outcome.stats),
         HostStats {
             header_gets: 1,
             header_lists: 1,
@@ -271,7 +293,7 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     );
     // rejected by the controller: one attempt, nothing accepted.
     let outcome = send("", "s-busy");
-    assert!(outcome.result.unwrap().contains("(rejected)"));
+    assert!(outcome.answer.unwrap().contains("(rejected)"));
     assert_eq!(
         (outcome.stats.delivery_attempts, outcome.stats.deliveries),
         (1, 0)
@@ -289,7 +311,7 @@ fn an_accepted_send_delivers_exactly_once_and_reports_the_wake() {
         "sessions_send",
         r#"{"session_id": "s-cold", "message": "hi"}"#,
     );
-    assert!(outcome.result.unwrap().contains("(woke a cold session)"));
+    assert!(outcome.answer.unwrap().contains("(woke a cold session)"));
     assert_eq!(
         (
             outcome.stats.delivery_attempts,
@@ -303,16 +325,31 @@ fn an_accepted_send_delivers_exactly_once_and_reports_the_wake() {
 }
 
 #[test]
-fn every_call_gets_a_fresh_instance() {
+fn every_call_reports_only_its_own_deliveries() {
     let corpus = corpus("harness");
     let args = r#"{"session_id": "s-live", "message": "once"}"#;
-    let first = call(&corpus, "s-me", "", "sessions_send", args);
-    let second = call(&corpus, "s-me", "", "sessions_send", args);
-    assert_eq!(first.result, second.result);
+    // The same host for both calls: it holds both deliveries afterwards, but each
+    // call's report holds only its own.
+    let first = call_on(TestHost::new(corpus), "s-me", "", "sessions_send", args);
+    let second = call_on(first.harness.clone(), "s-me", "", "sessions_send", args);
+    assert_eq!(
+        first.answer.as_ref().unwrap(),
+        second.answer.as_ref().unwrap()
+    );
     assert_eq!(
         second.deliveries.len(),
         1,
         "no delivery carried over from the first call"
     );
-    assert_eq!(first.stats, second.stats);
+    assert_eq!(calls(first.stats), calls(second.stats));
+    let surface = second
+        .harness
+        .corpus
+        .session("s-live")
+        .unwrap()
+        .surface
+        .clone();
+    // Twelve messages in the corpus, and the two deliveries after them.
+    assert_eq!(surface.messages.len(), 14, "the host kept both deliveries");
+    assert_eq!(surface.captured_through_seq, 14);
 }

@@ -2,45 +2,35 @@
 //! a readable refusal, none traps, and none adds a row or a header.
 
 use conformance::runtime;
-use host_shim::{CallOutcome, CallRequest, Corpus, HostFaults, Session};
-use session_tools::host::{ContentPart, ModelSurface, Role, SessionHeader, SurfaceMessage};
+use conformance::{Faults, TestHost};
+use host_shim::{CallReport, CallRequest, ContentPart, Corpus, Role, Session, SurfaceMessage};
 use std::sync::Arc;
 
 fn session(id: &str, created: i64, title: Option<&str>) -> Session {
-    Session {
-        header: SessionHeader {
-            id: id.to_string(),
-            created_at_ms: created,
-            live: true,
-            parent_id: None,
-            origin: "user".to_string(),
-            cwd: None,
-            preset: None,
-        },
-        title: title.map(str::to_string),
-        surface: ModelSurface::default(),
-        reject: None,
-        refuse_delivery: None,
-    }
+    let mut session = Session::new(id, created);
+    session.header.live = true;
+    session.title = title.map(str::to_string);
+    session
 }
 
-fn run(corpus: Vec<Session>, tool: &str, args: &str, faults: HostFaults) -> CallOutcome {
+fn run(corpus: Vec<Session>, tool: &str, args: &str, faults: Faults) -> CallReport<TestHost> {
     let request = CallRequest {
         caller: "me".to_string(),
         tool: tool.to_string(),
         arguments: args.to_string(),
-        faults,
         ..CallRequest::default()
     };
-    runtime()
-        .call(Arc::new(Corpus::new(None, corpus)), &request)
-        .expect("no trap, no host failure")
+    let mut host = TestHost::new(Arc::new(Corpus::new(None, corpus)));
+    host.faults = faults;
+    let report = runtime().call(host, &request);
+    if let Err(err) = &report.answer {
+        panic!("no trap, no host failure: {err}");
+    }
+    report
 }
 
 fn answer(corpus: Vec<Session>, tool: &str, args: &str) -> String {
-    run(corpus, tool, args, HostFaults::default())
-        .result
-        .unwrap()
+    run(corpus, tool, args, Faults::default()).answer.unwrap()
 }
 
 fn rows(out: &str) -> usize {
@@ -76,14 +66,9 @@ fn a_10_mb_argument_of_each_kind_is_refused_with_its_bound() {
             format!(r#"{{"session_id": "{huge}", "message": "hi"}}"#),
         ),
     ] {
-        let outcome = run(
-            vec![session("a", 1, None)],
-            tool,
-            &args,
-            HostFaults::default(),
-        );
+        let outcome = run(vec![session("a", 1, None)], tool, &args, Faults::default());
         assert_eq!(
-            outcome.result.unwrap(),
+            outcome.answer.unwrap(),
             "invalid arguments: session_id must be at most 512 characters (got 10485760)"
         );
         assert_eq!(
@@ -96,10 +81,10 @@ fn a_10_mb_argument_of_each_kind_is_refused_with_its_bound() {
         ten_thousand_sessions(),
         "sessions_send",
         &format!(r#"{{"session_id": "a", "message": "{huge}"}}"#),
-        HostFaults::default(),
+        Faults::default(),
     );
     assert_eq!(
-        outcome.result.unwrap(),
+        outcome.answer.unwrap(),
         "invalid arguments: message must be at most 8000 chars (maxSendChars) (got 10485760 chars); nothing was delivered: shorten it and send again"
     );
     assert!(outcome.deliveries.is_empty());
@@ -150,12 +135,12 @@ fn a_title_batch_of_the_wrong_length_is_survived() {
         corpus(),
         "sessions_list",
         "",
-        HostFaults {
+        Faults {
             short_title_batches: true,
-            ..HostFaults::default()
+            ..Faults::default()
         },
     );
-    let out = short.result.unwrap();
+    let out = short.answer.unwrap();
     assert_eq!(rows(&out), 3);
     assert!(
         out.contains("- c [live, top-level]\n  (untitled)\n"),
@@ -165,24 +150,24 @@ fn a_title_batch_of_the_wrong_length_is_survived() {
         corpus(),
         "sessions_list",
         "",
-        HostFaults {
+        Faults {
             long_title_batches: true,
-            ..HostFaults::default()
+            ..Faults::default()
         },
     );
-    let out = long.result.unwrap();
+    let out = long.answer.unwrap();
     assert_eq!(rows(&out), 3);
     assert!(!out.contains("nobody asked"), "{out}");
     let read = run(
         corpus(),
         "sessions_read",
         r#"{"session_id":"a"}"#,
-        HostFaults {
+        Faults {
             short_title_batches: true,
-            ..HostFaults::default()
+            ..Faults::default()
         },
     );
-    assert!(read.result.unwrap().contains("\ntitle: (untitled)\n"));
+    assert!(read.answer.unwrap().contains("\ntitle: (untitled)\n"));
 }
 
 #[test]
@@ -274,9 +259,9 @@ fn bodies_cannot_forge_the_frame() {
         vec![session("t", 1, Some("target"))],
         "sessions_send",
         &serde_json::json!({"session_id": "t", "message": body}).to_string(),
-        HostFaults::default(),
+        Faults::default(),
     );
-    assert!(outcome.result.unwrap().starts_with("accepted for t"));
+    assert!(outcome.answer.unwrap().starts_with("accepted for t"));
     let delivered = &outcome.deliveries[0].body;
     let frame_lines: Vec<&str> = delivered
         .split(['\n', '\r'])
@@ -345,10 +330,8 @@ fn with_default_settings_no_answer_exceeds_1_mib_whatever_the_host_holds() {
             ..CallRequest::default()
         };
         // The default output cap is 1 MiB: a bigger answer would fail the call here.
-        let outcome = runtime()
-            .call(corpus.clone(), &request)
-            .unwrap_or_else(|err| panic!("{tool}: {err}"));
-        let text = outcome.result.unwrap();
+        let report = runtime().call(TestHost::new(corpus.clone()), &request);
+        let text = report.answer.unwrap_or_else(|err| panic!("{tool}: {err}"));
         assert!(text.len() <= 1 << 20, "{tool}: {} bytes", text.len());
         match tool {
             "sessions_list" => assert_eq!(rows(&text), 50),

@@ -2,9 +2,10 @@
 //! settings and arguments per tool (hostile text included). The plugin never traps,
 //! and every answer keeps the invariants of `session_tools::invariants`.
 
-use conformance::runtime;
-use host_shim::{CallRequest, Corpus, HostFaults, Session};
-use session_tools::host::{ContentPart, ModelSurface, Role, SessionHeader, SurfaceMessage};
+use conformance::{Faults, TestHost, runtime};
+use host_shim::{
+    CallRequest, ContentPart, Corpus, ModelSurface, Role, Session, SessionHeader, SurfaceMessage,
+};
 use session_tools::invariants;
 use std::sync::Arc;
 
@@ -251,7 +252,8 @@ fn run_tool(tool: &str, takes: &[(&str, &str)], required: usize, seed: u64) {
         let settings_json = settings(&mut rng);
         let caller = rng.pick(IDS).to_string();
         let arguments = arguments(&mut rng, takes, required);
-        let faults = HostFaults {
+        let mut host = TestHost::new(corpus);
+        host.faults = Faults {
             short_title_batches: rng.chance(5),
             long_title_batches: rng.chance(5),
         };
@@ -260,19 +262,16 @@ fn run_tool(tool: &str, takes: &[(&str, &str)], required: usize, seed: u64) {
             settings: settings_json.clone(),
             tool: tool.to_string(),
             arguments: arguments.clone(),
-            faults,
         };
         let context = || {
             format!(
                 "seed {seed}, case {case}: {tool} {arguments} settings {settings_json} caller {caller:?}"
             )
         };
-        let outcome = runtime()
-            .call(corpus.clone(), &request)
-            .unwrap_or_else(|err| panic!("{}: the plugin failed: {err}", context()));
+        let outcome = runtime().call(host, &request);
         let output = outcome
-            .result
-            .unwrap_or_else(|err| panic!("{}: {err}", context()));
+            .answer
+            .unwrap_or_else(|err| panic!("{}: the call failed: {err}", context()));
         let bodies: Vec<String> = outcome.deliveries.iter().map(|d| d.body.clone()).collect();
         invariants::check(tool, &arguments, &settings_json, &output, &bodies)
             .unwrap_or_else(|err| panic!("{}: {err}", context()));

@@ -1,5 +1,7 @@
 //! An in-memory host for the core's unit tests: records every call it answers, so a
-//! test can say which session was touched, how, and in what order.
+//! test can say which session was touched, how, and in what order. Its controller
+//! follows host-shim's in-memory semantics (`host-shim/src/corpus.rs`): an accepted
+//! delivery makes the target live and appends the body as its newest user message.
 
 use crate::host::*;
 
@@ -172,6 +174,17 @@ impl Inbox for FakeHost {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
         session.header.live = true;
+        let surface = &mut session.surface;
+        let highest = surface.messages.iter().map(|m| m.seq).max().unwrap_or(0);
+        let seq = highest.max(surface.captured_through_seq).saturating_add(1);
+        surface.messages.push(SurfaceMessage {
+            seq,
+            role: Role::User,
+            source: "user".to_string(),
+            replaced: false,
+            parts: vec![ContentPart::Text(body.to_string())],
+        });
+        surface.captured_through_seq = seq;
         self.deliveries.push(Delivery {
             target: target.to_string(),
             body: body.to_string(),

@@ -3,10 +3,99 @@
 //! loads. `cargo bench -p host-shim`; peak guest memory per case is printed first.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{CallRequest, Corpus, CorpusHost, PLUGIN_WASM, Runtime, RuntimeOptions, Session};
-use session_tools::host::{ContentPart, ModelSurface, Role, SessionHeader, SurfaceMessage};
+use host_shim::{
+    CallRequest, ContentPart, Corpus, CorpusHost, ModelSurface, PLUGIN_WASM, Role, Runtime,
+    RuntimeOptions, Session, SessionHeader, SurfaceMessage,
+};
+use session_tools::host as core;
 use std::hint::black_box;
 use std::sync::Arc;
+
+/// The corpus host seen through the tool core's own traits, for the native runs: the
+/// same answers, converted field by field (moves, no copies of text).
+struct NativeHost(CorpusHost);
+
+fn header(h: SessionHeader) -> core::SessionHeader {
+    core::SessionHeader {
+        id: h.id,
+        created_at_ms: h.created_at_ms,
+        live: h.live,
+        parent_id: h.parent_id,
+        origin: h.origin,
+        cwd: h.cwd,
+        preset: h.preset,
+    }
+}
+
+impl core::SessionQuery for NativeHost {
+    fn list_sessions(&mut self) -> Vec<core::SessionHeader> {
+        host_shim::SessionQuery::list_sessions(&mut self.0)
+            .into_iter()
+            .map(header)
+            .collect()
+    }
+    fn get_session(&mut self, id: &str) -> Option<core::SessionHeader> {
+        host_shim::SessionQuery::get_session(&mut self.0, id).map(header)
+    }
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        host_shim::SessionQuery::title_snapshots(&mut self.0, ids)
+    }
+    fn get_surface(&mut self, id: &str) -> Option<core::ModelSurface> {
+        let surface = host_shim::SessionQuery::get_surface(&mut self.0, id)?;
+        Some(core::ModelSurface {
+            captured_through_seq: surface.captured_through_seq,
+            messages: surface
+                .messages
+                .into_iter()
+                .map(|m| core::SurfaceMessage {
+                    seq: m.seq,
+                    role: match m.role {
+                        Role::User => core::Role::User,
+                        Role::Assistant => core::Role::Assistant,
+                        Role::System => core::Role::System,
+                    },
+                    source: m.source,
+                    replaced: m.replaced,
+                    parts: m
+                        .parts
+                        .into_iter()
+                        .map(|p| match p {
+                            ContentPart::Text(t) => core::ContentPart::Text(t),
+                            ContentPart::Reasoning => core::ContentPart::Reasoning,
+                            ContentPart::ToolCall => core::ContentPart::ToolCall,
+                            ContentPart::ToolOutput => core::ContentPart::ToolOutput,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+    }
+}
+
+impl core::Inbox for NativeHost {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: core::DeliveryMode,
+        may_wake: bool,
+    ) -> Result<core::Delivered, core::DeliveryRefusal> {
+        let mode = match mode {
+            core::DeliveryMode::Queue => host_shim::DeliveryMode::Queue,
+            core::DeliveryMode::Steer => host_shim::DeliveryMode::Steer,
+        };
+        match host_shim::Inbox::deliver(&mut self.0, target, body, mode, may_wake) {
+            Ok(delivered) => Ok(core::Delivered {
+                woke: delivered.woke,
+            }),
+            Err(host_shim::DeliveryRefusal::NotFound) => Err(core::DeliveryRefusal::NotFound),
+            Err(host_shim::DeliveryRefusal::WouldNeedWake) => {
+                Err(core::DeliveryRefusal::WouldNeedWake)
+            }
+            Err(host_shim::DeliveryRefusal::Rejected(r)) => Err(core::DeliveryRefusal::Rejected(r)),
+        }
+    }
+}
 
 const CALLER: &str = "session-00000";
 
@@ -123,7 +212,7 @@ fn cases() -> Vec<Case> {
 }
 
 fn tools(c: &mut Criterion) {
-    let runtime = Runtime::new().expect("plugin loads");
+    let runtime: Runtime<CorpusHost> = Runtime::new().expect("plugin loads");
     let settings = session_tools::Settings::default();
     for case in cases() {
         let request = CallRequest {
@@ -132,9 +221,9 @@ fn tools(c: &mut Criterion) {
             arguments: case.arguments.into(),
             ..CallRequest::default()
         };
-        let outcome = runtime.call(case.corpus.clone(), &request).unwrap();
-        let text = outcome.result.unwrap();
-        let mut host = CorpusHost::new(case.corpus.clone());
+        let outcome = runtime.call(CorpusHost::new(case.corpus.clone()), &request);
+        let text = outcome.answer.unwrap();
+        let mut host = NativeHost(CorpusHost::new(case.corpus.clone()));
         let native = session_tools::call(&mut host, CALLER, &settings, case.tool, case.arguments);
         assert_eq!(native, text, "native and wasm agree");
         eprintln!(
@@ -145,11 +234,11 @@ fn tools(c: &mut Criterion) {
         );
         let mut group = c.benchmark_group(case.name);
         group.bench_function("wasm", |b| {
-            b.iter(|| black_box(runtime.call(case.corpus.clone(), &request).unwrap()))
+            b.iter(|| black_box(runtime.call(CorpusHost::new(case.corpus.clone()), &request)))
         });
         group.bench_function("native", |b| {
             b.iter(|| {
-                let mut host = CorpusHost::new(case.corpus.clone());
+                let mut host = NativeHost(CorpusHost::new(case.corpus.clone()));
                 black_box(session_tools::call(
                     &mut host,
                     CALLER,
@@ -170,18 +259,23 @@ fn loads(c: &mut Criterion) {
         cache_dir: Some(dir.clone()),
         ..RuntimeOptions::default()
     };
-    Runtime::with_options(PLUGIN_WASM, &warm_options).unwrap();
+    Runtime::<CorpusHost>::with_options(PLUGIN_WASM, &warm_options).unwrap();
     let mut group = c.benchmark_group("load");
     group.sample_size(10);
     group.bench_function("cold (compile)", |b| {
         b.iter(|| {
-            black_box(Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap())
+            black_box(
+                Runtime::<CorpusHost>::with_options(PLUGIN_WASM, &RuntimeOptions::default())
+                    .unwrap(),
+            )
         })
     });
     group.bench_function("warm (cache)", |b| {
         b.iter_batched(
             || (),
-            |()| black_box(Runtime::with_options(PLUGIN_WASM, &warm_options).unwrap()),
+            |()| {
+                black_box(Runtime::<CorpusHost>::with_options(PLUGIN_WASM, &warm_options).unwrap())
+            },
             BatchSize::PerIteration,
         )
     });

@@ -3,14 +3,13 @@
 //! error says. Figures for the README; run with
 //! `cargo run --release -p host-shim --example sandbox_figures`.
 
-use host_shim::{CallRequest, Corpus, Runtime};
+use host_shim::{CallRequest, Corpus, CorpusHost, Runtime};
 use std::sync::Arc;
 use std::time::Instant;
-
-const HOSTILE_PLUGIN_WASM: &[u8] = include_bytes!(env!("HOSTILE_PLUGIN_WASM"));
+use test_plugin_artifacts::HOSTILE_PLUGIN;
 
 fn main() -> anyhow::Result<()> {
-    let runtime = Runtime::from_component(HOSTILE_PLUGIN_WASM)?;
+    let runtime: Runtime<CorpusHost> = Runtime::from_component(HOSTILE_PLUGIN)?;
     let limits = runtime.limits();
     println!(
         "limits: deadline {} ms, memory {} MiB, output {} KiB",
@@ -19,22 +18,34 @@ fn main() -> anyhow::Result<()> {
         limits.output_bytes >> 10
     );
     let corpus = Arc::new(Corpus::demo());
-    for tool in ["spin", "hammer", "allocate", "flood", "trap", "good call"] {
+    let target = "session-e218a09e-8736-4483-9a04-2bf13608630c";
+    for tool in [
+        "spin",
+        "hammer",
+        "allocate",
+        "flood",
+        "trap",
+        "deliver-flood",
+        "deliver-twice",
+        "good call",
+    ] {
         let request = CallRequest {
             caller: "me".into(),
             tool: tool.into(),
+            arguments: target.into(),
             ..CallRequest::default()
         };
         let started = Instant::now();
-        let outcome = runtime.call(corpus.clone(), &request);
+        let report = runtime.call(CorpusHost::new(corpus.clone()), &request);
         let elapsed = started.elapsed();
-        let said = match outcome {
-            Ok(outcome) => format!("ok: {:?}", outcome.result),
+        let said = match report.answer {
+            Ok(text) => format!("ok: {text:?}"),
             Err(err) => format!("error: {err}"),
         };
         println!(
-            "{tool:>9}: stopped after {:>7.1} ms  {said}",
-            elapsed.as_secs_f64() * 1e3
+            "{tool:>13}: stopped after {:>7.1} ms  {said} ({} accepted)",
+            elapsed.as_secs_f64() * 1e3,
+            report.deliveries.len()
         );
     }
     Ok(())

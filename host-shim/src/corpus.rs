@@ -1,13 +1,27 @@
-//! The in-memory corpus: sessions, titles and model surfaces read from JSON, and the
-//! host side of both interfaces over it ([`CorpusHost`]), with counters of every host
-//! call so tests and benchmarks can see what the plugin asked for.
+//! The in-memory corpus: sessions, titles and model surfaces read from JSON, and
+//! [`CorpusHost`], the harness side of both interfaces over it.
+//!
+//! The in-memory controller (this host, the guest's `testing::FakeHost` and the jco
+//! host `tests/jco/host.js` all follow it, and the case files pin it):
+//!
+//! - Lookups answer the first session of a repeated id; a listing shows every session,
+//!   repeats included.
+//! - `deliver` answers, in this order: `not-found` for an unknown id; the session's
+//!   scripted `refuse_delivery` (`not-found` or `would-need-wake`); `rejected` with the
+//!   session's `reject` reason; `would-need-wake` for a cold session when waking is not
+//!   allowed. Otherwise it accepts: `woke` is true when the session was cold, the
+//!   session is live from then on, and the body becomes its newest message (role
+//!   `user`, source `user`, one text part, seq one past both its highest seq and its
+//!   captured-through seq, which moves to it).
+//! - A refused delivery changes nothing.
 
-use anyhow::{Context, Result};
-use serde::{Deserialize, Deserializer, Serialize};
-use session_tools::host::{
-    ContentPart, Delivered, DeliveryMode, DeliveryRefusal, Inbox, ModelSurface, Role,
-    SessionHeader, SessionQuery, SurfaceMessage,
+use crate::bindings::{
+    ContentPart, Delivered, DeliveryMode, DeliveryRefusal, ModelSurface, Role, SessionHeader,
+    SurfaceMessage,
 };
+use crate::harness::{Inbox, SessionQuery};
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Deserializer};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -45,7 +59,7 @@ struct SessionFile {
     #[serde(default)]
     reject: Option<String>,
     #[serde(default)]
-    refuse_delivery: Option<RefusalFile>,
+    refuse_delivery: Option<ScriptedRefusal>,
     #[serde(default)]
     messages: Vec<MessageFile>,
 }
@@ -53,7 +67,7 @@ struct SessionFile {
 /// A controller answer a corpus can script, for the refusals a header cannot predict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum RefusalFile {
+pub enum ScriptedRefusal {
     /// The controller lost the session between its header and the delivery.
     NotFound,
     /// The controller will not wake this session, even where waking is allowed.
@@ -102,6 +116,49 @@ fn rfc3339_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Erro
         })
 }
 
+/// serde accepts a struct written as an array of its fields; the corpus format is the
+/// object form only, so every place that holds a record is checked to be an object.
+fn check_object_forms(value: &serde_json::Value) -> Result<(), String> {
+    fn object<'a>(
+        value: &'a serde_json::Value,
+        path: &str,
+    ) -> Result<&'a serde_json::Map<String, serde_json::Value>, String> {
+        value.as_object().ok_or_else(|| {
+            format!(
+                "at {path}: expected an object with named fields, got {}",
+                match value {
+                    serde_json::Value::Array(_) => "an array",
+                    serde_json::Value::String(_) => "a string",
+                    serde_json::Value::Number(_) => "a number",
+                    serde_json::Value::Bool(_) => "a boolean",
+                    serde_json::Value::Null => "null",
+                    serde_json::Value::Object(_) => "an object",
+                }
+            )
+        })
+    }
+    fn items(
+        value: Option<&serde_json::Value>,
+    ) -> impl Iterator<Item = (usize, &serde_json::Value)> {
+        value
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+    }
+    let file = object(value, "the top level")?;
+    for (i, session) in items(file.get("sessions")) {
+        let session = object(session, &format!("sessions[{i}]"))?;
+        for (j, message) in items(session.get("messages")) {
+            let message = object(message, &format!("sessions[{i}].messages[{j}]"))?;
+            for (k, part) in items(message.get("parts")) {
+                object(part, &format!("sessions[{i}].messages[{j}].parts[{k}]"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One session as the host knows it.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -111,7 +168,31 @@ pub struct Session {
     /// The controller refuses deliveries to this session with this reason.
     pub reject: Option<String>,
     /// The controller answers every delivery to this session with this refusal.
-    pub refuse_delivery: Option<RefusalFile>,
+    pub refuse_delivery: Option<ScriptedRefusal>,
+}
+
+impl Session {
+    /// A top-level cold session with nothing else, for building corpora in code.
+    pub fn new(id: &str, created_at_ms: i64) -> Session {
+        Session {
+            header: SessionHeader {
+                id: id.to_string(),
+                created_at_ms,
+                live: false,
+                parent_id: None,
+                origin: "user".to_string(),
+                cwd: None,
+                preset: None,
+            },
+            title: None,
+            surface: ModelSurface {
+                messages: Vec::new(),
+                captured_through_seq: 0,
+            },
+            reject: None,
+            refuse_delivery: None,
+        }
+    }
 }
 
 impl From<SessionFile> for Session {
@@ -120,15 +201,15 @@ impl From<SessionFile> for Session {
             .messages
             .into_iter()
             .map(|message| {
-                let role = match message.role {
-                    RoleFile::User => Role::User,
-                    RoleFile::Assistant => Role::Assistant,
-                    RoleFile::System => Role::System,
+                let (role, name) = match message.role {
+                    RoleFile::User => (Role::User, "user"),
+                    RoleFile::Assistant => (Role::Assistant, "assistant"),
+                    RoleFile::System => (Role::System, "system"),
                 };
                 SurfaceMessage {
                     seq: message.seq,
                     role,
-                    source: message.source.unwrap_or_else(|| role.as_str().to_string()),
+                    source: message.source.unwrap_or_else(|| name.to_string()),
                     replaced: message.replaced,
                     parts: message
                         .parts
@@ -166,8 +247,8 @@ impl From<SessionFile> for Session {
     }
 }
 
-/// Every session of a harness, indexed by id (the first of repeated ids wins a
-/// lookup; a listing shows what the host holds, repeats included).
+/// Every session of a harness, indexed by id (the first of repeated ids wins a lookup;
+/// a listing shows what the host holds, repeats included).
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
     caller: Option<String>,
@@ -189,14 +270,17 @@ impl Corpus {
     }
 
     /// Parses corpus JSON; `origin` names the source in errors (a file path, say).
-    /// An error names the field's path and what was expected.
+    /// An error names the field's path and what was expected. A leading UTF-8 byte
+    /// order mark is accepted.
     pub fn from_json(text: &str, origin: &str) -> Result<Corpus> {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let file: CorpusFile =
-            serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-                let path = err.path().to_string();
-                anyhow::anyhow!("{origin}: at {path}: {}", err.into_inner())
-            })?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|err| anyhow::anyhow!("{origin}: {err}"))?;
+        check_object_forms(&value).map_err(|err| anyhow::anyhow!("{origin}: {err}"))?;
+        let file: CorpusFile = serde_path_to_error::deserialize(value).map_err(|err| {
+            let path = err.path().to_string();
+            anyhow::anyhow!("{origin}: at {path}: {}", err.into_inner())
+        })?;
         Ok(Corpus::new(
             file.caller,
             file.sessions.into_iter().map(Session::from).collect(),
@@ -205,8 +289,11 @@ impl Corpus {
 
     /// Reads a corpus file.
     pub fn from_file(path: &Path) -> Result<Corpus> {
-        let text = std::fs::read_to_string(path)
+        let bytes = std::fs::read(path)
             .with_context(|| format!("cannot read corpus file {}", path.display()))?;
+        let Ok(text) = String::from_utf8(bytes) else {
+            bail!("{}: the corpus is not UTF-8 text", path.display());
+        };
         Corpus::from_json(&text, &path.display().to_string())
     }
 
@@ -228,139 +315,81 @@ impl Corpus {
     pub fn session(&self, id: &str) -> Option<&Session> {
         self.index.get(id).map(|&position| &self.sessions[position])
     }
+}
 
-    /// Applies accepted deliveries, as a harness would after a call: a woken target
-    /// is live, and the delivered body is its newest (user-kind) message.
-    pub fn apply(&mut self, deliveries: &[Delivery]) {
-        for delivery in deliveries {
-            let Some(&position) = self.index.get(&delivery.target) else {
-                continue;
-            };
-            let session = &mut self.sessions[position];
-            session.header.live = true;
-            let seq = session.surface.captured_through_seq.max(
-                session
-                    .surface
-                    .messages
-                    .iter()
-                    .map(|m| m.seq)
-                    .max()
-                    .unwrap_or(0),
-            ) + 1;
-            session.surface.messages.push(SurfaceMessage {
-                seq,
-                role: Role::User,
-                source: "user".to_string(),
-                replaced: false,
-                parts: vec![ContentPart::Text(delivery.body.clone())],
-            });
-            session.surface.captured_through_seq = seq;
-        }
+impl Session {
+    /// Accepts a delivery the way the controller does (see the module's opening).
+    fn accept(&mut self, body: &str) {
+        let session = self;
+        session.header.live = true;
+        let highest = session.surface.messages.iter().map(|m| m.seq).max();
+        let seq = highest
+            .unwrap_or(0)
+            .max(session.surface.captured_through_seq)
+            .saturating_add(1);
+        session.surface.messages.push(SurfaceMessage {
+            seq,
+            role: Role::User,
+            source: "user".to_string(),
+            replaced: false,
+            parts: vec![ContentPart::Text(body.to_string())],
+        });
+        session.surface.captured_through_seq = seq;
     }
 }
 
 /// The embedded demo corpus (`host-shim/demo/corpus.json`).
 pub const DEMO_CORPUS: &str = include_str!("../demo/corpus.json");
 
-/// One message the inbox accepted, as `--deliveries` writes it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Delivery {
-    pub target: String,
-    pub mode: String,
-    pub body: String,
-    pub woke: bool,
-}
-
-/// Counts of host calls made during one tool call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct HostStats {
-    /// `list-sessions` calls.
-    pub header_lists: u32,
-    /// `get-session` calls.
-    pub header_gets: u32,
-    /// `title-snapshots` calls.
-    pub title_batches: u32,
-    /// Ids asked for across all title batches.
-    pub title_ids_asked: u32,
-    /// `get-surface` calls.
-    pub surface_reads: u32,
-    /// `deliver` calls, accepted or not.
-    pub delivery_attempts: u32,
-    /// Deliveries the inbox accepted.
-    pub deliveries: u32,
-    /// Cold sessions woken by a delivery.
-    pub wakes: u32,
-}
-
-/// Misbehaviours a test can ask the host to simulate, to show the plugin copes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HostFaults {
-    /// Answer title batches with one entry too few.
-    pub short_title_batches: bool,
-    /// Answer title batches with one entry too many.
-    pub long_title_batches: bool,
-}
-
-/// The host side of both interfaces over a corpus, for one tool call.
+/// The harness side of both interfaces over a corpus. Cloning is cheap (the corpus is
+/// shared and never changed); a delivery changes this host's own copy of the target
+/// session only, so other holders of the same corpus never see it.
+#[derive(Clone, Debug, Default)]
 pub struct CorpusHost {
     corpus: Arc<Corpus>,
-    pub faults: HostFaults,
-    pub stats: HostStats,
-    pub deliveries: Vec<Delivery>,
+    /// Sessions changed by deliveries, by position in the corpus.
+    changed: HashMap<usize, Session>,
 }
 
 impl CorpusHost {
     pub fn new(corpus: Arc<Corpus>) -> CorpusHost {
         CorpusHost {
             corpus,
-            faults: HostFaults::default(),
-            stats: HostStats::default(),
-            deliveries: Vec::new(),
+            changed: HashMap::new(),
         }
     }
-}
 
-fn saturating_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
+    fn at(&self, position: usize) -> &Session {
+        self.changed
+            .get(&position)
+            .unwrap_or(&self.corpus.sessions[position])
+    }
+
+    /// A session as this host holds it now (deliveries applied).
+    pub fn session(&self, id: &str) -> Option<&Session> {
+        self.corpus.index.get(id).map(|&position| self.at(position))
+    }
 }
 
 impl SessionQuery for CorpusHost {
     fn list_sessions(&mut self) -> Vec<SessionHeader> {
-        self.stats.header_lists += 1;
-        self.corpus
-            .sessions
-            .iter()
-            .map(|s| s.header.clone())
+        (0..self.corpus.sessions.len())
+            .map(|position| self.at(position).header.clone())
             .collect()
     }
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
-        self.stats.header_gets += 1;
-        self.corpus.session(id).map(|s| s.header.clone())
+        self.session(id).map(|s| s.header.clone())
     }
 
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
-        self.stats.title_batches += 1;
-        self.stats.title_ids_asked = self
-            .stats
-            .title_ids_asked
-            .saturating_add(saturating_u32(ids.len()));
-        let mut titles: Vec<Option<String>> = ids
-            .iter()
-            .map(|id| self.corpus.session(id).and_then(|s| s.title.clone()))
-            .collect();
-        if self.faults.short_title_batches {
-            titles.pop();
-        }
-        if self.faults.long_title_batches {
-            titles.push(Some("a title nobody asked for".to_string()));
-        }
-        titles
+        ids.iter()
+            .map(|id| self.session(id).and_then(|s| s.title.clone()))
+            .collect()
     }
 
     fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {
-        self.stats.surface_reads += 1;
-        self.corpus.session(id).map(|s| s.surface.clone())
+        self.session(id).map(|s| s.surface.clone())
     }
 }
 
@@ -369,16 +398,16 @@ impl Inbox for CorpusHost {
         &mut self,
         target: &str,
         body: &str,
-        mode: DeliveryMode,
+        _mode: DeliveryMode,
         may_wake: bool,
     ) -> Result<Delivered, DeliveryRefusal> {
-        self.stats.delivery_attempts += 1;
-        let Some(session) = self.corpus.session(target) else {
+        let Some(&position) = self.corpus.index.get(target) else {
             return Err(DeliveryRefusal::NotFound);
         };
+        let session = self.at(position);
         match session.refuse_delivery {
-            Some(RefusalFile::NotFound) => return Err(DeliveryRefusal::NotFound),
-            Some(RefusalFile::WouldNeedWake) => return Err(DeliveryRefusal::WouldNeedWake),
+            Some(ScriptedRefusal::NotFound) => return Err(DeliveryRefusal::NotFound),
+            Some(ScriptedRefusal::WouldNeedWake) => return Err(DeliveryRefusal::WouldNeedWake),
             None => {}
         }
         if let Some(reason) = &session.reject {
@@ -388,16 +417,11 @@ impl Inbox for CorpusHost {
         if woke && !may_wake {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
-        self.stats.deliveries += 1;
-        if woke {
-            self.stats.wakes += 1;
-        }
-        self.deliveries.push(Delivery {
-            target: target.to_string(),
-            mode: mode.as_str().to_string(),
-            body: body.to_string(),
-            woke,
-        });
+        let corpus = &self.corpus;
+        self.changed
+            .entry(position)
+            .or_insert_with(|| corpus.sessions[position].clone())
+            .accept(body);
         Ok(Delivered { woke })
     }
 }
@@ -456,35 +480,75 @@ mod tests {
     }
 
     #[test]
+    fn only_the_object_forms_are_accepted() {
+        let err = Corpus::from_json(r#"["me",[["me","2026-01-01T00:00:00Z",true]]]"#, "c.json")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "c.json: at the top level: expected an object with named fields, got an array"
+        );
+        let err = Corpus::from_json(
+            r#"{"sessions":[["me","2026-01-01T00:00:00Z",true]]}"#,
+            "c.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "c.json: at sessions[0]: expected an object with named fields, got an array"
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_accepted() {
+        let corpus = Corpus::from_json("\u{feff}{\"caller\": \"me\"}", "c.json").unwrap();
+        assert_eq!(corpus.caller(), Some("me"));
+    }
+
+    #[test]
     fn the_demo_corpus_loads() {
         assert!(Corpus::demo().sessions().len() >= 5);
     }
 
     #[test]
-    fn a_cold_target_is_woken_only_when_allowed() {
+    fn deliveries_follow_the_controller_semantics() {
         let corpus = Arc::new(Corpus::demo());
         let cold = corpus
             .sessions()
             .iter()
-            .find(|s| !s.header.live && !s.header.is_subagent())
+            .find(|s| {
+                !s.header.live && s.header.parent_id.is_none() && s.header.origin != "subagent"
+            })
             .unwrap();
         let id = cold.header.id.clone();
-        let mut host = CorpusHost::new(corpus);
+        let before = cold.surface.clone();
+        let mut host = CorpusHost::new(corpus.clone());
         assert_eq!(
             host.deliver(&id, "x", DeliveryMode::Queue, false),
             Err(DeliveryRefusal::WouldNeedWake)
         );
+        assert!(!host.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver(&id, "x", DeliveryMode::Queue, true),
+            host.deliver(&id, "hello", DeliveryMode::Queue, true),
             Ok(Delivered { woke: true })
         );
+        let after = host.session(&id).unwrap();
+        assert!(after.header.live);
+        let newest = after.surface.messages.last().unwrap();
+        assert_eq!(newest.parts, [ContentPart::Text("hello".to_string())]);
+        assert_eq!(newest.seq, after.surface.captured_through_seq);
+        assert!(newest.seq > before.captured_through_seq);
+        // Now live: a second delivery does not wake it.
         assert_eq!(
-            (
-                host.stats.delivery_attempts,
-                host.stats.deliveries,
-                host.stats.wakes
-            ),
-            (2, 1, 1)
+            host.deliver(&id, "again", DeliveryMode::Steer, false),
+            Ok(Delivered { woke: false })
+        );
+        // The shared corpus is untouched: the host changed its own copy.
+        assert!(!corpus.session(&id).unwrap().header.live);
+        assert_eq!(
+            host.deliver("nobody", "x", DeliveryMode::Queue, true),
+            Err(DeliveryRefusal::NotFound)
         );
     }
 }

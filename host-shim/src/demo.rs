@@ -1,7 +1,7 @@
 //! The demo: load the plugin, show the catalog, and take a short tour of the tools on
 //! the embedded corpus, with real output.
 
-use crate::{CallRequest, Corpus, LoadKind, Runtime, RuntimeOptions};
+use crate::{CallRequest, Corpus, CorpusHost, LoadKind, Runtime, RuntimeOptions};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime = Runtime::with_options(crate::PLUGIN_WASM, &options)?;
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(crate::PLUGIN_WASM, &options)?;
     writeln!(
         out,
         "Loaded plugin.wasm ({} bytes; imports: session-query, inbox) in {:.1} ms ({}).\n",
@@ -31,7 +31,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
         }
     )?;
 
-    let tools = runtime.catalog("")?.map_err(anyhow::Error::msg)?;
+    let tools = runtime.catalog("")?;
     let bytes: usize = tools
         .iter()
         .map(|t| t.name.len() + t.description.len() + t.input_schema.len())
@@ -41,8 +41,10 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
         writeln!(out, "  {}: {}", tool.name, tool.description)?;
     }
 
-    let mut corpus = Corpus::demo();
+    let corpus = Corpus::demo();
     let caller = corpus.caller().unwrap_or_default().to_string();
+    // One harness for the whole tour: a delivery shows up in the next read.
+    let mut harness = CorpusHost::new(Arc::new(corpus));
     writeln!(out, "\nThe model in session {caller} calls:")?;
     // The read runs with a small maxMessageChars so the tour shows a visible cut.
     let short_bodies = r#"{"maxMessageChars": 200}"#;
@@ -83,10 +85,10 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
             settings: settings.to_string(),
             tool: tool.to_string(),
             arguments: arguments.clone(),
-            ..CallRequest::default()
         };
-        let outcome = runtime.call(Arc::new(corpus.clone()), &request)?;
-        let text = outcome.result.map_err(anyhow::Error::msg)?;
+        let report = runtime.call(harness, &request);
+        harness = report.harness;
+        let text = report.answer?;
         let shown_args = if arguments.is_empty() {
             "{}"
         } else {
@@ -98,7 +100,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
             writeln!(out, "\n$ {tool} {shown_args}    (settings: {settings})")?;
         }
         writeln!(out, "{text}")?;
-        for delivery in &outcome.deliveries {
+        for delivery in &report.deliveries {
             writeln!(
                 out,
                 "\n[host] the inbox of {} received ({}{}):\n{}",
@@ -108,7 +110,6 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
                 delivery.body
             )?;
         }
-        corpus.apply(&outcome.deliveries);
     }
     writeln!(
         out,

@@ -1,14 +1,43 @@
-//! The reference host for the session-tools plugin: a wasmtime runtime that loads the
-//! component with nothing but its two imports, an in-memory corpus behind them, and
-//! counters of every host call. The CLI (`main.rs`) is a small layer over this.
+//! The reference host for the session-tools plugin: a wasmtime runtime that loads any
+//! component of the `plugin` world with nothing but its two imports, generic over the
+//! harness that answers them. A harness implements [`SessionQuery`] and [`Inbox`] for
+//! its own state and calls [`Runtime::call`]; [`CorpusHost`] is one such harness, over
+//! an in-memory corpus. The CLI (`main.rs`) is a small layer over this.
+//!
+//! ```no_run
+//! use host_shim::{CallRequest, Corpus, CorpusHost, Runtime};
+//! use std::sync::Arc;
+//!
+//! let runtime: Runtime<CorpusHost> = Runtime::new()?;
+//! let harness = CorpusHost::new(Arc::new(Corpus::demo()));
+//! let request = CallRequest {
+//!     caller: "session-3f2a9c10-5b7e-4d21-9a0e-6c8b1d2e4f70".into(),
+//!     tool: "sessions_list".into(),
+//!     arguments: r#"{"scope": "all"}"#.into(),
+//!     ..CallRequest::default()
+//! };
+//! let report = runtime.call(harness, &request);
+//! println!("{}", report.answer?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+pub mod bindings;
 pub mod cache;
 pub mod corpus;
 pub mod demo;
+pub mod guard;
+pub mod harness;
 pub mod runtime;
 
+pub use bindings::{
+    ContentPart, Delivered, DeliveryMode, DeliveryRefusal, ModelSurface, Role, SessionHeader,
+    SurfaceMessage, ToolSpec,
+};
 pub use cache::LoadKind;
-pub use corpus::{Corpus, CorpusHost, Delivery, HostFaults, HostStats, RefusalFile, Session};
+pub use corpus::{Corpus, CorpusHost, ScriptedRefusal, Session};
+pub use guard::{Delivery, HostBounds, HostStats, HostStop};
+pub use harness::{Harness, Inbox, SessionQuery};
 pub use runtime::{
-    CallError, CallOutcome, CallRequest, Limits, PLUGIN_WASM, Runtime, RuntimeOptions,
+    CallError, CallReport, CallRequest, ComponentShape, Limits, PLUGIN_WASM, Runtime,
+    RuntimeOptions,
 };

@@ -3,7 +3,11 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use host_shim::{CallRequest, Corpus, Limits, PLUGIN_WASM, Runtime, RuntimeOptions};
+use host_shim::{
+    CallError, CallRequest, Corpus, CorpusHost, Delivery, Limits, PLUGIN_WASM, Runtime,
+    RuntimeOptions,
+};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -47,18 +51,31 @@ enum Command {
         /// Deployment settings (JSON object with camelCase keys).
         #[arg(long)]
         settings: Option<PathBuf>,
+        /// A plugin component of the `plugin` world (default: the embedded plugin).
+        #[arg(long)]
+        plugin: Option<PathBuf>,
     },
     /// Run one tool call and print its text exactly as the model sees it. A refusal is
     /// a normal answer (exit 0); only a host failure exits non-zero.
     Call(CallArgs),
+    /// Write the embedded plugin component (plugin.wasm) to a file.
+    Plugin {
+        /// Where to write it.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(clap::Args)]
 struct CallArgs {
     /// sessions_list, sessions_read or sessions_send.
     tool: String,
-    /// The model's arguments as JSON text (default: none, read as `{}`).
+    /// The model's arguments as JSON text; `-` reads them from stdin (default: none,
+    /// read as `{}`).
     args: Option<String>,
+    /// Read the model's arguments from this file.
+    #[arg(long, conflicts_with = "args")]
+    args_file: Option<PathBuf>,
     /// Corpus JSON file (default: the embedded demo corpus).
     #[arg(long)]
     corpus: Option<PathBuf>,
@@ -68,10 +85,14 @@ struct CallArgs {
     /// The calling session's id (default: the corpus file's "caller").
     #[arg(long)]
     caller: Option<String>,
-    /// Write what the inbox accepted as a JSON array of {target, mode, body, woke}.
+    /// A plugin component of the `plugin` world (default: the embedded plugin).
+    #[arg(long)]
+    plugin: Option<PathBuf>,
+    /// Write what the inbox accepted as a JSON array of {target, mode, body, woke},
+    /// whatever the outcome (`[]` when nothing was accepted).
     #[arg(long)]
     deliveries: Option<PathBuf>,
-    /// Print the host-call counters as JSON on stderr.
+    /// Print the host-call counters as JSON on stderr, whatever the outcome.
     #[arg(long)]
     stats: bool,
     #[command(flatten)]
@@ -81,11 +102,11 @@ struct CallArgs {
 /// Per-call limits (defaults: 1000 ms, 64 MiB, 1 MiB).
 #[derive(clap::Args)]
 struct LimitFlags {
-    /// Wall-clock deadline of the call inside the plugin, in milliseconds.
+    /// Wall-clock deadline of the call, in milliseconds.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     deadline_ms: u64,
-    /// Cap on the plugin's linear memory, in MiB.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    /// Cap on the plugin's linear memory, in MiB (2 to 4096).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(2..=4096))]
     memory_mib: u64,
     /// Cap on the returned text, in bytes.
     #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
@@ -107,8 +128,12 @@ fn main() -> ExitCode {
     let cache_dir = cli.cache_dir();
     let outcome = match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => host_shim::demo::run(&mut std::io::stdout().lock(), cache_dir),
-        Command::Catalog { settings } => catalog(settings.as_deref(), cache_dir),
+        Command::Catalog { settings, plugin } => {
+            catalog(settings.as_deref(), plugin.as_deref(), cache_dir)
+        }
         Command::Call(args) => call(args, cache_dir),
+        Command::Plugin { out } => write_atomically(&out, PLUGIN_WASM)
+            .with_context(|| format!("cannot write {}", out.display())),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -127,23 +152,39 @@ fn read_settings(path: Option<&Path>) -> Result<String> {
     }
 }
 
-fn settings_error(path: Option<&Path>, message: String) -> anyhow::Error {
-    match path {
-        Some(path) => anyhow::anyhow!("{}: {message}", path.display()),
-        None => anyhow::anyhow!("{message}"),
+/// The plugin's own error names the settings file it came from.
+fn call_error(settings: Option<&Path>, err: CallError) -> anyhow::Error {
+    match (settings, &err) {
+        (Some(path), CallError::Refused(message)) => {
+            anyhow::anyhow!("{}: {message}", path.display())
+        }
+        _ => err.into(),
     }
 }
 
-fn catalog(settings_path: Option<&Path>, cache_dir: Option<PathBuf>) -> Result<()> {
+fn plugin_bytes(path: Option<&Path>) -> Result<std::borrow::Cow<'static, [u8]>> {
+    match path {
+        None => Ok(PLUGIN_WASM.into()),
+        Some(path) => Ok(std::fs::read(path)
+            .with_context(|| format!("cannot read plugin {}", path.display()))?
+            .into()),
+    }
+}
+
+fn catalog(
+    settings_path: Option<&Path>,
+    plugin: Option<&Path>,
+    cache_dir: Option<PathBuf>,
+) -> Result<()> {
     let settings = read_settings(settings_path)?;
     let options = RuntimeOptions {
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime = Runtime::with_options(PLUGIN_WASM, &options)?;
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(&plugin_bytes(plugin)?, &options)?;
     let tools = runtime
-        .catalog(&settings)?
-        .map_err(|message| settings_error(settings_path, message))?;
+        .catalog(&settings)
+        .map_err(|err| call_error(settings_path, err))?;
     let json: Vec<serde_json::Value> = tools
         .into_iter()
         .map(|tool| {
@@ -160,40 +201,95 @@ fn catalog(settings_path: Option<&Path>, cache_dir: Option<PathBuf>) -> Result<(
     Ok(())
 }
 
+fn read_arguments(args: &CallArgs) -> Result<String> {
+    if let Some(path) = &args.args_file {
+        return std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read arguments file {}", path.display()));
+    }
+    match args.args.as_deref() {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the arguments from stdin")?;
+            Ok(text)
+        }
+        other => Ok(other.unwrap_or_default().to_string()),
+    }
+}
+
+/// Replaces `path` with `bytes` in one step (a sibling temporary file, then a rename),
+/// so a reader never sees a half-written file and an old one never survives a call.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}", std::process::id()));
+    let temporary = path.with_file_name(name);
+    let mut file = std::fs::File::create_new(&temporary)?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    drop(file);
+    match written.and_then(|()| std::fs::rename(&temporary, path)) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let _ = std::fs::remove_file(&temporary);
+            Err(err)
+        }
+    }
+}
+
 fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let settings_path = args.settings.as_deref();
     let corpus = match args.corpus.as_deref() {
         Some(path) => Corpus::from_file(path)?,
         None => Corpus::demo(),
     };
-    let Some(caller) = args.caller.or_else(|| corpus.caller().map(str::to_string)) else {
+    let Some(caller) = args
+        .caller
+        .clone()
+        .or_else(|| corpus.caller().map(str::to_string))
+    else {
         bail!("no calling session: pass --caller ID or set \"caller\" in the corpus file");
     };
     let request = CallRequest {
         caller,
         settings: read_settings(settings_path)?,
-        tool: args.tool,
-        arguments: args.args.unwrap_or_default(),
-        ..CallRequest::default()
+        tool: args.tool.clone(),
+        arguments: read_arguments(&args)?,
     };
     let options = RuntimeOptions {
         limits: args.limits.limits(),
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime = Runtime::with_options(PLUGIN_WASM, &options)?;
-    let outcome = runtime.call(Arc::new(corpus), &request)?;
+    let runtime: Runtime<CorpusHost> =
+        Runtime::with_options(&plugin_bytes(args.plugin.as_deref())?, &options)?;
+    let report = runtime.call(CorpusHost::new(Arc::new(corpus)), &request);
+    // What the host did is reported whatever the outcome.
     if args.stats {
-        eprintln!("{}", serde_json::to_string(&outcome.stats)?);
+        eprintln!("{}", serde_json::to_string(&report.stats)?);
     }
     if let Some(path) = args.deliveries.as_deref() {
-        let json = serde_json::to_string_pretty(&outcome.deliveries)?;
-        std::fs::write(path, json + "\n")
+        let json = serde_json::to_string_pretty(&report.deliveries)? + "\n";
+        write_atomically(path, json.as_bytes())
             .with_context(|| format!("cannot write deliveries file {}", path.display()))?;
     }
-    let text = outcome
-        .result
-        .map_err(|message| settings_error(settings_path, message))?;
-    println!("{text}");
-    Ok(())
+    match report.answer {
+        Ok(text) => {
+            println!("{text}");
+            Ok(())
+        }
+        Err(err) => {
+            if !report.deliveries.is_empty() {
+                eprintln!("host-shim: {}", accepted_before(&report.deliveries));
+            }
+            Err(call_error(settings_path, err))
+        }
+    }
+}
+
+/// Says what was delivered before a failure, so a harness does not deliver twice.
+fn accepted_before(deliveries: &[Delivery]) -> String {
+    match deliveries.len() {
+        1 => "1 delivery was accepted before the plugin was stopped".to_string(),
+        n => format!("{n} deliveries were accepted before the plugin was stopped"),
+    }
 }

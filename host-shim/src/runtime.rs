@@ -1,34 +1,31 @@
 //! The wasmtime edge: one engine, linker and pre-instantiated component built once; a
-//! fresh store per tool call, so nothing leaks from one call into the next. The host
-//! imports are the two interfaces of the world and nothing else.
+//! fresh store per tool call, so nothing leaks from one call into the next. The linker
+//! holds the world's two interfaces and nothing else.
 //!
-//! Every call runs under limits: a deadline enforced by epoch interruption (a ticker
-//! thread advances the engine's epoch), a cap on the guest's linear memory, and a cap
-//! on the returned text. A call past any of them ends with a [`CallError`] that says
-//! which, and the runtime serves the next call as before.
+//! A [`Runtime`] is generic over the harness: any state that implements
+//! [`crate::SessionQuery`] and [`crate::Inbox`] serves the plugin. Every call runs under
+//! [`Limits`] (a deadline enforced by epoch interruption, a cap on the plugin's linear
+//! memory, a cap on the returned text) and [`HostBounds`] (what the plugin may make the
+//! host do). A call past any of them ends with a [`CallError`] that says which, the
+//! [`CallReport`] still says what the host did during it, and the runtime serves the
+//! next call as before.
 
+use crate::bindings::{Plugin, PluginPre, ToolSpec};
 use crate::cache::{self, LoadKind};
-use crate::corpus::{Corpus, CorpusHost, Delivery, HostFaults, HostStats};
-use anyhow::Context;
-use session_tools::host as core;
+use crate::guard::{Delivery, Guard, HostBounds, HostStats, HostStop};
+use crate::harness::Harness;
+use anyhow::{Context, bail};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-    Trap,
+    Config, Engine, InstanceAllocationStrategy, PoolConcurrencyLimitError, PoolingAllocationConfig,
+    ResourceLimiter, Store, Trap,
 };
-
-wasmtime::component::bindgen!({
-    path: "../wit",
-    world: "plugin",
-});
-
-use exports::harness::sessions::tools::ToolSpec;
-use harness::sessions::{inbox, session_query as query};
 
 /// The plugin component built by this crate's build script.
 pub const PLUGIN_WASM: &[u8] = include_bytes!(env!("PLUGIN_WASM"));
@@ -39,12 +36,20 @@ const KEEP_RESIDENT: usize = 1 << 20;
 /// How often the ticker advances the engine's epoch: the granularity of deadlines.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// The longest deadline honoured as given (about 174 years); longer ones are clamped
+/// to it, so the epoch arithmetic cannot overflow.
+const MAX_DEADLINE_TICKS: u64 = 1 << 40;
+
+/// A 32-bit plugin cannot address more.
+const MAX_MEMORY_BYTES: usize = 4 << 30;
+
 /// Per-call limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Wall-clock time a call may run inside the plugin.
+    /// Wall-clock time a call may run, host functions included (the epoch ticks by the
+    /// wall clock; the plugin is stopped at its next check after the deadline).
     pub deadline: Duration,
-    /// Bytes of linear memory the plugin may hold.
+    /// Bytes of linear memory the plugin may hold (at most 4 GiB).
     pub memory_bytes: usize,
     /// Bytes of text a call may return.
     pub output_bytes: usize,
@@ -60,25 +65,60 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Refuses limits no call could run under, with the reason.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.deadline.is_zero() {
+            bail!("the deadline must be longer than zero");
+        }
+        if self.memory_bytes < 2 << 20 {
+            bail!(
+                "the memory limit must be at least 2 MiB (the plugin starts with about 1.2 MiB); got {} bytes",
+                self.memory_bytes
+            );
+        }
+        if self.memory_bytes > MAX_MEMORY_BYTES {
+            bail!(
+                "the memory limit must be at most 4 GiB (a 32-bit plugin cannot use more); got {} bytes",
+                self.memory_bytes
+            );
+        }
+        if self.output_bytes == 0 {
+            bail!("the output limit must be at least one byte");
+        }
+        Ok(())
+    }
+
+    fn deadline_ticks(&self) -> u64 {
+        let ticks = self.deadline.as_micros().div_ceil(EPOCH_TICK.as_micros());
+        u64::try_from(ticks)
+            .unwrap_or(u64::MAX)
+            .clamp(1, MAX_DEADLINE_TICKS)
+    }
+}
+
 /// How a runtime is built.
 #[derive(Clone, Debug)]
 pub struct RuntimeOptions {
     pub limits: Limits,
+    pub bounds: HostBounds,
     /// Pre-allocate instance slots and reuse them (copy-on-write memory images), for
     /// cheap instantiation. Falls back to on-demand allocation where the pool cannot
     /// be reserved.
     pub pooling: bool,
-    /// Calls that may run at once with pooling (slots in the pool).
+    /// Calls that may run at once with pooling; one more is refused with
+    /// [`CallError::Busy`] until one ends.
     pub max_concurrent_calls: u32,
     /// Keep the compiled component here (see [`crate::cache`]); `None` compiles on
     /// every load.
-    pub cache_dir: Option<std::path::PathBuf>,
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
         RuntimeOptions {
             limits: Limits::default(),
+            bounds: HostBounds::default(),
             pooling: true,
             max_concurrent_calls: 64,
             cache_dir: None,
@@ -86,8 +126,8 @@ impl Default for RuntimeOptions {
     }
 }
 
-/// A failed call: the host stopped the plugin or could not run it. Tool refusals are
-/// not errors; they are text in [`CallOutcome::result`].
+/// A failed call: the host stopped the plugin, could not run it, or the plugin
+/// refused the call. Tool refusals are not errors; they are the answer's text.
 #[derive(Debug)]
 pub enum CallError {
     /// The call ran past its deadline and was interrupted.
@@ -96,8 +136,15 @@ pub enum CallError {
     Memory { limit: usize, asked: usize },
     /// The plugin returned more text than the cap.
     Output { limit: usize, size: usize },
+    /// The host ended the call at one of its bounds.
+    HostBound(HostStop),
+    /// Every pooled instance slot is in use; try again when a call ends.
+    Busy { limit: u32 },
     /// The plugin trapped: a bug in the plugin.
     Trap(Trap),
+    /// The plugin refused the call (its `err`: invalid settings, a disabled
+    /// deployment), for the harness author.
+    Refused(String),
     /// Instantiation or the call failed for another reason.
     Plugin(anyhow::Error),
 }
@@ -118,10 +165,16 @@ impl fmt::Display for CallError {
                 f,
                 "the plugin returned {size} bytes of text, past the output limit of {limit} bytes"
             ),
+            CallError::HostBound(stop) => write!(f, "{stop}"),
+            CallError::Busy { limit } => write!(
+                f,
+                "the host is serving {limit} calls already (its limit); this call was not started, try again when one ends"
+            ),
             CallError::Trap(trap) => write!(
                 f,
                 "the plugin trapped ({trap}); this is a bug in the plugin"
             ),
+            CallError::Refused(message) => write!(f, "{message}"),
             // The first line only: a backtrace would not fit a one-line report.
             CallError::Plugin(err) => write!(
                 f,
@@ -134,20 +187,6 @@ impl fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
-/// What one tool call produced.
-#[derive(Clone, Debug)]
-pub struct CallOutcome {
-    /// The tool's text for the model (`Ok`, refusals included), or the plugin's error
-    /// for the harness author (`Err`: invalid settings, disabled deployment).
-    pub result: Result<String, String>,
-    /// What the inbox accepted during the call.
-    pub deliveries: Vec<Delivery>,
-    /// Host calls the plugin made.
-    pub stats: HostStats,
-    /// The largest linear memory the plugin held during the call, in bytes.
-    pub peak_memory_bytes: usize,
-}
-
 /// One tool call's inputs.
 #[derive(Clone, Debug, Default)]
 pub struct CallRequest {
@@ -155,19 +194,33 @@ pub struct CallRequest {
     pub settings: String,
     pub tool: String,
     pub arguments: String,
-    /// Misbehaviours of the host to simulate (tests of the plugin's robustness).
-    pub faults: HostFaults,
 }
 
-/// A store's data: the host for this call and its memory accounting.
-pub struct CallState {
-    host: CorpusHost,
+/// What one tool call produced, whether the plugin answered or was stopped: nothing the
+/// host did during the call goes unreported.
+pub struct CallReport<H> {
+    /// The tool's text for the model (refusals included), or why there is none.
+    pub answer: Result<String, CallError>,
+    /// What the inbox accepted during the call, in order, even when the call failed
+    /// afterwards.
+    pub deliveries: Vec<Delivery>,
+    /// Host calls the plugin made.
+    pub stats: HostStats,
+    /// The largest linear memory the plugin held during the call, in bytes.
+    pub peak_memory_bytes: usize,
+    /// The harness state, handed back.
+    pub harness: H,
+}
+
+/// A store's data: the guarded host for this call and its memory accounting.
+struct CallState<H> {
+    guard: Guard<H>,
     memory_limit: usize,
     peak_memory: usize,
     denied_growth: Option<usize>,
 }
 
-impl ResourceLimiter for CallState {
+impl<H: Send> ResourceLimiter for CallState<H> {
     fn memory_growing(
         &mut self,
         _current: usize,
@@ -199,7 +252,7 @@ struct EpochTicker {
 }
 
 impl EpochTicker {
-    fn start(engine: Engine) -> EpochTicker {
+    fn start(engine: Engine) -> anyhow::Result<EpochTicker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -218,11 +271,11 @@ impl EpochTicker {
                     }
                 }
             })
-            .expect("spawning the epoch ticker thread");
-        EpochTicker {
+            .context("starting the epoch ticker thread")?;
+        Ok(EpochTicker {
             stop,
             thread: Some(thread),
-        }
+        })
     }
 }
 
@@ -235,52 +288,130 @@ impl Drop for EpochTicker {
     }
 }
 
-/// A loaded plugin, ready to serve calls from many threads.
-pub struct Runtime {
-    engine: Engine,
-    pre: PluginPre<CallState>,
-    limits: Limits,
-    load_kind: LoadKind,
-    _ticker: EpochTicker,
+/// What one instantiation of a component takes from the pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComponentShape {
+    pub core_instances: u32,
+    pub memories: u32,
+    pub tables: u32,
 }
 
-fn engine_config(options: &RuntimeOptions, pooling: bool) -> Config {
+impl ComponentShape {
+    /// Reads the shape from a component's binary: each core instantiation takes an
+    /// instance slot and the memories and tables its module defines. A component that
+    /// cannot be read this way gets a generous guess (the compile that follows reports
+    /// what is wrong with it).
+    pub fn of(component: &[u8]) -> ComponentShape {
+        ComponentShape::read(component).unwrap_or(ComponentShape {
+            core_instances: 16,
+            memories: 16,
+            tables: 16,
+        })
+    }
+
+    fn read(component: &[u8]) -> Option<ComponentShape> {
+        use wasmparser::{Encoding, Instance, Parser, Payload};
+        // Per component being read (nested ones have their own module index space):
+        // the memories and tables each of its modules defines.
+        let mut components: Vec<Vec<(u32, u32)>> = Vec::new();
+        let mut module: Option<(u32, u32)> = None;
+        let mut shape = ComponentShape {
+            core_instances: 0,
+            memories: 0,
+            tables: 0,
+        };
+        for payload in Parser::new(0).parse_all(component) {
+            match payload.ok()? {
+                Payload::Version { encoding, .. } => match encoding {
+                    Encoding::Module => module = Some((0, 0)),
+                    Encoding::Component => components.push(Vec::new()),
+                },
+                Payload::MemorySection(reader) => module.as_mut()?.0 += reader.count(),
+                Payload::TableSection(reader) => module.as_mut()?.1 += reader.count(),
+                Payload::End(_) => match module.take() {
+                    Some(done) => components.last_mut()?.push(done),
+                    None => {
+                        components.pop()?;
+                    }
+                },
+                Payload::InstanceSection(reader) => {
+                    let modules = components.last()?;
+                    for instance in reader {
+                        if let Instance::Instantiate { module_index, .. } = instance.ok()? {
+                            let (memories, tables) = *modules.get(module_index as usize)?;
+                            shape.core_instances += 1;
+                            shape.memories += memories;
+                            shape.tables += tables;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(shape)
+    }
+}
+
+fn engine_config(options: &RuntimeOptions, pool: Option<ComponentShape>) -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
-    if pooling {
-        let mut pool = PoolingAllocationConfig::default();
+    if let Some(shape) = pool {
+        let mut pooling = PoolingAllocationConfig::default();
         let slots = options.max_concurrent_calls.max(1);
-        pool.total_component_instances(slots)
-            .total_core_instances(slots * 2)
-            .total_memories(slots * 2)
-            .total_tables(slots * 2)
+        let per = |n: u32| n.max(1);
+        pooling
+            .total_component_instances(slots)
+            .total_core_instances(slots.saturating_mul(per(shape.core_instances)))
+            .total_memories(slots.saturating_mul(per(shape.memories)))
+            .total_tables(slots.saturating_mul(per(shape.tables)))
+            .max_core_instances_per_component(per(shape.core_instances))
+            .max_memories_per_component(per(shape.memories))
+            .max_tables_per_component(per(shape.tables))
             // Room above the cap so that the limiter, not the pool, refuses growth.
-            .max_memory_size(options.limits.memory_bytes.saturating_mul(2))
+            .max_memory_size(
+                options
+                    .limits
+                    .memory_bytes
+                    .saturating_mul(2)
+                    .min(MAX_MEMORY_BYTES),
+            )
             // Reset a slot's first pages with memset and keep them mapped: the next
             // call then takes no page faults on its stack and first allocations.
             .linear_memory_keep_resident(KEEP_RESIDENT)
             .table_keep_resident(64 << 10);
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
     }
     config
 }
 
-impl Runtime {
+/// A loaded plugin, ready to serve calls from many threads, each over its own harness
+/// state of type `H`.
+pub struct Runtime<H: Harness> {
+    engine: Engine,
+    pre: PluginPre<CallState<H>>,
+    options: RuntimeOptions,
+    load_kind: LoadKind,
+    _ticker: EpochTicker,
+}
+
+impl<H: Harness> Runtime<H> {
     /// The embedded plugin with default options.
-    pub fn new() -> anyhow::Result<Runtime> {
+    pub fn new() -> anyhow::Result<Runtime<H>> {
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default())
     }
 
     /// Any component built for the `plugin` world, with default options.
-    pub fn from_component(bytes: &[u8]) -> anyhow::Result<Runtime> {
+    pub fn from_component(bytes: &[u8]) -> anyhow::Result<Runtime<H>> {
         Runtime::with_options(bytes, &RuntimeOptions::default())
     }
 
-    pub fn with_options(bytes: &[u8], options: &RuntimeOptions) -> anyhow::Result<Runtime> {
-        let engine = match Engine::new(&engine_config(options, options.pooling)) {
+    pub fn with_options(bytes: &[u8], options: &RuntimeOptions) -> anyhow::Result<Runtime<H>> {
+        options.limits.check().context("invalid limits")?;
+        let shape = options.pooling.then(|| ComponentShape::of(bytes));
+        let engine = match Engine::new(&engine_config(options, shape)) {
             Ok(engine) => engine,
             // A machine that cannot reserve the pool still runs calls, on demand.
-            Err(_) if options.pooling => Engine::new(&engine_config(options, false))?,
+            Err(_) if shape.is_some() => Engine::new(&engine_config(options, None))?,
             Err(err) => return Err(err.into()),
         };
         let (component, load_kind) = match &options.cache_dir {
@@ -292,18 +423,9 @@ impl Runtime {
                 LoadKind::Compiled,
             ),
         };
-        Runtime::from_parts(engine, component, options.limits, load_kind)
-    }
-
-    fn from_parts(
-        engine: Engine,
-        component: Component,
-        limits: Limits,
-        load_kind: LoadKind,
-    ) -> anyhow::Result<Runtime> {
         let mut linker = Linker::new(&engine);
-        Plugin::add_to_linker::<CallState, HasSelf<CorpusHost>>(&mut linker, |state| {
-            &mut state.host
+        Plugin::add_to_linker::<CallState<H>, HasSelf<Guard<H>>>(&mut linker, |state| {
+            &mut state.guard
         })?;
         let pre = PluginPre::new(
             linker
@@ -311,11 +433,11 @@ impl Runtime {
                 .map_err(anyhow::Error::from)
                 .context("the plugin needs imports other than session-query and inbox")?,
         )?;
-        let ticker = EpochTicker::start(engine.clone());
+        let ticker = EpochTicker::start(engine.clone())?;
         Ok(Runtime {
             engine,
             pre,
-            limits,
+            options: options.clone(),
             load_kind,
             _ticker: ticker,
         })
@@ -326,7 +448,7 @@ impl Runtime {
     }
 
     pub fn limits(&self) -> Limits {
-        self.limits
+        self.options.limits
     }
 
     /// Whether loading compiled the component or took it from the cache.
@@ -334,74 +456,74 @@ impl Runtime {
         self.load_kind
     }
 
-    fn store(&self, host: CorpusHost) -> Store<CallState> {
+    fn store(&self, harness: H) -> Store<CallState<H>> {
+        let limits = self.options.limits;
         let mut store = Store::new(
             &self.engine,
             CallState {
-                host,
-                memory_limit: self.limits.memory_bytes,
+                guard: Guard::new(harness, self.options.bounds, limits.memory_bytes),
+                memory_limit: limits.memory_bytes,
                 peak_memory: 0,
                 denied_growth: None,
             },
         );
         store.limiter(|state| state);
-        let ticks = self
-            .limits
-            .deadline
-            .as_micros()
-            .div_ceil(EPOCH_TICK.as_micros());
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX).max(1));
+        store.set_epoch_deadline(limits.deadline_ticks());
         store
     }
 
-    /// Names what stopped a call, from the trap and the store's accounting.
-    fn failure(&self, store: &Store<CallState>, err: wasmtime::Error) -> CallError {
-        if let Some(asked) = store.data().denied_growth {
+    /// Names what stopped a call, from the error and the store's accounting.
+    fn failure(&self, state: &CallState<H>, err: wasmtime::Error) -> CallError {
+        if let Some(stop) = &state.guard.stopped {
+            return CallError::HostBound(stop.clone());
+        }
+        if let Some(asked) = state.denied_growth {
             return CallError::Memory {
-                limit: self.limits.memory_bytes,
+                limit: self.options.limits.memory_bytes,
                 asked,
             };
         }
+        if err.downcast_ref::<PoolConcurrencyLimitError>().is_some() {
+            return CallError::Busy {
+                limit: self.options.max_concurrent_calls,
+            };
+        }
         match err.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => CallError::Deadline(self.limits.deadline),
+            Some(Trap::Interrupt) => CallError::Deadline(self.options.limits.deadline),
             Some(trap) => CallError::Trap(*trap),
             None => CallError::Plugin(err.into()),
         }
     }
 
-    fn check_output(&self, text: &Result<String, String>) -> Result<(), CallError> {
-        let size = match text {
-            Ok(text) | Err(text) => text.len(),
-        };
-        if size > self.limits.output_bytes {
+    fn checked(&self, text: Result<String, String>) -> Result<String, CallError> {
+        let text = text.map_err(CallError::Refused)?;
+        if text.len() > self.options.limits.output_bytes {
             return Err(CallError::Output {
-                limit: self.limits.output_bytes,
-                size,
+                limit: self.options.limits.output_bytes,
+                size: text.len(),
             });
         }
-        Ok(())
+        Ok(text)
     }
 
-    /// The catalog for the given settings JSON (`Err` inside: the plugin's error).
-    pub fn catalog(&self, settings: &str) -> Result<Result<Vec<ToolSpec>, String>, CallError> {
-        let mut store = self.store(CorpusHost::new(Arc::new(Corpus::default())));
+    /// The catalog for the given settings JSON, served over `harness` (which the
+    /// catalog never calls).
+    pub fn catalog_with(&self, harness: H, settings: &str) -> Result<Vec<ToolSpec>, CallError> {
+        let mut store = self.store(harness);
         let result = self.pre.instantiate(&mut store).and_then(|plugin| {
             plugin
                 .harness_sessions_tools()
                 .call_catalog(&mut store, settings)
         });
-        result.map_err(|err| self.failure(&store, err))
+        match result {
+            Ok(tools) => tools.map_err(CallError::Refused),
+            Err(err) => Err(self.failure(store.data(), err)),
+        }
     }
 
-    /// Runs one tool call against `corpus` in a fresh store.
-    pub fn call(
-        &self,
-        corpus: Arc<Corpus>,
-        request: &CallRequest,
-    ) -> Result<CallOutcome, CallError> {
-        let mut host = CorpusHost::new(corpus);
-        host.faults = request.faults;
-        let mut store = self.store(host);
+    /// Runs one tool call over `harness` in a fresh store.
+    pub fn call(&self, harness: H, request: &CallRequest) -> CallReport<H> {
+        let mut store = self.store(harness);
         let result = self.pre.instantiate(&mut store).and_then(|plugin| {
             plugin.harness_sessions_tools().call_call(
                 &mut store,
@@ -411,100 +533,62 @@ impl Runtime {
                 &request.arguments,
             )
         });
-        let result = result.map_err(|err| self.failure(&store, err))?;
-        self.check_output(&result)?;
-        let state = store.into_data();
-        Ok(CallOutcome {
-            result,
-            deliveries: state.host.deliveries,
-            stats: state.host.stats,
-            peak_memory_bytes: state.peak_memory,
-        })
-    }
-}
-
-// The generated import traits, implemented by converting to and from the core's types.
-
-fn header(h: core::SessionHeader) -> query::SessionHeader {
-    query::SessionHeader {
-        id: h.id,
-        created_at_ms: h.created_at_ms,
-        live: h.live,
-        parent_id: h.parent_id,
-        origin: h.origin,
-        cwd: h.cwd,
-        preset: h.preset,
-    }
-}
-
-fn message(m: core::SurfaceMessage) -> query::SurfaceMessage {
-    query::SurfaceMessage {
-        seq: m.seq,
-        role: match m.role {
-            core::Role::User => query::Role::User,
-            core::Role::Assistant => query::Role::Assistant,
-            core::Role::System => query::Role::System,
-        },
-        source: m.source,
-        replaced: m.replaced,
-        parts: m
-            .parts
-            .into_iter()
-            .map(|part| match part {
-                core::ContentPart::Text(t) => query::ContentPart::Text(t),
-                core::ContentPart::Reasoning => query::ContentPart::Reasoning,
-                core::ContentPart::ToolCall => query::ContentPart::ToolCall,
-                core::ContentPart::ToolOutput => query::ContentPart::ToolOutput,
-            })
-            .collect(),
-    }
-}
-
-impl query::Host for CorpusHost {
-    fn list_sessions(&mut self) -> Vec<query::SessionHeader> {
-        core::SessionQuery::list_sessions(self)
-            .into_iter()
-            .map(header)
-            .collect()
-    }
-
-    fn get_session(&mut self, id: String) -> Option<query::SessionHeader> {
-        core::SessionQuery::get_session(self, &id).map(header)
-    }
-
-    fn title_snapshots(&mut self, ids: Vec<String>) -> Vec<Option<String>> {
-        core::SessionQuery::title_snapshots(self, &ids)
-    }
-
-    fn get_surface(&mut self, id: String) -> Option<query::ModelSurface> {
-        core::SessionQuery::get_surface(self, &id).map(|surface| query::ModelSurface {
-            messages: surface.messages.into_iter().map(message).collect(),
-            captured_through_seq: surface.captured_through_seq,
-        })
-    }
-}
-
-impl inbox::Host for CorpusHost {
-    fn deliver(
-        &mut self,
-        target: String,
-        body: String,
-        mode: inbox::DeliveryMode,
-        may_wake: bool,
-    ) -> Result<inbox::Delivered, inbox::DeliveryRefusal> {
-        let mode = match mode {
-            inbox::DeliveryMode::Queue => core::DeliveryMode::Queue,
-            inbox::DeliveryMode::Steer => core::DeliveryMode::Steer,
+        let answer = match result {
+            Ok(text) => self.checked(text),
+            Err(err) => Err(self.failure(store.data(), err)),
         };
-        match core::Inbox::deliver(self, &target, &body, mode, may_wake) {
-            Ok(delivered) => Ok(inbox::Delivered {
-                woke: delivered.woke,
-            }),
-            Err(core::DeliveryRefusal::NotFound) => Err(inbox::DeliveryRefusal::NotFound),
-            Err(core::DeliveryRefusal::WouldNeedWake) => Err(inbox::DeliveryRefusal::WouldNeedWake),
-            Err(core::DeliveryRefusal::Rejected(reason)) => {
-                Err(inbox::DeliveryRefusal::Rejected(reason))
-            }
+        let state = store.into_data();
+        CallReport {
+            answer,
+            deliveries: state.guard.deliveries,
+            stats: state.guard.stats,
+            peak_memory_bytes: state.peak_memory,
+            harness: state.guard.harness,
         }
+    }
+}
+
+impl<H: Harness + Default> Runtime<H> {
+    /// [`Runtime::catalog_with`] over an empty harness.
+    pub fn catalog(&self, settings: &str) -> Result<Vec<ToolSpec>, CallError> {
+        self.catalog_with(H::default(), settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plugin_takes_three_core_instances_one_memory_and_its_tables() {
+        let shape = ComponentShape::of(PLUGIN_WASM);
+        assert_eq!(shape.core_instances, 3);
+        assert_eq!(shape.memories, 1);
+        assert!(shape.tables >= 1, "{shape:?}");
+    }
+
+    #[test]
+    fn limits_are_checked_and_deadlines_clamped() {
+        assert!(Limits::default().check().is_ok());
+        let zero = Limits {
+            deadline: Duration::ZERO,
+            ..Limits::default()
+        };
+        assert!(zero.check().unwrap_err().to_string().contains("deadline"));
+        let huge = Limits {
+            memory_bytes: usize::MAX,
+            ..Limits::default()
+        };
+        assert!(huge.check().unwrap_err().to_string().contains("4 GiB"));
+        let forever = Limits {
+            deadline: Duration::MAX,
+            ..Limits::default()
+        };
+        assert_eq!(forever.deadline_ticks(), MAX_DEADLINE_TICKS);
+        let short = Limits {
+            deadline: Duration::from_nanos(1),
+            ..Limits::default()
+        };
+        assert_eq!(short.deadline_ticks(), 1);
     }
 }

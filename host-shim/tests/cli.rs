@@ -190,3 +190,132 @@ fn a_call_without_a_caller_says_how_to_give_one() {
     assert!(!output.status.success());
     assert!(stderr(&output).contains("pass --caller ID"));
 }
+
+const SEND_TO_BILLING: &str =
+    r#"{"session_id": "session-4b91c0de-7a3f-4c55-b2e8-93d1f0a6c7e1", "message": "hi"}"#;
+
+#[test]
+fn an_accepted_send_is_recorded_when_a_limit_stops_the_call_afterwards() {
+    let deliveries = scratch("after-failure.json");
+    // An older file must not survive the call.
+    std::fs::write(&deliveries, "stale").unwrap();
+    let output = host_shim(&[
+        "call",
+        "sessions_send",
+        SEND_TO_BILLING,
+        "--output-bytes",
+        "10",
+        "--deliveries",
+        deliveries.to_str().unwrap(),
+        "--stats",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&deliveries).unwrap()).unwrap();
+    assert_eq!(written.as_array().unwrap().len(), 1);
+    let err = stderr(&output);
+    let lines: Vec<&str> = err.lines().collect();
+    let stats: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(stats["deliveries"], 1);
+    assert_eq!(
+        lines[1],
+        "host-shim: 1 delivery was accepted before the plugin was stopped"
+    );
+    assert!(
+        lines[2].starts_with("host-shim: error: the plugin returned ")
+            && lines[2].ends_with("bytes of text, past the output limit of 10 bytes"),
+        "{err}"
+    );
+    assert!(stdout(&output).is_empty());
+}
+
+#[test]
+fn arguments_come_from_stdin_or_a_file() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        .env("XDG_CACHE_HOME", scratch("cache"))
+        .args(["call", "sessions_list", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"limit": 1}"#)
+        .unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(piped.status.success());
+    let file = scratch("args.json");
+    std::fs::write(&file, r#"{"limit": 1}"#).unwrap();
+    let from_file = host_shim(&[
+        "call",
+        "sessions_list",
+        "--args-file",
+        file.to_str().unwrap(),
+    ]);
+    let inline = host_shim(&["call", "sessions_list", r#"{"limit": 1}"#]);
+    assert_eq!(stdout(&piped), stdout(&inline));
+    assert_eq!(stdout(&from_file), stdout(&inline));
+    assert!(stdout(&inline).contains("1 of 5 considered sessions"));
+}
+
+#[test]
+fn the_plugin_command_writes_the_component_and_plugin_runs_it() {
+    let out = scratch("written-plugin.wasm");
+    let output = host_shim(&["plugin", "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes, host_shim::PLUGIN_WASM);
+    let via_file = host_shim(&[
+        "call",
+        "sessions_list",
+        r#"{"limit": 1}"#,
+        "--plugin",
+        out.to_str().unwrap(),
+    ]);
+    let embedded = host_shim(&["call", "sessions_list", r#"{"limit": 1}"#]);
+    assert!(via_file.status.success(), "{}", stderr(&via_file));
+    assert_eq!(stdout(&via_file), stdout(&embedded));
+    let missing = host_shim(&["catalog", "--plugin", "/nonexistent/plugin.wasm"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing)
+            .starts_with("host-shim: error: cannot read plugin /nonexistent/plugin.wasm")
+    );
+}
+
+#[test]
+fn a_corpus_with_a_byte_order_mark_loads_and_an_array_form_is_named() {
+    let corpus = scratch("bom.json");
+    std::fs::write(
+        &corpus,
+        "\u{feff}{\"caller\": \"me\", \"sessions\": [{\"id\": \"me\", \"created_at\": \"2026-01-01T00:00:00Z\"}]}",
+    )
+    .unwrap();
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        "",
+        "--corpus",
+        corpus.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::write(&corpus, r#"["me",[["me","2026-01-01T00:00:00Z",true]]]"#).unwrap();
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        "",
+        "--corpus",
+        corpus.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "host-shim: error: {}: at the top level: expected an object with named fields, got an array\n",
+            corpus.display()
+        )
+    );
+}

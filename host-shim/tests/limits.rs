@@ -1,12 +1,19 @@
-//! The sandbox holds: a plugin that spins, hogs memory, floods output, traps or
-//! hammers its imports is stopped with an error that says which limit it hit, and the
-//! same runtime serves a good call right after.
+//! The sandbox holds: a plugin that spins, hogs memory, floods output, traps, hammers
+//! its imports or floods the inbox is stopped with an error that says which limit it
+//! hit, the report still says what the host did, and the same runtime serves a good
+//! call right after.
 
-use host_shim::{CallError, CallRequest, Corpus, Limits, PLUGIN_WASM, Runtime, RuntimeOptions};
-use std::sync::Arc;
+use host_shim::{
+    CallError, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode,
+    DeliveryRefusal, HostBounds, HostStop, Inbox, Limits, ModelSurface, PLUGIN_WASM, Runtime,
+    RuntimeOptions, SessionHeader, SessionQuery,
+};
+use std::sync::{Arc, Barrier, Condvar, Mutex};
 use std::time::Duration;
+use test_plugin_artifacts::HOSTILE_PLUGIN;
 
-const HOSTILE_PLUGIN_WASM: &[u8] = include_bytes!(env!("HOSTILE_PLUGIN_WASM"));
+/// The demo's live top-level session other than the caller.
+const LIVE_TARGET: &str = "session-e218a09e-8736-4483-9a04-2bf13608630c";
 
 fn limits() -> Limits {
     Limits {
@@ -16,27 +23,37 @@ fn limits() -> Limits {
     }
 }
 
-fn hostile() -> Runtime {
-    let options = RuntimeOptions {
-        limits: limits(),
-        ..RuntimeOptions::default()
-    };
-    Runtime::with_options(HOSTILE_PLUGIN_WASM, &options).unwrap()
+fn hostile_with(options: RuntimeOptions) -> Runtime<CorpusHost> {
+    Runtime::with_options(HOSTILE_PLUGIN, &options).unwrap()
 }
 
-fn run(runtime: &Runtime, tool: &str) -> Result<String, CallError> {
+fn hostile() -> Runtime<CorpusHost> {
+    hostile_with(RuntimeOptions {
+        limits: limits(),
+        ..RuntimeOptions::default()
+    })
+}
+
+fn demo() -> CorpusHost {
+    CorpusHost::new(Arc::new(Corpus::demo()))
+}
+
+fn call(runtime: &Runtime<CorpusHost>, tool: &str, args: &str) -> CallReport<CorpusHost> {
     let request = CallRequest {
         caller: "me".into(),
         tool: tool.into(),
+        arguments: args.into(),
         ..CallRequest::default()
     };
-    runtime
-        .call(Arc::new(Corpus::demo()), &request)
-        .map(|outcome| outcome.result.unwrap())
+    runtime.call(demo(), &request)
+}
+
+fn run(runtime: &Runtime<CorpusHost>, tool: &str) -> Result<String, CallError> {
+    call(runtime, tool, "").answer
 }
 
 /// After any failure, the runtime still answers.
-fn still_serves(runtime: &Runtime) {
+fn still_serves(runtime: &Runtime<CorpusHost>) {
     assert_eq!(run(runtime, "hello").unwrap(), "fine: hello");
 }
 
@@ -56,10 +73,44 @@ fn a_spinning_plugin_is_stopped_at_its_deadline() {
 }
 
 #[test]
-fn a_plugin_hammering_its_imports_is_stopped_at_its_deadline() {
+fn a_plugin_hammering_its_imports_is_stopped() {
     let runtime = hostile();
     let err = run(&runtime, "hammer").unwrap_err();
-    assert!(matches!(err, CallError::Deadline(_)), "{err}");
+    // Whichever comes first: the deadline, or the bytes the host hands over.
+    assert!(
+        matches!(
+            err,
+            CallError::Deadline(_) | CallError::HostBound(HostStop::LoweredBytes { .. })
+        ),
+        "{err}"
+    );
+    still_serves(&runtime);
+}
+
+#[test]
+fn the_bytes_a_plugin_is_handed_are_bounded() {
+    let runtime = hostile_with(RuntimeOptions {
+        limits: Limits {
+            deadline: Duration::from_secs(30),
+            ..limits()
+        },
+        bounds: HostBounds {
+            lowered_bytes: 1 << 20,
+            ..HostBounds::default()
+        },
+        ..RuntimeOptions::default()
+    });
+    let report = call(&runtime, "hammer", "");
+    let err = report.answer.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::HostBound(HostStop::LoweredBytes { limit: 1048576 })
+        ),
+        "{err}"
+    );
+    assert!(report.stats.lowered_bytes > 1 << 20);
+    assert!(report.stats.lowered_bytes < 2 << 20, "stopped at the bound");
     still_serves(&runtime);
 }
 
@@ -111,8 +162,132 @@ fn a_trapping_plugin_is_reported_as_a_trap() {
 }
 
 #[test]
+fn a_plugin_flooding_the_inbox_is_stopped_and_host_memory_stays_bounded() {
+    let runtime = hostile_with(RuntimeOptions {
+        limits: Limits {
+            deadline: Duration::from_secs(30),
+            memory_bytes: 64 << 20,
+            ..limits()
+        },
+        ..RuntimeOptions::default()
+    });
+    // 1 MiB bodies are past the default body bound: the first is refused, unforwarded.
+    let report = call(&runtime, "deliver-flood", LIVE_TARGET);
+    let err = report.answer.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::HostBound(HostStop::BodyBytes {
+                limit: 262144,
+                size: 1048576
+            })
+        ),
+        "{err}"
+    );
+    assert_eq!(report.stats.delivery_attempts, 0);
+    assert!(report.deliveries.is_empty());
+    // With a bound that admits the bodies, one delivery is accepted, the next stops
+    // the call: the host never holds more than one body.
+    let runtime = hostile_with(RuntimeOptions {
+        limits: Limits {
+            deadline: Duration::from_secs(30),
+            memory_bytes: 64 << 20,
+            ..limits()
+        },
+        bounds: HostBounds {
+            body_bytes: 2 << 20,
+            ..HostBounds::default()
+        },
+        ..RuntimeOptions::default()
+    });
+    let report = call(&runtime, "deliver-flood", LIVE_TARGET);
+    assert!(
+        matches!(
+            report.answer,
+            Err(CallError::HostBound(HostStop::Deliveries { limit: 1 }))
+        ),
+        "{:?}",
+        report.answer.err()
+    );
+    assert_eq!(report.deliveries.len(), 1);
+    assert_eq!(report.deliveries[0].body.len(), 1 << 20);
+    still_serves(&runtime);
+}
+
+#[test]
+fn a_second_delivery_in_one_call_is_refused() {
+    let runtime = hostile();
+    let report = call(&runtime, "deliver-twice", LIVE_TARGET);
+    assert_eq!(
+        report.answer.unwrap_err().to_string(),
+        "the plugin tried to deliver more than 1 message(s) in one call; the host stopped it"
+    );
+    assert_eq!(report.deliveries.len(), 1);
+    assert_eq!(report.deliveries[0].body, "one");
+}
+
+#[test]
+fn an_accepted_delivery_is_reported_when_the_call_fails_afterwards() {
+    let runtime = hostile_with(RuntimeOptions {
+        limits: Limits {
+            output_bytes: 10,
+            ..limits()
+        },
+        ..RuntimeOptions::default()
+    });
+    let report = call(&runtime, "deliver-then-flood", LIVE_TARGET);
+    assert!(
+        matches!(report.answer, Err(CallError::Output { limit: 10, .. })),
+        "{:?}",
+        report.answer.err()
+    );
+    assert_eq!(report.deliveries.len(), 1);
+    assert_eq!(report.stats.deliveries, 1);
+    // The harness got its state back with the delivery applied.
+    let target = report.harness.session(LIVE_TARGET).unwrap();
+    assert_eq!(
+        target.surface.messages.last().unwrap().parts,
+        [host_shim::ContentPart::Text("once".into())]
+    );
+}
+
+#[test]
+fn a_surface_larger_than_the_plugins_memory_is_named() {
+    let mut big = host_shim::Session::new("big", 1);
+    big.surface.messages.push(host_shim::SurfaceMessage {
+        seq: 1,
+        role: host_shim::Role::User,
+        source: "user".into(),
+        replaced: false,
+        parts: vec![host_shim::ContentPart::Text("x".repeat(20 << 20))],
+    });
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(
+        PLUGIN_WASM,
+        &RuntimeOptions {
+            limits: limits(),
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let request = CallRequest {
+        caller: "me".into(),
+        tool: "sessions_read".into(),
+        arguments: r#"{"session_id": "big"}"#.into(),
+        ..CallRequest::default()
+    };
+    let host = CorpusHost::new(Arc::new(Corpus::new(None, vec![big])));
+    let err = runtime.call(host, &request).answer.unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.starts_with("the model surface of session \"big\" is 20971")
+            && message.contains("bytes, more than the plugin's memory limit of 16777216 bytes"),
+        "{message}"
+    );
+}
+
+#[test]
 fn the_real_plugin_stays_well_inside_the_default_limits() {
-    let runtime = Runtime::new().unwrap();
+    let runtime: Runtime<CorpusHost> = Runtime::new().unwrap();
     assert_eq!(runtime.limits(), Limits::default());
     let request = CallRequest {
         caller: "me".into(),
@@ -120,19 +295,19 @@ fn the_real_plugin_stays_well_inside_the_default_limits() {
         arguments: r#"{"scope":"all"}"#.into(),
         ..CallRequest::default()
     };
-    let outcome = runtime.call(Arc::new(Corpus::demo()), &request).unwrap();
-    assert!(outcome.peak_memory_bytes > 0);
+    let report = runtime.call(demo(), &request);
+    assert!(report.answer.is_ok());
+    assert!(report.peak_memory_bytes > 0);
     assert!(
-        outcome.peak_memory_bytes <= 4 << 20,
+        report.peak_memory_bytes <= 4 << 20,
         "peak {} bytes",
-        outcome.peak_memory_bytes
+        report.peak_memory_bytes
     );
 }
 
 #[test]
 fn one_runtime_serves_many_threads_with_serial_results() {
-    let runtime = Arc::new(Runtime::new().unwrap());
-    let corpus = Arc::new(Corpus::demo());
+    let runtime: Arc<Runtime<CorpusHost>> = Arc::new(Runtime::new().unwrap());
     let requests: Vec<CallRequest> = [
         ("sessions_list", r#"{"scope":"all"}"#),
         (
@@ -156,37 +331,258 @@ fn one_runtime_serves_many_threads_with_serial_results() {
     let serial: Vec<_> = requests
         .iter()
         .map(|r| {
-            let outcome = runtime.call(corpus.clone(), r).unwrap();
-            (outcome.result, outcome.deliveries)
+            let report = runtime.call(demo(), r);
+            (report.answer.unwrap(), report.deliveries)
         })
         .collect();
     let threads: Vec<_> = (0..8)
         .map(|t| {
-            let (runtime, corpus, requests) = (runtime.clone(), corpus.clone(), requests.clone());
+            let (runtime, requests) = (runtime.clone(), requests.clone());
             std::thread::spawn(move || {
                 (0..20)
                     .map(|i| {
                         let index = (t + i) % requests.len();
-                        let outcome = runtime.call(corpus.clone(), &requests[index]).unwrap();
-                        (index, outcome.result, outcome.deliveries)
+                        let report = runtime.call(demo(), &requests[index]);
+                        (index, report.answer.unwrap(), report.deliveries)
                     })
                     .collect::<Vec<_>>()
             })
         })
         .collect();
     for thread in threads {
-        for (index, result, deliveries) in thread.join().unwrap() {
-            assert_eq!((&result, &deliveries), (&serial[index].0, &serial[index].1));
+        for (index, answer, deliveries) in thread.join().unwrap() {
+            assert_eq!((&answer, &deliveries), (&serial[index].0, &serial[index].1));
         }
     }
+}
+
+/// A harness that holds every call inside `get-session` until all `parties` calls are
+/// there at once, or until released.
+#[derive(Clone)]
+struct Gate {
+    barrier: Option<Arc<Barrier>>,
+    held: Arc<(Mutex<(usize, bool)>, Condvar)>,
+}
+
+impl Gate {
+    fn wait_until_held(&self, count: usize) {
+        let (lock, signal) = &*self.held;
+        let mut state = lock.lock().unwrap();
+        while state.0 < count {
+            state = signal.wait(state).unwrap();
+        }
+    }
+
+    fn release(&self) {
+        let (lock, signal) = &*self.held;
+        lock.lock().unwrap().1 = true;
+        signal.notify_all();
+    }
+}
+
+impl SessionQuery for Gate {
+    fn list_sessions(&mut self) -> Vec<SessionHeader> {
+        Vec::new()
+    }
+    fn get_session(&mut self, _id: &str) -> Option<SessionHeader> {
+        if let Some(barrier) = &self.barrier {
+            barrier.wait();
+        } else {
+            let (lock, signal) = &*self.held;
+            let mut state = lock.lock().unwrap();
+            state.0 += 1;
+            signal.notify_all();
+            while !state.1 {
+                state = signal.wait(state).unwrap();
+            }
+        }
+        None
+    }
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        vec![None; ids.len()]
+    }
+    fn get_surface(&mut self, _id: &str) -> Option<ModelSurface> {
+        None
+    }
+}
+
+impl Inbox for Gate {
+    fn deliver(
+        &mut self,
+        _: &str,
+        _: &str,
+        _: DeliveryMode,
+        _: bool,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        Err(DeliveryRefusal::NotFound)
+    }
+}
+
+fn gated_runtime(slots: u32) -> Arc<Runtime<Gate>> {
+    let options = RuntimeOptions {
+        limits: Limits {
+            deadline: Duration::from_secs(60),
+            ..Limits::default()
+        },
+        max_concurrent_calls: slots,
+        ..RuntimeOptions::default()
+    };
+    Arc::new(Runtime::with_options(PLUGIN_WASM, &options).unwrap())
+}
+
+fn read_request() -> CallRequest {
+    CallRequest {
+        caller: "me".into(),
+        tool: "sessions_read".into(),
+        arguments: r#"{"session_id": "x"}"#.into(),
+        ..CallRequest::default()
+    }
+}
+
+#[test]
+fn max_concurrent_calls_are_served_at_once() {
+    // 64 calls are inside the plugin at the same moment: the barrier in `get-session`
+    // opens only when all 64 have reached it.
+    let runtime = gated_runtime(64);
+    let gate = Gate {
+        barrier: Some(Arc::new(Barrier::new(64))),
+        held: Arc::default(),
+    };
+    let threads: Vec<_> = (0..64)
+        .map(|_| {
+            let (runtime, gate) = (runtime.clone(), gate.clone());
+            std::thread::spawn(move || runtime.call(gate, &read_request()).answer)
+        })
+        .collect();
+    for thread in threads {
+        let answer = thread.join().unwrap().unwrap();
+        assert!(
+            answer.starts_with("sessions_read refused (not-found)"),
+            "{answer}"
+        );
+    }
+}
+
+#[test]
+fn a_call_past_the_pool_is_the_hosts_own_error() {
+    let runtime = gated_runtime(2);
+    let gate = Gate {
+        barrier: None,
+        held: Arc::default(),
+    };
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let (runtime, gate) = (runtime.clone(), gate.clone());
+            std::thread::spawn(move || runtime.call(gate, &read_request()).answer)
+        })
+        .collect();
+    gate.wait_until_held(2);
+    let err = runtime
+        .call(gate.clone(), &read_request())
+        .answer
+        .unwrap_err();
+    assert!(matches!(err, CallError::Busy { limit: 2 }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the host is serving 2 calls already (its limit); this call was not started, try again when one ends"
+    );
+    gate.release();
+    for thread in held {
+        assert!(thread.join().unwrap().is_ok());
+    }
+}
+
+#[test]
+fn limits_no_call_could_run_under_are_refused_with_a_reason() {
+    for (limits, reason) in [
+        (
+            Limits {
+                deadline: Duration::ZERO,
+                ..Limits::default()
+            },
+            "the deadline must be longer than zero",
+        ),
+        (
+            Limits {
+                memory_bytes: 0,
+                ..Limits::default()
+            },
+            "the memory limit must be at least 2 MiB",
+        ),
+        (
+            Limits {
+                memory_bytes: usize::MAX,
+                ..Limits::default()
+            },
+            "the memory limit must be at most 4 GiB",
+        ),
+        (
+            Limits {
+                output_bytes: 0,
+                ..Limits::default()
+            },
+            "the output limit must be at least one byte",
+        ),
+    ] {
+        let options = RuntimeOptions {
+            limits,
+            ..RuntimeOptions::default()
+        };
+        let err = Runtime::<CorpusHost>::with_options(PLUGIN_WASM, &options)
+            .err()
+            .unwrap();
+        assert!(format!("{err:#}").contains(reason), "{err:#}");
+    }
+}
+
+#[test]
+fn the_longest_deadline_works() {
+    let options = RuntimeOptions {
+        limits: Limits {
+            deadline: Duration::MAX,
+            ..Limits::default()
+        },
+        ..RuntimeOptions::default()
+    };
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(PLUGIN_WASM, &options).unwrap();
+    let report = runtime.call(demo(), &read_request());
+    assert!(report.answer.unwrap().contains("(not-found)"));
 }
 
 #[test]
 fn a_component_needing_other_imports_is_refused_at_load() {
     // The plugin itself loads with only the two interfaces linked.
-    assert!(Runtime::from_component(PLUGIN_WASM).is_ok());
+    assert!(Runtime::<CorpusHost>::from_component(PLUGIN_WASM).is_ok());
+    // A component that imports one more interface is refused, and the refusal names it.
+    let mut component = wasm_encoder::Component::new();
+    let mut instance = wasm_encoder::InstanceType::new();
+    instance
+        .ty()
+        .function()
+        .params(std::iter::empty::<(&str, wasm_encoder::ComponentValType)>())
+        .result(None);
+    instance.export("f", wasm_encoder::ComponentTypeRef::Func(0));
+    let mut types = wasm_encoder::ComponentTypeSection::new();
+    types.instance(&instance);
+    component.section(&types);
+    let mut imports = wasm_encoder::ComponentImportSection::new();
+    imports.import(
+        "other:pkg/extra@1.0.0",
+        wasm_encoder::ComponentTypeRef::Instance(0),
+    );
+    component.section(&imports);
+    let bytes = component.finish();
+    let err = Runtime::<CorpusHost>::from_component(&bytes).err().unwrap();
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("the plugin needs imports other than session-query and inbox")
+            && message.contains("other:pkg/extra@1.0.0"),
+        "{message}"
+    );
     // Anything that is not a component for this world is refused with a reason.
-    let err = Runtime::from_component(b"\0asm\x01\0\0\0").err().unwrap();
+    let err = Runtime::<CorpusHost>::from_component(b"\0asm\x01\0\0\0")
+        .err()
+        .unwrap();
     assert!(
         format!("{err:#}").contains("loading the plugin component"),
         "{err:#}"

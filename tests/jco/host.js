@@ -91,8 +91,14 @@ export function parseCorpus(json) {
   return { caller: file.caller, sessions, byId };
 }
 
-/** The two imported interfaces over a corpus, recording what the inbox accepted. */
-export function corpusHost(corpus) {
+/**
+ * The two imported interfaces over a corpus, recording what the inbox accepted. The
+ * controller follows host-shim's in-memory semantics (host-shim/src/corpus.rs): an
+ * accepted delivery makes the target live and appends the body as its newest user
+ * message. The host works on its own copy, so the corpus passed in never changes.
+ */
+export function corpusHost(shared) {
+  const corpus = structuredClone(shared);
   const deliveries = [];
   const imports = {
     'harness:sessions/session-query': {
@@ -111,6 +117,12 @@ export function corpusHost(corpus) {
         if (session.reject !== undefined) throw { payload: { tag: 'rejected', val: session.reject } };
         const woke = !session.header.live;
         if (woke && !mayWake) throw { payload: { tag: 'would-need-wake' } };
+        const { surface } = session;
+        const highest = surface.messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
+        const seq = (highest > surface.capturedThroughSeq ? highest : surface.capturedThroughSeq) + 1n;
+        session.header.live = true;
+        surface.messages.push({ seq, role: 'user', source: 'user', replaced: false, parts: [{ tag: 'text', val: body }] });
+        surface.capturedThroughSeq = seq;
         deliveries.push({ target, mode, body, woke });
         return { woke };
       },

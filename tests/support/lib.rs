@@ -1,15 +1,81 @@
-//! Support for the end-to-end tests: one shared runtime per test binary, and the case
-//! files under `tests/cases/` (an input, the exact expected output), which any host
-//! can run to check itself against the spec.
+//! Support for the end-to-end tests: one shared runtime per test binary over a test
+//! harness (a corpus host that can misbehave on request), and the case files under
+//! `tests/cases/` (an input, the exact expected output), which any host can run to
+//! check itself against the spec.
 
 use anyhow::{Context, Result, bail};
-use host_shim::{CallOutcome, CallRequest, Corpus, Runtime};
+use host_shim::{
+    CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal, Inbox,
+    ModelSurface, Runtime, SessionHeader, SessionQuery,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+/// Misbehaviours of a host, to show the plugin copes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Answer title batches with one entry too few.
+    pub short_title_batches: bool,
+    /// Answer title batches with one entry too many.
+    pub long_title_batches: bool,
+}
+
+/// The corpus host, with faults on request: test code, kept out of host-shim.
+#[derive(Clone, Debug, Default)]
+pub struct TestHost {
+    pub corpus: CorpusHost,
+    pub faults: Faults,
+}
+
+impl TestHost {
+    pub fn new(corpus: Arc<Corpus>) -> TestHost {
+        TestHost {
+            corpus: CorpusHost::new(corpus),
+            faults: Faults::default(),
+        }
+    }
+}
+
+impl SessionQuery for TestHost {
+    fn list_sessions(&mut self) -> Vec<SessionHeader> {
+        self.corpus.list_sessions()
+    }
+
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        self.corpus.get_session(id)
+    }
+
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        let mut titles = self.corpus.title_snapshots(ids);
+        if self.faults.short_title_batches {
+            titles.pop();
+        }
+        if self.faults.long_title_batches {
+            titles.push(Some("a title nobody asked for".to_string()));
+        }
+        titles
+    }
+
+    fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {
+        self.corpus.get_surface(id)
+    }
+}
+
+impl Inbox for TestHost {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        self.corpus.deliver(target, body, mode, may_wake)
+    }
+}
+
 /// The runtime with the embedded plugin, compiled once per test binary.
-pub fn runtime() -> &'static Runtime {
-    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+pub fn runtime() -> &'static Runtime<TestHost> {
+    static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
     RUNTIME.get_or_init(|| Runtime::new().expect("the embedded plugin loads"))
 }
 
@@ -23,33 +89,39 @@ pub fn corpus(name: &str) -> Arc<Corpus> {
     Arc::new(Corpus::from_file(&path).unwrap_or_else(|err| panic!("{err:#}")))
 }
 
-/// One call through the real component.
+/// One call through the real component, over a fresh host on `corpus`.
 pub fn call(
     corpus: &Arc<Corpus>,
     caller: &str,
     settings: &str,
     tool: &str,
     args: &str,
-) -> CallOutcome {
-    runtime()
-        .call(
-            corpus.clone(),
-            &CallRequest {
-                caller: caller.to_string(),
-                settings: settings.to_string(),
-                tool: tool.to_string(),
-                arguments: args.to_string(),
-                ..CallRequest::default()
-            },
-        )
-        .expect("the call runs without a host failure")
+) -> CallReport<TestHost> {
+    call_on(TestHost::new(corpus.clone()), caller, settings, tool, args)
 }
 
-/// The tool's text, where the settings are valid.
+/// One call through the real component, over `host` (handed back in the report).
+pub fn call_on(
+    host: TestHost,
+    caller: &str,
+    settings: &str,
+    tool: &str,
+    args: &str,
+) -> CallReport<TestHost> {
+    let request = CallRequest {
+        caller: caller.to_string(),
+        settings: settings.to_string(),
+        tool: tool.to_string(),
+        arguments: args.to_string(),
+    };
+    runtime().call(host, &request)
+}
+
+/// The tool's text, where the call succeeds.
 pub fn text(corpus: &Arc<Corpus>, caller: &str, settings: &str, tool: &str, args: &str) -> String {
     call(corpus, caller, settings, tool, args)
-        .result
-        .expect("valid settings")
+        .answer
+        .unwrap_or_else(|err| panic!("the call failed: {err}"))
 }
 
 /// One case of a case file.
@@ -191,7 +263,7 @@ pub fn run_case(case: &Case) -> Result<()> {
         &case.tool,
         &case.arguments,
     );
-    let actual = match outcome.result {
+    let actual = match outcome.answer {
         Ok(text) => text,
         Err(err) => format!("host error: {err}"),
     };

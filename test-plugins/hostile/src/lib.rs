@@ -1,6 +1,8 @@
 //! A plugin for the `plugin` world that misbehaves on purpose; the tool name picks the
 //! misbehaviour. The host-shim's tests load it to show that each is stopped inside its
-//! limit and that the runtime serves a good call right after. Built only for wasm.
+//! limit and that the runtime serves a good call right after. Built only for wasm, by
+//! `test-plugins/artifacts` (a test-only crate). The deliver misbehaviours deliver to
+//! the session named by the call's arguments text.
 
 #[cfg(target_arch = "wasm32")]
 mod plugin {
@@ -10,7 +12,7 @@ mod plugin {
     });
 
     use exports::harness::sessions::tools::{Guest, ToolSpec};
-    use harness::sessions::session_query;
+    use harness::sessions::{inbox, session_query};
 
     struct Hostile;
 
@@ -40,6 +42,27 @@ mod plugin {
                 "hammer" => loop {
                     core::hint::black_box(session_query::list_sessions());
                 },
+                // Deliver 1 MiB bodies to the caller's target until stopped.
+                "deliver-flood" => {
+                    let body = "x".repeat(1 << 20);
+                    loop {
+                        let _ =
+                            inbox::deliver(&_arguments, &body, inbox::DeliveryMode::Queue, true);
+                    }
+                }
+                // Deliver a small body twice.
+                "deliver-twice" => {
+                    let first =
+                        inbox::deliver(&_arguments, "one", inbox::DeliveryMode::Queue, true);
+                    let second =
+                        inbox::deliver(&_arguments, "two", inbox::DeliveryMode::Queue, true);
+                    Ok(format!("{} {}", first.is_ok(), second.is_ok()))
+                }
+                // Deliver once, then answer with more text than a 10-byte cap.
+                "deliver-then-flood" => {
+                    let _ = inbox::deliver(&_arguments, "once", inbox::DeliveryMode::Queue, true);
+                    Ok("x".repeat(100))
+                }
                 _ => Ok(format!("fine: {tool}")),
             }
         }

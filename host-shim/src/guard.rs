@@ -1,0 +1,285 @@
+//! The host's side of the sandbox: every import the plugin calls passes through a
+//! [`Guard`] before it reaches the harness. The guard counts what the plugin asked for,
+//! records what the inbox accepted (so nothing accepted goes unreported, whatever
+//! happens to the call), and bounds what a plugin can make the host do. Past a bound
+//! it ends the call from inside the import, with an error that names the bound, and
+//! forwards nothing more.
+
+use crate::bindings::harness::sessions::{inbox, session_query as query};
+use crate::bindings::{Delivered, DeliveryMode, DeliveryRefusal, ModelSurface, SessionHeader};
+use crate::harness::Harness;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What a plugin may make the host do in one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostBounds {
+    /// `deliver` calls the inbox accepts per tool call (a send delivers once).
+    pub deliveries_per_call: u32,
+    /// Bytes of one delivered body (the framed body of a full `maxSendChars` message
+    /// is about 33 KB).
+    pub body_bytes: usize,
+    /// Ids in one `title-snapshots` batch.
+    pub ids_per_title_batch: usize,
+    /// Bytes of host data handed to the plugin in one call, all imports together.
+    pub lowered_bytes: usize,
+}
+
+impl Default for HostBounds {
+    fn default() -> Self {
+        HostBounds {
+            deliveries_per_call: 1,
+            body_bytes: 256 << 10,
+            ids_per_title_batch: 100_000,
+            lowered_bytes: 256 << 20,
+        }
+    }
+}
+
+/// Counts of host calls made during one tool call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HostStats {
+    /// `list-sessions` calls.
+    pub header_lists: u32,
+    /// `get-session` calls.
+    pub header_gets: u32,
+    /// `title-snapshots` calls.
+    pub title_batches: u32,
+    /// Ids asked for across all title batches.
+    pub title_ids_asked: u32,
+    /// `get-surface` calls.
+    pub surface_reads: u32,
+    /// `deliver` calls, accepted or not.
+    pub delivery_attempts: u32,
+    /// Deliveries the inbox accepted.
+    pub deliveries: u32,
+    /// Cold sessions woken by a delivery.
+    pub wakes: u32,
+    /// Bytes of host data handed to the plugin (strings and their records).
+    pub lowered_bytes: u64,
+}
+
+/// One message the inbox accepted, as `--deliveries` writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub target: String,
+    pub mode: String,
+    pub body: String,
+    pub woke: bool,
+}
+
+/// Why the host ended a call from inside an import.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostStop {
+    /// The plugin tried to deliver more than `deliveries_per_call` times.
+    Deliveries { limit: u32 },
+    /// A delivered body was longer than `body_bytes`.
+    BodyBytes { limit: usize, size: usize },
+    /// A title batch asked for more than `ids_per_title_batch` ids.
+    TitleBatch { limit: usize, size: usize },
+    /// The plugin was handed more than `lowered_bytes` of host data in one call.
+    LoweredBytes { limit: usize },
+    /// One answer of the host is larger than the plugin's whole memory.
+    TooLargeForPlugin {
+        what: String,
+        size: usize,
+        limit: usize,
+    },
+}
+
+impl fmt::Display for HostStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostStop::Deliveries { limit } => write!(
+                f,
+                "the plugin tried to deliver more than {limit} message(s) in one call; the host stopped it"
+            ),
+            HostStop::BodyBytes { limit, size } => write!(
+                f,
+                "the plugin tried to deliver a body of {size} bytes, past the host's limit of {limit} bytes; nothing was delivered"
+            ),
+            HostStop::TitleBatch { limit, size } => write!(
+                f,
+                "the plugin asked for {size} titles in one batch, past the host's limit of {limit}"
+            ),
+            HostStop::LoweredBytes { limit } => write!(
+                f,
+                "the plugin asked the host for more than {limit} bytes of session data in one call"
+            ),
+            HostStop::TooLargeForPlugin { what, size, limit } => write!(
+                f,
+                "{what} is {size} bytes, more than the plugin's memory limit of {limit} bytes, so the host cannot hand it over; raise the memory limit or trim the session"
+            ),
+        }
+    }
+}
+
+/// A call's host: the harness behind the bounds and the counters.
+pub struct Guard<H> {
+    pub harness: H,
+    bounds: HostBounds,
+    memory_limit: usize,
+    pub stats: HostStats,
+    pub deliveries: Vec<Delivery>,
+    pub stopped: Option<HostStop>,
+}
+
+impl<H: Harness> Guard<H> {
+    pub fn new(harness: H, bounds: HostBounds, memory_limit: usize) -> Guard<H> {
+        Guard {
+            harness,
+            bounds,
+            memory_limit,
+            stats: HostStats::default(),
+            deliveries: Vec::new(),
+            stopped: None,
+        }
+    }
+
+    fn stop<T>(&mut self, why: HostStop) -> wasmtime::Result<T> {
+        let message = why.to_string();
+        self.stopped = Some(why);
+        Err(wasmtime::Error::msg(message))
+    }
+
+    /// Accounts for `size` bytes about to be handed to the plugin.
+    fn lower(&mut self, what: impl FnOnce() -> String, size: usize) -> wasmtime::Result<()> {
+        if size > self.memory_limit {
+            return self.stop(HostStop::TooLargeForPlugin {
+                what: what(),
+                size,
+                limit: self.memory_limit,
+            });
+        }
+        self.stats.lowered_bytes = self.stats.lowered_bytes.saturating_add(size as u64);
+        if self.stats.lowered_bytes > self.bounds.lowered_bytes as u64 {
+            return self.stop(HostStop::LoweredBytes {
+                limit: self.bounds.lowered_bytes,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Bytes a value takes in the plugin's memory once lowered (strings, plus the records
+/// and list slots that hold them), near enough to bound it.
+fn header_size(header: &SessionHeader) -> usize {
+    64 + header.id.len()
+        + header.origin.len()
+        + header.parent_id.as_ref().map_or(0, String::len)
+        + header.cwd.as_ref().map_or(0, String::len)
+        + header.preset.as_ref().map_or(0, String::len)
+}
+
+fn surface_size(surface: &ModelSurface) -> usize {
+    16 + surface
+        .messages
+        .iter()
+        .map(|message| {
+            40 + message.source.len()
+                + message
+                    .parts
+                    .iter()
+                    .map(|part| match part {
+                        query::ContentPart::Text(text) => 12 + text.len(),
+                        _ => 12,
+                    })
+                    .sum::<usize>()
+        })
+        .sum::<usize>()
+}
+
+fn saturating_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl<H: Harness> query::Host for Guard<H> {
+    fn list_sessions(&mut self) -> wasmtime::Result<Vec<SessionHeader>> {
+        self.stats.header_lists += 1;
+        let headers = self.harness.list_sessions();
+        let size = 8 + headers.iter().map(header_size).sum::<usize>();
+        self.lower(
+            || format!("the list of {} session headers", headers.len()),
+            size,
+        )?;
+        Ok(headers)
+    }
+
+    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<SessionHeader>> {
+        self.stats.header_gets += 1;
+        let header = self.harness.get_session(&id);
+        let size = 8 + header.as_ref().map_or(0, header_size);
+        self.lower(|| format!("the header of session {id:?}"), size)?;
+        Ok(header)
+    }
+
+    fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
+        self.stats.title_batches += 1;
+        self.stats.title_ids_asked = self
+            .stats
+            .title_ids_asked
+            .saturating_add(saturating_u32(ids.len()));
+        if ids.len() > self.bounds.ids_per_title_batch {
+            return self.stop(HostStop::TitleBatch {
+                limit: self.bounds.ids_per_title_batch,
+                size: ids.len(),
+            });
+        }
+        let titles = self.harness.title_snapshots(&ids);
+        let size = 8 + titles
+            .iter()
+            .map(|title| 12 + title.as_ref().map_or(0, String::len))
+            .sum::<usize>();
+        self.lower(|| format!("the batch of {} titles", titles.len()), size)?;
+        Ok(titles)
+    }
+
+    fn get_surface(&mut self, id: String) -> wasmtime::Result<Option<ModelSurface>> {
+        self.stats.surface_reads += 1;
+        let surface = self.harness.get_surface(&id);
+        let size = 8 + surface.as_ref().map_or(0, surface_size);
+        self.lower(|| format!("the model surface of session {id:?}"), size)?;
+        Ok(surface)
+    }
+}
+
+impl<H: Harness> inbox::Host for Guard<H> {
+    fn deliver(
+        &mut self,
+        target: String,
+        body: String,
+        mode: DeliveryMode,
+        may_wake: bool,
+    ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
+        if self.stats.deliveries >= self.bounds.deliveries_per_call {
+            return self.stop(HostStop::Deliveries {
+                limit: self.bounds.deliveries_per_call,
+            });
+        }
+        if body.len() > self.bounds.body_bytes {
+            return self.stop(HostStop::BodyBytes {
+                limit: self.bounds.body_bytes,
+                size: body.len(),
+            });
+        }
+        self.stats.delivery_attempts += 1;
+        let answer = self.harness.deliver(&target, &body, mode, may_wake);
+        if let Ok(delivered) = &answer {
+            self.stats.deliveries += 1;
+            if delivered.woke {
+                self.stats.wakes += 1;
+            }
+            self.deliveries.push(Delivery {
+                target,
+                mode: match mode {
+                    DeliveryMode::Queue => "queue",
+                    DeliveryMode::Steer => "steer",
+                }
+                .to_string(),
+                body,
+                woke: delivered.woke,
+            });
+        }
+        Ok(answer)
+    }
+}

@@ -133,6 +133,16 @@ fn is_folded_ascii(raw: &str) -> bool {
         && !bytes.windows(2).any(|pair| pair == b"  ")
 }
 
+/// Whether `raw`, folded, starts with `prefix` (itself folded), without building the
+/// folded value when `raw` is already folded, the common case.
+pub fn fold_starts_with(raw: &str, prefix: &str) -> bool {
+    if is_folded_ascii(raw) {
+        raw.starts_with(prefix)
+    } else {
+        fold_line(raw).starts_with(prefix)
+    }
+}
+
 /// [`fold_line`], lowercased for case-insensitive matching.
 pub fn fold_lower(raw: &str) -> String {
     if is_folded_ascii(raw) {
@@ -304,14 +314,6 @@ fn body_drops(ch: char) -> bool {
     (ch.is_control() && ch != '\t' && !is_line_break(ch)) || is_bidi_control(ch)
 }
 
-/// The body with the characters it drops removed (borrowed when there are none).
-pub fn clean_body(body: &str) -> std::borrow::Cow<'_, str> {
-    if !body.chars().any(body_drops) {
-        return std::borrow::Cow::Borrowed(body);
-    }
-    std::borrow::Cow::Owned(body.chars().filter(|&ch| !body_drops(ch)).collect())
-}
-
 /// Skipped when deciding what a line begins with: white space (not line breaks) and
 /// invisible characters.
 fn is_line_padding(ch: char) -> bool {
@@ -355,27 +357,84 @@ pub fn line_needs_escape(line: &str) -> bool {
 /// The plugin's truncation marker starts with this; a body's own is written `…\[`.
 pub const TRUNCATION_MARKER: &str = "…[truncated";
 
-/// Writes a body (already cleaned) keeping its lines: a line that would read as the
-/// plugin's own gets one more leading `\` at its very start, and the body's own
-/// truncation markers become `…\[truncated`. Removing one leading `\` from every line
-/// that starts with one, and the `\` of every `…\[truncated`, restores the body.
-pub fn escape_body_into(out: &mut String, body: &str) {
-    let mut at_line_start = true;
-    let mut last_visible = '\0';
-    let mut rest = body;
-    while let Some(ch) = rest.chars().next() {
-        if at_line_start && line_needs_escape(rest) {
-            out.push('\\');
+/// Writes a body keeping its lines: the characters bodies drop are left out, a line
+/// that would read as the plugin's own gets one more leading `\` at its very start,
+/// and the body's own truncation markers become `…\[truncated`. At most `max_chars`
+/// of the characters that stay are written; returns how many more there were (the
+/// count a truncation marker reports). Removing one leading `\` from every line that
+/// starts with one, and the `\` of every `…\[truncated`, restores the cleaned body.
+pub fn write_body(out: &mut String, body: &str, max_chars: usize) -> usize {
+    // A body of no more bytes than `max_chars` has no more chars either: no cut.
+    let (end, cut) = if body.len() <= max_chars {
+        (body.len(), 0)
+    } else {
+        cut_point(body, max_chars)
+    };
+    escape_into(out, &body[..end]);
+    cut
+}
+
+/// Where a body is cut after `max_chars` of the characters that stay, and how many of
+/// those come after the cut.
+fn cut_point(body: &str, max_chars: usize) -> (usize, usize) {
+    let mut kept = 0usize;
+    let mut chars = body.char_indices().filter(|&(_, ch)| !body_drops(ch));
+    for (at, _) in chars.by_ref() {
+        if kept == max_chars {
+            return (at, 1 + chars.count());
         }
-        if ch == '[' && last_visible == '…' && rest[1..].starts_with("truncated") {
+        kept += 1;
+    }
+    (body.len(), 0)
+}
+
+/// Printable ASCII (and tab) other than `[`: copied as it is, a run at a time.
+fn is_plain_byte(byte: u8) -> bool {
+    (byte == b'\t' || (0x20..0x7f).contains(&byte)) && byte != b'['
+}
+
+fn escape_into(out: &mut String, body: &str) {
+    let bytes = body.as_bytes();
+    let mut at = 0;
+    // At the start of a line whose first kept character has not been seen yet.
+    let mut line_start = true;
+    // The last visible character written was `…`.
+    let mut after_ellipsis = false;
+    while at < bytes.len() {
+        let plain = bytes[at..]
+            .iter()
+            .position(|&byte| !is_plain_byte(byte))
+            .unwrap_or(bytes.len() - at);
+        if plain > 0 && !line_start {
+            let run = &body[at..at + plain];
+            out.push_str(run);
+            after_ellipsis &= run.bytes().all(|byte| byte == b'\t');
+            at += plain;
+            continue;
+        }
+        let ch = body[at..].chars().next().unwrap_or_default();
+        let next = at + ch.len_utf8();
+        if body_drops(ch) {
+            at = next;
+            continue;
+        }
+        if line_start {
+            if line_needs_escape(&body[at..]) {
+                out.push('\\');
+            }
+            line_start = false;
+        }
+        if ch == '[' && after_ellipsis && body[next..].starts_with("truncated") {
             out.push('\\');
         }
         out.push(ch);
-        at_line_start = is_line_break(ch);
-        if at_line_start || !is_invisible(ch) {
-            last_visible = ch;
+        if is_line_break(ch) {
+            line_start = true;
+            after_ellipsis = false;
+        } else if !is_invisible(ch) {
+            after_ellipsis = ch == '…';
         }
-        rest = &rest[ch.len_utf8()..];
+        at = next;
     }
 }
 
@@ -394,7 +453,7 @@ mod tests {
 
     fn escape_body(body: &str) -> String {
         let mut out = String::new();
-        escape_body_into(&mut out, body);
+        assert_eq!(write_body(&mut out, body, usize::MAX), 0);
         out
     }
 
@@ -543,10 +602,20 @@ mod tests {
     #[test]
     fn bodies_drop_controls_and_bidi_but_keep_breaks_tabs_and_joiners() {
         assert_eq!(
-            clean_body("a\tb\nc\u{1b}[0m\u{0}\u{7f}\u{202e}d\u{2066}\u{200d}e\u{2028}f\u{1c}"),
+            escape_body("a\tb\nc\u{1b}[0m\u{0}\u{7f}\u{202e}d\u{2066}\u{200d}e\u{2028}f\u{1c}"),
             "a\tb\nc[0md\u{200d}e\u{2028}f\u{1c}"
         );
-        assert!(matches!(clean_body("plain"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_cut_counts_only_the_characters_that_stay() {
+        let mut out = String::new();
+        assert_eq!(write_body(&mut out, "ab\u{0}\u{0}cd\u{202e}e", 3), 2);
+        assert_eq!(out, "abc");
+        let mut out = String::new();
+        assert_eq!(write_body(&mut out, "é".repeat(5).as_str(), 5), 0);
+        assert_eq!(write_body(&mut out, "🦀🦀🦀", 1), 2);
+        assert_eq!(out, "ééééé🦀");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use crate::args::{ArgResult, Args};
 use crate::host::{ContentPart, Role, SessionQuery, SurfaceMessage};
 use crate::hygiene::{
-    TRUNCATION_MARKER, clean_body, cut_chars, escape_body_into, fold_field, fold_title, is_blank,
+    TRUNCATION_MARKER, fold_field, fold_starts_with, fold_title, is_blank, write_body,
     write_source_label,
 };
 use crate::settings::Settings;
@@ -63,8 +63,6 @@ impl ReadRequest {
 /// A message that passed this call's filters.
 struct Readable {
     message: SurfaceMessage,
-    /// Its source label, folded and capped.
-    source: String,
     text: String,
     injected: bool,
 }
@@ -112,13 +110,11 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
             let text = take_visible_text(&mut message)?;
             let injected = is_injected(&message, &text);
             // Recognised on the folded label, the way it is shown.
-            let source = fold_field(&message.source);
-            let plugin_notice = source.starts_with("plugin:");
+            let plugin_notice = fold_starts_with(&message.source, "plugin:");
             let shown = (request.include_injected || !injected)
                 && (request.include_system || !plugin_notice);
             shown.then_some(Readable {
                 message,
-                source,
                 text,
                 injected,
             })
@@ -155,7 +151,7 @@ fn render_message(out: &mut String, item: &Readable, max_chars: usize) {
         message.role.as_str(),
         message.seq
     );
-    write_source_label(out, &item.source);
+    write_source_label(out, &fold_field(&message.source));
     if item.injected {
         out.push_str(", harness-injected");
     }
@@ -163,9 +159,7 @@ fn render_message(out: &mut String, item: &Readable, max_chars: usize) {
         out.push_str(", replaced");
     }
     out.push_str(") ---\n");
-    let text = clean_body(&item.text);
-    let (kept, cut) = cut_chars(&text, max_chars);
-    escape_body_into(out, kept);
+    let cut = write_body(out, &item.text, max_chars);
     if cut > 0 {
         let _ = write!(out, "{TRUNCATION_MARKER} {cut} chars]");
     }

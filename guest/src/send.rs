@@ -5,8 +5,7 @@
 use crate::args::{ArgResult, Args};
 use crate::host::{DeliveryMode, DeliveryRefusal, Inbox, SessionQuery};
 use crate::hygiene::{
-    clean_body, escape_body_into, fold_field, fold_line, fold_title, is_blank, show_id, write_id,
-    write_quoted_inner,
+    fold_field, fold_line, fold_title, is_blank, show_id, write_body, write_id, write_quoted_inner,
 };
 use crate::settings::Settings;
 use crate::text::{Refusal, char_count, not_found, resolve_session};
@@ -206,7 +205,7 @@ pub fn frame(sender: &str, sender_title: Option<&str>, mode: DeliveryMode, body:
         "\")\ndelivery: {}\n--- message begins ---\n",
         mode.as_str()
     );
-    escape_body_into(&mut out, &clean_body(body));
+    write_body(&mut out, body, usize::MAX);
     out.push_str("\n--- message ends ---");
     out
 }

@@ -377,15 +377,11 @@ pub fn write_body(out: &mut String, body: &str, max_chars: usize) -> usize {
 /// Where a body is cut after `max_chars` of the characters that stay, and how many of
 /// those come after the cut.
 fn cut_point(body: &str, max_chars: usize) -> (usize, usize) {
-    let mut kept = 0usize;
     let mut chars = body.char_indices().filter(|&(_, ch)| !body_drops(ch));
-    for (at, _) in chars.by_ref() {
-        if kept == max_chars {
-            return (at, 1 + chars.count());
-        }
-        kept += 1;
+    match chars.by_ref().nth(max_chars) {
+        Some((at, _)) => (at, 1 + chars.count()),
+        None => (body.len(), 0),
     }
-    (body.len(), 0)
 }
 
 /// Printable ASCII (and tab) other than `[`: copied as it is, a run at a time.

@@ -1,6 +1,6 @@
 //! Each tool both through the component in wasmtime and natively (the same core called
 //! directly), in one run, so the ratio is visible; plus cold (compile) and warm (cache)
-//! loads. `cargo bench -p host-shim`; peak guest memory per case is printed first.
+//! loads. `cargo bench -p benches`; peak guest memory per case is printed first.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use host_shim::{

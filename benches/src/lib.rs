@@ -1,0 +1,1 @@
+//! The benchmarks live in `benches/tools.rs`: `cargo bench -p benches`.

@@ -132,15 +132,16 @@ export function corpusHost(shared) {
 }
 
 /**
- * Runs one tool call in a fresh instance.
- * @returns {{ text: string, deliveries: object[] }}
+ * Runs one tool call in a fresh instance over `host` (from `corpusHost`), which keeps
+ * what the controller did for the next call.
+ * @returns {{ text: string, deliveries: object[] }} the deliveries of this call only
  */
-export function callTool(instantiate, corpus, { caller, settings = '', tool, args = '' }) {
-  const { imports, deliveries } = corpusHost(corpus);
-  const tools = instantiate(imports);
+export function callOn(instantiate, host, { caller, settings = '', tool, args = '' }) {
+  const before = host.deliveries.length;
+  const tools = instantiate(host.imports);
   // `call` returns the ok text; an err (invalid settings) is thrown as ComponentError.
   const text = tools.call(caller, settings, tool, args);
-  return { text, deliveries };
+  return { text, deliveries: host.deliveries.slice(before) };
 }
 
 /** Parses a case file (format: tests/support/lib.rs, `parse_cases`). */
@@ -153,19 +154,34 @@ export function parseCases(text, file) {
   const finish = () => {
     if (!current) return;
     while (body.length && body[body.length - 1] === '') body.pop();
-    if (section === 'output') current.output = body.join('\n');
-    if (section === 'deliveries') current.deliveries = JSON.parse(body.join('\n'));
+    // Sections after a `--- then` belong to that later call.
+    const target = current.then.length ? current.then[current.then.length - 1] : current;
+    if (section === 'output') target.output = body.join('\n');
+    if (section === 'deliveries') target.deliveries = JSON.parse(body.join('\n'));
     body = [];
   };
   lines.forEach((line, index) => {
     if (line.startsWith('=== ')) {
       finish();
-      current = { name: `${file}:${index + 1} ${line.slice(4)}`, settings: '', args: '', output: '', deliveries: [] };
+      current = { name: `${file}:${index + 1} ${line.slice(4)}`, settings: '', args: '', output: '', deliveries: [], then: [] };
       cases.push(current);
       section = 'head';
       return;
     }
     if (!current) return;
+    if (line.startsWith('--- then ')) {
+      finish();
+      const call = line.slice('--- then '.length);
+      const space = call.indexOf(' ');
+      current.then.push({
+        tool: space < 0 ? call : call.slice(0, space),
+        args: space < 0 ? '' : call.slice(space + 1),
+        output: '',
+        deliveries: [],
+      });
+      section = 'then';
+      return;
+    }
     if (line === '--- output' || line === '--- deliveries') {
       finish();
       section = line.slice(4);

@@ -1,6 +1,8 @@
 // The same plugin.wasm in two runtimes: every shared case (tests/cases/*.txt) runs
 // through this jco host and through `host-shim call` (wasmtime). The two must give
-// byte-identical text and identical deliveries, and both must match the case.
+// byte-identical text and identical deliveries, and both must match the case. A
+// case's later calls (`--- then`) run on the same jco host and must match the case
+// too (the Rust case runner checks them under wasmtime).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { callTool, corpusHost, loadPlugin, parseCases, parseCorpus, repoRoot } from './host.js';
+import { callOn, corpusHost, loadPlugin, parseCases, parseCorpus, repoRoot } from './host.js';
 
 const casesDir = path.join(repoRoot, 'tests', 'cases');
 const corporaDir = path.join(repoRoot, 'tests', 'corpora');
@@ -51,12 +53,19 @@ for (const file of files) {
     assert.ok(cases.length > 0);
     for (const c of cases) {
       await t.test(c.name, () => {
-        const js = callTool(instantiate, corpus(c.corpus), c);
+        const host = corpusHost(corpus(c.corpus));
+        const js = callOn(instantiate, host, c);
         const wasmtime = viaHostShim(c);
         assert.equal(js.text, wasmtime.text, 'jco and host-shim answer differently');
         assert.deepEqual(js.deliveries, wasmtime.deliveries, 'jco and host-shim deliver differently');
         assert.equal(js.text, c.output, 'the answer differs from the case');
         assert.deepEqual(js.deliveries, c.deliveries, 'the deliveries differ from the case');
+        // Later calls run on the same host; the Rust runner checks host-shim's side.
+        for (const [step, later] of c.then.entries()) {
+          const next = callOn(instantiate, host, { ...c, tool: later.tool, args: later.args });
+          assert.equal(next.text, later.output, `call ${step + 2}: the answer differs from the case`);
+          assert.deepEqual(next.deliveries, later.deliveries, `call ${step + 2}: the deliveries differ from the case`);
+        }
       });
     }
   });

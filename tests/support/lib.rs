@@ -137,6 +137,19 @@ pub struct Case {
     pub output: String,
     /// Expected deliveries as JSON; none means the inbox must stay empty.
     pub deliveries: Option<serde_json::Value>,
+    /// Calls made after the first on the same host (same caller and settings), each
+    /// with its own expected text and deliveries: they pin what the host's controller
+    /// does to its sessions.
+    pub then: Vec<FollowUp>,
+}
+
+/// A later call of a case, on the host the earlier calls left.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FollowUp {
+    pub tool: String,
+    pub arguments: String,
+    pub output: String,
+    pub deliveries: Option<serde_json::Value>,
 }
 
 /// Parses a case file:
@@ -151,6 +164,9 @@ pub struct Case {
 /// exact text, every line
 /// --- deliveries          (optional; JSON array of {target, mode, body, woke})
 /// [...]
+/// --- then TOOL {JSON ARGS} (optional, repeatable: a later call on the same host)
+/// --- output
+/// ...
 /// ```
 ///
 /// Lines before the first `===` and lines starting with `#` between cases are
@@ -181,12 +197,18 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
                 body.pop();
             }
             let joined = body.join("\n");
+            let name = case.name.clone();
+            // Sections after a `--- then` belong to that later call.
+            let (output, deliveries) = match case.then.last_mut() {
+                Some(later) => (&mut later.output, &mut later.deliveries),
+                None => (&mut case.output, &mut case.deliveries),
+            };
             match section {
-                "output" => case.output = joined,
+                "output" => *output = joined,
                 "deliveries" => {
-                    case.deliveries = Some(
+                    *deliveries = Some(
                         serde_json::from_str(&joined)
-                            .with_context(|| format!("{}: deliveries are not JSON", case.name))?,
+                            .with_context(|| format!("{name}: deliveries are not JSON"))?,
                     )
                 }
                 _ => {}
@@ -199,6 +221,17 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
                 break;
             }
             lines.next();
+            if let Some(call) = line.strip_prefix("--- then ") {
+                finish(&mut case, section, &mut body)?;
+                let (tool, args) = call.split_once(' ').unwrap_or((call, ""));
+                case.then.push(FollowUp {
+                    tool: tool.to_string(),
+                    arguments: args.to_string(),
+                    ..FollowUp::default()
+                });
+                section = "then";
+                continue;
+            }
             if let Some(next) = line
                 .strip_prefix("--- ")
                 .filter(|n| ["output", "deliveries"].contains(n))
@@ -254,33 +287,38 @@ pub fn case_files() -> Vec<PathBuf> {
     files
 }
 
-/// Runs one case; the error shows the expected and actual text line by line.
+/// Runs one case, its later calls on the host the first left; the error shows the
+/// expected and actual text line by line.
 pub fn run_case(case: &Case) -> Result<()> {
-    let outcome = call(
-        &corpus(&case.corpus),
-        &case.caller,
-        &case.settings,
-        &case.tool,
-        &case.arguments,
-    );
-    let actual = match outcome.answer {
-        Ok(text) => text,
-        Err(err) => format!("host error: {err}"),
+    let first = FollowUp {
+        tool: case.tool.clone(),
+        arguments: case.arguments.clone(),
+        output: case.output.clone(),
+        deliveries: case.deliveries.clone(),
     };
-    if actual != case.output {
-        bail!(
-            "{}: output differs\n{}",
-            case.name,
-            diff(&case.output, &actual)
+    let mut host = TestHost::new(corpus(&case.corpus));
+    for (step, call) in std::iter::once(&first).chain(&case.then).enumerate() {
+        let report = call_on(
+            host,
+            &case.caller,
+            &case.settings,
+            &call.tool,
+            &call.arguments,
         );
-    }
-    let delivered = serde_json::to_value(&outcome.deliveries)?;
-    let expected = case.deliveries.clone().unwrap_or(serde_json::json!([]));
-    if delivered != expected {
-        bail!(
-            "{}: deliveries differ\nexpected: {expected:#}\nactual:   {delivered:#}",
-            case.name
-        );
+        let name = format!("{} (call {})", case.name, step + 1);
+        let actual = match report.answer {
+            Ok(text) => text,
+            Err(err) => format!("host error: {err}"),
+        };
+        if actual != call.output {
+            bail!("{name}: output differs\n{}", diff(&call.output, &actual));
+        }
+        let delivered = serde_json::to_value(&report.deliveries)?;
+        let expected = call.deliveries.clone().unwrap_or(serde_json::json!([]));
+        if delivered != expected {
+            bail!("{name}: deliveries differ\nexpected: {expected:#}\nactual:   {delivered:#}");
+        }
+        host = report.harness;
     }
     Ok(())
 }

@@ -31,28 +31,28 @@ pub fn rerun_if_changed(root: &Path, paths: &[&str]) {
 }
 
 /// rustup does not install the targets listed in `rust-toolchain.toml` when
-/// `RUSTUP_AUTO_INSTALL=0`, so add the wasm target here when the sysroot lacks it.
-pub fn ensure_wasm_target() -> Result<()> {
+/// `RUSTUP_AUTO_INSTALL=0`, so add a wasm target here when the sysroot lacks it.
+pub fn ensure_target(target: &str) -> Result<()> {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let libdir = Command::new(&rustc)
-        .args(["--print", "target-libdir", "--target", WASM_TARGET])
+        .args(["--print", "target-libdir", "--target", target])
         .output()
-        .with_context(|| format!("running {rustc} to find the {WASM_TARGET} sysroot"))?;
+        .with_context(|| format!("running {rustc} to find the {target} sysroot"))?;
     let libdir = String::from_utf8_lossy(&libdir.stdout).trim().to_string();
     if !libdir.is_empty() && has_core_rlib(Path::new(&libdir)) {
         return Ok(());
     }
-    println!("cargo:warning=installing the {WASM_TARGET} target with rustup");
+    println!("cargo:warning=installing the {target} target with rustup");
     let status = Command::new("rustup")
-        .args(["target", "add", WASM_TARGET])
+        .args(["target", "add", target])
         .status();
     match status {
         Ok(status) if status.success() => Ok(()),
         Ok(status) => bail!(
-            "`rustup target add {WASM_TARGET}` failed ({status}); install the target and build again"
+            "`rustup target add {target}` failed ({status}); install the target and build again"
         ),
         Err(err) => bail!(
-            "the {WASM_TARGET} target is missing and rustup could not be run ({err}); \
+            "the {target} target is missing and rustup could not be run ({err}); \
              install the target for this toolchain and build again"
         ),
     }
@@ -68,22 +68,33 @@ fn has_core_rlib(libdir: &Path) -> bool {
     })
 }
 
-/// Builds `package` of the workspace at `root` for wasm with the `guest-release`
-/// profile into `target_dir`; returns the core module's path (`artifact` is the
-/// library's file stem, e.g. `session_tools`).
+/// Builds `package` of the workspace at `root` for `wasm32-unknown-unknown` with the
+/// `guest-release` profile into `target_dir`; returns the core module's path
+/// (`artifact` is the library's file stem, e.g. `session_tools`).
 pub fn build_guest(
     root: &Path,
     target_dir: &Path,
     package: &str,
     artifact: &str,
 ) -> Result<PathBuf> {
-    ensure_wasm_target()?;
+    build_for(WASM_TARGET, root, target_dir, package, artifact)
+}
+
+/// [`build_guest`] for another wasm target (`wasm32-wasip2` gives a component).
+pub fn build_for(
+    target: &str,
+    root: &Path,
+    target_dir: &Path,
+    package: &str,
+    artifact: &str,
+) -> Result<PathBuf> {
+    ensure_target(target)?;
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = Command::new(cargo);
     command
         .current_dir(root)
         .args(["build", "--profile", "guest-release", "--package", package])
-        .args(["--target", WASM_TARGET])
+        .args(["--target", target])
         .arg("--target-dir")
         .arg(target_dir);
     // The outer build's flags and wrappers (clippy, coverage) are for the host, not
@@ -102,10 +113,10 @@ pub fn build_guest(
         .status()
         .with_context(|| format!("running the nested cargo build of {package}"))?;
     if !status.success() {
-        bail!("building {package} for {WASM_TARGET} failed ({status})");
+        bail!("building {package} for {target} failed ({status})");
     }
     Ok(target_dir
-        .join(WASM_TARGET)
+        .join(target)
         .join("guest-release")
         .join(format!("{artifact}.wasm")))
 }

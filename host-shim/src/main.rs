@@ -182,6 +182,7 @@ fn catalog(
         ..RuntimeOptions::default()
     };
     let runtime: Runtime<CorpusHost> = Runtime::with_options(&plugin_bytes(plugin)?, &options)?;
+    say_wasi(&runtime);
     let tools = runtime
         .catalog(&settings)
         .map_err(|err| call_error(settings_path, err))?;
@@ -199,6 +200,16 @@ fn catalog(
         .collect();
     println!("{}", serde_json::to_string_pretty(&json)?);
     Ok(())
+}
+
+/// A plugin that imports WASI runs with a deny-all WASI; the host says so.
+fn say_wasi(runtime: &Runtime<CorpusHost>) {
+    if !runtime.wasi_imports().is_empty() {
+        eprintln!(
+            "host-shim: note: the plugin imports WASI ({} interfaces); it gets a deny-all WASI: no files, environment, arguments or sockets, stdio discarded",
+            runtime.wasi_imports().len()
+        );
+    }
 }
 
 fn read_arguments(args: &CallArgs) -> Result<String> {
@@ -262,6 +273,7 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     };
     let runtime: Runtime<CorpusHost> =
         Runtime::with_options(&plugin_bytes(args.plugin.as_deref())?, &options)?;
+    say_wasi(&runtime);
     let report = runtime.call(CorpusHost::new(Arc::new(corpus)), &request);
     // What the host did is reported whatever the outcome.
     if args.stats {

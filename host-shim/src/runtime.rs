@@ -218,6 +218,30 @@ struct CallState<H> {
     memory_limit: usize,
     peak_memory: usize,
     denied_growth: Option<usize>,
+    /// The deny-all WASI of a plugin that imports WASI, made on first use.
+    #[cfg(feature = "wasi")]
+    wasi: Option<(wasmtime_wasi::WasiCtx, wasmtime::component::ResourceTable)>,
+}
+
+/// A WASI that grants nothing: no preopened directories, no environment variables, no
+/// arguments, no network (no TCP, UDP or name lookup), stdin empty and stdout and
+/// stderr discarded. Clocks and randomness stay.
+#[cfg(feature = "wasi")]
+fn deny_all_wasi() -> (wasmtime_wasi::WasiCtx, wasmtime::component::ResourceTable) {
+    let ctx = wasmtime_wasi::WasiCtxBuilder::new()
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .build();
+    (ctx, wasmtime::component::ResourceTable::new())
+}
+
+#[cfg(feature = "wasi")]
+impl<H: Send> wasmtime_wasi::WasiView for CallState<H> {
+    fn ctx(&mut self) -> wasmtime_wasi::WasiCtxView<'_> {
+        let (ctx, table) = self.wasi.get_or_insert_with(deny_all_wasi);
+        wasmtime_wasi::WasiCtxView { ctx, table }
+    }
 }
 
 impl<H: Send> ResourceLimiter for CallState<H> {
@@ -391,6 +415,7 @@ pub struct Runtime<H: Harness> {
     pre: PluginPre<CallState<H>>,
     options: RuntimeOptions,
     load_kind: LoadKind,
+    wasi_imports: Vec<String>,
     _ticker: EpochTicker,
 }
 
@@ -427,6 +452,22 @@ impl<H: Harness> Runtime<H> {
         Plugin::add_to_linker::<CallState<H>, HasSelf<Guard<H>>>(&mut linker, |state| {
             &mut state.guard
         })?;
+        // A plugin from a stock toolchain (wasm32-wasip2) imports WASI as well.
+        let wasi_imports: Vec<String> = component
+            .component_type()
+            .imports(&engine)
+            .map(|(name, _)| name.to_string())
+            .filter(|name| name.starts_with("wasi:"))
+            .collect();
+        if !wasi_imports.is_empty() {
+            #[cfg(feature = "wasi")]
+            wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+            #[cfg(not(feature = "wasi"))]
+            bail!(
+                "the plugin imports WASI ({}); this host-shim was built without its `wasi` feature, which gives such a plugin a deny-all WASI",
+                wasi_imports.join(", ")
+            );
+        }
         let pre = PluginPre::new(
             linker
                 .instantiate_pre(&component)
@@ -439,6 +480,7 @@ impl<H: Harness> Runtime<H> {
             pre,
             options: options.clone(),
             load_kind,
+            wasi_imports,
             _ticker: ticker,
         })
     }
@@ -456,6 +498,12 @@ impl<H: Harness> Runtime<H> {
         self.load_kind
     }
 
+    /// The WASI interfaces the plugin imports, each answered by a deny-all WASI (empty
+    /// for a plugin that imports only the world, as ours does).
+    pub fn wasi_imports(&self) -> &[String] {
+        &self.wasi_imports
+    }
+
     fn store(&self, harness: H) -> Store<CallState<H>> {
         let limits = self.options.limits;
         let mut store = Store::new(
@@ -465,6 +513,8 @@ impl<H: Harness> Runtime<H> {
                 memory_limit: limits.memory_bytes,
                 peak_memory: 0,
                 denied_growth: None,
+                #[cfg(feature = "wasi")]
+                wasi: None,
             },
         );
         store.limiter(|state| state);

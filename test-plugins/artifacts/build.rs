@@ -19,5 +19,17 @@ fn main() -> Result<()> {
     let path = out_dir.join("hostile-plugin.wasm");
     std::fs::write(&path, component)?;
     println!("cargo:rustc-env=HOSTILE_PLUGIN_WASM={}", path.display());
+    if std::env::var_os("CARGO_FEATURE_WASI").is_some() {
+        build_support::rerun_if_changed(&root, &["test-plugins/wasip2"]);
+        // A wasip2 build is already a component (rustc links it with wasm-component-ld).
+        let component = build_support::build_for(
+            "wasm32-wasip2",
+            &root,
+            &out_dir.join("guest"),
+            "wasip2-plugin",
+            "wasip2_plugin",
+        )?;
+        println!("cargo:rustc-env=WASIP2_PLUGIN_WASM={}", component.display());
+    }
     Ok(())
 }

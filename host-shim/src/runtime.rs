@@ -1,6 +1,7 @@
 //! The wasmtime edge: one engine, linker and pre-instantiated component built once; a
 //! fresh store per tool call, so nothing leaks from one call into the next. The linker
-//! holds the world's two interfaces and nothing else.
+//! holds the world's two interfaces and nothing else; only a plugin that imports WASI
+//! (built for wasm32-wasip2) also gets a deny-all WASI, with the `wasi` feature.
 //!
 //! A [`Runtime`] is generic over the harness: any state that implements
 //! [`crate::SessionQuery`] and [`crate::Inbox`] serves the plugin. Every call runs under

@@ -17,7 +17,7 @@ pub const ID_MAX_CHARS: usize = 256;
 /// Every character a renderer may break a line at: LF, VT, FF, CR, the information
 /// separators U+001C–U+001E, NEL, U+2028 and U+2029 (what Python's `str.splitlines`
 /// splits on).
-pub fn is_line_break(ch: char) -> bool {
+fn is_line_break(ch: char) -> bool {
     matches!(
         ch,
         '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\u{1c}'
@@ -27,7 +27,7 @@ pub fn is_line_break(ch: char) -> bool {
 
 /// Unicode general category Cf (format characters): zero-width spaces and joiners,
 /// word joiner, BOM, soft hyphen, bidi embeddings, overrides, isolates and marks, tags.
-pub fn is_format(ch: char) -> bool {
+fn is_format(ch: char) -> bool {
     const RANGES: &[(u32, u32)] = &[
         (0x00AD, 0x00AD),
         (0x0600, 0x0605),
@@ -68,7 +68,7 @@ pub fn is_format(ch: char) -> bool {
 
 /// Characters that show nothing: control characters (C0, C1, DEL) and format
 /// characters. Folding drops them.
-pub fn is_invisible(ch: char) -> bool {
+fn is_invisible(ch: char) -> bool {
     ch.is_control() || is_format(ch)
 }
 
@@ -83,7 +83,7 @@ fn is_bidi_control(ch: char) -> bool {
 }
 
 /// `-` and every dash-like character a line of three could imitate `---` with.
-pub fn is_dash(ch: char) -> bool {
+fn is_dash(ch: char) -> bool {
     matches!(
         ch,
         '-' | '\u{2010}'
@@ -152,7 +152,7 @@ pub fn fold_lower(raw: &str) -> String {
 }
 
 /// Cuts a folded value to at most `max_chars` chars; a cut ends with `…`.
-pub fn cap(folded: String, max_chars: usize) -> String {
+fn cap(folded: String, max_chars: usize) -> String {
     match folded.char_indices().nth(max_chars.saturating_sub(1)) {
         // More than the limit: keep one char less and close with the ellipsis.
         Some((cut, _)) if folded[cut..].chars().nth(1).is_some() => {
@@ -222,7 +222,7 @@ pub fn show_id(id: &str) -> String {
 /// (a cut ends with `…` and never splits an escape). Besides JSON's own escapes, every
 /// line break, white space other than the space, and invisible character is written
 /// `\uXXXX`, so the literal is one visible line.
-pub fn write_json_literal(out: &mut String, text: &str, max_chars: usize) {
+fn write_json_literal(out: &mut String, text: &str, max_chars: usize) {
     out.push('"');
     let mut written = 0usize;
     let mut escape = String::new();
@@ -323,7 +323,7 @@ fn is_line_padding(ch: char) -> bool {
 /// Whether a body line (from its first char up to its end) would read as one of the
 /// plugin's own lines once its padding is ignored: it begins with `\\`, with three
 /// dashes, or as an omission line `(N earlier messages omitted)`.
-pub fn line_needs_escape(line: &str) -> bool {
+fn line_needs_escape(line: &str) -> bool {
     let mut visible = line
         .chars()
         .take_while(|&ch| !is_line_break(ch))

@@ -48,7 +48,8 @@ const PREFIX: &str = "plugin-";
 const SUFFIX: &str = ".cwasm";
 /// Every entry starts with this, then the two hashes.
 const MAGIC: &[u8; 24] = b"session-tools cwasm v1\n\0";
-const HEADER_BYTES: usize = MAGIC.len() + 32 + 32;
+/// Bytes of an entry before the compiled code: the magic and the two hashes.
+pub const ENTRY_HEADER_BYTES: usize = MAGIC.len() + 32 + 32;
 /// The largest entry read (the plugin's compiled form is about 1 MB).
 pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
@@ -230,9 +231,6 @@ fn is_ours(path: &Path) -> bool {
     let mut magic = [0u8; MAGIC.len()];
     file.read_exact(&mut magic).is_ok() && &magic == MAGIC
 }
-
-/// Bytes of an entry before the compiled code (for tests that damage it).
-pub const ENTRY_HEADER_BYTES: usize = HEADER_BYTES;
 
 #[cfg(test)]
 mod tests {

@@ -193,6 +193,22 @@ impl Session {
             refuse_delivery: None,
         }
     }
+
+    /// Accepts a delivery the way the controller does (see the module's opening).
+    fn accept(&mut self, body: &str) {
+        self.header.live = true;
+        let surface = &mut self.surface;
+        let highest = surface.messages.iter().map(|m| m.seq).max().unwrap_or(0);
+        let seq = highest.max(surface.captured_through_seq).saturating_add(1);
+        surface.messages.push(SurfaceMessage {
+            seq,
+            role: Role::User,
+            source: "user".to_string(),
+            replaced: false,
+            parts: vec![ContentPart::Text(body.to_string())],
+        });
+        surface.captured_through_seq = seq;
+    }
 }
 
 impl From<SessionFile> for Session {
@@ -314,27 +330,6 @@ impl Corpus {
 
     pub fn session(&self, id: &str) -> Option<&Session> {
         self.index.get(id).map(|&position| &self.sessions[position])
-    }
-}
-
-impl Session {
-    /// Accepts a delivery the way the controller does (see the module's opening).
-    fn accept(&mut self, body: &str) {
-        let session = self;
-        session.header.live = true;
-        let highest = session.surface.messages.iter().map(|m| m.seq).max();
-        let seq = highest
-            .unwrap_or(0)
-            .max(session.surface.captured_through_seq)
-            .saturating_add(1);
-        session.surface.messages.push(SurfaceMessage {
-            seq,
-            role: Role::User,
-            source: "user".to_string(),
-            replaced: false,
-            parts: vec![ContentPart::Text(body.to_string())],
-        });
-        session.surface.captured_through_seq = seq;
     }
 }
 

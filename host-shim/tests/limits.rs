@@ -588,3 +588,42 @@ fn a_component_needing_other_imports_is_refused_at_load() {
         "{err:#}"
     );
 }
+
+#[test]
+fn a_title_batch_past_the_bound_ends_the_call() {
+    let sessions = (0..20)
+        .map(|i| host_shim::Session::new(&format!("s{i}"), i))
+        .collect();
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(
+        PLUGIN_WASM,
+        &RuntimeOptions {
+            bounds: HostBounds {
+                ids_per_title_batch: 10,
+                ..HostBounds::default()
+            },
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    // A query no id matches needs every candidate's title: one batch of 20 ids.
+    let request = CallRequest {
+        caller: "me".into(),
+        tool: "sessions_list".into(),
+        arguments: r#"{"query": "zzz"}"#.into(),
+        ..CallRequest::default()
+    };
+    let host = CorpusHost::new(Arc::new(Corpus::new(None, sessions)));
+    let report = runtime.call(host, &request);
+    assert!(
+        matches!(
+            report.answer,
+            Err(CallError::HostBound(HostStop::TitleBatch {
+                limit: 10,
+                size: 20
+            }))
+        ),
+        "{:?}",
+        report.answer.err()
+    );
+    assert_eq!(report.stats.title_batches, 1);
+}

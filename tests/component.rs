@@ -1,32 +1,59 @@
 //! End-to-end properties of the real component that a text case cannot show: what it
 //! imports, what it asks the host for, and what it never does.
 
-use conformance::{TestHost, call, call_on, corpus, runtime, text};
-use host_shim::{CorpusHost, HostStats, PLUGIN_WASM, Runtime};
+use conformance::{PLUGIN_V0_1_0, TestHost, call, call_on, corpus, runtime, text};
+use host_shim::{
+    CallRequest, ContractVersion, CorpusHost, HostStats, PLUGIN_WASM, Refusal, Runtime,
+};
 use wasmtime::component::Component;
 
 #[test]
 fn the_component_imports_exactly_the_two_interfaces() {
     let engine = runtime().engine();
-    let component = Component::from_binary(engine, PLUGIN_WASM).unwrap();
-    let ty = component.component_type();
-    let mut imports: Vec<String> = ty
-        .imports(engine)
-        .map(|(name, _)| name.to_string())
-        .collect();
-    imports.sort();
+    for (plugin, version) in [(PLUGIN_WASM, "0.2.0"), (PLUGIN_V0_1_0, "0.1.0")] {
+        let component = Component::from_binary(engine, plugin).unwrap();
+        let ty = component.component_type();
+        let mut imports: Vec<String> = ty
+            .imports(engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        imports.sort();
+        assert_eq!(
+            imports,
+            [
+                format!("harness:sessions/inbox@{version}"),
+                format!("harness:sessions/session-query@{version}")
+            ]
+        );
+        let exports: Vec<String> = ty
+            .exports(engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        assert_eq!(exports, [format!("harness:sessions/tools@{version}")]);
+    }
+}
+
+#[test]
+fn both_contract_versions_load_and_say_which() {
+    let current: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_WASM).unwrap();
+    assert_eq!(current.contract_version(), ContractVersion::V0_2_0);
+    let released: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_1_0).unwrap();
+    assert_eq!(released.contract_version(), ContractVersion::V0_1_0);
+    // Same catalog; a 0.1.0 answer carries no refusal code.
+    assert_eq!(current.catalog("").unwrap(), released.catalog("").unwrap());
+    let request = CallRequest {
+        caller: "me".into(),
+        tool: "sessions_kill".into(),
+        ..CallRequest::default()
+    };
+    let host = || CorpusHost::new(std::sync::Arc::new(host_shim::Corpus::demo()));
+    let new = current.call(host(), &request).answer.unwrap();
+    let old = released.call(host(), &request).answer.unwrap();
+    assert_eq!(new.text, old.text);
     assert_eq!(
-        imports,
-        [
-            "harness:sessions/inbox@0.1.0",
-            "harness:sessions/session-query@0.1.0"
-        ]
+        (new.refusal, old.refusal),
+        (Some(Refusal::UnknownTool), None)
     );
-    let exports: Vec<String> = ty
-        .exports(engine)
-        .map(|(name, _)| name.to_string())
-        .collect();
-    assert_eq!(exports, ["harness:sessions/tools@0.1.0"]);
 }
 
 #[test]
@@ -107,7 +134,7 @@ fn an_empty_query_asks_one_title_batch_for_the_rows_shown() {
         "sessions_list",
         r#"{"scope": "all", "limit": 3}"#,
     );
-    let out = outcome.answer.unwrap();
+    let out = outcome.answer.unwrap().text;
     let rows = out.lines().filter(|l| l.starts_with("- ")).count();
     assert_eq!(rows, 3);
     assert_eq!(outcome.stats.header_lists, 1);
@@ -128,6 +155,7 @@ fn a_query_listing_asks_one_title_batch() {
         outcome
             .answer
             .unwrap()
+            .text
             .contains("1 of 1 considered sessions")
     );
     assert_eq!(outcome.stats.title_batches, 1);
@@ -158,13 +186,11 @@ fn a_read_never_wakes_delivers_or_resumes() {
             "sessions_read",
             &format!(r#"{{"session_id": "{target}"}}"#),
         );
-        assert!(
-            outcome
-                .answer
-                .unwrap()
-                .starts_with(&format!("session {target} ["))
-        );
+        let out = outcome.answer.unwrap().text;
+        assert!(out.starts_with(&format!("session {target} [")));
         assert!(outcome.deliveries.is_empty());
+        // Whole text crosses for the messages shown, in one batch, and no others.
+        let shown = out.lines().filter(|l| l.starts_with("--- ")).count() as u32;
         assert_eq!(
             calls(outcome.stats),
             HostStats {
@@ -172,6 +198,8 @@ fn a_read_never_wakes_delivers_or_resumes() {
                 title_batches: 1,
                 title_ids_asked: 1,
                 surface_reads: 1,
+                message_batches: u32::from(shown > 0),
+                messages_asked: shown,
                 ..untouched()
             },
             "{target}"
@@ -187,18 +215,26 @@ fn a_read_never_wakes_delivers_or_resumes() {
             report
                 .answer
                 .unwrap()
+                .text
                 .starts_with("session s-cold [cold, top-level]")
         );
         host = report.harness;
     }
     let send = r#"{"session_id": "s-cold", "message": "wake up"}"#;
     let report = call_on(host, "s-me", "", "sessions_send", send);
-    assert!(report.answer.unwrap().contains("(woke a cold session)"));
+    assert!(
+        report
+            .answer
+            .unwrap()
+            .text
+            .contains("(woke a cold session)")
+    );
     let report = call_on(report.harness, "s-me", "", "sessions_read", read);
     assert!(
         report
             .answer
             .unwrap()
+            .text
             .starts_with("session s-cold [live, top-level]")
     );
 }
@@ -235,6 +271,7 @@ fn the_send_cap_is_8000_chars_by_default() {
         outcome
             .answer
             .unwrap()
+            .text
             .starts_with("accepted for s-live | mode=queue | chars=8000\n")
     );
     assert_eq!(outcome.deliveries.len(), 1);
@@ -242,7 +279,7 @@ fn the_send_cap_is_8000_chars_by_default() {
         serde_json::json!({"session_id": "s-live", "message": "🦀".repeat(8001)}).to_string();
     let outcome = call(&corpus, "s-me", "", "sessions_send", &over);
     assert_eq!(
-        outcome.answer.unwrap(),
+        outcome.answer.unwrap().text,
         "invalid arguments: message must be at most 8000 chars (maxSendChars) (got 8001 chars); nothing was delivered: shorten it and send again"
     );
     assert_eq!(calls(outcome.stats), untouched());
@@ -262,7 +299,9 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     };
     // not-messageable: one header lookup, nothing else.
     let outcome = send("", "s-kid");
-    assert!(outcome.answer.unwrap().contains("(not-messageable)"));
+    let answer = outcome.answer.unwrap();
+    assert!(answer.text.contains("(not-messageable)"));
+    assert_eq!(answer.refusal, Some(Refusal::NotMessageable));
     assert_eq!(
         calls(outcome.stats),
         HostStats {
@@ -272,7 +311,10 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     );
     // resume-disabled: decided from the header; the target is never resolved.
     let outcome = send(r#"{"allowResume": false}"#, "s-cold");
-    assert!(outcome.answer.unwrap().contains("(resume-disabled)"));
+    assert_eq!(
+        outcome.answer.unwrap().refusal,
+        Some(Refusal::ResumeDisabled)
+    );
     assert_eq!(
         calls(outcome.stats),
         HostStats {
@@ -282,7 +324,7 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     );
     // not-found: the header lookup, then a listing for near ids.
     let outcome = send("", "s-nope");
-    assert!(outcome.answer.unwrap().contains("(not-found)"));
+    assert_eq!(outcome.answer.unwrap().refusal, Some(Refusal::NotFound));
     assert_eq!(
         calls(outcome.stats),
         HostStats {
@@ -293,7 +335,7 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     );
     // rejected by the controller: one attempt, nothing accepted.
     let outcome = send("", "s-busy");
-    assert!(outcome.answer.unwrap().contains("(rejected)"));
+    assert_eq!(outcome.answer.unwrap().refusal, Some(Refusal::Rejected));
     assert_eq!(
         (outcome.stats.delivery_attempts, outcome.stats.deliveries),
         (1, 0)
@@ -311,7 +353,13 @@ fn an_accepted_send_delivers_exactly_once_and_reports_the_wake() {
         "sessions_send",
         r#"{"session_id": "s-cold", "message": "hi"}"#,
     );
-    assert!(outcome.answer.unwrap().contains("(woke a cold session)"));
+    assert!(
+        outcome
+            .answer
+            .unwrap()
+            .text
+            .contains("(woke a cold session)")
+    );
     assert_eq!(
         (
             outcome.stats.delivery_attempts,
@@ -342,14 +390,84 @@ fn every_call_reports_only_its_own_deliveries() {
         "no delivery carried over from the first call"
     );
     assert_eq!(calls(first.stats), calls(second.stats));
-    let surface = second
-        .harness
-        .corpus
-        .session("s-live")
-        .unwrap()
-        .surface
-        .clone();
+    let target = second.harness.corpus.session("s-live").unwrap();
     // Twelve messages in the corpus, and the two deliveries after them.
-    assert_eq!(surface.messages.len(), 14, "the host kept both deliveries");
-    assert_eq!(surface.captured_through_seq, 14);
+    assert_eq!(target.messages.len(), 14, "the host kept both deliveries");
+    assert_eq!(target.captured_through_seq, 14);
+}
+
+#[test]
+fn a_send_retried_with_its_call_id_delivers_once() {
+    let corpus = corpus("harness");
+    let request = CallRequest {
+        caller: "s-me".into(),
+        call_id: "toolu_01A".into(),
+        tool: "sessions_send".into(),
+        arguments: r#"{"session_id": "s-cold", "message": "once"}"#.into(),
+        ..CallRequest::default()
+    };
+    let first = runtime().call(TestHost::new(corpus), &request);
+    let retry = runtime().call(first.harness.clone(), &request);
+    // Two accepted answers, the same text (the wake the first delivery did included).
+    let answer = first.answer.unwrap();
+    assert!(
+        answer.text.contains("(woke a cold session)"),
+        "{}",
+        answer.text
+    );
+    assert_eq!(answer.refusal, None);
+    assert_eq!(retry.answer.unwrap(), answer);
+    // One delivery: the retry is a repeat the inbox recognised by its key.
+    assert_eq!(first.deliveries.len(), 1);
+    assert_eq!(first.deliveries[0].key, "4:s-metoolu_01A");
+    assert!(retry.deliveries.is_empty());
+    assert_eq!((retry.stats.deliveries, retry.stats.repeats), (0, 1));
+    let target = retry.harness.corpus.session("s-cold").unwrap();
+    assert_eq!(
+        target
+            .messages
+            .iter()
+            .filter(|m| m
+                .text()
+                .is_some_and(|t| t.ends_with("once\n--- message ends ---")))
+            .count(),
+        1
+    );
+    // Another call id is another call: it delivers again.
+    let other = CallRequest {
+        call_id: "toolu_01B".into(),
+        ..request
+    };
+    let third = runtime().call(retry.harness, &other);
+    assert_eq!(third.deliveries.len(), 1);
+}
+
+#[test]
+fn a_listing_copies_headers_and_titles_only_for_the_rows_shown() {
+    let sessions: Vec<host_shim::Session> = (0..10_000)
+        .map(|i| host_shim::Session::new(&format!("session-{i:05}"), i))
+        .collect();
+    let corpus = std::sync::Arc::new(host_shim::Corpus::new(None, sessions));
+    let outcome = call(&corpus, "me", "", "sessions_list", r#"{"limit": 20}"#);
+    assert!(
+        outcome
+            .answer
+            .unwrap()
+            .text
+            .contains("\n20 of 10000 considered sessions")
+    );
+    assert_eq!(
+        calls(outcome.stats),
+        HostStats {
+            header_lists: 1,
+            header_batches: 1,
+            header_ids_asked: 20,
+            title_batches: 1,
+            title_ids_asked: 20,
+            ..untouched()
+        }
+    );
+    // The index: each id once, and 24 bytes of entry per session, nothing more.
+    let ids: usize = (0..10_000).map(|i| format!("session-{i:05}").len()).sum();
+    assert!(outcome.stats.lowered_bytes < (ids + 24 * 10_000 + 20 * 200) as u64);
 }

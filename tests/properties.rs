@@ -2,10 +2,8 @@
 //! settings and arguments per tool (hostile text included). The plugin never traps,
 //! and every answer keeps the invariants of `session_tools::invariants`.
 
-use conformance::{Faults, TestHost, runtime};
-use host_shim::{
-    CallRequest, ContentPart, Corpus, ModelSurface, Role, Session, SessionHeader, SurfaceMessage,
-};
+use conformance::{Faults, TestHost, refusal_in_text, runtime};
+use host_shim::{CallRequest, Corpus, Message, Role, Session, SessionHeader};
 use session_tools::invariants;
 use std::sync::Arc;
 
@@ -110,10 +108,10 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
     let sessions = (0..rng.below(10))
         .map(|_| {
             let messages = (0..rng.below(8))
-                .map(|_| SurfaceMessage {
-                    seq: rng.below(50) as u64,
-                    role: [Role::User, Role::Assistant, Role::System][rng.below(3)],
-                    source: rng
+                .map(|_| {
+                    let seq = rng.below(50) as u64;
+                    let role = [Role::User, Role::Assistant, Role::System][rng.below(3)];
+                    let source = rng
                         .pick(&[
                             "user",
                             "model:a/b",
@@ -124,16 +122,15 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                             "user, harness-injected, replaced",
                             "a (b)",
                         ])
-                        .to_string(),
-                    replaced: rng.chance(20),
-                    parts: (0..rng.below(4))
-                        .map(|_| match rng.below(4) {
-                            0 => ContentPart::Reasoning,
-                            1 => ContentPart::ToolCall,
-                            2 => ContentPart::ToolOutput,
-                            _ => ContentPart::Text(text(rng)),
-                        })
-                        .collect(),
+                        .to_string();
+                    let replaced = rng.chance(20);
+                    // Up to three parts, each text or another kind; the host joins
+                    // the text parts (the other kinds never cross).
+                    let texts: Vec<Option<String>> = (0..rng.below(4))
+                        .map(|_| (rng.below(4) == 3).then(|| text(rng)))
+                        .collect();
+                    let joined = texts.iter().flatten().cloned().reduce(|a, b| a + "\n" + &b);
+                    Message::new(seq, role, &source, replaced, joined)
                 })
                 .collect();
             Session {
@@ -147,10 +144,8 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                     preset: maybe(rng, 50, text),
                 },
                 title: maybe(rng, 80, text),
-                surface: ModelSurface {
-                    messages,
-                    captured_through_seq: rng.below(60) as u64,
-                },
+                messages,
+                captured_through_seq: rng.below(60) as u64,
                 reject: maybe(rng, 15, text),
                 refuse_delivery: None,
             }
@@ -259,6 +254,11 @@ fn run_tool(tool: &str, takes: &[(&str, &str)], required: usize, seed: u64) {
         };
         let request = CallRequest {
             caller: caller.clone(),
+            call_id: if rng.chance(50) {
+                format!("call-{case}")
+            } else {
+                String::new()
+            },
             settings: settings_json.clone(),
             tool: tool.to_string(),
             arguments: arguments.clone(),
@@ -269,9 +269,16 @@ fn run_tool(tool: &str, takes: &[(&str, &str)], required: usize, seed: u64) {
             )
         };
         let outcome = runtime().call(host, &request);
-        let output = outcome
+        let answer = outcome
             .answer
             .unwrap_or_else(|err| panic!("{}: the call failed: {err}", context()));
+        assert_eq!(
+            answer.refusal.map(|code| code.as_str()),
+            refusal_in_text(&answer.text),
+            "{}: the refusal code and the text disagree",
+            context()
+        );
+        let output = answer.text;
         let bodies: Vec<String> = outcome.deliveries.iter().map(|d| d.body.clone()).collect();
         invariants::check(tool, &arguments, &settings_json, &output, &bodies)
             .unwrap_or_else(|err| panic!("{}: {err}", context()));

@@ -7,7 +7,8 @@ wit_bindgen::generate!({
 });
 
 use crate::host;
-use exports::harness::sessions::tools::{Guest, ToolSpec};
+use crate::text::{Answer as CoreAnswer, RefusalCode};
+use exports::harness::sessions::tools::{Answer, Guest, Refusal, ToolSpec};
 use harness::sessions::{inbox, session_query as query};
 
 /// The imports of the world, as the core's host traits.
@@ -25,47 +26,77 @@ fn header(h: query::SessionHeader) -> host::SessionHeader {
     }
 }
 
-fn message(m: query::SurfaceMessage) -> host::SurfaceMessage {
-    host::SurfaceMessage {
-        seq: m.seq,
-        role: match m.role {
-            query::Role::User => host::Role::User,
-            query::Role::Assistant => host::Role::Assistant,
-            query::Role::System => host::Role::System,
-        },
-        source: m.source,
-        replaced: m.replaced,
-        parts: m
-            .parts
-            .into_iter()
-            .map(|part| match part {
-                query::ContentPart::Text(t) => host::ContentPart::Text(t),
-                query::ContentPart::Reasoning => host::ContentPart::Reasoning,
-                query::ContentPart::ToolCall => host::ContentPart::ToolCall,
-                query::ContentPart::ToolOutput => host::ContentPart::ToolOutput,
-            })
-            .collect(),
+fn role(role: query::Role) -> host::Role {
+    match role {
+        query::Role::User => host::Role::User,
+        query::Role::Assistant => host::Role::Assistant,
+        query::Role::System => host::Role::System,
     }
 }
 
 impl host::SessionQuery for Imports {
-    fn list_sessions(&mut self) -> Vec<host::SessionHeader> {
-        query::list_sessions().into_iter().map(header).collect()
+    fn list_sessions(&mut self) -> host::SessionIndex {
+        let index = query::list_sessions();
+        host::SessionIndex {
+            ids: index.ids,
+            entries: index
+                .entries
+                .into_iter()
+                .map(|e| host::SessionEntry {
+                    id_len: e.id_len,
+                    created_at_ms: e.created_at_ms,
+                    live: e.live,
+                    subagent: e.subagent,
+                })
+                .collect(),
+        }
     }
 
     fn get_session(&mut self, id: &str) -> Option<host::SessionHeader> {
         query::get_session(id).map(header)
     }
 
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<host::SessionHeader>> {
+        query::get_sessions(ids)
+            .into_iter()
+            .map(|h| h.map(header))
+            .collect()
+    }
+
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
         query::title_snapshots(ids)
     }
 
-    fn get_surface(&mut self, id: &str) -> Option<host::ModelSurface> {
-        query::get_surface(id).map(|surface| host::ModelSurface {
-            messages: surface.messages.into_iter().map(message).collect(),
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<host::SurfaceIndex> {
+        query::get_surface(id, lead_chars).map(|surface| host::SurfaceIndex {
+            messages: surface
+                .messages
+                .into_iter()
+                .map(|m| host::MessageEntry {
+                    seq: m.seq,
+                    role: role(m.role),
+                    replaced: m.replaced,
+                    source_lead_len: m.source_lead_len,
+                    text_lead_len: m.text_lead_len,
+                    text_chars: m.text_chars,
+                })
+                .collect(),
+            source_leads: surface.source_leads,
+            text_leads: surface.text_leads,
             captured_through_seq: surface.captured_through_seq,
         })
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<host::MessageContent>> {
+        query::get_messages(id, seqs)
+            .into_iter()
+            .map(|m| {
+                m.map(|m| host::MessageContent {
+                    source: m.source,
+                    text: m.text,
+                })
+            })
+            .collect()
     }
 }
 
@@ -76,14 +107,16 @@ impl host::Inbox for Imports {
         body: &str,
         mode: host::DeliveryMode,
         may_wake: bool,
+        key: &str,
     ) -> Result<host::Delivered, host::DeliveryRefusal> {
         let mode = match mode {
             host::DeliveryMode::Queue => inbox::DeliveryMode::Queue,
             host::DeliveryMode::Steer => inbox::DeliveryMode::Steer,
         };
-        match inbox::deliver(target, body, mode, may_wake) {
+        match inbox::deliver(target, body, mode, may_wake, key) {
             Ok(delivered) => Ok(host::Delivered {
                 woke: delivered.woke,
+                repeat: delivered.repeat,
             }),
             Err(inbox::DeliveryRefusal::NotFound) => Err(host::DeliveryRefusal::NotFound),
             Err(inbox::DeliveryRefusal::WouldNeedWake) => Err(host::DeliveryRefusal::WouldNeedWake),
@@ -91,6 +124,21 @@ impl host::Inbox for Imports {
                 Err(host::DeliveryRefusal::Rejected(reason))
             }
         }
+    }
+}
+
+fn answer(answer: CoreAnswer) -> Answer {
+    Answer {
+        text: answer.text,
+        refusal: answer.refusal.map(|code| match code {
+            RefusalCode::InvalidArguments => Refusal::InvalidArguments,
+            RefusalCode::UnknownTool => Refusal::UnknownTool,
+            RefusalCode::NotFound => Refusal::NotFound,
+            RefusalCode::NotMessageable => Refusal::NotMessageable,
+            RefusalCode::ResumeDisabled => Refusal::ResumeDisabled,
+            RefusalCode::EmptyBody => Refusal::EmptyBody,
+            RefusalCode::Rejected => Refusal::Rejected,
+        }),
     }
 }
 
@@ -110,11 +158,20 @@ impl Guest for Plugin {
 
     fn call(
         caller_id: String,
+        call_id: String,
         settings: String,
         tool_name: String,
         arguments: String,
-    ) -> Result<String, String> {
-        crate::call_with_settings(&mut Imports, &caller_id, &settings, &tool_name, &arguments)
+    ) -> Result<Answer, String> {
+        crate::call_with_settings(
+            &mut Imports,
+            &caller_id,
+            &call_id,
+            &settings,
+            &tool_name,
+            &arguments,
+        )
+        .map(answer)
     }
 }
 

@@ -40,31 +40,166 @@ impl Role {
     }
 }
 
-/// One part of a message's content; only `Text` is ever shown, so the other kinds
-/// carry no content.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ContentPart {
-    Text(String),
-    Reasoning,
-    ToolCall,
-    ToolOutput,
+/// One session of a listing's index (`session-query.session-entry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionEntry {
+    /// Bytes of this entry's id in [`SessionIndex::ids`].
+    pub id_len: u32,
+    pub created_at_ms: i64,
+    pub live: bool,
+    pub subagent: bool,
 }
 
-/// One message of a session's current model surface.
+/// Every session, compactly (`session-query.session-index`): the ids as one text, and
+/// one entry per session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionIndex {
+    pub ids: String,
+    pub entries: Vec<SessionEntry>,
+}
+
+/// The host broke the contract in a way the plugin cannot answer around; the text
+/// names the function and the fault, for the harness author.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SurfaceMessage {
+pub struct HostError(pub String);
+
+/// Splits `text` into consecutive pieces of the given byte lengths, or says why it
+/// cannot: the lengths must add up to the text and every piece must be whole UTF-8.
+pub fn split_lengths<'a>(
+    text: &'a str,
+    lengths: impl Iterator<Item = u32>,
+    what: &str,
+) -> Result<Vec<&'a str>, HostError> {
+    let mut pieces = Vec::with_capacity(lengths.size_hint().0);
+    let mut at = 0usize;
+    for (index, length) in lengths.enumerate() {
+        let end = at.saturating_add(length as usize);
+        let Some(piece) = text.get(at..end) else {
+            return Err(HostError(format!(
+                "{what}: entry {index} says {length} bytes, which {}",
+                if end > text.len() {
+                    format!("runs past the end of the text ({} bytes)", text.len())
+                } else {
+                    "ends inside a character".to_string()
+                }
+            )));
+        };
+        pieces.push(piece);
+        at = end;
+    }
+    if at != text.len() {
+        return Err(HostError(format!(
+            "{what}: the entries' lengths add up to {at} bytes but the text has {} bytes",
+            text.len()
+        )));
+    }
+    Ok(pieces)
+}
+
+impl SessionIndex {
+    /// An index over whole headers, in their order: how an in-memory host builds one.
+    pub fn of<'a>(headers: impl IntoIterator<Item = &'a SessionHeader>) -> SessionIndex {
+        let mut index = SessionIndex::default();
+        for header in headers {
+            index.ids.push_str(&header.id);
+            index.entries.push(SessionEntry {
+                id_len: u32::try_from(header.id.len()).unwrap_or(u32::MAX),
+                created_at_ms: header.created_at_ms,
+                live: header.live,
+                subagent: header.is_subagent(),
+            });
+        }
+        index
+    }
+
+    /// Each entry's id, in entry order.
+    pub fn split_ids(&self) -> Result<Vec<&str>, HostError> {
+        split_lengths(
+            &self.ids,
+            self.entries.iter().map(|entry| entry.id_len),
+            "session-query.list-sessions returned a malformed index (ids)",
+        )
+    }
+}
+
+/// One message of a surface's index (`session-query.message-entry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageEntry {
     pub seq: u64,
     pub role: Role,
-    pub source: String,
     pub replaced: bool,
-    pub parts: Vec<ContentPart>,
+    pub source_lead_len: u32,
+    pub text_lead_len: u32,
+    /// Chars of the whole text; 0 when there is no text part.
+    pub text_chars: u32,
 }
 
-/// What a session's own model sees now.
+/// A surface, compactly (`session-query.surface-index`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ModelSurface {
-    pub messages: Vec<SurfaceMessage>,
+pub struct SurfaceIndex {
+    pub messages: Vec<MessageEntry>,
+    pub source_leads: String,
+    pub text_leads: String,
     pub captured_through_seq: u64,
+}
+
+/// One whole message (`session-query.message-content`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageContent {
+    pub source: String,
+    /// The text parts joined by a line feed.
+    pub text: String,
+}
+
+/// The first `chars` chars of `text` (all of it when shorter).
+pub fn lead(text: &str, chars: u32) -> &str {
+    match text.char_indices().nth(chars as usize) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+impl SurfaceIndex {
+    /// Adds one message, given whole: how an in-memory host builds an index.
+    pub fn push(
+        &mut self,
+        seq: u64,
+        role: Role,
+        replaced: bool,
+        source: &str,
+        text: Option<&str>,
+        lead_chars: u32,
+    ) {
+        let source_lead = lead(source, lead_chars);
+        let text = text.unwrap_or("");
+        let text_lead = lead(text, lead_chars);
+        self.source_leads.push_str(source_lead);
+        self.text_leads.push_str(text_lead);
+        self.messages.push(MessageEntry {
+            seq,
+            role,
+            replaced,
+            source_lead_len: source_lead.len() as u32,
+            text_lead_len: text_lead.len() as u32,
+            text_chars: u32::try_from(text.chars().count()).unwrap_or(u32::MAX),
+        });
+    }
+
+    /// Each message's source lead and text lead, in message order.
+    pub fn split_leads(&self) -> Result<(Vec<&str>, Vec<&str>), HostError> {
+        let what = "session-query.get-surface returned a malformed index";
+        let sources = split_lengths(
+            &self.source_leads,
+            self.messages.iter().map(|m| m.source_lead_len),
+            &format!("{what} (source-leads)"),
+        )?;
+        let texts = split_lengths(
+            &self.text_leads,
+            self.messages.iter().map(|m| m.text_lead_len),
+            &format!("{what} (text-leads)"),
+        )?;
+        Ok((sources, texts))
+    }
 }
 
 /// How a delivered message joins the target session.
@@ -91,11 +226,13 @@ impl DeliveryMode {
     }
 }
 
-/// The inbox accepted a message.
+/// The inbox accepted a message (now or, for a repeated key, before).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivered {
     /// The target was cold and the host woke it.
     pub woke: bool,
+    /// The key was delivered before; nothing new was delivered.
+    pub repeat: bool,
 }
 
 /// Why the controller did not accept a message; nothing was delivered.
@@ -108,26 +245,33 @@ pub enum DeliveryRefusal {
 
 /// `session-query`: read-only, never wakes a session.
 pub trait SessionQuery {
-    /// Every session header, in any order.
-    fn list_sessions(&mut self) -> Vec<SessionHeader>;
+    /// Every session, as one index.
+    fn list_sessions(&mut self) -> SessionIndex;
     /// One header, or `None` when the id is unknown.
     fn get_session(&mut self, id: &str) -> Option<SessionHeader>;
-    /// Titles for `ids` in one batch. A well-behaved host answers one entry per id in
+    /// Headers for `ids` in one batch. A well-behaved host answers one entry per id in
     /// order; the core tolerates any length.
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>>;
+    /// Titles for `ids` in one batch, answered like [`SessionQuery::get_sessions`].
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>>;
-    /// One session's current model surface, or `None` when the id is unknown.
-    fn get_surface(&mut self, id: &str) -> Option<ModelSurface>;
+    /// One session's surface as an index with leads of at most `lead_chars` chars, or
+    /// `None` when the id is unknown.
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex>;
+    /// Whole messages of one session by seq, answered like
+    /// [`SessionQuery::get_sessions`].
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>>;
 }
 
 /// `inbox`: delivery into a top-level session.
 pub trait Inbox {
     /// Deliver exactly once or not at all; with `may_wake` false, never wake a cold
-    /// target.
+    /// target; at most once per non-empty `key`.
     fn deliver(
         &mut self,
         target: &str,
         body: &str,
         mode: DeliveryMode,
         may_wake: bool,
+        key: &str,
     ) -> Result<Delivered, DeliveryRefusal>;
 }

@@ -8,6 +8,7 @@ pub mod args;
 pub mod catalog;
 pub mod host;
 pub mod hygiene;
+mod id_set;
 pub mod json_object;
 pub mod list;
 pub mod read;
@@ -25,8 +26,9 @@ mod bindings;
 
 pub use catalog::ToolSpec;
 pub use settings::Settings;
+pub use text::{Answer, RefusalCode};
 
-use host::{Inbox, SessionQuery};
+use host::{HostError, Inbox, SessionQuery};
 
 /// The tools a deployment registers: none when it is disabled.
 pub fn catalog(settings: &Settings) -> Vec<ToolSpec> {
@@ -42,39 +44,51 @@ pub fn catalog_for(settings_json: &str) -> Result<Vec<ToolSpec>, String> {
     Ok(catalog(&Settings::from_json(settings_json)?))
 }
 
-/// Runs one tool call and returns the text the model sees, refusals included.
+/// Runs one tool call and returns what the model sees, refusals included (with their
+/// code). The error is the host's: its answers broke the contract.
 pub fn call<H: SessionQuery + Inbox>(
     host: &mut H,
     caller: &str,
+    call_id: &str,
     settings: &Settings,
     tool: &str,
     arguments: &str,
-) -> String {
-    let answer = match tool {
-        list::NAME => list::ListRequest::parse(arguments, settings)
-            .map(|request| list::run(host, caller, &request)),
-        read::NAME => {
-            read::ReadRequest::parse(arguments, settings).map(|request| read::run(host, &request))
-        }
-        send::NAME => send::SendRequest::parse(arguments, settings)
-            .map(|request| send::run(host, caller, settings, &request)),
-        unknown => Err(format!(
-            "unknown tool \"{}\": the tools are sessions_list, sessions_read and sessions_send.",
-            text::shorten(unknown, 60)
+) -> Result<Answer, HostError> {
+    let invalid = |text| Ok(Answer::refused(RefusalCode::InvalidArguments, text));
+    match tool {
+        list::NAME => match list::ListRequest::parse(arguments, settings) {
+            Ok(request) => list::run(host, caller, &request).map(Answer::ok),
+            Err(text) => invalid(text),
+        },
+        read::NAME => match read::ReadRequest::parse(arguments, settings) {
+            Ok(request) => read::run(host, &request),
+            Err(text) => invalid(text),
+        },
+        send::NAME => match send::SendRequest::parse(arguments, settings) {
+            Ok(request) => send::run(host, caller, call_id, settings, &request),
+            Err(text) => invalid(text),
+        },
+        unknown => Ok(Answer::refused(
+            RefusalCode::UnknownTool,
+            format!(
+                "unknown tool \"{}\": the tools are sessions_list, sessions_read and sessions_send.",
+                text::shorten(unknown, 60)
+            ),
         )),
-    };
-    answer.unwrap_or_else(|refusal| refusal)
+    }
 }
 
 /// [`call`] from the deployment's settings JSON. The error is for the harness author:
-/// invalid settings, or tools called on a disabled deployment.
+/// invalid settings, tools called on a disabled deployment, or a host that broke the
+/// contract.
 pub fn call_with_settings<H: SessionQuery + Inbox>(
     host: &mut H,
     caller: &str,
+    call_id: &str,
     settings_json: &str,
     tool: &str,
     arguments: &str,
-) -> Result<String, String> {
+) -> Result<Answer, String> {
     let settings = Settings::from_json(settings_json)?;
     if !settings.enabled {
         return Err(
@@ -83,7 +97,7 @@ pub fn call_with_settings<H: SessionQuery + Inbox>(
                 .to_string(),
         );
     }
-    Ok(call(host, caller, &settings, tool, arguments))
+    call(host, caller, call_id, &settings, tool, arguments).map_err(|HostError(fault)| fault)
 }
 
 #[cfg(test)]
@@ -95,8 +109,11 @@ mod tests {
     fn unknown_tools_are_refused_with_the_three_names() {
         let mut host = FakeHost::default();
         assert_eq!(
-            call(&mut host, "me", &Settings::default(), "sessions_kill", "{}"),
-            "unknown tool \"sessions_kill\": the tools are sessions_list, sessions_read and sessions_send."
+            call(&mut host, "me", "", &Settings::default(), "sessions_kill", "{}"),
+            Ok(Answer::refused(
+                RefusalCode::UnknownTool,
+                "unknown tool \"sessions_kill\": the tools are sessions_list, sessions_read and sessions_send.".to_string()
+            ))
         );
     }
 
@@ -107,8 +124,15 @@ mod tests {
         let mut host = FakeHost::default();
         host.add(session("a", 1));
         assert!(
-            call_with_settings(&mut host, "me", r#"{"enabled":false}"#, "sessions_list", "")
-                .is_err()
+            call_with_settings(
+                &mut host,
+                "me",
+                "",
+                r#"{"enabled":false}"#,
+                "sessions_list",
+                ""
+            )
+            .is_err()
         );
     }
 
@@ -120,7 +144,7 @@ mod tests {
                 .contains("maxListResults")
         );
         let mut host = FakeHost::default();
-        let err = call_with_settings(&mut host, "me", "[", "sessions_list", "").unwrap_err();
+        let err = call_with_settings(&mut host, "me", "", "[", "sessions_list", "").unwrap_err();
         assert!(err.starts_with("invalid settings"), "{err}");
     }
 
@@ -128,29 +152,50 @@ mod tests {
     fn argument_errors_name_the_argument_whatever_the_tool() {
         let mut host = FakeHost::default();
         let settings = Settings::default();
+        let mut refusal = |tool: &str, arguments: &str| {
+            let answer = call(&mut host, "me", "", &settings, tool, arguments).unwrap();
+            assert_eq!(answer.refusal, Some(RefusalCode::InvalidArguments));
+            answer.text
+        };
         assert_eq!(
-            call(
-                &mut host,
-                "me",
-                &settings,
-                "sessions_list",
-                r#"{"limit": 500}"#
-            ),
+            refusal("sessions_list", r#"{"limit": 500}"#),
             "invalid arguments: limit must be an integer from 1 to 200 (got 500)"
         );
         assert_eq!(
-            call(
-                &mut host,
-                "me",
-                &settings,
-                "sessions_read",
-                r#"{"session_id":"a","max_messages":0}"#
-            ),
+            refusal("sessions_read", r#"{"session_id":"a","max_messages":0}"#),
             "invalid arguments: max_messages must be an integer from 1 to 100 (got 0)"
         );
         assert!(
-            call(&mut host, "me", &settings, "sessions_read", "{}")
-                .starts_with("invalid arguments: session_id is required")
+            refusal("sessions_read", "{}").starts_with("invalid arguments: session_id is required")
         );
+        assert!(
+            refusal("sessions_send", r#"{"session_id":"a"}"#)
+                .starts_with("invalid arguments: message is required")
+        );
+    }
+
+    #[test]
+    fn a_malformed_index_is_the_hosts_error() {
+        let mut host = FakeHost::default();
+        host.add(session("a", 1));
+        host.add(session("é", 2));
+        host.garble_index = true;
+        let mut garbled = host;
+        let err = call_with_settings(&mut garbled, "me", "", "", "sessions_list", "").unwrap_err();
+        assert_eq!(
+            err,
+            "session-query.list-sessions returned a malformed index (ids): entry 0 says 2 bytes, which ends inside a character"
+        );
+        // A read of an unknown id offers near ids from the same index.
+        let err = call_with_settings(
+            &mut garbled,
+            "me",
+            "",
+            "",
+            "sessions_read",
+            r#"{"session_id":"b"}"#,
+        )
+        .unwrap_err();
+        assert!(err.contains("malformed index"), "{err}");
     }
 }

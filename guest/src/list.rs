@@ -1,11 +1,12 @@
 //! `sessions_list`: discover peer sessions.
 
 use crate::args::{ArgResult, Args};
-use crate::host::{SessionHeader, SessionQuery};
+use crate::host::{HostError, SessionHeader, SessionQuery};
 use crate::hygiene::{fold_line, fold_lower, show_title, write_row_field};
+use crate::id_set::IdSet;
 use crate::settings::Settings;
-use crate::text::write_session_identity;
-use std::collections::HashSet;
+use crate::text::write_identity;
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_list";
@@ -73,143 +74,266 @@ impl ListRequest {
     }
 }
 
-/// A session that passed scope and `live_only`. Folding for display happens only for
-/// the rows shown; folding for matching only when there is a query.
-struct Candidate {
-    header: SessionHeader,
+/// A session that passed scope and `live_only`: the index's facts, borrowed. Kept
+/// small, since a listing selects among every session.
+#[derive(Clone, Copy)]
+struct Candidate<'a> {
+    id: &'a str,
+    created_at_ms: i64,
+    live: bool,
+    subagent: bool,
     is_caller: bool,
-    /// Query terms not found in id, workspace path or preset: only the title can
-    /// still match them.
-    terms_left: Vec<usize>,
+    /// Query terms not found yet, one bit per term.
+    terms_left: u32,
+    /// Where this candidate's header and title are kept once fetched.
+    details: u32,
+}
+
+/// Newest first, ties by id; the caller last, so actionable peers come first. Ids are
+/// unique among candidates, so the order is total.
+fn in_order(a: &Candidate, b: &Candidate) -> Ordering {
+    a.is_caller
+        .cmp(&b.is_caller)
+        .then_with(|| b.created_at_ms.cmp(&a.created_at_ms))
+        .then_with(|| a.id.cmp(b.id))
+}
+
+/// What a row shows beyond the index: fetched only for rows shown and for the
+/// candidates a query must look at.
+#[derive(Default)]
+struct Details {
+    header: Option<SessionHeader>,
     /// The folded title, whole (matching looks at all of it; the row shows a cut).
     title: Option<String>,
 }
 
-impl Candidate {
-    fn new(header: SessionHeader, caller: &str, terms: &[String]) -> Candidate {
-        let terms_left = if terms.is_empty() {
-            Vec::new()
-        } else {
-            let fields = [
-                fold_lower(&header.id),
-                fold_lower(header.cwd.as_deref().unwrap_or("")),
-                fold_lower(header.preset.as_deref().unwrap_or("")),
-            ];
-            (0..terms.len())
-                .filter(|&t| !fields.iter().any(|field| field.contains(terms[t].as_str())))
-                .collect()
-        };
-        Candidate {
-            is_caller: header.id == caller,
-            header,
-            terms_left,
-            title: None,
-        }
-    }
-}
-
-pub fn run(host: &mut impl SessionQuery, caller: &str, request: &ListRequest) -> String {
-    let headers = host.list_sessions();
+pub fn run(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    request: &ListRequest,
+) -> Result<String, HostError> {
+    let index = host.list_sessions();
+    let ids = index.split_ids()?;
+    let all_terms = if request.terms.is_empty() {
+        0
+    } else {
+        u32::MAX >> (32 - request.terms.len())
+    };
     // A host that repeats an id gets one row for it: the first.
-    let mut seen: HashSet<&str> = HashSet::with_capacity(headers.len());
-    let keep: Vec<bool> = headers
+    let mut seen = IdSet::with_capacity_and_hasher(ids.len(), Default::default());
+    let mut candidates: Vec<Candidate> = index
+        .entries
         .iter()
-        .map(|header| {
-            seen.insert(header.id.as_str())
-                && (header.live || !request.live_only)
+        .zip(&ids)
+        .filter(|(entry, id)| {
+            seen.insert(id)
+                && (entry.live || !request.live_only)
                 && match request.scope {
-                    Scope::TopLevel => !header.is_subagent(),
-                    Scope::Subagents => header.is_subagent(),
+                    Scope::TopLevel => !entry.subagent,
+                    Scope::Subagents => entry.subagent,
                     Scope::All => true,
                 }
         })
-        .collect();
-    drop(seen);
-    let mut candidates: Vec<Candidate> = headers
-        .into_iter()
-        .zip(keep)
-        .filter(|(_, keep)| *keep)
-        .map(|(header, _)| Candidate::new(header, caller, &request.terms))
-        .collect();
-    // Newest first, ties by id; the caller last, so actionable peers come first. Ids
-    // are unique here, so the order is total and an unstable sort gives the same.
-    candidates.sort_unstable_by(|a, b| {
-        a.is_caller
-            .cmp(&b.is_caller)
-            .then_with(|| b.header.created_at_ms.cmp(&a.header.created_at_ms))
-            .then_with(|| a.header.id.cmp(&b.header.id))
-    });
-
-    // One title batch: every candidate whose match still depends on its title, and
-    // every sure match that could still be among the rows shown. A sure match is
-    // shown only if fewer than `limit` sure matches come before it.
-    let mut asked = Vec::new();
-    let mut sure_ahead = 0usize;
-    for (index, candidate) in candidates.iter().enumerate() {
-        if !candidate.terms_left.is_empty() {
-            asked.push(index);
-        } else {
-            if sure_ahead < request.limit {
-                asked.push(index);
-            }
-            sure_ahead += 1;
-        }
-    }
-    if !asked.is_empty() {
-        let ids: Vec<String> = asked
-            .iter()
-            .map(|&i| candidates[i].header.id.clone())
-            .collect();
-        let titles = host.title_snapshots(&ids);
-        // A short or long answer from the host leaves the rest untitled.
-        for (&index, title) in asked.iter().zip(titles) {
-            candidates[index].title = Some(fold_line(title.as_deref().unwrap_or("")));
-        }
-    }
-
-    let matched: Vec<&Candidate> = candidates
-        .iter()
-        .filter(|candidate| {
-            candidate.terms_left.is_empty() || {
-                // Titles were folded when fetched; only the case is left to fold. A
-                // missing title is empty: the `(untitled)` placeholder never matches.
-                let title = candidate.title.as_deref().unwrap_or("").to_lowercase();
-                candidate
-                    .terms_left
-                    .iter()
-                    .all(|&t| title.contains(request.terms[t].as_str()))
-            }
+        .map(|(entry, id)| Candidate {
+            id,
+            created_at_ms: entry.created_at_ms,
+            live: entry.live,
+            subagent: entry.subagent,
+            is_caller: *id == caller,
+            terms_left: all_terms,
+            details: 0,
         })
         .collect();
-    render(request, &matched)
+    drop(seen);
+    let mut details = Vec::new();
+
+    if request.terms.is_empty() {
+        // Every candidate matches: only the first `limit` in order are looked at again.
+        let considered = candidates.len();
+        let shown = first_in_order(&mut candidates, request.limit);
+        fetch_headers(host, shown, &mut details, |_| true);
+        fetch_titles(host, shown, &mut details, |_| true);
+        return Ok(render(request, shown, &details, considered));
+    }
+
+    candidates.sort_unstable_by(in_order);
+    for candidate in &mut candidates {
+        candidate.terms_left &= !matching_terms(&request.terms, &fold_lower(candidate.id));
+    }
+    // Each stage fetches what the candidates still undecided need, and what the sure
+    // matches that could still be shown need: a sure match is shown only if fewer than
+    // `limit` sure matches come before it.
+    let wanted = |candidates: &[Candidate]| -> Vec<bool> {
+        let mut sure_ahead = 0usize;
+        candidates
+            .iter()
+            .map(|candidate| {
+                candidate.terms_left != 0 || {
+                    sure_ahead += 1;
+                    sure_ahead <= request.limit
+                }
+            })
+            .collect()
+    };
+    let want = wanted(&candidates);
+    fetch_headers(host, &mut candidates, &mut details, |i| want[i]);
+    for candidate in candidates.iter_mut().filter(|c| c.terms_left != 0) {
+        if let Some(header) = details_of(&details, candidate).header.as_ref() {
+            for field in [&header.cwd, &header.preset].into_iter().flatten() {
+                candidate.terms_left &= !matching_terms(&request.terms, &fold_lower(field));
+            }
+        }
+    }
+    let want = wanted(&candidates);
+    fetch_titles(host, &mut candidates, &mut details, |i| want[i]);
+    for candidate in candidates.iter_mut().filter(|c| c.terms_left != 0) {
+        // Titles were folded when fetched; only the case is left to fold. A missing
+        // title is empty: the `(untitled)` placeholder never matches.
+        let title = details_of(&details, candidate)
+            .title
+            .as_deref()
+            .unwrap_or("")
+            .to_lowercase();
+        candidate.terms_left &= !matching_terms(&request.terms, &title);
+    }
+    candidates.retain(|candidate| candidate.terms_left == 0);
+    let considered = candidates.len();
+    let shown = &candidates[..considered.min(request.limit)];
+    Ok(render(request, shown, &details, considered))
 }
 
-fn render(request: &ListRequest, matched: &[&Candidate]) -> String {
-    let shown = &matched[..matched.len().min(request.limit)];
+/// The bits of the terms that occur in `field` (folded and lowercased).
+fn matching_terms(terms: &[String], field: &str) -> u32 {
+    terms
+        .iter()
+        .enumerate()
+        .filter(|(_, term)| field.contains(term.as_str()))
+        .fold(0, |bits, (t, _)| bits | 1 << t)
+}
+
+/// Moves the first `k` candidates in order to the front, sorted, without sorting the
+/// rest, and returns them.
+fn first_in_order<'c, 'a>(
+    candidates: &'c mut [Candidate<'a>],
+    k: usize,
+) -> &'c mut [Candidate<'a>] {
+    let k = k.min(candidates.len());
+    if k > 0 && k < candidates.len() {
+        candidates.select_nth_unstable_by(k - 1, in_order);
+    }
+    let first = &mut candidates[..k];
+    first.sort_unstable_by(in_order);
+    first
+}
+
+fn details_of<'d>(details: &'d [Details], candidate: &Candidate) -> &'d Details {
+    &details[candidate.details as usize]
+}
+
+/// Gives every wanted candidate a details slot, and returns the wanted positions.
+fn slots(
+    candidates: &mut [Candidate],
+    details: &mut Vec<Details>,
+    want: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut wanted = Vec::new();
+    for (i, candidate) in candidates.iter_mut().enumerate() {
+        if want(i) {
+            if candidate.details == 0 {
+                if details.is_empty() {
+                    // Slot 0 stays empty: it stands for "nothing fetched".
+                    details.push(Details::default());
+                }
+                candidate.details = details.len() as u32;
+                details.push(Details::default());
+            }
+            wanted.push(i);
+        }
+    }
+    wanted
+}
+
+/// One `get-sessions` batch for the wanted candidates. A short or long answer from the
+/// host leaves the rest without a header.
+fn fetch_headers(
+    host: &mut impl SessionQuery,
+    candidates: &mut [Candidate],
+    details: &mut Vec<Details>,
+    want: impl Fn(usize) -> bool,
+) {
+    let wanted = slots(candidates, details, want);
+    if wanted.is_empty() {
+        return;
+    }
+    let ids: Vec<String> = wanted
+        .iter()
+        .map(|&i| candidates[i].id.to_string())
+        .collect();
+    for (&i, header) in wanted.iter().zip(host.get_sessions(&ids)) {
+        details[candidates[i].details as usize].header = header;
+    }
+}
+
+/// One `title-snapshots` batch for the wanted candidates, folded as they arrive; a
+/// short or long answer from the host leaves the rest untitled.
+fn fetch_titles(
+    host: &mut impl SessionQuery,
+    candidates: &mut [Candidate],
+    details: &mut Vec<Details>,
+    want: impl Fn(usize) -> bool,
+) {
+    let wanted = slots(candidates, details, want);
+    if wanted.is_empty() {
+        return;
+    }
+    let ids: Vec<String> = wanted
+        .iter()
+        .map(|&i| candidates[i].id.to_string())
+        .collect();
+    for (&i, title) in wanted.iter().zip(host.title_snapshots(&ids)) {
+        details[candidates[i].details as usize].title =
+            Some(fold_line(title.as_deref().unwrap_or("")));
+    }
+}
+
+fn render(
+    request: &ListRequest,
+    shown: &[Candidate],
+    details: &[Details],
+    considered: usize,
+) -> String {
     let mut out = String::new();
     for row in shown {
-        let header = &row.header;
+        let fetched = details.get(row.details as usize);
+        let header = fetched.and_then(|d| d.header.as_ref());
         out.push_str("- ");
-        write_session_identity(&mut out, header);
-        write_row_field(&mut out, " | preset=", header.preset.as_deref());
-        if header.is_subagent() {
+        // Status and kind as the listing filtered on them; path and preset from the
+        // header.
+        write_identity(
+            &mut out,
+            row.id,
+            row.live,
+            row.subagent,
+            header.and_then(|h| h.cwd.as_deref()),
+        );
+        write_row_field(
+            &mut out,
+            " | preset=",
+            header.and_then(|h| h.preset.as_deref()),
+        );
+        if row.subagent {
             out.push_str(" | not messageable");
         }
         if row.is_caller {
             out.push_str(" | this session");
         }
-        let title = show_title(row.title.as_deref().unwrap_or(""));
+        let title = show_title(fetched.and_then(|d| d.title.as_deref()).unwrap_or(""));
         let _ = writeln!(out, "\n  {title}");
     }
     if !shown.is_empty() {
         out.push('\n');
     }
-    let _ = write!(
-        out,
-        "{} of {} considered sessions",
-        shown.len(),
-        matched.len()
-    );
+    let _ = write!(out, "{} of {} considered sessions", shown.len(), considered);
     if let Some(asked) = request.lowered_from {
         let _ = write!(
             out,
@@ -217,7 +341,7 @@ fn render(request: &ListRequest, matched: &[&Candidate]) -> String {
             request.limit
         );
     }
-    if matched.is_empty() {
+    if considered == 0 {
         out.push_str("\nNo session matched. ");
         out.push_str(&widen_hint(request));
     } else {
@@ -254,7 +378,7 @@ mod tests {
 
     fn list(host: &mut FakeHost, caller: &str, args: &str) -> String {
         let request = ListRequest::parse(args, &Settings::default()).unwrap();
-        run(host, caller, &request)
+        run(host, caller, &request).unwrap()
     }
 
     fn ids_shown(output: &str) -> Vec<&str> {
@@ -353,13 +477,17 @@ mod tests {
             ..Settings::default()
         };
         let request = ListRequest::parse(r#"{"limit":5}"#, &settings).unwrap();
-        let out = run(&mut host, "x", &request);
+        let out = run(&mut host, "x", &request).unwrap();
         assert!(
             out.contains("\n1 of 3 considered sessions (limit 5 lowered to 1 by maxListResults)\n"),
             "{out}"
         );
         let request = ListRequest::parse("", &settings).unwrap();
-        assert!(run(&mut host, "x", &request).contains("\n1 of 3 considered sessions\n"));
+        assert!(
+            run(&mut host, "x", &request)
+                .unwrap()
+                .contains("\n1 of 3 considered sessions\n")
+        );
     }
 
     #[test]

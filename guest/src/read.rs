@@ -2,13 +2,13 @@
 //! surface. It uses `session-query` only, so a read can never wake a session.
 
 use crate::args::{ArgResult, Args};
-use crate::host::{ContentPart, Role, SessionQuery, SurfaceMessage};
+use crate::host::{HostError, MessageContent, MessageEntry, Role, SessionQuery, SurfaceIndex};
 use crate::hygiene::{
-    TRUNCATION_MARKER, fold_field, fold_starts_with, fold_title, is_blank, write_body,
+    TRUNCATION_MARKER, fold_field, fold_line, fold_starts_with, fold_title, is_blank, write_body,
     write_source_label,
 };
 use crate::settings::Settings;
-use crate::text::{not_found, resolve_session, write_session_identity};
+use crate::text::{Answer, char_count, not_found, resolve_session, write_session_identity};
 use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_read";
@@ -60,68 +60,157 @@ impl ReadRequest {
     }
 }
 
+/// Chars of each message's source label and text the host sends for every message:
+/// room for the longest injected prefix (30 chars) after some leading white space, and
+/// for the `plugin:` label check. A lead that does not settle a filter (a long run of
+/// white space or invisible characters) costs one fetch of that whole message.
+pub const LEAD_CHARS: u32 = 48;
+
+/// What a message is to this call's filters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// No text to read.
+    Unreadable,
+    Readable {
+        injected: bool,
+        plugin_notice: bool,
+    },
+    /// The leads do not tell; the whole message does.
+    Unsettled,
+}
+
 /// A message that passed this call's filters.
 struct Readable {
-    message: SurfaceMessage,
-    text: String,
+    /// Its place in the surface's index.
+    entry: usize,
+    seq: u64,
     injected: bool,
+    /// The whole message, once fetched.
+    content: Option<MessageContent>,
 }
 
-/// The visible text of a message: its text parts, joined by line breaks, taken out of
-/// the message (a single part moves, no copy). Reasoning, tool calls and tool output
-/// carry nothing to show.
-fn take_visible_text(message: &mut SurfaceMessage) -> Option<String> {
-    let mut texts = message.parts.iter_mut().filter_map(|part| match part {
-        ContentPart::Text(text) => Some(std::mem::take(text)),
-        _ => None,
-    });
-    let mut joined = texts.next()?;
-    for text in texts {
-        joined.push('\n');
-        joined.push_str(&text);
+/// A whole message's kind: text that is not blank is readable; the harness injected a
+/// user-role message whose text begins (after white space) with a known prefix; a
+/// plugin notice is recognised on the folded label, the way it is shown.
+fn kind_of(role: Role, source: &str, text: &str) -> Kind {
+    if is_blank(text) {
+        return Kind::Unreadable;
     }
-    // A message of only white space and invisible characters has nothing to read.
-    (!is_blank(&joined)).then_some(joined)
-}
-
-fn is_injected(message: &SurfaceMessage, text: &str) -> bool {
     let start = text.trim_start();
-    message.role == Role::User && INJECTED_PREFIXES.iter().any(|p| start.starts_with(p))
+    Kind::Readable {
+        injected: role == Role::User && INJECTED_PREFIXES.iter().any(|p| start.starts_with(p)),
+        plugin_notice: fold_starts_with(source, "plugin:"),
+    }
 }
 
-pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
+/// A message's kind from its leads, or `Unsettled` when the rest of it could change
+/// the verdict. Folding and trimming are streaming, so a lead's verdict is the whole
+/// message's once the lead is long enough to decide.
+fn kind_from_leads(entry: &MessageEntry, source_lead: &str, text_lead: &str) -> Kind {
+    if entry.text_chars == 0 {
+        return Kind::Unreadable;
+    }
+    let text_whole = char_count(text_lead) >= entry.text_chars as usize;
+    let source_whole = char_count(source_lead) < LEAD_CHARS as usize;
+    if text_whole && source_whole {
+        return kind_of(entry.role, source_lead, text_lead);
+    }
+    if is_blank(text_lead) && !text_whole {
+        return Kind::Unsettled;
+    }
+    let start = text_lead.trim_start();
+    let mut injected = false;
+    if entry.role == Role::User {
+        for prefix in INJECTED_PREFIXES {
+            if start.starts_with(prefix) {
+                injected = true;
+            } else if !text_whole && prefix.starts_with(start) {
+                return Kind::Unsettled;
+            }
+        }
+    }
+    let plugin_notice = fold_starts_with(source_lead, "plugin:");
+    if !plugin_notice && !source_whole {
+        let folded = fold_line(source_lead);
+        if folded.chars().count() < "plugin:".len() && "plugin:".starts_with(folded.as_str()) {
+            return Kind::Unsettled;
+        }
+    }
+    if is_blank(text_lead) {
+        return Kind::Unreadable;
+    }
+    Kind::Readable {
+        injected,
+        plugin_notice,
+    }
+}
+
+pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> Result<Answer, HostError> {
     let Some(header) = resolve_session(host, &request.session_id) else {
-        return not_found(host, NAME, &request.session_id).render();
+        return Ok(not_found(host, NAME, &request.session_id)?.answer());
     };
-    let Some(surface) = host.get_surface(&header.id) else {
-        return not_found(host, NAME, &request.session_id).render();
+    let Some(surface) = host.get_surface(&header.id, LEAD_CHARS) else {
+        return Ok(not_found(host, NAME, &request.session_id)?.answer());
     };
     let title = host
         .title_snapshots(std::slice::from_ref(&header.id))
         .into_iter()
         .next()
         .flatten();
+    let (source_leads, text_leads) = surface.split_leads()?;
+    let shown = |kind: Kind| match kind {
+        Kind::Readable {
+            injected,
+            plugin_notice,
+        } => ((request.include_injected || !injected)
+            && (request.include_system || !plugin_notice))
+            .then_some(injected),
+        _ => None,
+    };
 
-    let captured_through_seq = surface.captured_through_seq;
-    let mut readable: Vec<Readable> = surface
-        .messages
-        .into_iter()
-        .filter_map(|mut message| {
-            let text = take_visible_text(&mut message)?;
-            let injected = is_injected(&message, &text);
-            // Recognised on the folded label, the way it is shown.
-            let plugin_notice = fold_starts_with(&message.source, "plugin:");
-            let shown = (request.include_injected || !injected)
-                && (request.include_system || !plugin_notice);
-            shown.then_some(Readable {
-                message,
-                text,
+    let mut readable = Vec::new();
+    let mut unsettled = Vec::new();
+    for (entry, message) in surface.messages.iter().enumerate() {
+        match kind_from_leads(message, source_leads[entry], text_leads[entry]) {
+            Kind::Unsettled => unsettled.push(entry),
+            kind => readable.extend(shown(kind).map(|injected| Readable {
+                entry,
+                seq: message.seq,
                 injected,
-            })
-        })
-        .collect();
+                content: None,
+            })),
+        }
+    }
+    if !unsettled.is_empty() {
+        let whole = fetch(host, &header.id, &surface, unsettled.iter().copied());
+        for (&entry, content) in unsettled.iter().zip(whole) {
+            // A message gone from the surface since its index was read is not readable.
+            let Some(content) = content else { continue };
+            let role = surface.messages[entry].role;
+            if let Some(injected) = shown(kind_of(role, &content.source, &content.text)) {
+                readable.push(Readable {
+                    entry,
+                    seq: surface.messages[entry].seq,
+                    injected,
+                    content: Some(content),
+                });
+            }
+        }
+    }
     // Newest first; the host may hand messages over in any order.
-    readable.sort_by_key(|item| std::cmp::Reverse(item.message.seq));
+    readable.sort_unstable_by_key(|item| (std::cmp::Reverse(item.seq), item.entry));
+    let window_len = readable.len().min(request.max_messages);
+    let window = &mut readable[..window_len];
+    let missing: Vec<usize> = (0..window.len())
+        .filter(|&i| window[i].content.is_none())
+        .collect();
+    if !missing.is_empty() {
+        let entries = missing.iter().map(|&i| window[i].entry);
+        let whole = fetch(host, &header.id, &surface, entries);
+        for (&i, content) in missing.iter().zip(whole) {
+            window[i].content = content;
+        }
+    }
 
     let mut out = String::from("session ");
     write_session_identity(&mut out, &header);
@@ -130,36 +219,72 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> String {
         "\ntitle: {}\nreadable messages: {} | captured through seq: {}",
         fold_title(title.as_deref()),
         readable.len(),
-        captured_through_seq
+        surface.captured_through_seq
     );
-    let window = &readable[..readable.len().min(request.max_messages)];
-    for item in window {
-        render_message(&mut out, item, request.max_message_chars);
+    for item in &readable[..window_len] {
+        let message = &surface.messages[item.entry];
+        let (source, text, unsent) = match &item.content {
+            Some(content) => (content.source.as_str(), content.text.as_str(), 0),
+            // The host lost the message between its index and now: show what its
+            // leads hold, and count the rest as cut.
+            None => (
+                source_leads[item.entry],
+                text_leads[item.entry],
+                (message.text_chars as usize).saturating_sub(char_count(text_leads[item.entry])),
+            ),
+        };
+        render_message(
+            &mut out,
+            message,
+            source,
+            item.injected,
+            text,
+            unsent,
+            request.max_message_chars,
+        );
     }
-    let omitted = readable.len() - window.len();
+    let omitted = readable.len() - window_len;
     if omitted > 0 {
         let _ = write!(out, "\n({omitted} earlier messages omitted)");
     }
-    out
+    Ok(Answer::ok(out))
 }
 
-fn render_message(out: &mut String, item: &Readable, max_chars: usize) {
-    let message = &item.message;
+/// One `get-messages` batch for the given index entries.
+fn fetch(
+    host: &mut impl SessionQuery,
+    id: &str,
+    surface: &SurfaceIndex,
+    entries: impl Iterator<Item = usize>,
+) -> Vec<Option<MessageContent>> {
+    let seqs: Vec<u64> = entries.map(|entry| surface.messages[entry].seq).collect();
+    host.get_messages(id, &seqs)
+}
+
+fn render_message(
+    out: &mut String,
+    message: &MessageEntry,
+    source: &str,
+    injected: bool,
+    text: &str,
+    unsent_chars: usize,
+    max_chars: usize,
+) {
     let _ = write!(
         out,
         "\n--- {} (seq {}, ",
         message.role.as_str(),
         message.seq
     );
-    write_source_label(out, &fold_field(&message.source));
-    if item.injected {
+    write_source_label(out, &fold_field(source));
+    if injected {
         out.push_str(", harness-injected");
     }
     if message.replaced {
         out.push_str(", replaced");
     }
     out.push_str(") ---\n");
-    let cut = write_body(out, &item.text, max_chars);
+    let cut = write_body(out, text, max_chars) + unsent_chars;
     if cut > 0 {
         let _ = write!(out, "{TRUNCATION_MARKER} {cut} chars]");
     }
@@ -168,11 +293,13 @@ fn render_message(out: &mut String, item: &Readable, max_chars: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::ContentPart::*;
+    use crate::testing::Part::*;
     use crate::testing::{FakeHost, session};
 
     fn read_with(host: &mut FakeHost, args: &str, settings: &Settings) -> String {
         run(host, &ReadRequest::parse(args, settings).unwrap())
+            .unwrap()
+            .text
     }
 
     fn read(host: &mut FakeHost, args: &str) -> String {
@@ -429,9 +556,109 @@ mod tests {
         read(&mut host, r#"{"session_id":"s1"}"#);
         assert_eq!(
             host.calls,
-            ["get-session s1", "get-surface s1", "title-snapshots s1"]
+            [
+                "get-session s1",
+                "get-surface s1",
+                "title-snapshots s1",
+                "get-messages s1 [407, 396]"
+            ]
         );
         assert!(host.deliveries.is_empty());
+    }
+
+    #[test]
+    fn whole_text_crosses_only_for_the_window() {
+        let mut host = FakeHost::default();
+        let mut s = session("s", 1);
+        for seq in 1..=10 {
+            s = s.text(seq, Role::User, "user", &format!("message {seq}"));
+        }
+        host.add(s);
+        let out = read(&mut host, r#"{"session_id":"s","max_messages":3}"#);
+        assert!(
+            out.ends_with("message 8\n(7 earlier messages omitted)"),
+            "{out}"
+        );
+        assert_eq!(host.calls.last().unwrap(), "get-messages s [10, 9, 8]");
+    }
+
+    #[test]
+    fn leads_that_cannot_settle_a_filter_fetch_that_message() {
+        let pad = " ".repeat(LEAD_CHARS as usize);
+        let mut host = FakeHost::default();
+        host.add(
+            session("s", 1)
+                // Blank for a whole lead, then text: readable.
+                .text(1, Role::User, "user", &format!("{pad}late text"))
+                // Blank for a whole lead, then an injected prefix: hidden.
+                .text(2, Role::User, "user", &format!("{pad}<system-reminder> x"))
+                // Only white space: not readable, even past the lead.
+                .text(3, Role::User, "user", &format!("{pad}{pad}"))
+                // A label whose invisible padding hides "plugin:" past the lead.
+                .text(
+                    4,
+                    Role::System,
+                    &format!("{}plugin:x/y", "\u{200b}".repeat(LEAD_CHARS as usize)),
+                    "notice",
+                )
+                // Settled by the lead: readable, no extra fetch.
+                .text(5, Role::User, "user", "plain"),
+        );
+        let out = read(&mut host, r#"{"session_id":"s"}"#);
+        assert!(out.contains("readable messages: 2 |"), "{out}");
+        assert!(out.contains("(seq 1, user) ---\n"), "{out}");
+        assert!(out.contains("late text"), "{out}");
+        assert!(!out.contains("seq 2,") && !out.contains("seq 3,") && !out.contains("seq 4,"));
+        // One batch for the unsettled ones, one for the window's others.
+        assert_eq!(
+            &host.calls[3..],
+            ["get-messages s [1, 2, 3, 4]", "get-messages s [5]"]
+        );
+        let out = read(
+            &mut host,
+            r#"{"session_id":"s","include_injected":true,"include_system":true}"#,
+        );
+        assert!(out.contains("readable messages: 4 |"), "{out}");
+        assert!(out.contains("(seq 2, user, harness-injected)"), "{out}");
+    }
+
+    #[test]
+    fn a_message_gone_before_its_text_is_fetched_shows_its_lead_as_cut() {
+        let mut host = FakeHost::default();
+        let long = "word ".repeat(40);
+        host.add(session("s", 1).text(1, Role::User, "user", &long));
+        struct Gone(FakeHost);
+        let mut gone = Gone(host);
+        impl SessionQuery for Gone {
+            fn list_sessions(&mut self) -> crate::host::SessionIndex {
+                self.0.list_sessions()
+            }
+            fn get_session(&mut self, id: &str) -> Option<crate::host::SessionHeader> {
+                self.0.get_session(id)
+            }
+            fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<crate::host::SessionHeader>> {
+                self.0.get_sessions(ids)
+            }
+            fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+                self.0.title_snapshots(ids)
+            }
+            fn get_surface(&mut self, id: &str, lead: u32) -> Option<SurfaceIndex> {
+                self.0.get_surface(id, lead)
+            }
+            fn get_messages(&mut self, _: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+                vec![None; seqs.len()]
+            }
+        }
+        let request = ReadRequest::parse(r#"{"session_id":"s"}"#, &Settings::default()).unwrap();
+        let out = run(&mut gone, &request).unwrap().text;
+        let lead: String = long.chars().take(LEAD_CHARS as usize).collect();
+        assert!(
+            out.ends_with(&format!(
+                "---\n{lead}…[truncated {} chars]",
+                200 - LEAD_CHARS
+            )),
+            "{out}"
+        );
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! accepted one delivers exactly once.
 
 use crate::args::{ArgResult, Args};
-use crate::host::{DeliveryMode, DeliveryRefusal, Inbox, SessionQuery};
+use crate::host::{DeliveryMode, DeliveryRefusal, HostError, Inbox, SessionQuery};
 use crate::hygiene::{
     fold_field, fold_line, fold_title, is_blank, show_id, write_body, write_id, write_quoted_inner,
 };
 use crate::settings::Settings;
-use crate::text::{Refusal, char_count, not_found, resolve_session};
+use crate::text::{Answer, Refusal, RefusalCode, char_count, not_found, resolve_session};
 use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_send";
@@ -49,33 +49,45 @@ impl SendRequest {
     }
 }
 
-fn refusal(code: &'static str, cause: String, next: &str) -> String {
+fn refusal(code: RefusalCode, cause: String, next: &str) -> Answer {
     Refusal {
         tool: NAME,
         code,
         cause,
         next: next.to_string(),
     }
-    .render()
+    .answer()
+}
+
+/// The delivery key of one tool call: the same for every attempt of the call, distinct
+/// across callers and calls (the caller's length first, so no two pairs run together);
+/// empty when the harness gave the call no id.
+pub fn delivery_key(caller: &str, call_id: &str) -> String {
+    if call_id.is_empty() {
+        String::new()
+    } else {
+        format!("{}:{caller}{call_id}", caller.len())
+    }
 }
 
 pub fn run<H: SessionQuery + Inbox>(
     host: &mut H,
     caller: &str,
+    call_id: &str,
     settings: &Settings,
     request: &SendRequest,
-) -> String {
+) -> Result<Answer, HostError> {
     if is_blank(&request.message) {
-        return refusal(
-            "empty-body",
+        return Ok(refusal(
+            RefusalCode::EmptyBody,
             "the message is empty after trimming white space and invisible characters.".to_string(),
             "nothing was delivered; call sessions_send again with the text to send.",
-        );
+        ));
     }
     let Some(header) = resolve_session(host, &request.session_id) else {
-        let mut refused = not_found(host, NAME, &request.session_id);
+        let mut refused = not_found(host, NAME, &request.session_id)?;
         refused.cause.push_str(" Nothing was delivered.");
-        return refused.render();
+        return Ok(refused.answer());
     };
     let target = header.id.as_str();
     let shown_id = show_id(target);
@@ -87,23 +99,23 @@ pub fn run<H: SessionQuery + Inbox>(
             }
             _ => "its owning session is not recorded".to_string(),
         };
-        return refusal(
-            "not-messageable",
+        return Ok(refusal(
+            RefusalCode::NotMessageable,
             format!("session {shown_id} is a subagent; {owner}."),
             "nothing was delivered. There is no supported way to message a subagent; \
              it answers to the session that owns it.",
-        );
+        ));
     }
     if target == caller {
-        return refusal(
-            "rejected",
+        return Ok(refusal(
+            RefusalCode::Rejected,
             format!("session {shown_id} is this session; a session cannot send to its own inbox."),
             "nothing was delivered; send to another session's id from sessions_list.",
-        );
+        ));
     }
     // Checked before the target is resolved, so a cold session is left untouched.
     if !header.live && !settings.allow_resume {
-        return resume_disabled(&shown_id);
+        return Ok(resume_disabled(&shown_id));
     }
     let body = if settings.frame_messages {
         let sender_title = host
@@ -120,69 +132,72 @@ pub fn run<H: SessionQuery + Inbox>(
     } else {
         request.message.clone()
     };
-    match host.deliver(target, &body, request.mode, settings.allow_resume) {
-        Ok(delivered) => {
-            let mut out = format!(
-                "accepted for {shown_id} | mode={} | chars={}",
-                request.mode.as_str(),
-                char_count(&request.message)
-            );
-            if delivered.woke {
-                out.push_str(" (woke a cold session)");
-            }
-            out.push('\n');
-            out.push_str(match request.mode {
-                DeliveryMode::Queue => "The message is queued in that session's inbox.",
-                DeliveryMode::Steer => {
-                    "The message is steered into the turn that session is running now."
+    let key = delivery_key(caller, call_id);
+    Ok(
+        match host.deliver(target, &body, request.mode, settings.allow_resume, &key) {
+            Ok(delivered) => {
+                let mut out = format!(
+                    "accepted for {shown_id} | mode={} | chars={}",
+                    request.mode.as_str(),
+                    char_count(&request.message)
+                );
+                if delivered.woke {
+                    out.push_str(" (woke a cold session)");
                 }
-            });
-            out.push_str(
+                out.push('\n');
+                out.push_str(match request.mode {
+                    DeliveryMode::Queue => "The message is queued in that session's inbox.",
+                    DeliveryMode::Steer => {
+                        "The message is steered into the turn that session is running now."
+                    }
+                });
+                out.push_str(
                 " Its reply will not return through this call; read it later with sessions_read.",
             );
-            out
-        }
-        // The header was there a moment ago: the host lost the target, so this is not
-        // the model's mistyped id, and a near id would only point back at it.
-        Err(DeliveryRefusal::NotFound) => refusal(
-            "rejected",
-            format!(
-                "session {shown_id}: the target could not be resolved at delivery. \
-                 Nothing was delivered."
-            ),
-            "the session may have just ended; re-run sessions_list before trying again.",
-        ),
-        Err(DeliveryRefusal::WouldNeedWake) if settings.allow_resume => refusal(
-            "rejected",
-            format!(
-                "session {shown_id} is cold and the host declined to wake the cold session. \
-                 Nothing was delivered."
-            ),
-            "the session was left as it was; target a live session, or try again later.",
-        ),
-        Err(DeliveryRefusal::WouldNeedWake) => resume_disabled(&shown_id),
-        Err(DeliveryRefusal::Rejected(reason)) => {
-            let reason = fold_field(&reason);
-            refusal(
-                "rejected",
+                Answer::ok(out)
+            }
+            // The header was there a moment ago: the host lost the target, so this is not
+            // the model's mistyped id, and a near id would only point back at it.
+            Err(DeliveryRefusal::NotFound) => refusal(
+                RefusalCode::Rejected,
                 format!(
-                    "the controller refused the message: {}",
-                    if reason.is_empty() {
-                        "(no reason given)"
-                    } else {
-                        &reason
-                    }
+                    "session {shown_id}: the target could not be resolved at delivery. \
+                 Nothing was delivered."
                 ),
-                "nothing was delivered; the reason above is the controller's own. \
+                "the session may have just ended; re-run sessions_list before trying again.",
+            ),
+            Err(DeliveryRefusal::WouldNeedWake) if settings.allow_resume => refusal(
+                RefusalCode::Rejected,
+                format!(
+                    "session {shown_id} is cold and the host declined to wake the cold session. \
+                 Nothing was delivered."
+                ),
+                "the session was left as it was; target a live session, or try again later.",
+            ),
+            Err(DeliveryRefusal::WouldNeedWake) => resume_disabled(&shown_id),
+            Err(DeliveryRefusal::Rejected(reason)) => {
+                let reason = fold_field(&reason);
+                refusal(
+                    RefusalCode::Rejected,
+                    format!(
+                        "the controller refused the message: {}",
+                        if reason.is_empty() {
+                            "(no reason given)"
+                        } else {
+                            &reason
+                        }
+                    ),
+                    "nothing was delivered; the reason above is the controller's own. \
                  Try again later or message another session.",
-            )
-        }
-    }
+                )
+            }
+        },
+    )
 }
 
-fn resume_disabled(shown_id: &str) -> String {
+fn resume_disabled(shown_id: &str) -> Answer {
     refusal(
-        "resume-disabled",
+        RefusalCode::ResumeDisabled,
         format!(
             "session {shown_id} is cold and this deployment does not allow waking sessions (allowResume is false)."
         ),
@@ -213,7 +228,6 @@ pub fn frame(sender: &str, sender_title: Option<&str>, mode: DeliveryMode, body:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::{Delivered, ModelSurface, SessionHeader};
     use crate::testing::{FakeHost, session};
 
     fn host() -> FakeHost {
@@ -233,7 +247,7 @@ mod tests {
 
     fn send_with(host: &mut FakeHost, args: &str, settings: &Settings) -> String {
         match SendRequest::parse(args, settings) {
-            Ok(request) => run(host, "me", settings, &request),
+            Ok(request) => run(host, "me", "", settings, &request).unwrap().text,
             Err(err) => err,
         }
     }
@@ -341,37 +355,34 @@ mod tests {
         assert!(!host.deliveries[0].may_wake);
     }
 
-    /// A host whose header still says live while its controller finds the session
-    /// cold: the race `may-wake` exists for.
-    struct ColdAtDelivery(FakeHost);
-
-    impl SessionQuery for ColdAtDelivery {
-        fn list_sessions(&mut self) -> Vec<SessionHeader> {
-            self.0.list_sessions()
-        }
-        fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
-            let mut header = self.0.get_session(id)?;
-            header.live = true;
-            Some(header)
-        }
-        fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
-            self.0.title_snapshots(ids)
-        }
-        fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {
-            self.0.get_surface(id)
-        }
+    #[test]
+    fn a_retried_call_delivers_once_and_is_accepted_twice() {
+        let mut host = host();
+        let settings = Settings::default();
+        let request =
+            SendRequest::parse(r#"{"session_id":"cold-peer","message":"hi"}"#, &settings).unwrap();
+        let first = run(&mut host, "me", "call-7", &settings, &request).unwrap();
+        let retry = run(&mut host, "me", "call-7", &settings, &request).unwrap();
+        assert_eq!(first, retry);
+        assert!(
+            first.text.contains("(woke a cold session)"),
+            "{}",
+            first.text
+        );
+        assert_eq!(host.deliveries.len(), 1);
+        assert_eq!(host.deliveries[0].key, "2:mecall-7");
+        // Another call, or a call without an id, delivers again.
+        run(&mut host, "me", "call-8", &settings, &request).unwrap();
+        run(&mut host, "me", "", &settings, &request).unwrap();
+        run(&mut host, "me", "", &settings, &request).unwrap();
+        assert_eq!(host.deliveries.len(), 4);
     }
 
-    impl Inbox for ColdAtDelivery {
-        fn deliver(
-            &mut self,
-            target: &str,
-            body: &str,
-            mode: DeliveryMode,
-            may_wake: bool,
-        ) -> Result<Delivered, DeliveryRefusal> {
-            self.0.deliver(target, body, mode, may_wake)
-        }
+    #[test]
+    fn delivery_keys_never_run_two_calls_together() {
+        assert_eq!(delivery_key("ab", "c"), "2:abc");
+        assert_ne!(delivery_key("ab", "c"), delivery_key("a", "bc"));
+        assert_eq!(delivery_key("ab", ""), "");
     }
 
     #[test]
@@ -382,15 +393,21 @@ mod tests {
         };
         let request =
             SendRequest::parse(r#"{"session_id":"cold-peer","message":"hi"}"#, &settings).unwrap();
-        let mut racing = ColdAtDelivery(host());
-        let out = run(&mut racing, "me", &settings, &request);
+        // The header still says live while the controller finds the session cold: the
+        // race `may-wake` exists for.
+        let mut racing = host();
+        racing.headers_say_live = true;
+        let out = run(&mut racing, "me", "", &settings, &request).unwrap();
+        assert_eq!(out.refusal, Some(RefusalCode::ResumeDisabled));
         assert!(
-            out.starts_with("sessions_send refused (resume-disabled):"),
-            "{out}"
+            out.text
+                .starts_with("sessions_send refused (resume-disabled):"),
+            "{}",
+            out.text
         );
-        assert!(racing.0.calls.contains(&"deliver cold-peer".to_string()));
-        assert!(racing.0.deliveries.is_empty());
-        assert!(!racing.0.is_live("cold-peer"));
+        assert!(racing.calls.contains(&"deliver cold-peer".to_string()));
+        assert!(racing.deliveries.is_empty());
+        assert!(!racing.is_live("cold-peer"));
     }
 
     #[test]

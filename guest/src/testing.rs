@@ -4,12 +4,56 @@
 //! delivery makes the target live and appends the body as its newest user message.
 
 use crate::host::*;
+use std::collections::HashMap;
+
+/// One part of a fake message: the host joins the text parts; the other kinds never
+/// cross the contract.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    Text(String),
+    Reasoning,
+    ToolCall,
+    ToolOutput,
+}
+
+/// One message as the fake host holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FakeMessage {
+    pub seq: u64,
+    pub role: Role,
+    pub source: String,
+    pub replaced: bool,
+    pub parts: Vec<Part>,
+}
+
+impl FakeMessage {
+    /// The text parts joined by a line feed; `None` without a text part.
+    pub fn text(&self) -> Option<String> {
+        let mut texts = self.parts.iter().filter_map(|part| match part {
+            Part::Text(text) => Some(text.as_str()),
+            _ => None,
+        });
+        let mut joined = texts.next()?.to_string();
+        for text in texts {
+            joined.push('\n');
+            joined.push_str(text);
+        }
+        Some(joined)
+    }
+}
+
+/// A fake session's surface.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FakeSurface {
+    pub messages: Vec<FakeMessage>,
+    pub captured_through_seq: u64,
+}
 
 #[derive(Clone, Debug)]
 pub struct FakeSession {
     pub header: SessionHeader,
     pub title: Option<String>,
-    pub surface: ModelSurface,
+    pub surface: FakeSurface,
     /// The controller refuses deliveries with this reason.
     pub reject: Option<String>,
 }
@@ -26,7 +70,7 @@ pub fn session(id: &str, created_at_ms: i64) -> FakeSession {
             preset: None,
         },
         title: None,
-        surface: ModelSurface::default(),
+        surface: FakeSurface::default(),
         reject: None,
     }
 }
@@ -65,8 +109,8 @@ impl FakeSession {
         self
     }
     /// Adds a message with the given parts.
-    pub fn message(mut self, seq: u64, role: Role, source: &str, parts: Vec<ContentPart>) -> Self {
-        self.surface.messages.push(SurfaceMessage {
+    pub fn message(mut self, seq: u64, role: Role, source: &str, parts: Vec<Part>) -> Self {
+        self.surface.messages.push(FakeMessage {
             seq,
             role,
             source: source.to_string(),
@@ -77,7 +121,7 @@ impl FakeSession {
     }
     /// Adds a message with one text part.
     pub fn text(self, seq: u64, role: Role, source: &str, text: &str) -> Self {
-        self.message(seq, role, source, vec![ContentPart::Text(text.to_string())])
+        self.message(seq, role, source, vec![Part::Text(text.to_string())])
     }
     /// Marks the last added message as replaced.
     pub fn replaced(mut self) -> Self {
@@ -95,6 +139,7 @@ pub struct Delivery {
     pub mode: DeliveryMode,
     pub may_wake: bool,
     pub woke: bool,
+    pub key: String,
 }
 
 #[derive(Default)]
@@ -106,6 +151,14 @@ pub struct FakeHost {
     pub deliveries: Vec<Delivery>,
     /// Every call in order, e.g. `get-session a`, `deliver a`.
     pub calls: Vec<String>,
+    /// The controller's answer per delivery key, so a repeated key delivers nothing.
+    pub answered: HashMap<String, Result<Delivered, DeliveryRefusal>>,
+    /// Headers say every session is live, whatever the controller finds at delivery
+    /// (a session that went cold between the two).
+    pub headers_say_live: bool,
+    /// The index's first id length is one byte too long (a host that breaks the
+    /// contract).
+    pub garble_index: bool,
 }
 
 impl FakeHost {
@@ -123,14 +176,29 @@ impl FakeHost {
 }
 
 impl SessionQuery for FakeHost {
-    fn list_sessions(&mut self) -> Vec<SessionHeader> {
+    fn list_sessions(&mut self) -> SessionIndex {
         self.calls.push("list-sessions".to_string());
-        self.sessions.iter().map(|s| s.header.clone()).collect()
+        let mut index = SessionIndex::of(self.sessions.iter().map(|s| &s.header));
+        if self.garble_index {
+            if let Some(first) = index.entries.first_mut() {
+                first.id_len += 1;
+            }
+        }
+        index
     }
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         self.calls.push(format!("get-session {id}"));
-        self.find(id).map(|s| s.header.clone())
+        let mut header = self.find(id)?.header.clone();
+        header.live |= self.headers_say_live;
+        Some(header)
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        self.calls.push(format!("get-sessions {}", ids.join(",")));
+        ids.iter()
+            .map(|id| self.find(id).map(|s| s.header.clone()))
+            .collect()
     }
 
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
@@ -147,9 +215,38 @@ impl SessionQuery for FakeHost {
         titles
     }
 
-    fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
         self.calls.push(format!("get-surface {id}"));
-        self.find(id).map(|s| s.surface.clone())
+        let surface = &self.find(id)?.surface;
+        let mut index = SurfaceIndex {
+            captured_through_seq: surface.captured_through_seq,
+            ..SurfaceIndex::default()
+        };
+        for message in &surface.messages {
+            index.push(
+                message.seq,
+                message.role,
+                message.replaced,
+                &message.source,
+                message.text().as_deref(),
+                lead_chars,
+            );
+        }
+        Some(index)
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        self.calls.push(format!("get-messages {id} {seqs:?}"));
+        let surface = self.find(id).map(|s| &s.surface);
+        seqs.iter()
+            .map(|seq| {
+                let message = surface?.messages.iter().find(|m| m.seq == *seq)?;
+                Some(MessageContent {
+                    source: message.source.clone(),
+                    text: message.text().unwrap_or_default(),
+                })
+            })
+            .collect()
     }
 }
 
@@ -160,8 +257,32 @@ impl Inbox for FakeHost {
         body: &str,
         mode: DeliveryMode,
         may_wake: bool,
+        key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
         self.calls.push(format!("deliver {target}"));
+        if let Some(first) = self.answered.get(key) {
+            return first.clone().map(|delivered| Delivered {
+                repeat: true,
+                ..delivered
+            });
+        }
+        let answer = self.accept(target, body, mode, may_wake, key);
+        if !key.is_empty() {
+            self.answered.insert(key.to_string(), answer.clone());
+        }
+        answer
+    }
+}
+
+impl FakeHost {
+    fn accept(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+    ) -> Result<Delivered, DeliveryRefusal> {
         let Some(index) = self.sessions.iter().position(|s| s.header.id == target) else {
             return Err(DeliveryRefusal::NotFound);
         };
@@ -177,12 +298,12 @@ impl Inbox for FakeHost {
         let surface = &mut session.surface;
         let highest = surface.messages.iter().map(|m| m.seq).max().unwrap_or(0);
         let seq = highest.max(surface.captured_through_seq).saturating_add(1);
-        surface.messages.push(SurfaceMessage {
+        surface.messages.push(FakeMessage {
             seq,
             role: Role::User,
             source: "user".to_string(),
             replaced: false,
-            parts: vec![ContentPart::Text(body.to_string())],
+            parts: vec![Part::Text(body.to_string())],
         });
         surface.captured_through_seq = seq;
         self.deliveries.push(Delivery {
@@ -191,7 +312,11 @@ impl Inbox for FakeHost {
             mode,
             may_wake,
             woke,
+            key: key.to_string(),
         });
-        Ok(Delivered { woke })
+        Ok(Delivered {
+            woke,
+            repeat: false,
+        })
     }
 }

@@ -2,28 +2,34 @@
 //! refusals and near-id suggestions. Every host value goes through the rules of
 //! [`crate::hygiene`] on its way here.
 
-use crate::host::{SessionHeader, SessionQuery};
+use crate::host::{HostError, SessionHeader, SessionQuery};
 use crate::hygiene::{
     cut_chars, fold_line, show_id, write_id, write_quoted_inner, write_row_field,
 };
 use crate::json_object::{JsonValue, TopLevel};
-use std::fmt::Write as _;
 
 /// Writes a session's identity as every tool shows it:
 /// `ID [live|cold, top-level|subagent]`, then ` | cwd=PATH` when it has one.
 pub fn write_session_identity(out: &mut String, header: &SessionHeader) {
-    write_id(out, &header.id);
-    let _ = write!(
+    write_identity(
         out,
-        " [{}, {}]",
-        if header.live { "live" } else { "cold" },
-        if header.is_subagent() {
-            "subagent"
-        } else {
-            "top-level"
-        }
+        &header.id,
+        header.live,
+        header.is_subagent(),
+        header.cwd.as_deref(),
     );
-    write_row_field(out, " | cwd=", header.cwd.as_deref());
+}
+
+/// [`write_session_identity`] from the facts themselves.
+pub fn write_identity(out: &mut String, id: &str, live: bool, subagent: bool, cwd: Option<&str>) {
+    write_id(out, id);
+    out.push_str(match (live, subagent) {
+        (true, false) => " [live, top-level]",
+        (true, true) => " [live, subagent]",
+        (false, false) => " [cold, top-level]",
+        (false, true) => " [cold, subagent]",
+    });
+    write_row_field(out, " | cwd=", cwd);
 }
 
 /// The session a `session_id` argument names: the id matched exactly first, then, if
@@ -69,23 +75,74 @@ pub fn quoted(folded: &str) -> String {
     out
 }
 
+/// Why a call was refused (`tools.refusal`): the host learns it beside the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalCode {
+    InvalidArguments,
+    UnknownTool,
+    NotFound,
+    NotMessageable,
+    ResumeDisabled,
+    EmptyBody,
+    Rejected,
+}
+
+impl RefusalCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalCode::InvalidArguments => "invalid-arguments",
+            RefusalCode::UnknownTool => "unknown-tool",
+            RefusalCode::NotFound => "not-found",
+            RefusalCode::NotMessageable => "not-messageable",
+            RefusalCode::ResumeDisabled => "resume-disabled",
+            RefusalCode::EmptyBody => "empty-body",
+            RefusalCode::Rejected => "rejected",
+        }
+    }
+}
+
+/// One call's result for the model: the text, and the refusal code when the text is a
+/// refusal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub text: String,
+    pub refusal: Option<RefusalCode>,
+}
+
+impl Answer {
+    pub fn ok(text: String) -> Answer {
+        Answer {
+            text,
+            refusal: None,
+        }
+    }
+
+    pub fn refused(code: RefusalCode, text: String) -> Answer {
+        Answer {
+            text,
+            refusal: Some(code),
+        }
+    }
+}
+
 /// A refused call: a code, its cause and the next step, as text for the model.
 pub struct Refusal {
     pub tool: &'static str,
-    pub code: &'static str,
+    pub code: RefusalCode,
     pub cause: String,
     pub next: String,
 }
 
 impl Refusal {
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let _ = write!(
-            out,
+    pub fn answer(&self) -> Answer {
+        let text = format!(
             "{} refused ({}): {}\nNext step: {}",
-            self.tool, self.code, self.cause, self.next
+            self.tool,
+            self.code.as_str(),
+            self.cause,
+            self.next
         );
-        out
+        Answer::refused(self.code, text)
     }
 }
 
@@ -118,18 +175,22 @@ pub fn near_ids<'a>(wanted: &str, known: impl Iterator<Item = &'a str>) -> Vec<S
 
 /// The `not-found` refusal for `id`, offering near ids from the host's listing (asked
 /// only now, on the failure path).
-pub fn not_found(host: &mut impl SessionQuery, tool: &'static str, id: &str) -> Refusal {
-    let known = host.list_sessions();
-    let near = near_ids(id, known.iter().map(|header| header.id.as_str()));
-    Refusal {
+pub fn not_found(
+    host: &mut impl SessionQuery,
+    tool: &'static str,
+    id: &str,
+) -> Result<Refusal, HostError> {
+    let index = host.list_sessions();
+    let near = near_ids(id, index.split_ids()?.into_iter());
+    Ok(Refusal {
         tool,
-        code: "not-found",
+        code: RefusalCode::NotFound,
         cause: format!("no session has the id \"{}\".", quoted(&shorten(id, 100))),
         next: format!(
             "re-run sessions_list for a valid id. {}",
             near_ids_sentence(&near)
         ),
-    }
+    })
 }
 
 /// The sentence that offers near ids, or says there are none.

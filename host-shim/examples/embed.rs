@@ -4,25 +4,31 @@
 //! `cargo run -p host-shim --example embed` runs it.
 
 use host_shim::{
-    CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, ModelSurface, Runtime,
-    SessionHeader, SessionQuery,
+    CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, MessageContent, Runtime,
+    SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
 };
 use std::collections::BTreeMap;
 
-/// A harness's own state: here, a map of sessions and an inbox per session.
+/// A harness's own state: here, a map of sessions, an inbox per session, and the
+/// answer given to each delivery key (so a retried call delivers once).
 #[derive(Default)]
 struct MyHarness {
     sessions: BTreeMap<String, (SessionHeader, String)>,
     inboxes: BTreeMap<String, Vec<String>>,
+    answered: BTreeMap<String, Result<Delivered, DeliveryRefusal>>,
 }
 
 impl SessionQuery for MyHarness {
-    fn list_sessions(&mut self) -> Vec<SessionHeader> {
-        self.sessions.values().map(|(h, _)| h.clone()).collect()
+    fn list_sessions(&mut self) -> SessionIndex {
+        SessionIndex::of(self.sessions.values().map(|(h, _)| h))
     }
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         self.sessions.get(id).map(|(h, _)| h.clone())
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.get_session(id)).collect()
     }
 
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
@@ -31,11 +37,14 @@ impl SessionQuery for MyHarness {
             .collect()
     }
 
-    fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {
-        self.sessions.get(id).map(|_| ModelSurface {
-            messages: Vec::new(),
-            captured_through_seq: 0,
-        })
+    fn get_surface(&mut self, id: &str, _lead_chars: u32) -> Option<SurfaceIndex> {
+        // This harness keeps no messages; one that does pushes each with
+        // `SurfaceIndex::push` and answers `get_messages` by seq.
+        self.sessions.get(id).map(|_| SurfaceIndex::new(0))
+    }
+
+    fn get_messages(&mut self, _id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        vec![None; seqs.len()]
     }
 }
 
@@ -46,20 +55,31 @@ impl Inbox for MyHarness {
         body: &str,
         _mode: DeliveryMode,
         may_wake: bool,
+        key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        let Some((header, _)) = self.sessions.get_mut(target) else {
-            return Err(DeliveryRefusal::NotFound);
-        };
-        let woke = !header.live;
-        if woke && !may_wake {
-            return Err(DeliveryRefusal::WouldNeedWake);
+        if let Some(first) = self.answered.get(key) {
+            return first.clone().map(|d| Delivered { repeat: true, ..d });
         }
-        header.live = true;
-        self.inboxes
-            .entry(target.to_string())
-            .or_default()
-            .push(body.to_string());
-        Ok(Delivered { woke })
+        let answer = match self.sessions.get_mut(target) {
+            None => Err(DeliveryRefusal::NotFound),
+            Some((header, _)) if !header.live && !may_wake => Err(DeliveryRefusal::WouldNeedWake),
+            Some((header, _)) => {
+                let woke = !header.live;
+                header.live = true;
+                self.inboxes
+                    .entry(target.to_string())
+                    .or_default()
+                    .push(body.to_string());
+                Ok(Delivered {
+                    woke,
+                    repeat: false,
+                })
+            }
+        };
+        if !key.is_empty() {
+            self.answered.insert(key.to_string(), answer.clone());
+        }
+        answer
     }
 }
 
@@ -89,13 +109,18 @@ fn main() -> anyhow::Result<()> {
     // Per tool call: a fresh instance over the harness's state, handed back after.
     let request = CallRequest {
         caller: "a".into(),
+        call_id: "toolu_01".into(),
         tool: "sessions_send".into(),
         arguments: r#"{"session_id": "b", "message": "The parser landed."}"#.into(),
         ..CallRequest::default()
     };
     let report = runtime.call(harness, &request);
-    println!("{}", report.answer?);
-    let harness = report.harness;
-    println!("b's inbox: {:?}", harness.inboxes["b"]);
+    let answer = report.answer?;
+    // A refusal carries its code: a harness can count it or flag the result.
+    println!("{} (refusal: {:?})", answer.text, answer.refusal);
+    // The same call retried (same call id) is answered again but delivers nothing.
+    let report = runtime.call(report.harness, &request);
+    println!("{}", report.answer?.text);
+    println!("b's inbox: {:?}", report.harness.inboxes["b"]);
     Ok(())
 }

@@ -1,8 +1,10 @@
-//! The contract's wasmtime bindings (`wit/plugin.wit`, `harness:sessions@0.1.0`). Every
-//! import is generated trappable: the host's own guard ([`crate::guard`]) ends a call
-//! from inside an import when the plugin asks past a host bound. A harness never sees
-//! that: it implements [`crate::SessionQuery`] and [`crate::Inbox`], plain traits over
-//! the types re-exported here.
+//! The contract's wasmtime bindings (`wit/plugin.wit`, `harness:sessions@0.2.0`, the
+//! current version). Every import is generated trappable: the host's own guard
+//! ([`crate::guard`]) ends a call from inside an import when the plugin asks past a
+//! host bound. A harness never sees that: it implements [`crate::SessionQuery`] and
+//! [`crate::Inbox`], plain traits over the types re-exported here. Plugins built
+//! against the released 0.1.0 contract are served by [`crate::v0_1_0`] over the same
+//! traits.
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -11,8 +13,128 @@ wasmtime::component::bindgen!({
     additional_derives: [PartialEq, Eq],
 });
 
-pub use exports::harness::sessions::tools::ToolSpec;
+pub use exports::harness::sessions::tools::{Answer, Refusal, ToolSpec};
 pub use harness::sessions::inbox::{Delivered, DeliveryMode, DeliveryRefusal};
 pub use harness::sessions::session_query::{
-    ContentPart, ModelSurface, Role, SessionHeader, SurfaceMessage,
+    MessageContent, MessageEntry, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex,
 };
+
+/// The contract version a plugin was built against, as host-shim serves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContractVersion {
+    /// `harness:sessions@0.1.0`, the first release (frozen in `wit/since_v0.1.0/`).
+    V0_1_0,
+    /// `harness:sessions@0.2.0`, the current contract.
+    V0_2_0,
+}
+
+impl ContractVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContractVersion::V0_1_0 => "0.1.0",
+            ContractVersion::V0_2_0 => "0.2.0",
+        }
+    }
+
+    /// The version whose `tools` interface a component exports, from the names of its
+    /// exports.
+    pub fn exported_by<'a>(mut exports: impl Iterator<Item = &'a str>) -> Option<ContractVersion> {
+        exports.find_map(|name| match name {
+            "harness:sessions/tools@0.2.0" => Some(ContractVersion::V0_2_0),
+            "harness:sessions/tools@0.1.0" => Some(ContractVersion::V0_1_0),
+            _ => None,
+        })
+    }
+}
+
+impl Refusal {
+    /// The code as the answer's text names it (`not-found`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::InvalidArguments => "invalid-arguments",
+            Refusal::UnknownTool => "unknown-tool",
+            Refusal::NotFound => "not-found",
+            Refusal::NotMessageable => "not-messageable",
+            Refusal::ResumeDisabled => "resume-disabled",
+            Refusal::EmptyBody => "empty-body",
+            Refusal::Rejected => "rejected",
+        }
+    }
+}
+
+impl SessionHeader {
+    /// A subagent has a parent id or the origin "subagent".
+    pub fn is_subagent(&self) -> bool {
+        self.parent_id.is_some() || self.origin == "subagent"
+    }
+}
+
+impl SessionIndex {
+    /// The index of these sessions, in their order: how a harness that holds whole
+    /// headers answers `list-sessions`.
+    pub fn of<'a>(headers: impl IntoIterator<Item = &'a SessionHeader>) -> SessionIndex {
+        let mut index = SessionIndex {
+            ids: String::new(),
+            entries: Vec::new(),
+        };
+        for header in headers {
+            index.ids.push_str(&header.id);
+            index.entries.push(SessionEntry {
+                id_len: u32::try_from(header.id.len()).unwrap_or(u32::MAX),
+                created_at_ms: header.created_at_ms,
+                live: header.live,
+                subagent: header.is_subagent(),
+            });
+        }
+        index
+    }
+}
+
+/// The first `chars` chars of `text` (all of it when shorter).
+fn lead(text: &str, chars: u32) -> &str {
+    match text.char_indices().nth(chars as usize) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+impl SurfaceIndex {
+    /// An empty surface index.
+    pub fn new(captured_through_seq: u64) -> SurfaceIndex {
+        SurfaceIndex {
+            messages: Vec::new(),
+            source_leads: String::new(),
+            text_leads: String::new(),
+            captured_through_seq,
+        }
+    }
+
+    /// Adds one message given whole, its leads cut to `lead_chars` chars; `text` is
+    /// the message's text parts joined by a line feed (`None` without a text part), and
+    /// `text_chars` its length in chars when the harness has it counted already.
+    pub fn push(
+        &mut self,
+        seq: u64,
+        role: Role,
+        replaced: bool,
+        source: &str,
+        text: Option<&str>,
+        text_chars: Option<u32>,
+        lead_chars: u32,
+    ) {
+        let text = text.unwrap_or("");
+        let source_lead = lead(source, lead_chars);
+        let text_lead = lead(text, lead_chars);
+        self.source_leads.push_str(source_lead);
+        self.text_leads.push_str(text_lead);
+        self.messages.push(MessageEntry {
+            seq,
+            role,
+            replaced,
+            source_lead_len: source_lead.len() as u32,
+            text_lead_len: text_lead.len() as u32,
+            text_chars: text_chars
+                .unwrap_or_else(|| u32::try_from(text.chars().count()).unwrap_or(u32::MAX)),
+        });
+    }
+}

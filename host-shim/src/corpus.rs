@@ -14,10 +14,15 @@
 //!   `user`, source `user`, one text part, seq one past both its highest seq and its
 //!   captured-through seq, which moves to it).
 //! - A refused delivery changes nothing.
+//! - At most once per key: a delivery whose non-empty key this host has answered
+//!   before gets that answer again (an acceptance with `repeat` set) and changes
+//!   nothing. The memory of keys is the host value's, so a harness that threads one
+//!   `CorpusHost` through its calls (as [`crate::CallReport::harness`] hands it back)
+//!   keeps it across them.
 
 use crate::bindings::{
-    ContentPart, Delivered, DeliveryMode, DeliveryRefusal, ModelSurface, Role, SessionHeader,
-    SurfaceMessage,
+    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, Role, SessionHeader, SessionIndex,
+    SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
 use anyhow::{Context, Result, bail};
@@ -159,12 +164,53 @@ fn check_object_forms(value: &serde_json::Value) -> Result<(), String> {
     Ok(())
 }
 
+/// One message of a session's current model surface, as the host keeps it: the text
+/// parts already joined (the only content that ever crosses), its length counted once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub seq: u64,
+    pub role: Role,
+    pub source: String,
+    pub replaced: bool,
+    /// The text parts joined by a line feed; `None` without a text part.
+    text: Option<String>,
+    text_chars: u32,
+}
+
+impl Message {
+    pub fn new(
+        seq: u64,
+        role: Role,
+        source: &str,
+        replaced: bool,
+        text: Option<String>,
+    ) -> Message {
+        let text_chars = text.as_deref().map_or(0, |text| {
+            u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
+        });
+        Message {
+            seq,
+            role,
+            source: source.to_string(),
+            replaced,
+            text,
+            text_chars,
+        }
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+}
+
 /// One session as the host knows it.
 #[derive(Clone, Debug)]
 pub struct Session {
     pub header: SessionHeader,
     pub title: Option<String>,
-    pub surface: ModelSurface,
+    /// The current model surface, in the host's order.
+    pub messages: Vec<Message>,
+    pub captured_through_seq: u64,
     /// The controller refuses deliveries to this session with this reason.
     pub reject: Option<String>,
     /// The controller answers every delivery to this session with this refusal.
@@ -185,10 +231,8 @@ impl Session {
                 preset: None,
             },
             title: None,
-            surface: ModelSurface {
-                messages: Vec::new(),
-                captured_through_seq: 0,
-            },
+            messages: Vec::new(),
+            captured_through_seq: 0,
             reject: None,
             refuse_delivery: None,
         }
@@ -197,23 +241,48 @@ impl Session {
     /// Accepts a delivery the way the controller does (see the module's opening).
     fn accept(&mut self, body: &str) {
         self.header.live = true;
-        let surface = &mut self.surface;
-        let highest = surface.messages.iter().map(|m| m.seq).max().unwrap_or(0);
-        let seq = highest.max(surface.captured_through_seq).saturating_add(1);
-        surface.messages.push(SurfaceMessage {
+        let highest = self.messages.iter().map(|m| m.seq).max().unwrap_or(0);
+        let seq = highest.max(self.captured_through_seq).saturating_add(1);
+        self.messages.push(Message::new(
             seq,
-            role: Role::User,
-            source: "user".to_string(),
-            replaced: false,
-            parts: vec![ContentPart::Text(body.to_string())],
-        });
-        surface.captured_through_seq = seq;
+            Role::User,
+            "user",
+            false,
+            Some(body.to_string()),
+        ));
+        self.captured_through_seq = seq;
+    }
+
+    /// The surface as an index, each lead at most `lead_chars` chars.
+    pub fn surface_index(&self, lead_chars: u32) -> SurfaceIndex {
+        let mut index = SurfaceIndex::new(self.captured_through_seq);
+        for m in &self.messages {
+            index.push(
+                m.seq,
+                m.role,
+                m.replaced,
+                &m.source,
+                m.text(),
+                Some(m.text_chars),
+                lead_chars,
+            );
+        }
+        index
+    }
+
+    /// The message with this seq, whole.
+    pub fn message(&self, seq: u64) -> Option<MessageContent> {
+        let message = self.messages.iter().find(|m| m.seq == seq)?;
+        Some(MessageContent {
+            source: message.source.clone(),
+            text: message.text().unwrap_or("").to_string(),
+        })
     }
 }
 
 impl From<SessionFile> for Session {
     fn from(file: SessionFile) -> Session {
-        let messages: Vec<SurfaceMessage> = file
+        let messages: Vec<Message> = file
             .messages
             .into_iter()
             .map(|message| {
@@ -222,23 +291,26 @@ impl From<SessionFile> for Session {
                     RoleFile::Assistant => (Role::Assistant, "assistant"),
                     RoleFile::System => (Role::System, "system"),
                 };
-                SurfaceMessage {
-                    seq: message.seq,
-                    role,
-                    source: message.source.unwrap_or_else(|| name.to_string()),
-                    replaced: message.replaced,
-                    parts: message
-                        .parts
-                        .into_iter()
-                        .map(|part| match part {
-                            PartFile::Text(text) => ContentPart::Text(text),
-                            // Only the kind crosses to the plugin (see the WIT).
-                            PartFile::Reasoning(_) => ContentPart::Reasoning,
-                            PartFile::ToolCall(_) => ContentPart::ToolCall,
-                            PartFile::ToolResult(_) => ContentPart::ToolOutput,
-                        })
-                        .collect(),
+                // Only the text parts cross to the plugin, joined (see the WIT).
+                let mut text: Option<String> = None;
+                for part in message.parts {
+                    if let PartFile::Text(part) = part {
+                        match &mut text {
+                            Some(joined) => {
+                                joined.push('\n');
+                                joined.push_str(&part);
+                            }
+                            None => text = Some(part),
+                        }
+                    }
                 }
+                Message::new(
+                    message.seq,
+                    role,
+                    message.source.as_deref().unwrap_or(name),
+                    message.replaced,
+                    text,
+                )
             })
             .collect();
         let last_seq = messages.iter().map(|m| m.seq).max().unwrap_or(0);
@@ -253,10 +325,8 @@ impl From<SessionFile> for Session {
                 preset: file.preset,
             },
             title: file.title,
-            surface: ModelSurface {
-                messages,
-                captured_through_seq: file.captured_through_seq.unwrap_or(last_seq),
-            },
+            messages,
+            captured_through_seq: file.captured_through_seq.unwrap_or(last_seq),
             reject: file.reject,
             refuse_delivery: file.refuse_delivery,
         }
@@ -344,6 +414,8 @@ pub struct CorpusHost {
     corpus: Arc<Corpus>,
     /// Sessions changed by deliveries, by position in the corpus.
     changed: HashMap<usize, Session>,
+    /// The controller's answer per delivery key.
+    answered: HashMap<String, Result<Delivered, DeliveryRefusal>>,
 }
 
 impl CorpusHost {
@@ -351,6 +423,7 @@ impl CorpusHost {
         CorpusHost {
             corpus,
             changed: HashMap::new(),
+            answered: HashMap::new(),
         }
     }
 
@@ -367,14 +440,16 @@ impl CorpusHost {
 }
 
 impl SessionQuery for CorpusHost {
-    fn list_sessions(&mut self) -> Vec<SessionHeader> {
-        (0..self.corpus.sessions.len())
-            .map(|position| self.at(position).header.clone())
-            .collect()
+    fn list_sessions(&mut self) -> SessionIndex {
+        SessionIndex::of((0..self.corpus.sessions.len()).map(|position| &self.at(position).header))
     }
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         self.session(id).map(|s| s.header.clone())
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.get_session(id)).collect()
     }
 
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
@@ -383,8 +458,15 @@ impl SessionQuery for CorpusHost {
             .collect()
     }
 
-    fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {
-        self.session(id).map(|s| s.surface.clone())
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        self.session(id).map(|s| s.surface_index(lead_chars))
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        let session = self.session(id);
+        seqs.iter()
+            .map(|&seq| session.and_then(|s| s.message(seq)))
+            .collect()
     }
 }
 
@@ -394,6 +476,29 @@ impl Inbox for CorpusHost {
         target: &str,
         body: &str,
         _mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        if let Some(first) = self.answered.get(key) {
+            return first.clone().map(|delivered| Delivered {
+                repeat: true,
+                ..delivered
+            });
+        }
+        let answer = self.accept(target, body, may_wake);
+        if !key.is_empty() {
+            self.answered.insert(key.to_string(), answer.clone());
+        }
+        answer
+    }
+}
+
+impl CorpusHost {
+    /// The controller's answer to a new delivery (see the module's opening).
+    fn accept(
+        &mut self,
+        target: &str,
+        body: &str,
         may_wake: bool,
     ) -> Result<Delivered, DeliveryRefusal> {
         let Some(&position) = self.corpus.index.get(target) else {
@@ -417,7 +522,10 @@ impl Inbox for CorpusHost {
             .entry(position)
             .or_insert_with(|| corpus.sessions[position].clone())
             .accept(body);
-        Ok(Delivered { woke })
+        Ok(Delivered {
+            woke,
+            repeat: false,
+        })
     }
 }
 
@@ -437,10 +545,11 @@ mod tests {
         assert_eq!(session.header.created_at_ms, 1_767_225_601_000);
         assert_eq!(session.header.origin, "user");
         assert!(!session.header.live);
-        assert_eq!(session.surface.captured_through_seq, 4);
-        let message = &session.surface.messages[0];
+        assert_eq!(session.captured_through_seq, 4);
+        let message = &session.messages[0];
         assert_eq!(message.source, "assistant");
-        assert_eq!(message.parts[1], ContentPart::ToolCall);
+        // Only the text crosses: the tool call is gone.
+        assert_eq!(message.text(), Some("hi"));
     }
 
     #[test]
@@ -517,32 +626,48 @@ mod tests {
             })
             .unwrap();
         let id = cold.header.id.clone();
-        let before = cold.surface.clone();
+        let before = cold.captured_through_seq;
         let mut host = CorpusHost::new(corpus.clone());
         assert_eq!(
-            host.deliver(&id, "x", DeliveryMode::Queue, false),
+            host.deliver(&id, "x", DeliveryMode::Queue, false, ""),
             Err(DeliveryRefusal::WouldNeedWake)
         );
         assert!(!host.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver(&id, "hello", DeliveryMode::Queue, true),
-            Ok(Delivered { woke: true })
+            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1"),
+            Ok(Delivered {
+                woke: true,
+                repeat: false
+            })
         );
         let after = host.session(&id).unwrap();
         assert!(after.header.live);
-        let newest = after.surface.messages.last().unwrap();
-        assert_eq!(newest.parts, [ContentPart::Text("hello".to_string())]);
-        assert_eq!(newest.seq, after.surface.captured_through_seq);
-        assert!(newest.seq > before.captured_through_seq);
+        let newest = after.messages.last().unwrap();
+        assert_eq!(newest.text(), Some("hello"));
+        assert_eq!(newest.seq, after.captured_through_seq);
+        assert!(newest.seq > before);
+        // The same key again: the first answer, nothing delivered.
+        let messages = after.messages.len();
+        assert_eq!(
+            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1"),
+            Ok(Delivered {
+                woke: true,
+                repeat: true
+            })
+        );
+        assert_eq!(host.session(&id).unwrap().messages.len(), messages);
         // Now live: a second delivery does not wake it.
         assert_eq!(
-            host.deliver(&id, "again", DeliveryMode::Steer, false),
-            Ok(Delivered { woke: false })
+            host.deliver(&id, "again", DeliveryMode::Steer, false, ""),
+            Ok(Delivered {
+                woke: false,
+                repeat: false
+            })
         );
         // The shared corpus is untouched: the host changed its own copy.
         assert!(!corpus.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver("nobody", "x", DeliveryMode::Queue, true),
+            host.deliver("nobody", "x", DeliveryMode::Queue, true, ""),
             Err(DeliveryRefusal::NotFound)
         );
     }

@@ -22,8 +22,9 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     let runtime: Runtime<CorpusHost> = Runtime::with_options(crate::PLUGIN_WASM, &options)?;
     writeln!(
         out,
-        "Loaded plugin.wasm ({} bytes; imports: session-query, inbox) in {:.1} ms ({}).\n",
+        "Loaded plugin.wasm ({} bytes; contract harness:sessions@{}; imports: session-query, inbox) in {:.1} ms ({}).\n",
         crate::PLUGIN_WASM.len(),
+        runtime.contract_version().as_str(),
         started.elapsed().as_secs_f64() * 1e3,
         match runtime.load_kind() {
             LoadKind::Compiled => "compiled",
@@ -48,7 +49,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     writeln!(out, "\nThe model in session {caller} calls:")?;
     // The read runs with a small maxMessageChars so the tour shows a visible cut.
     let short_bodies = r#"{"maxMessageChars": 200}"#;
-    let steps: [(&str, String, &str); 7] = [
+    let steps: [(&str, String, &str); 8] = [
         ("sessions_list", String::new(), ""),
         (
             "sessions_list",
@@ -60,6 +61,14 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
             format!(r#"{{"session_id": "{CONFIG_SESSION}", "max_messages": 2}}"#),
             short_bodies,
         ),
+        (
+            "sessions_send",
+            format!(
+                r#"{{"session_id": "{BILLING_SESSION}", "message": "Schema review is done: resume the export migration."}}"#
+            ),
+            "",
+        ),
+        // The harness timed out waiting and retries the same call (same call id).
         (
             "sessions_send",
             format!(
@@ -79,27 +88,45 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
         ),
         ("sessions_list", r#"{"limit": 500}"#.to_string(), ""),
     ];
-    for (tool, arguments, settings) in steps {
+    let mut previous: Option<(&str, String)> = None;
+    for (step, (tool, arguments, settings)) in steps.into_iter().enumerate() {
+        // Each call gets the harness's own call id; a retry keeps the one it retries.
+        let retry = previous.as_ref() == Some(&(tool, arguments.clone()));
+        let call_id = format!("call-{}", if retry { step } else { step + 1 });
         let request = CallRequest {
             caller: caller.clone(),
+            call_id: call_id.clone(),
             settings: settings.to_string(),
             tool: tool.to_string(),
             arguments: arguments.clone(),
         };
+        previous = Some((tool, arguments.clone()));
         let report = runtime.call(harness, &request);
         harness = report.harness;
-        let text = report.answer?;
+        let answer = report.answer?;
         let shown_args = if arguments.is_empty() {
             "{}"
         } else {
             &arguments
         };
-        if settings.is_empty() {
-            writeln!(out, "\n$ {tool} {shown_args}")?;
-        } else {
-            writeln!(out, "\n$ {tool} {shown_args}    (settings: {settings})")?;
+        let mut notes = vec![format!("call id {call_id}")];
+        if retry {
+            notes.push("the harness retries it".to_string());
         }
-        writeln!(out, "{text}")?;
+        if !settings.is_empty() {
+            notes.push(format!("settings: {settings}"));
+        }
+        writeln!(out, "\n$ {tool} {shown_args}    ({})", notes.join("; "))?;
+        writeln!(out, "{}", answer.text)?;
+        if let Some(refusal) = answer.refusal {
+            writeln!(out, "[host] a refusal: {}", refusal.as_str())?;
+        }
+        if report.stats.repeats > 0 {
+            writeln!(
+                out,
+                "[host] the inbox had this call's message already: nothing new was delivered"
+            )?;
+        }
         for delivery in &report.deliveries {
             writeln!(
                 out,

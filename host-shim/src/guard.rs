@@ -6,7 +6,10 @@
 //! forwards nothing more.
 
 use crate::bindings::harness::sessions::{inbox, session_query as query};
-use crate::bindings::{Delivered, DeliveryMode, DeliveryRefusal, ModelSurface, SessionHeader};
+use crate::bindings::{
+    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, SessionHeader, SessionIndex,
+    SurfaceIndex,
+};
 use crate::harness::Harness;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -19,8 +22,8 @@ pub struct HostBounds {
     /// Bytes of one delivered body (the framed body of a full `maxSendChars` message
     /// is about 33 KB).
     pub body_bytes: usize,
-    /// Ids in one `title-snapshots` batch.
-    pub ids_per_title_batch: usize,
+    /// Ids or seqs in one batch (`get-sessions`, `title-snapshots`, `get-messages`).
+    pub ids_per_batch: usize,
     /// Bytes of host data handed to the plugin in one call, all imports together.
     pub lowered_bytes: usize,
 }
@@ -30,7 +33,7 @@ impl Default for HostBounds {
         HostBounds {
             deliveries_per_call: 1,
             body_bytes: 256 << 10,
-            ids_per_title_batch: 100_000,
+            ids_per_batch: 100_000,
             lowered_bytes: 256 << 20,
         }
     }
@@ -43,16 +46,26 @@ pub struct HostStats {
     pub header_lists: u32,
     /// `get-session` calls.
     pub header_gets: u32,
+    /// `get-sessions` calls.
+    pub header_batches: u32,
+    /// Ids asked for across all header batches.
+    pub header_ids_asked: u32,
     /// `title-snapshots` calls.
     pub title_batches: u32,
     /// Ids asked for across all title batches.
     pub title_ids_asked: u32,
     /// `get-surface` calls.
     pub surface_reads: u32,
+    /// `get-messages` calls.
+    pub message_batches: u32,
+    /// Whole messages asked for across all message batches.
+    pub messages_asked: u32,
     /// `deliver` calls, accepted or not.
     pub delivery_attempts: u32,
-    /// Deliveries the inbox accepted.
+    /// Deliveries the inbox accepted (repeats of a key not counted).
     pub deliveries: u32,
+    /// Deliveries the inbox answered as repeats of an earlier one with the same key.
+    pub repeats: u32,
     /// Cold sessions woken by a delivery.
     pub wakes: u32,
     /// Bytes of host data handed to the plugin (strings and their records).
@@ -66,6 +79,9 @@ pub struct Delivery {
     pub mode: String,
     pub body: String,
     pub woke: bool,
+    /// The delivery key (empty when the call had no id).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
 }
 
 /// Why the host ended a call from inside an import.
@@ -75,8 +91,12 @@ pub enum HostStop {
     Deliveries { limit: u32 },
     /// A delivered body was longer than `body_bytes`.
     BodyBytes { limit: usize, size: usize },
-    /// A title batch asked for more than `ids_per_title_batch` ids.
-    TitleBatch { limit: usize, size: usize },
+    /// A batch asked for more than `ids_per_batch` ids or seqs.
+    Batch {
+        what: &'static str,
+        limit: usize,
+        size: usize,
+    },
     /// The plugin was handed more than `lowered_bytes` of host data in one call.
     LoweredBytes { limit: usize },
     /// One answer of the host is larger than the plugin's whole memory.
@@ -98,9 +118,9 @@ impl fmt::Display for HostStop {
                 f,
                 "the plugin tried to deliver a body of {size} bytes, past the host's limit of {limit} bytes; nothing was delivered"
             ),
-            HostStop::TitleBatch { limit, size } => write!(
+            HostStop::Batch { what, limit, size } => write!(
                 f,
-                "the plugin asked for {size} titles in one batch, past the host's limit of {limit}"
+                "the plugin asked for {size} {what} in one batch, past the host's limit of {limit}"
             ),
             HostStop::LoweredBytes { limit } => write!(
                 f,
@@ -171,61 +191,73 @@ fn header_size(header: &SessionHeader) -> usize {
         + header.preset.as_ref().map_or(0, String::len)
 }
 
-fn surface_size(surface: &ModelSurface) -> usize {
-    16 + surface
-        .messages
-        .iter()
-        .map(|message| {
-            40 + message.source.len()
-                + message
-                    .parts
-                    .iter()
-                    .map(|part| match part {
-                        query::ContentPart::Text(text) => 12 + text.len(),
-                        _ => 12,
-                    })
-                    .sum::<usize>()
-        })
-        .sum::<usize>()
-}
-
 fn saturating_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-impl<H: Harness> query::Host for Guard<H> {
-    fn list_sessions(&mut self) -> wasmtime::Result<Vec<SessionHeader>> {
-        self.stats.header_lists += 1;
-        let headers = self.harness.list_sessions();
-        let size = 8 + headers.iter().map(header_size).sum::<usize>();
-        self.lower(
-            || format!("the list of {} session headers", headers.len()),
-            size,
-        )?;
-        Ok(headers)
+/// What the plugin may ask of the harness, each through the guard: counted, bounded,
+/// and accounted for in lowered bytes. Every contract version's imports call these.
+impl<H: Harness> Guard<H> {
+    fn batch(&mut self, what: &'static str, size: usize) -> wasmtime::Result<()> {
+        if size > self.bounds.ids_per_batch {
+            return self.stop(HostStop::Batch {
+                what,
+                limit: self.bounds.ids_per_batch,
+                size,
+            });
+        }
+        Ok(())
     }
 
-    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<SessionHeader>> {
+    pub(crate) fn list_sessions(&mut self) -> wasmtime::Result<SessionIndex> {
+        self.stats.header_lists += 1;
+        let index = self.harness.list_sessions();
+        let size = 16 + index.ids.len() + 24 * index.entries.len();
+        self.lower(
+            || format!("the index of {} sessions", index.entries.len()),
+            size,
+        )?;
+        Ok(index)
+    }
+
+    pub(crate) fn get_session(&mut self, id: &str) -> wasmtime::Result<Option<SessionHeader>> {
         self.stats.header_gets += 1;
-        let header = self.harness.get_session(&id);
+        let header = self.harness.get_session(id);
         let size = 8 + header.as_ref().map_or(0, header_size);
         self.lower(|| format!("the header of session {id:?}"), size)?;
         Ok(header)
     }
 
-    fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
+    pub(crate) fn get_sessions(
+        &mut self,
+        ids: &[String],
+    ) -> wasmtime::Result<Vec<Option<SessionHeader>>> {
+        self.stats.header_batches += 1;
+        self.stats.header_ids_asked = self
+            .stats
+            .header_ids_asked
+            .saturating_add(saturating_u32(ids.len()));
+        self.batch("headers", ids.len())?;
+        let headers = self.harness.get_sessions(ids);
+        let size = 8 + headers
+            .iter()
+            .map(|header| 8 + header.as_ref().map_or(0, header_size))
+            .sum::<usize>();
+        self.lower(|| format!("the batch of {} headers", headers.len()), size)?;
+        Ok(headers)
+    }
+
+    pub(crate) fn title_snapshots(
+        &mut self,
+        ids: &[String],
+    ) -> wasmtime::Result<Vec<Option<String>>> {
         self.stats.title_batches += 1;
         self.stats.title_ids_asked = self
             .stats
             .title_ids_asked
             .saturating_add(saturating_u32(ids.len()));
-        if ids.len() > self.bounds.ids_per_title_batch {
-            return self.stop(HostStop::TitleBatch {
-                limit: self.bounds.ids_per_title_batch,
-                size: ids.len(),
-            });
-        }
-        let titles = self.harness.title_snapshots(&ids);
+        self.batch("titles", ids.len())?;
+        let titles = self.harness.title_snapshots(ids);
         let size = 8 + titles
             .iter()
             .map(|title| 12 + title.as_ref().map_or(0, String::len))
@@ -234,22 +266,51 @@ impl<H: Harness> query::Host for Guard<H> {
         Ok(titles)
     }
 
-    fn get_surface(&mut self, id: String) -> wasmtime::Result<Option<ModelSurface>> {
+    pub(crate) fn get_surface(
+        &mut self,
+        id: &str,
+        lead_chars: u32,
+    ) -> wasmtime::Result<Option<SurfaceIndex>> {
         self.stats.surface_reads += 1;
-        let surface = self.harness.get_surface(&id);
-        let size = 8 + surface.as_ref().map_or(0, surface_size);
-        self.lower(|| format!("the model surface of session {id:?}"), size)?;
+        let surface = self.harness.get_surface(id, lead_chars);
+        let size = 32
+            + surface.as_ref().map_or(0, |s| {
+                s.source_leads.len() + s.text_leads.len() + 32 * s.messages.len()
+            });
+        self.lower(|| format!("the surface index of session {id:?}"), size)?;
         Ok(surface)
     }
-}
 
-impl<H: Harness> inbox::Host for Guard<H> {
-    fn deliver(
+    pub(crate) fn get_messages(
+        &mut self,
+        id: &str,
+        seqs: &[u64],
+    ) -> wasmtime::Result<Vec<Option<MessageContent>>> {
+        self.stats.message_batches += 1;
+        self.stats.messages_asked = self
+            .stats
+            .messages_asked
+            .saturating_add(saturating_u32(seqs.len()));
+        self.batch("messages", seqs.len())?;
+        let messages = self.harness.get_messages(id, seqs);
+        let size = 8 + messages
+            .iter()
+            .map(|m| 20 + m.as_ref().map_or(0, |m| m.source.len() + m.text.len()))
+            .sum::<usize>();
+        self.lower(
+            || format!("the batch of {} messages of session {id:?}", messages.len()),
+            size,
+        )?;
+        Ok(messages)
+    }
+
+    pub(crate) fn deliver(
         &mut self,
         target: String,
         body: String,
         mode: DeliveryMode,
         may_wake: bool,
+        key: String,
     ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
         if self.stats.deliveries >= self.bounds.deliveries_per_call {
             return self.stop(HostStop::Deliveries {
@@ -263,23 +324,76 @@ impl<H: Harness> inbox::Host for Guard<H> {
             });
         }
         self.stats.delivery_attempts += 1;
-        let answer = self.harness.deliver(&target, &body, mode, may_wake);
-        if let Ok(delivered) = &answer {
-            self.stats.deliveries += 1;
-            if delivered.woke {
-                self.stats.wakes += 1;
-            }
-            self.deliveries.push(Delivery {
-                target,
-                mode: match mode {
-                    DeliveryMode::Queue => "queue",
-                    DeliveryMode::Steer => "steer",
+        let answer = self.harness.deliver(&target, &body, mode, may_wake, &key);
+        match &answer {
+            // Delivered before, under the same key: nothing new to record.
+            Ok(delivered) if delivered.repeat => self.stats.repeats += 1,
+            Ok(delivered) => {
+                self.stats.deliveries += 1;
+                if delivered.woke {
+                    self.stats.wakes += 1;
                 }
-                .to_string(),
-                body,
-                woke: delivered.woke,
-            });
+                self.deliveries.push(Delivery {
+                    target,
+                    mode: match mode {
+                        DeliveryMode::Queue => "queue",
+                        DeliveryMode::Steer => "steer",
+                    }
+                    .to_string(),
+                    body,
+                    woke: delivered.woke,
+                    key,
+                });
+            }
+            Err(_) => {}
         }
         Ok(answer)
+    }
+}
+
+impl<H: Harness> query::Host for Guard<H> {
+    fn list_sessions(&mut self) -> wasmtime::Result<SessionIndex> {
+        Guard::list_sessions(self)
+    }
+
+    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<SessionHeader>> {
+        Guard::get_session(self, &id)
+    }
+
+    fn get_sessions(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<SessionHeader>>> {
+        Guard::get_sessions(self, &ids)
+    }
+
+    fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
+        Guard::title_snapshots(self, &ids)
+    }
+
+    fn get_surface(
+        &mut self,
+        id: String,
+        lead_chars: u32,
+    ) -> wasmtime::Result<Option<SurfaceIndex>> {
+        Guard::get_surface(self, &id, lead_chars)
+    }
+
+    fn get_messages(
+        &mut self,
+        id: String,
+        seqs: Vec<u64>,
+    ) -> wasmtime::Result<Vec<Option<MessageContent>>> {
+        Guard::get_messages(self, &id, &seqs)
+    }
+}
+
+impl<H: Harness> inbox::Host for Guard<H> {
+    fn deliver(
+        &mut self,
+        target: String,
+        body: String,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: String,
+    ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
+        Guard::deliver(self, target, body, mode, may_wake, key)
     }
 }

@@ -1,34 +1,47 @@
-//! What a harness implements to serve the plugin: the WIT's two imported interfaces,
-//! one method per WIT function, over the WIT's own types. The runtime calls these
-//! during a tool call only, one call at a time per store.
+//! What a harness implements to serve the plugin: the WIT's two imported interfaces
+//! (`harness:sessions@0.2.0`), one method per WIT function, over the WIT's own types.
+//! The runtime calls these during a tool call only, one call at a time per store. A
+//! plugin built against 0.1.0 is served over the same methods.
 
-use crate::bindings::{Delivered, DeliveryMode, DeliveryRefusal, ModelSurface, SessionHeader};
+use crate::bindings::{
+    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, SessionHeader, SessionIndex,
+    SurfaceIndex,
+};
 
 /// `session-query`: read-only questions about the harness's sessions. Nothing here may
 /// wake, resume or charge a session.
 pub trait SessionQuery {
-    /// Every session the caller may see, in any order. Headers only.
-    fn list_sessions(&mut self) -> Vec<SessionHeader>;
+    /// Every session the caller may see, as one index: the ids as one text, one small
+    /// entry per session.
+    fn list_sessions(&mut self) -> SessionIndex;
     /// One session's header, or `None` when no session has that id.
     fn get_session(&mut self, id: &str) -> Option<SessionHeader>;
+    /// Headers for `ids`, one entry per id in the same order; `None` for an unknown id.
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>>;
     /// Titles for `ids`, one entry per id in the same order; `None` (or an empty
     /// string) when a session has no title or is unknown.
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>>;
-    /// One session's current model surface, read without waking it.
-    fn get_surface(&mut self, id: &str) -> Option<ModelSurface>;
+    /// One session's current model surface as an index with leads of at most
+    /// `lead_chars` chars, read without waking it.
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex>;
+    /// Whole messages of one session's surface by seq, one entry per seq in the same
+    /// order; `None` when the session or the message is gone.
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>>;
 }
 
 /// `inbox`: delivery into a top-level session.
 pub trait Inbox {
     /// Deliver `body` into `target`'s inbox exactly once or not at all. With
     /// `may_wake` false, refuse with `WouldNeedWake` rather than wake a cold target,
-    /// checking and delivering atomically.
+    /// checking and delivering atomically. At most once per non-empty `key`: a repeat
+    /// gets the first answer (`repeat` set on an acceptance).
     fn deliver(
         &mut self,
         target: &str,
         body: &str,
         mode: DeliveryMode,
         may_wake: bool,
+        key: &str,
     ) -> Result<Delivered, DeliveryRefusal>;
 }
 

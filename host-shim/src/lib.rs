@@ -17,7 +17,7 @@
 //!     ..CallRequest::default()
 //! };
 //! let report = runtime.call(harness, &request);
-//! println!("{}", report.answer?);
+//! println!("{}", report.answer?.text);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -28,13 +28,14 @@ pub mod demo;
 pub mod guard;
 pub mod harness;
 pub mod runtime;
+pub mod v0_1_0;
 
 pub use bindings::{
-    ContentPart, Delivered, DeliveryMode, DeliveryRefusal, ModelSurface, Role, SessionHeader,
-    SurfaceMessage, ToolSpec,
+    Answer, ContractVersion, Delivered, DeliveryMode, DeliveryRefusal, MessageContent,
+    MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, ToolSpec,
 };
 pub use cache::LoadKind;
-pub use corpus::{Corpus, CorpusHost, ScriptedRefusal, Session};
+pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, Inbox, SessionQuery};
 pub use runtime::{

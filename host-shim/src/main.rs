@@ -85,14 +85,20 @@ struct CallArgs {
     /// The calling session's id (default: the corpus file's "caller").
     #[arg(long)]
     caller: Option<String>,
+    /// The harness's id for this tool call, kept across its retries: a send's delivery
+    /// is keyed by it (default: none, so every send delivers).
+    #[arg(long, default_value = "")]
+    call_id: String,
     /// A plugin component of the `plugin` world (default: the embedded plugin).
     #[arg(long)]
     plugin: Option<PathBuf>,
-    /// Write what the inbox accepted as a JSON array of {target, mode, body, woke},
-    /// whatever the outcome (`[]` when nothing was accepted).
+    /// Write what the inbox accepted as a JSON array of {target, mode, body, woke, key},
+    /// whatever the outcome (`[]` when nothing was accepted; key only when the call had
+    /// an id).
     #[arg(long)]
     deliveries: Option<PathBuf>,
-    /// Print the host-call counters as JSON on stderr, whatever the outcome.
+    /// Print the host-call counters as JSON on stderr, whatever the outcome, with the
+    /// plugin's contract version and the answer's refusal code (null for an answer).
     #[arg(long)]
     stats: bool,
     #[command(flatten)]
@@ -262,6 +268,7 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     };
     let request = CallRequest {
         caller,
+        call_id: args.call_id.clone(),
         settings: read_settings(settings_path)?,
         tool: args.tool.clone(),
         arguments: read_arguments(&args)?,
@@ -277,7 +284,13 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let report = runtime.call(CorpusHost::new(Arc::new(corpus)), &request);
     // What the host did is reported whatever the outcome.
     if args.stats {
-        eprintln!("{}", serde_json::to_string(&report.stats)?);
+        let mut stats = serde_json::to_value(report.stats)?;
+        stats["contract"] = runtime.contract_version().as_str().into();
+        stats["refusal"] = match &report.answer {
+            Ok(answer) => answer.refusal.map(|code| code.as_str()).into(),
+            Err(_) => serde_json::Value::Null,
+        };
+        eprintln!("{stats}");
     }
     if let Some(path) = args.deliveries.as_deref() {
         let json = serde_json::to_string_pretty(&report.deliveries)? + "\n";
@@ -285,8 +298,8 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             .with_context(|| format!("cannot write deliveries file {}", path.display()))?;
     }
     match report.answer {
-        Ok(text) => {
-            println!("{text}");
+        Ok(answer) => {
+            println!("{}", answer.text);
             Ok(())
         }
         Err(err) => {

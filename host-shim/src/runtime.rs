@@ -11,10 +11,11 @@
 //! [`CallReport`] still says what the host did during it, and the runtime serves the
 //! next call as before.
 
-use crate::bindings::{Plugin, PluginPre, ToolSpec};
+use crate::bindings::{self, Answer, ContractVersion, ToolSpec};
 use crate::cache::{self, LoadKind};
 use crate::guard::{Delivery, Guard, HostBounds, HostStats, HostStop};
 use crate::harness::Harness;
+use crate::v0_1_0;
 use anyhow::{Context, bail};
 use std::fmt;
 use std::path::PathBuf;
@@ -191,17 +192,24 @@ impl std::error::Error for CallError {}
 /// One tool call's inputs.
 #[derive(Clone, Debug, Default)]
 pub struct CallRequest {
+    /// The calling session's id.
     pub caller: String,
+    /// The harness's id for this tool call, the same across its retries (empty when it
+    /// has none): a retried send delivers once.
+    pub call_id: String,
+    /// The deployment's settings JSON (empty: all defaults).
     pub settings: String,
     pub tool: String,
+    /// The model's JSON arguments text.
     pub arguments: String,
 }
 
 /// What one tool call produced, whether the plugin answered or was stopped: nothing the
 /// host did during the call goes unreported.
 pub struct CallReport<H> {
-    /// The tool's text for the model (refusals included), or why there is none.
-    pub answer: Result<String, CallError>,
+    /// The tool's answer for the model (refusals included, with their code from a
+    /// 0.2.0 plugin), or why there is none.
+    pub answer: Result<Answer, CallError>,
     /// What the inbox accepted during the call, in order, even when the call failed
     /// afterwards.
     pub deliveries: Vec<Delivery>,
@@ -409,11 +417,17 @@ fn engine_config(options: &RuntimeOptions, pool: Option<ComponentShape>) -> Conf
     config
 }
 
+/// A plugin instantiated ahead of calls, for the contract version it was built against.
+enum Pre<H: Harness> {
+    V0_1_0(v0_1_0::PluginPre<CallState<H>>),
+    V0_2_0(bindings::PluginPre<CallState<H>>),
+}
+
 /// A loaded plugin, ready to serve calls from many threads, each over its own harness
 /// state of type `H`.
 pub struct Runtime<H: Harness> {
     engine: Engine,
-    pre: PluginPre<CallState<H>>,
+    pre: Pre<H>,
     options: RuntimeOptions,
     load_kind: LoadKind,
     wasi_imports: Vec<String>,
@@ -449,10 +463,47 @@ impl<H: Harness> Runtime<H> {
                 LoadKind::Compiled,
             ),
         };
+        // Only the world's two interfaces (and, with the `wasi` feature, WASI) are
+        // linked: name anything else before trying to link it.
+        let foreign: Vec<String> = component
+            .component_type()
+            .imports(&engine)
+            .map(|(name, _)| name.to_string())
+            .filter(|name| !name.starts_with("harness:sessions/") && !name.starts_with("wasi:"))
+            .collect();
+        if !foreign.is_empty() {
+            bail!(
+                "the plugin needs imports other than session-query and inbox: {}",
+                foreign.join(", ")
+            );
+        }
+        let exports: Vec<String> = component
+            .component_type()
+            .exports(&engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let Some(version) = ContractVersion::exported_by(exports.iter().map(String::as_str)) else {
+            bail!(
+                "the component is not a session-tools plugin: it exports neither harness:sessions/tools@0.2.0 nor @0.1.0 (it exports: {})",
+                if exports.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    exports.join(", ")
+                }
+            );
+        };
         let mut linker = Linker::new(&engine);
-        Plugin::add_to_linker::<CallState<H>, HasSelf<Guard<H>>>(&mut linker, |state| {
+        fn guard<H: Harness>(state: &mut CallState<H>) -> &mut Guard<H> {
             &mut state.guard
-        })?;
+        }
+        match version {
+            ContractVersion::V0_1_0 => {
+                v0_1_0::Plugin::add_to_linker::<_, HasSelf<Guard<H>>>(&mut linker, guard::<H>)?
+            }
+            ContractVersion::V0_2_0 => {
+                bindings::Plugin::add_to_linker::<_, HasSelf<Guard<H>>>(&mut linker, guard::<H>)?
+            }
+        }
         // A plugin from a stock toolchain (wasm32-wasip2) imports WASI as well.
         let wasi_imports: Vec<String> = component
             .component_type()
@@ -469,12 +520,14 @@ impl<H: Harness> Runtime<H> {
                 wasi_imports.join(", ")
             );
         }
-        let pre = PluginPre::new(
-            linker
-                .instantiate_pre(&component)
-                .map_err(anyhow::Error::from)
-                .context("the plugin needs imports other than session-query and inbox")?,
-        )?;
+        let instance_pre = linker
+            .instantiate_pre(&component)
+            .map_err(anyhow::Error::from)
+            .context("the plugin needs imports other than session-query and inbox")?;
+        let pre = match version {
+            ContractVersion::V0_1_0 => Pre::V0_1_0(v0_1_0::PluginPre::new(instance_pre)?),
+            ContractVersion::V0_2_0 => Pre::V0_2_0(bindings::PluginPre::new(instance_pre)?),
+        };
         let ticker = EpochTicker::start(engine.clone())?;
         Ok(Runtime {
             engine,
@@ -488,6 +541,14 @@ impl<H: Harness> Runtime<H> {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The contract version the loaded plugin was built against.
+    pub fn contract_version(&self) -> ContractVersion {
+        match self.pre {
+            Pre::V0_1_0(_) => ContractVersion::V0_1_0,
+            Pre::V0_2_0(_) => ContractVersion::V0_2_0,
+        }
     }
 
     pub fn limits(&self) -> Limits {
@@ -546,26 +607,34 @@ impl<H: Harness> Runtime<H> {
         }
     }
 
-    fn checked(&self, text: Result<String, String>) -> Result<String, CallError> {
-        let text = text.map_err(CallError::Refused)?;
-        if text.len() > self.options.limits.output_bytes {
+    fn checked(&self, answer: Result<Answer, String>) -> Result<Answer, CallError> {
+        let answer = answer.map_err(CallError::Refused)?;
+        if answer.text.len() > self.options.limits.output_bytes {
             return Err(CallError::Output {
                 limit: self.options.limits.output_bytes,
-                size: text.len(),
+                size: answer.text.len(),
             });
         }
-        Ok(text)
+        Ok(answer)
     }
 
     /// The catalog for the given settings JSON, served over `harness` (which the
     /// catalog never calls).
     pub fn catalog_with(&self, harness: H, settings: &str) -> Result<Vec<ToolSpec>, CallError> {
         let mut store = self.store(harness);
-        let result = self.pre.instantiate(&mut store).and_then(|plugin| {
-            plugin
-                .harness_sessions_tools()
-                .call_catalog(&mut store, settings)
-        });
+        let result = match &self.pre {
+            Pre::V0_1_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
+                let tools = plugin
+                    .harness_sessions_tools()
+                    .call_catalog(&mut store, settings)?;
+                Ok(tools.map(|tools| tools.into_iter().map(v0_1_0::tool_spec).collect()))
+            }),
+            Pre::V0_2_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
+                plugin
+                    .harness_sessions_tools()
+                    .call_catalog(&mut store, settings)
+            }),
+        };
         match result {
             Ok(tools) => tools.map_err(CallError::Refused),
             Err(err) => Err(self.failure(store.data(), err)),
@@ -575,15 +644,31 @@ impl<H: Harness> Runtime<H> {
     /// Runs one tool call over `harness` in a fresh store.
     pub fn call(&self, harness: H, request: &CallRequest) -> CallReport<H> {
         let mut store = self.store(harness);
-        let result = self.pre.instantiate(&mut store).and_then(|plugin| {
-            plugin.harness_sessions_tools().call_call(
-                &mut store,
-                &request.caller,
-                &request.settings,
-                &request.tool,
-                &request.arguments,
-            )
-        });
+        let result = match &self.pre {
+            Pre::V0_1_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
+                let text = plugin.harness_sessions_tools().call_call(
+                    &mut store,
+                    &request.caller,
+                    &request.settings,
+                    &request.tool,
+                    &request.arguments,
+                )?;
+                Ok(text.map(|text| Answer {
+                    text,
+                    refusal: None,
+                }))
+            }),
+            Pre::V0_2_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
+                plugin.harness_sessions_tools().call_call(
+                    &mut store,
+                    &request.caller,
+                    &request.call_id,
+                    &request.settings,
+                    &request.tool,
+                    &request.arguments,
+                )
+            }),
+        };
         let answer = match result {
             Ok(text) => self.checked(text),
             Err(err) => Err(self.failure(store.data(), err)),

@@ -5,8 +5,8 @@
 
 use host_shim::{
     CallError, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode,
-    DeliveryRefusal, HostBounds, HostStop, Inbox, Limits, ModelSurface, PLUGIN_WASM, Runtime,
-    RuntimeOptions, SessionHeader, SessionQuery,
+    DeliveryRefusal, HostBounds, HostStop, Inbox, Limits, MessageContent, PLUGIN_WASM, Runtime,
+    RuntimeOptions, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
 };
 use std::sync::{Arc, Barrier, Condvar, Mutex};
 use std::time::Duration;
@@ -49,7 +49,7 @@ fn call(runtime: &Runtime<CorpusHost>, tool: &str, args: &str) -> CallReport<Cor
 }
 
 fn run(runtime: &Runtime<CorpusHost>, tool: &str) -> Result<String, CallError> {
-    call(runtime, tool, "").answer
+    call(runtime, tool, "").answer.map(|answer| answer.text)
 }
 
 /// After any failure, the runtime still answers.
@@ -245,22 +245,19 @@ fn an_accepted_delivery_is_reported_when_the_call_fails_afterwards() {
     assert_eq!(report.stats.deliveries, 1);
     // The harness got its state back with the delivery applied.
     let target = report.harness.session(LIVE_TARGET).unwrap();
-    assert_eq!(
-        target.surface.messages.last().unwrap().parts,
-        [host_shim::ContentPart::Text("once".into())]
-    );
+    assert_eq!(target.messages.last().unwrap().text(), Some("once"));
 }
 
 #[test]
 fn a_surface_larger_than_the_plugins_memory_is_named() {
     let mut big = host_shim::Session::new("big", 1);
-    big.surface.messages.push(host_shim::SurfaceMessage {
-        seq: 1,
-        role: host_shim::Role::User,
-        source: "user".into(),
-        replaced: false,
-        parts: vec![host_shim::ContentPart::Text("x".repeat(20 << 20))],
-    });
+    big.messages.push(host_shim::Message::new(
+        1,
+        host_shim::Role::User,
+        "user",
+        false,
+        Some("x".repeat(20 << 20)),
+    ));
     let runtime: Runtime<CorpusHost> = Runtime::with_options(
         PLUGIN_WASM,
         &RuntimeOptions {
@@ -279,7 +276,7 @@ fn a_surface_larger_than_the_plugins_memory_is_named() {
     let err = runtime.call(host, &request).answer.unwrap_err();
     let message = err.to_string();
     assert!(
-        message.starts_with("the model surface of session \"big\" is 20971")
+        message.starts_with("the batch of 1 messages of session \"big\" is 20971")
             && message.contains("bytes, more than the plugin's memory limit of 16777216 bytes"),
         "{message}"
     );
@@ -381,8 +378,11 @@ impl Gate {
 }
 
 impl SessionQuery for Gate {
-    fn list_sessions(&mut self) -> Vec<SessionHeader> {
-        Vec::new()
+    fn list_sessions(&mut self) -> SessionIndex {
+        SessionIndex {
+            ids: String::new(),
+            entries: Vec::new(),
+        }
     }
     fn get_session(&mut self, _id: &str) -> Option<SessionHeader> {
         if let Some(barrier) = &self.barrier {
@@ -398,11 +398,17 @@ impl SessionQuery for Gate {
         }
         None
     }
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        vec![None; ids.len()]
+    }
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
         vec![None; ids.len()]
     }
-    fn get_surface(&mut self, _id: &str) -> Option<ModelSurface> {
+    fn get_surface(&mut self, _id: &str, _lead_chars: u32) -> Option<SurfaceIndex> {
         None
+    }
+    fn get_messages(&mut self, _id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        vec![None; seqs.len()]
     }
 }
 
@@ -413,6 +419,7 @@ impl Inbox for Gate {
         _: &str,
         _: DeliveryMode,
         _: bool,
+        _: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
         Err(DeliveryRefusal::NotFound)
     }
@@ -456,9 +463,11 @@ fn max_concurrent_calls_are_served_at_once() {
         .collect();
     for thread in threads {
         let answer = thread.join().unwrap().unwrap();
+        assert_eq!(answer.refusal, Some(host_shim::Refusal::NotFound));
         assert!(
-            answer.starts_with("sessions_read refused (not-found)"),
-            "{answer}"
+            answer.text.starts_with("sessions_read refused (not-found)"),
+            "{}",
+            answer.text
         );
     }
 }
@@ -546,7 +555,7 @@ fn the_longest_deadline_works() {
     };
     let runtime: Runtime<CorpusHost> = Runtime::with_options(PLUGIN_WASM, &options).unwrap();
     let report = runtime.call(demo(), &read_request());
-    assert!(report.answer.unwrap().contains("(not-found)"));
+    assert!(report.answer.unwrap().text.contains("(not-found)"));
 }
 
 #[test]
@@ -590,7 +599,7 @@ fn a_component_needing_other_imports_is_refused_at_load() {
 }
 
 #[test]
-fn a_title_batch_past_the_bound_ends_the_call() {
+fn a_batch_past_the_bound_ends_the_call() {
     let sessions = (0..20)
         .map(|i| host_shim::Session::new(&format!("s{i}"), i))
         .collect();
@@ -598,14 +607,14 @@ fn a_title_batch_past_the_bound_ends_the_call() {
         PLUGIN_WASM,
         &RuntimeOptions {
             bounds: HostBounds {
-                ids_per_title_batch: 10,
+                ids_per_batch: 10,
                 ..HostBounds::default()
             },
             ..RuntimeOptions::default()
         },
     )
     .unwrap();
-    // A query no id matches needs every candidate's title: one batch of 20 ids.
+    // A query no id matches needs every candidate's header: one batch of 20 ids.
     let request = CallRequest {
         caller: "me".into(),
         tool: "sessions_list".into(),
@@ -617,7 +626,8 @@ fn a_title_batch_past_the_bound_ends_the_call() {
     assert!(
         matches!(
             report.answer,
-            Err(CallError::HostBound(HostStop::TitleBatch {
+            Err(CallError::HostBound(HostStop::Batch {
+                what: "headers",
                 limit: 10,
                 size: 20
             }))
@@ -625,5 +635,6 @@ fn a_title_batch_past_the_bound_ends_the_call() {
         "{:?}",
         report.answer.err()
     );
-    assert_eq!(report.stats.title_batches, 1);
+    assert_eq!(report.stats.header_batches, 1);
+    assert_eq!(report.stats.title_batches, 0);
 }

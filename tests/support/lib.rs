@@ -5,8 +5,8 @@
 
 use anyhow::{Context, Result, bail};
 use host_shim::{
-    CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal, Inbox,
-    ModelSurface, Runtime, SessionHeader, SessionQuery,
+    Answer, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal,
+    Inbox, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -37,12 +37,16 @@ impl TestHost {
 }
 
 impl SessionQuery for TestHost {
-    fn list_sessions(&mut self) -> Vec<SessionHeader> {
+    fn list_sessions(&mut self) -> SessionIndex {
         self.corpus.list_sessions()
     }
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         self.corpus.get_session(id)
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        self.corpus.get_sessions(ids)
     }
 
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
@@ -56,8 +60,12 @@ impl SessionQuery for TestHost {
         titles
     }
 
-    fn get_surface(&mut self, id: &str) -> Option<ModelSurface> {
-        self.corpus.get_surface(id)
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        self.corpus.get_surface(id, lead_chars)
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        self.corpus.get_messages(id, seqs)
     }
 }
 
@@ -68,8 +76,9 @@ impl Inbox for TestHost {
         body: &str,
         mode: DeliveryMode,
         may_wake: bool,
+        key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        self.corpus.deliver(target, body, mode, may_wake)
+        self.corpus.deliver(target, body, mode, may_wake, key)
     }
 }
 
@@ -77,6 +86,16 @@ impl Inbox for TestHost {
 pub fn runtime() -> &'static Runtime<TestHost> {
     static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
     RUNTIME.get_or_init(|| Runtime::new().expect("the embedded plugin loads"))
+}
+
+/// The plugin as released with contract 0.1.0 (built from the commit that froze it),
+/// kept so every host-shim is checked to still load it.
+pub const PLUGIN_V0_1_0: &[u8] = include_bytes!("../fixtures/plugin-v0.1.0.wasm");
+
+/// A runtime over the 0.1.0 plugin, compiled once per test binary.
+pub fn runtime_v0_1_0() -> &'static Runtime<TestHost> {
+    static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::from_component(PLUGIN_V0_1_0).expect("the 0.1.0 plugin loads"))
 }
 
 pub fn tests_dir() -> PathBuf {
@@ -113,6 +132,7 @@ pub fn call_on(
         settings: settings.to_string(),
         tool: tool.to_string(),
         arguments: args.to_string(),
+        ..CallRequest::default()
     };
     runtime().call(host, &request)
 }
@@ -122,6 +142,22 @@ pub fn text(corpus: &Arc<Corpus>, caller: &str, settings: &str, tool: &str, args
     call(corpus, caller, settings, tool, args)
         .answer
         .unwrap_or_else(|err| panic!("the call failed: {err}"))
+        .text
+}
+
+/// The refusal code SPEC's text implies: `invalid arguments: …` and `unknown tool …`
+/// are their own codes, `TOOL refused (CODE): …` names its code, anything else is an
+/// answer. A host checks a plugin's structured answer against it.
+pub fn refusal_in_text(text: &str) -> Option<&str> {
+    if text.starts_with("invalid arguments: ") {
+        return Some("invalid-arguments");
+    }
+    if text.starts_with("unknown tool ") {
+        return Some("unknown-tool");
+    }
+    let (_, rest) = text.split_once(" refused (")?;
+    let (code, _) = rest.split_once("): ")?;
+    (!text[..text.len() - rest.len()].contains('\n')).then_some(code)
 }
 
 /// One case of a case file.
@@ -132,6 +168,8 @@ pub struct Case {
     pub corpus: String,
     pub caller: String,
     pub settings: String,
+    /// The harness's call id for every call of the case (empty: none).
+    pub call_id: String,
     pub tool: String,
     pub arguments: String,
     pub output: String,
@@ -159,10 +197,11 @@ pub struct FollowUp {
 /// corpus: NAME            (tests/corpora/NAME.json)
 /// caller: SESSION-ID
 /// settings: {JSON}        (optional)
+/// call-id: ID             (optional: the harness's call id, for every call of the case)
 /// call: TOOL {JSON ARGS}  (args optional)
 /// --- output
 /// exact text, every line
-/// --- deliveries          (optional; JSON array of {target, mode, body, woke})
+/// --- deliveries          (optional; JSON array of {target, mode, body, woke[, key]})
 /// [...]
 /// --- then TOOL {JSON ARGS} (optional, repeatable: a later call on the same host)
 /// --- output
@@ -258,6 +297,7 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
                 "corpus" => case.corpus = value.to_string(),
                 "caller" => case.caller = value.to_string(),
                 "settings" => case.settings = value.to_string(),
+                "call-id" => case.call_id = value.to_string(),
                 "call" => {
                     let (tool, args) = value.split_once(' ').unwrap_or((value, ""));
                     case.tool = tool.to_string();
@@ -287,31 +327,48 @@ pub fn case_files() -> Vec<PathBuf> {
     files
 }
 
-/// Runs one case, its later calls on the host the first left; the error shows the
-/// expected and actual text line by line.
+/// Runs one case through the current plugin, its later calls on the host the first
+/// left; the error shows the expected and actual text line by line.
 pub fn run_case(case: &Case) -> Result<()> {
+    run_case_on(runtime(), case)
+}
+
+/// [`run_case`] through the plugin `runtime` loaded. A plugin that gives structured
+/// answers must give the refusal code its text names.
+pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
     let first = FollowUp {
         tool: case.tool.clone(),
         arguments: case.arguments.clone(),
         output: case.output.clone(),
         deliveries: case.deliveries.clone(),
     };
+    let structured = runtime.contract_version() != host_shim::ContractVersion::V0_1_0;
     let mut host = TestHost::new(corpus(&case.corpus));
     for (step, call) in std::iter::once(&first).chain(&case.then).enumerate() {
-        let report = call_on(
-            host,
-            &case.caller,
-            &case.settings,
-            &call.tool,
-            &call.arguments,
-        );
+        let request = CallRequest {
+            caller: case.caller.clone(),
+            call_id: case.call_id.clone(),
+            settings: case.settings.clone(),
+            tool: call.tool.clone(),
+            arguments: call.arguments.clone(),
+        };
+        let report = runtime.call(host, &request);
         let name = format!("{} (call {})", case.name, step + 1);
-        let actual = match report.answer {
-            Ok(text) => text,
+        let actual = match &report.answer {
+            Ok(answer) => answer.text.clone(),
             Err(err) => format!("host error: {err}"),
         };
         if actual != call.output {
             bail!("{name}: output differs\n{}", diff(&call.output, &actual));
+        }
+        if let (true, Ok(Answer { text, refusal })) = (structured, &report.answer) {
+            let code = refusal.map(|code| code.as_str());
+            if code != refusal_in_text(text) {
+                bail!(
+                    "{name}: the answer's refusal code is {code:?} but its text says {:?}",
+                    refusal_in_text(text)
+                );
+            }
         }
         let delivered = serde_json::to_value(&report.deliveries)?;
         let expected = call.deliveries.clone().unwrap_or(serde_json::json!([]));

@@ -11,7 +11,7 @@ mod plugin {
         world: "plugin",
     });
 
-    use exports::harness::sessions::tools::{Guest, ToolSpec};
+    use exports::harness::sessions::tools::{Answer, Guest, ToolSpec};
     use harness::sessions::{inbox, session_query};
 
     struct Hostile;
@@ -23,10 +23,17 @@ mod plugin {
 
         fn call(
             _caller: String,
+            _call_id: String,
             _settings: String,
             tool: String,
             _arguments: String,
-        ) -> Result<String, String> {
+        ) -> Result<Answer, String> {
+            let text = |text: String| {
+                Ok(Answer {
+                    text,
+                    refusal: None,
+                })
+            };
             match tool.as_str() {
                 "spin" => loop {
                     core::hint::black_box(0u64);
@@ -37,7 +44,7 @@ mod plugin {
                         hoard.push(core::hint::black_box(vec![7u8; 1 << 20]));
                     }
                 }
-                "flood" => Ok("x".repeat(4 << 20)),
+                "flood" => text("x".repeat(4 << 20)),
                 "trap" => panic!("deliberate trap"),
                 "hammer" => loop {
                     core::hint::black_box(session_query::list_sessions());
@@ -46,24 +53,30 @@ mod plugin {
                 "deliver-flood" => {
                     let body = "x".repeat(1 << 20);
                     loop {
-                        let _ =
-                            inbox::deliver(&_arguments, &body, inbox::DeliveryMode::Queue, true);
+                        let _ = inbox::deliver(
+                            &_arguments,
+                            &body,
+                            inbox::DeliveryMode::Queue,
+                            true,
+                            "",
+                        );
                     }
                 }
                 // Deliver a small body twice.
                 "deliver-twice" => {
                     let first =
-                        inbox::deliver(&_arguments, "one", inbox::DeliveryMode::Queue, true);
+                        inbox::deliver(&_arguments, "one", inbox::DeliveryMode::Queue, true, "");
                     let second =
-                        inbox::deliver(&_arguments, "two", inbox::DeliveryMode::Queue, true);
-                    Ok(format!("{} {}", first.is_ok(), second.is_ok()))
+                        inbox::deliver(&_arguments, "two", inbox::DeliveryMode::Queue, true, "");
+                    text(format!("{} {}", first.is_ok(), second.is_ok()))
                 }
                 // Deliver once, then answer with more text than a 10-byte cap.
                 "deliver-then-flood" => {
-                    let _ = inbox::deliver(&_arguments, "once", inbox::DeliveryMode::Queue, true);
-                    Ok("x".repeat(100))
+                    let _ =
+                        inbox::deliver(&_arguments, "once", inbox::DeliveryMode::Queue, true, "");
+                    text("x".repeat(100))
                 }
-                _ => Ok(format!("fine: {tool}")),
+                _ => text(format!("fine: {tool}")),
             }
         }
     }

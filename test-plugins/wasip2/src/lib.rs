@@ -9,7 +9,7 @@ mod plugin {
         world: "plugin",
     });
 
-    use exports::harness::sessions::tools::{Guest, ToolSpec};
+    use exports::harness::sessions::tools::{Answer, Guest, ToolSpec};
 
     fn outcome<T: ToString, E: std::fmt::Display>(result: Result<T, E>) -> String {
         match result {
@@ -27,10 +27,11 @@ mod plugin {
 
         fn call(
             _caller: String,
+            _call_id: String,
             _settings: String,
             _tool: String,
             _arguments: String,
-        ) -> Result<String, String> {
+        ) -> Result<Answer, String> {
             println!("to stdout");
             eprintln!("to stderr");
             let lines = [
@@ -54,7 +55,10 @@ mod plugin {
                     outcome(std::net::TcpStream::connect("127.0.0.1:9").map(|_| "connected"))
                 ),
             ];
-            Ok(lines.join("\n"))
+            Ok(Answer {
+                text: lines.join("\n"),
+                refusal: None,
+            })
         }
     }
 

@@ -4,16 +4,17 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use host_shim::{
-    CallRequest, ContentPart, Corpus, CorpusHost, ModelSurface, PLUGIN_WASM, Role, Runtime,
-    RuntimeOptions, Session, SessionHeader, SurfaceMessage,
+    CallRequest, Corpus, CorpusHost, Message, PLUGIN_WASM, Role, Runtime, RuntimeOptions, Session,
+    SessionHeader,
 };
 use session_tools::host as core;
 use std::hint::black_box;
 use std::sync::Arc;
 
 /// The corpus host seen through the tool core's own traits, for the native runs: the
-/// same answers, converted field by field (moves, no copies of text).
-struct NativeHost(CorpusHost);
+/// same answers, converted field by field (moves, no copies of text); the index is
+/// built straight from the corpus, as a harness holding its sessions would.
+struct NativeHost(CorpusHost, Arc<Corpus>);
 
 fn header(h: SessionHeader) -> core::SessionHeader {
     core::SessionHeader {
@@ -27,48 +28,74 @@ fn header(h: SessionHeader) -> core::SessionHeader {
     }
 }
 
+fn role(role: Role) -> core::Role {
+    match role {
+        Role::User => core::Role::User,
+        Role::Assistant => core::Role::Assistant,
+        Role::System => core::Role::System,
+    }
+}
+
 impl core::SessionQuery for NativeHost {
-    fn list_sessions(&mut self) -> Vec<core::SessionHeader> {
-        host_shim::SessionQuery::list_sessions(&mut self.0)
-            .into_iter()
-            .map(header)
-            .collect()
+    fn list_sessions(&mut self) -> core::SessionIndex {
+        let sessions = self.1.sessions();
+        let mut index = core::SessionIndex {
+            ids: String::with_capacity(sessions.iter().map(|s| s.header.id.len()).sum()),
+            entries: Vec::with_capacity(sessions.len()),
+        };
+        for header in sessions.iter().map(|s| &s.header) {
+            index.ids.push_str(&header.id);
+            index.entries.push(core::SessionEntry {
+                id_len: header.id.len() as u32,
+                created_at_ms: header.created_at_ms,
+                live: header.live,
+                subagent: header.is_subagent(),
+            });
+        }
+        index
     }
     fn get_session(&mut self, id: &str) -> Option<core::SessionHeader> {
         host_shim::SessionQuery::get_session(&mut self.0, id).map(header)
     }
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<core::SessionHeader>> {
+        host_shim::SessionQuery::get_sessions(&mut self.0, ids)
+            .into_iter()
+            .map(|h| h.map(header))
+            .collect()
+    }
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
         host_shim::SessionQuery::title_snapshots(&mut self.0, ids)
     }
-    fn get_surface(&mut self, id: &str) -> Option<core::ModelSurface> {
-        let surface = host_shim::SessionQuery::get_surface(&mut self.0, id)?;
-        Some(core::ModelSurface {
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<core::SurfaceIndex> {
+        let surface = host_shim::SessionQuery::get_surface(&mut self.0, id, lead_chars)?;
+        Some(core::SurfaceIndex {
             captured_through_seq: surface.captured_through_seq,
+            source_leads: surface.source_leads,
+            text_leads: surface.text_leads,
             messages: surface
                 .messages
                 .into_iter()
-                .map(|m| core::SurfaceMessage {
+                .map(|m| core::MessageEntry {
                     seq: m.seq,
-                    role: match m.role {
-                        Role::User => core::Role::User,
-                        Role::Assistant => core::Role::Assistant,
-                        Role::System => core::Role::System,
-                    },
-                    source: m.source,
+                    role: role(m.role),
                     replaced: m.replaced,
-                    parts: m
-                        .parts
-                        .into_iter()
-                        .map(|p| match p {
-                            ContentPart::Text(t) => core::ContentPart::Text(t),
-                            ContentPart::Reasoning => core::ContentPart::Reasoning,
-                            ContentPart::ToolCall => core::ContentPart::ToolCall,
-                            ContentPart::ToolOutput => core::ContentPart::ToolOutput,
-                        })
-                        .collect(),
+                    source_lead_len: m.source_lead_len,
+                    text_lead_len: m.text_lead_len,
+                    text_chars: m.text_chars,
                 })
                 .collect(),
         })
+    }
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<core::MessageContent>> {
+        host_shim::SessionQuery::get_messages(&mut self.0, id, seqs)
+            .into_iter()
+            .map(|m| {
+                m.map(|m| core::MessageContent {
+                    source: m.source,
+                    text: m.text,
+                })
+            })
+            .collect()
     }
 }
 
@@ -79,14 +106,16 @@ impl core::Inbox for NativeHost {
         body: &str,
         mode: core::DeliveryMode,
         may_wake: bool,
+        key: &str,
     ) -> Result<core::Delivered, core::DeliveryRefusal> {
         let mode = match mode {
             core::DeliveryMode::Queue => host_shim::DeliveryMode::Queue,
             core::DeliveryMode::Steer => host_shim::DeliveryMode::Steer,
         };
-        match host_shim::Inbox::deliver(&mut self.0, target, body, mode, may_wake) {
+        match host_shim::Inbox::deliver(&mut self.0, target, body, mode, may_wake, key) {
             Ok(delivered) => Ok(core::Delivered {
                 woke: delivered.woke,
+                repeat: delivered.repeat,
             }),
             Err(host_shim::DeliveryRefusal::NotFound) => Err(core::DeliveryRefusal::NotFound),
             Err(host_shim::DeliveryRefusal::WouldNeedWake) => {
@@ -99,7 +128,7 @@ impl core::Inbox for NativeHost {
 
 const CALLER: &str = "session-00000";
 
-fn session(i: usize, messages: Vec<SurfaceMessage>) -> Session {
+fn session(i: usize, messages: Vec<Message>) -> Session {
     Session {
         header: SessionHeader {
             id: format!("session-{i:05}"),
@@ -119,10 +148,8 @@ fn session(i: usize, messages: Vec<SurfaceMessage>) -> Session {
             "Work item {i}: refactor the parser module number {}",
             i % 13
         )),
-        surface: ModelSurface {
-            messages,
-            captured_through_seq: 0,
-        },
+        messages,
+        captured_through_seq: 0,
         reject: None,
         refuse_delivery: None,
     }
@@ -136,30 +163,18 @@ fn ten_thousand_sessions() -> Arc<Corpus> {
     ))
 }
 
-/// One session with a 2,000-message surface (text, reasoning and tool parts).
+/// One session with a 2,000-message surface (the text part of each; reasoning and
+/// tool parts never cross).
 fn two_thousand_messages() -> Arc<Corpus> {
     let messages = (0..2000u64)
-        .map(|seq| SurfaceMessage {
-            seq,
-            role: if seq % 2 == 0 {
-                Role::User
+        .map(|seq| {
+            let (role, source) = if seq.is_multiple_of(2) {
+                (Role::User, "user")
             } else {
-                Role::Assistant
-            },
-            source: if seq.is_multiple_of(2) {
-                "user".into()
-            } else {
-                "model:provider/model".into()
-            },
-            replaced: false,
-            parts: vec![
-                ContentPart::Reasoning,
-                ContentPart::Text(format!(
-                    "message {seq}: {}",
-                    "some words of a reply ".repeat(20)
-                )),
-                ContentPart::ToolOutput,
-            ],
+                (Role::Assistant, "model:provider/model")
+            };
+            let text = format!("message {seq}: {}", "some words of a reply ".repeat(20));
+            Message::new(seq, role, source, false, Some(text))
         })
         .collect();
     Arc::new(Corpus::new(
@@ -213,6 +228,14 @@ fn cases() -> Vec<Case> {
 
 fn tools(c: &mut Criterion) {
     let runtime: Runtime<CorpusHost> = Runtime::new().expect("plugin loads");
+    let unhardened: Runtime<CorpusHost> = Runtime::with_options(
+        PLUGIN_WASM,
+        &RuntimeOptions {
+            spectre_mitigations: false,
+            ..RuntimeOptions::default()
+        },
+    )
+    .expect("plugin loads");
     let settings = session_tools::Settings::default();
     for case in cases() {
         let request = CallRequest {
@@ -222,9 +245,12 @@ fn tools(c: &mut Criterion) {
             ..CallRequest::default()
         };
         let outcome = runtime.call(CorpusHost::new(case.corpus.clone()), &request);
-        let text = outcome.answer.unwrap();
-        let mut host = NativeHost(CorpusHost::new(case.corpus.clone()));
-        let native = session_tools::call(&mut host, CALLER, &settings, case.tool, case.arguments);
+        let text = outcome.answer.unwrap().text;
+        let mut host = NativeHost(CorpusHost::new(case.corpus.clone()), case.corpus.clone());
+        let native =
+            session_tools::call(&mut host, CALLER, "", &settings, case.tool, case.arguments)
+                .unwrap()
+                .text;
         assert_eq!(native, text, "native and wasm agree");
         eprintln!(
             "{}: peak guest memory {} KiB, {} bytes of text",
@@ -236,12 +262,17 @@ fn tools(c: &mut Criterion) {
         group.bench_function("wasm", |b| {
             b.iter(|| black_box(runtime.call(CorpusHost::new(case.corpus.clone()), &request)))
         });
+        group.bench_function("wasm, Spectre hardening off", |b| {
+            b.iter(|| black_box(unhardened.call(CorpusHost::new(case.corpus.clone()), &request)))
+        });
         group.bench_function("native", |b| {
             b.iter(|| {
-                let mut host = NativeHost(CorpusHost::new(case.corpus.clone()));
+                let mut host =
+                    NativeHost(CorpusHost::new(case.corpus.clone()), case.corpus.clone());
                 black_box(session_tools::call(
                     &mut host,
                     CALLER,
+                    "",
                     &settings,
                     case.tool,
                     case.arguments,

@@ -5,8 +5,8 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use session_tools::host::{ContentPart, Role};
-use session_tools::testing::{FakeHost, FakeSession, session};
+use session_tools::host::Role;
+use session_tools::testing::{FakeHost, FakeSession, Part, session};
 use session_tools::{Settings, invariants};
 
 const IDS: [&str; 10] = [
@@ -21,6 +21,7 @@ struct Input {
     arguments: Arguments,
     settings: Vec<(u8, u8)>,
     caller: u8,
+    call_id: Option<u8>,
     sessions: Vec<FuzzSession>,
     short_title_batches: bool,
 }
@@ -142,10 +143,10 @@ fn fake_session(s: &FuzzSession) -> FakeSession {
             .parts
             .iter()
             .map(|(kind, text)| match kind % 4 {
-                0 => ContentPart::Reasoning,
-                1 => ContentPart::ToolCall,
-                2 => ContentPart::ToolOutput,
-                _ => ContentPart::Text(text.clone()),
+                0 => Part::Reasoning,
+                1 => Part::ToolCall,
+                2 => Part::ToolOutput,
+                _ => Part::Text(text.clone()),
             })
             .collect();
         fake = fake.message(u64::from(m.seq), role, SOURCES[m.source as usize % SOURCES.len()], parts);
@@ -169,9 +170,14 @@ fuzz_target!(|input: Input| {
     let settings_json = settings_json(&input.settings);
     let settings = Settings::from_json(&settings_json).expect("generated settings are valid");
     let caller = IDS[input.caller as usize % IDS.len()];
-    let output = session_tools::call(&mut host, caller, &settings, tool, &arguments);
+    let call_id = input.call_id.map(|id| format!("call-{id}")).unwrap_or_default();
+    let answer = session_tools::call(&mut host, caller, &call_id, &settings, tool, &arguments)
+        .expect("the fake host keeps the contract");
     let bodies: Vec<String> = host.deliveries.iter().map(|d| d.body.clone()).collect();
-    if let Err(broken) = invariants::check(tool, &arguments, &settings_json, &output, &bodies) {
+    let code = answer.refusal.map(|code| code.as_str());
+    if let Err(broken) =
+        invariants::check(tool, &arguments, &settings_json, &answer.text, code, &bodies)
+    {
         panic!("invariant broken for {tool} {arguments}: {broken}");
     }
 });

@@ -63,18 +63,17 @@ pub struct SessionIndex {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostError(pub String);
 
-/// Splits `text` into consecutive pieces of the given byte lengths, or says why it
-/// cannot: the lengths must add up to the text and every piece must be whole UTF-8.
-pub fn split_lengths<'a>(
-    text: &'a str,
+/// Checks that the byte lengths tile `text` exactly, each piece whole UTF-8, or says
+/// where they do not.
+fn check_lengths(
+    text: &str,
     lengths: impl Iterator<Item = u32>,
     what: &str,
-) -> Result<Vec<&'a str>, HostError> {
-    let mut pieces = Vec::with_capacity(lengths.size_hint().0);
+) -> Result<(), HostError> {
     let mut at = 0usize;
     for (index, length) in lengths.enumerate() {
         let end = at.saturating_add(length as usize);
-        let Some(piece) = text.get(at..end) else {
+        if end > text.len() || !text.is_char_boundary(end) {
             return Err(HostError(format!(
                 "{what}: entry {index} says {length} bytes, which {}",
                 if end > text.len() {
@@ -83,8 +82,7 @@ pub fn split_lengths<'a>(
                     "ends inside a character".to_string()
                 }
             )));
-        };
-        pieces.push(piece);
+        }
         at = end;
     }
     if at != text.len() {
@@ -93,28 +91,28 @@ pub fn split_lengths<'a>(
             text.len()
         )));
     }
-    Ok(pieces)
+    Ok(())
+}
+
+/// `text` cut into consecutive pieces of the given byte lengths (checked first).
+fn pieces<'a, L: Iterator<Item = u32> + Clone>(
+    text: &'a str,
+    lengths: L,
+    what: &str,
+) -> Result<impl Iterator<Item = &'a str> + Clone + use<'a, L>, HostError> {
+    check_lengths(text, lengths.clone(), what)?;
+    let mut at = 0usize;
+    Ok(lengths.map(move |length| {
+        let start = at;
+        at += length as usize;
+        &text[start..at]
+    }))
 }
 
 impl SessionIndex {
-    /// An index over whole headers, in their order: how an in-memory host builds one.
-    pub fn of<'a>(headers: impl IntoIterator<Item = &'a SessionHeader>) -> SessionIndex {
-        let mut index = SessionIndex::default();
-        for header in headers {
-            index.ids.push_str(&header.id);
-            index.entries.push(SessionEntry {
-                id_len: u32::try_from(header.id.len()).unwrap_or(u32::MAX),
-                created_at_ms: header.created_at_ms,
-                live: header.live,
-                subagent: header.is_subagent(),
-            });
-        }
-        index
-    }
-
-    /// Each entry's id, in entry order.
-    pub fn split_ids(&self) -> Result<Vec<&str>, HostError> {
-        split_lengths(
+    /// Each entry's id, in entry order, once the lengths are checked against the text.
+    pub fn ids(&self) -> Result<impl Iterator<Item = &str> + Clone, HostError> {
+        pieces(
             &self.ids,
             self.entries.iter().map(|entry| entry.id_len),
             "session-query.list-sessions returned a malformed index (ids)",
@@ -151,54 +149,21 @@ pub struct MessageContent {
     pub text: String,
 }
 
-/// The first `chars` chars of `text` (all of it when shorter).
-pub fn lead(text: &str, chars: u32) -> &str {
-    match text.char_indices().nth(chars as usize) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
 impl SurfaceIndex {
-    /// Adds one message, given whole: how an in-memory host builds an index.
-    pub fn push(
-        &mut self,
-        seq: u64,
-        role: Role,
-        replaced: bool,
-        source: &str,
-        text: Option<&str>,
-        lead_chars: u32,
-    ) {
-        let source_lead = lead(source, lead_chars);
-        let text = text.unwrap_or("");
-        let text_lead = lead(text, lead_chars);
-        self.source_leads.push_str(source_lead);
-        self.text_leads.push_str(text_lead);
-        self.messages.push(MessageEntry {
-            seq,
-            role,
-            replaced,
-            source_lead_len: source_lead.len() as u32,
-            text_lead_len: text_lead.len() as u32,
-            text_chars: u32::try_from(text.chars().count()).unwrap_or(u32::MAX),
-        });
-    }
-
     /// Each message's source lead and text lead, in message order.
     pub fn split_leads(&self) -> Result<(Vec<&str>, Vec<&str>), HostError> {
         let what = "session-query.get-surface returned a malformed index";
-        let sources = split_lengths(
+        let sources = pieces(
             &self.source_leads,
             self.messages.iter().map(|m| m.source_lead_len),
             &format!("{what} (source-leads)"),
         )?;
-        let texts = split_lengths(
+        let texts = pieces(
             &self.text_leads,
             self.messages.iter().map(|m| m.text_lead_len),
             &format!("{what} (text-leads)"),
         )?;
-        Ok((sources, texts))
+        Ok((sources.collect(), texts.collect()))
     }
 }
 

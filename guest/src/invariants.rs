@@ -70,17 +70,43 @@ const SEND_CODES: &[&str] = &[
     "rejected",
 ];
 
-/// Checks one answer. `deliveries` are the bodies the inbox accepted during the call.
+/// The refusal code SPEC's text implies: `invalid arguments: …` and `unknown tool …`
+/// are their own codes, `TOOL refused (CODE): …` on the first line names its code,
+/// anything else is an answer. A structured answer's code must agree.
+pub fn refusal_named_in(text: &str) -> Option<&str> {
+    if text.starts_with("invalid arguments: ") {
+        return Some("invalid-arguments");
+    }
+    if text.starts_with("unknown tool ") {
+        return Some("unknown-tool");
+    }
+    let first_line = text.lines().next().unwrap_or("");
+    let (tool, rest) = first_line.split_once(" refused (")?;
+    let (code, _) = rest.split_once("): ")?;
+    ["sessions_list", "sessions_read", "sessions_send"]
+        .contains(&tool)
+        .then_some(code)
+}
+
+/// Checks one answer: its text, and the refusal code it came with. `deliveries` are
+/// the bodies the inbox accepted during the call.
 pub fn check(
     tool: &str,
     arguments: &str,
     settings_json: &str,
     output: &str,
+    refusal: Option<&str>,
     deliveries: &[String],
 ) -> Result<(), String> {
     let fail = |what: String| Err(format!("{what}\n--- output ---\n{output}"));
     if output.is_empty() {
         return fail("empty answer".to_string());
+    }
+    if refusal != refusal_named_in(output) {
+        return fail(format!(
+            "the answer's refusal code is {refusal:?} but its text says {:?}",
+            refusal_named_in(output)
+        ));
     }
     let settings = SettingsOracle::read(settings_json);
     if output.starts_with("unknown tool ") {

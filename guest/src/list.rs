@@ -3,7 +3,7 @@
 use crate::args::{ArgResult, Args};
 use crate::host::{HostError, SessionHeader, SessionQuery};
 use crate::hygiene::{fold_line, fold_lower, show_title, write_row_field};
-use crate::id_set::IdSet;
+use crate::repeats::repeats;
 use crate::settings::Settings;
 use crate::text::write_identity;
 use std::cmp::Ordering;
@@ -113,20 +113,21 @@ pub fn run(
     request: &ListRequest,
 ) -> Result<String, HostError> {
     let index = host.list_sessions();
-    let ids = index.split_ids()?;
+    let ids = index.ids()?;
     let all_terms = if request.terms.is_empty() {
         0
     } else {
         u32::MAX >> (32 - request.terms.len())
     };
     // A host that repeats an id gets one row for it: the first.
-    let mut seen = IdSet::with_capacity_and_hasher(ids.len(), Default::default());
+    let repeated = repeats(ids.clone());
     let mut candidates: Vec<Candidate> = index
         .entries
         .iter()
-        .zip(&ids)
-        .filter(|(entry, id)| {
-            seen.insert(id)
+        .zip(ids)
+        .zip(repeated)
+        .filter(|((entry, _), repeated)| {
+            !repeated
                 && (entry.live || !request.live_only)
                 && match request.scope {
                     Scope::TopLevel => !entry.subagent,
@@ -134,17 +135,16 @@ pub fn run(
                     Scope::All => true,
                 }
         })
-        .map(|(entry, id)| Candidate {
+        .map(|((entry, id), _)| Candidate {
             id,
             created_at_ms: entry.created_at_ms,
             live: entry.live,
             subagent: entry.subagent,
-            is_caller: *id == caller,
+            is_caller: id == caller,
             terms_left: all_terms,
             details: 0,
         })
         .collect();
-    drop(seen);
     let mut details = Vec::new();
 
     if request.terms.is_empty() {

@@ -64,7 +64,7 @@ impl ReadRequest {
 /// room for the longest injected prefix (30 chars) after some leading white space, and
 /// for the `plugin:` label check. A lead that does not settle a filter (a long run of
 /// white space or invisible characters) costs one fetch of that whole message.
-pub const LEAD_CHARS: u32 = 48;
+pub const LEAD_CHARS: u32 = 40;
 
 /// What a message is to this call's filters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,8 +110,11 @@ fn kind_from_leads(entry: &MessageEntry, source_lead: &str, text_lead: &str) -> 
     if entry.text_chars == 0 {
         return Kind::Unreadable;
     }
-    let text_whole = char_count(text_lead) >= entry.text_chars as usize;
-    let source_whole = char_count(source_lead) < LEAD_CHARS as usize;
+    // A lead is the whole text when the text is no longer than a lead; a source lead
+    // shorter than a lead is the whole label.
+    let text_whole = entry.text_chars <= LEAD_CHARS;
+    let source_whole =
+        source_lead.len() < LEAD_CHARS as usize || char_count(source_lead) < LEAD_CHARS as usize;
     if text_whole && source_whole {
         return kind_of(entry.role, source_lead, text_lead);
     }
@@ -197,9 +200,14 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> Result<Answer
             }
         }
     }
-    // Newest first; the host may hand messages over in any order.
-    readable.sort_unstable_by_key(|item| (std::cmp::Reverse(item.seq), item.entry));
+    // Newest first; the host may hand messages over in any order. Only the window
+    // needs its order.
+    let newest_first = |item: &Readable| (std::cmp::Reverse(item.seq), item.entry);
     let window_len = readable.len().min(request.max_messages);
+    if window_len > 0 && window_len < readable.len() {
+        readable.select_nth_unstable_by_key(window_len - 1, newest_first);
+    }
+    readable[..window_len].sort_unstable_by_key(newest_first);
     let window = &mut readable[..window_len];
     let missing: Vec<usize> = (0..window.len())
         .filter(|&i| window[i].content.is_none())

@@ -42,6 +42,47 @@ impl FakeMessage {
     }
 }
 
+/// An index over whole headers, in their order: how an in-memory host builds one.
+pub fn index_of<'a>(headers: impl IntoIterator<Item = &'a SessionHeader>) -> SessionIndex {
+    let mut index = SessionIndex::default();
+    for header in headers {
+        index.ids.push_str(&header.id);
+        index.entries.push(SessionEntry {
+            id_len: u32::try_from(header.id.len()).unwrap_or(u32::MAX),
+            created_at_ms: header.created_at_ms,
+            live: header.live,
+            subagent: header.is_subagent(),
+        });
+    }
+    index
+}
+
+/// The first `chars` chars of `text` (all of it when shorter).
+fn lead(text: &str, chars: u32) -> &str {
+    match text.char_indices().nth(chars as usize) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+/// Adds one message, given whole, to a surface index: how an in-memory host builds one.
+pub fn push_message(index: &mut SurfaceIndex, message: &FakeMessage, lead_chars: u32) {
+    let text = message.text();
+    let text = text.as_deref().unwrap_or("");
+    let source_lead = lead(&message.source, lead_chars);
+    let text_lead = lead(text, lead_chars);
+    index.source_leads.push_str(source_lead);
+    index.text_leads.push_str(text_lead);
+    index.messages.push(MessageEntry {
+        seq: message.seq,
+        role: message.role,
+        replaced: message.replaced,
+        source_lead_len: source_lead.len() as u32,
+        text_lead_len: text_lead.len() as u32,
+        text_chars: u32::try_from(text.chars().count()).unwrap_or(u32::MAX),
+    });
+}
+
 /// A fake session's surface.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FakeSurface {
@@ -178,11 +219,9 @@ impl FakeHost {
 impl SessionQuery for FakeHost {
     fn list_sessions(&mut self) -> SessionIndex {
         self.calls.push("list-sessions".to_string());
-        let mut index = SessionIndex::of(self.sessions.iter().map(|s| &s.header));
-        if self.garble_index {
-            if let Some(first) = index.entries.first_mut() {
-                first.id_len += 1;
-            }
+        let mut index = index_of(self.sessions.iter().map(|s| &s.header));
+        if let (true, Some(first)) = (self.garble_index, index.entries.first_mut()) {
+            first.id_len += 1;
         }
         index
     }
@@ -223,14 +262,7 @@ impl SessionQuery for FakeHost {
             ..SurfaceIndex::default()
         };
         for message in &surface.messages {
-            index.push(
-                message.seq,
-                message.role,
-                message.replaced,
-                &message.source,
-                message.text().as_deref(),
-                lead_chars,
-            );
+            push_message(&mut index, message, lead_chars);
         }
         Some(index)
     }

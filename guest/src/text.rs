@@ -181,7 +181,7 @@ pub fn not_found(
     id: &str,
 ) -> Result<Refusal, HostError> {
     let index = host.list_sessions();
-    let near = near_ids(id, index.split_ids()?.into_iter());
+    let near = near_ids(id, index.ids()?);
     Ok(Refusal {
         tool,
         code: RefusalCode::NotFound,

@@ -72,10 +72,16 @@ impl SessionHeader {
 impl SessionIndex {
     /// The index of these sessions, in their order: how a harness that holds whole
     /// headers answers `list-sessions`.
-    pub fn of<'a>(headers: impl IntoIterator<Item = &'a SessionHeader>) -> SessionIndex {
+    pub fn of<'a, I>(headers: I) -> SessionIndex
+    where
+        I: IntoIterator<Item = &'a SessionHeader>,
+        I::IntoIter: Clone,
+    {
+        let headers = headers.into_iter();
+        // Sized once: the ids of a large harness are more than a page or two.
         let mut index = SessionIndex {
-            ids: String::new(),
-            entries: Vec::new(),
+            ids: String::with_capacity(headers.clone().map(|h| h.id.len()).sum()),
+            entries: Vec::with_capacity(headers.size_hint().0),
         };
         for header in headers {
             index.ids.push_str(&header.id);
@@ -92,7 +98,15 @@ impl SessionIndex {
 
 /// The first `chars` chars of `text` (all of it when shorter).
 fn lead(text: &str, chars: u32) -> &str {
-    match text.char_indices().nth(chars as usize) {
+    let chars = chars as usize;
+    if text.len() <= chars {
+        return text;
+    }
+    // Most text starts with ASCII: then the first `chars` bytes are the lead.
+    if text.as_bytes()[..chars].is_ascii() {
+        return &text[..chars];
+    }
+    match text.char_indices().nth(chars) {
         Some((end, _)) => &text[..end],
         None => text,
     }
@@ -109,32 +123,17 @@ impl SurfaceIndex {
         }
     }
 
-    /// Adds one message given whole, its leads cut to `lead_chars` chars; `text` is
-    /// the message's text parts joined by a line feed (`None` without a text part), and
-    /// `text_chars` its length in chars when the harness has it counted already.
-    pub fn push(
-        &mut self,
-        seq: u64,
-        role: Role,
-        replaced: bool,
-        source: &str,
-        text: Option<&str>,
-        text_chars: Option<u32>,
-        lead_chars: u32,
-    ) {
-        let text = text.unwrap_or("");
+    /// Adds one message given whole: its facts in `entry` (with `text-chars`, which a
+    /// harness best counts once, when it stores the message), its source label and its
+    /// text (the text parts joined by a line feed); the leads are cut here to
+    /// `lead_chars` chars and their lengths filled in.
+    pub fn push(&mut self, mut entry: MessageEntry, source: &str, text: &str, lead_chars: u32) {
         let source_lead = lead(source, lead_chars);
         let text_lead = lead(text, lead_chars);
         self.source_leads.push_str(source_lead);
         self.text_leads.push_str(text_lead);
-        self.messages.push(MessageEntry {
-            seq,
-            role,
-            replaced,
-            source_lead_len: source_lead.len() as u32,
-            text_lead_len: text_lead.len() as u32,
-            text_chars: text_chars
-                .unwrap_or_else(|| u32::try_from(text.chars().count()).unwrap_or(u32::MAX)),
-        });
+        entry.source_lead_len = source_lead.len() as u32;
+        entry.text_lead_len = text_lead.len() as u32;
+        self.messages.push(entry);
     }
 }

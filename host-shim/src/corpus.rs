@@ -21,8 +21,8 @@
 //!   keeps it across them.
 
 use crate::bindings::{
-    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, Role, SessionHeader, SessionIndex,
-    SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, MessageEntry, Role, SessionHeader,
+    SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
 use anyhow::{Context, Result, bail};
@@ -257,15 +257,15 @@ impl Session {
     pub fn surface_index(&self, lead_chars: u32) -> SurfaceIndex {
         let mut index = SurfaceIndex::new(self.captured_through_seq);
         for m in &self.messages {
-            index.push(
-                m.seq,
-                m.role,
-                m.replaced,
-                &m.source,
-                m.text(),
-                Some(m.text_chars),
-                lead_chars,
-            );
+            let entry = MessageEntry {
+                seq: m.seq,
+                role: m.role,
+                replaced: m.replaced,
+                source_lead_len: 0,
+                text_lead_len: 0,
+                text_chars: m.text_chars,
+            };
+            index.push(entry, &m.source, m.text().unwrap_or(""), lead_chars);
         }
         index
     }

@@ -162,6 +162,76 @@ fn a_trapping_plugin_is_reported_as_a_trap() {
 }
 
 #[test]
+fn a_read_past_linear_memory_is_a_trap() {
+    let runtime = hostile();
+    let err = run(&runtime, "out-of-bounds").unwrap_err();
+    assert!(
+        matches!(err, CallError::Trap(wasmtime::Trap::MemoryOutOfBounds)),
+        "{err}"
+    );
+    still_serves(&runtime);
+}
+
+/// Without the Spectre hardening, every limit still holds: bounds are checked in code
+/// instead of by guard pages, and the rest does not depend on it.
+#[test]
+fn every_limit_holds_without_the_spectre_hardening() {
+    let runtime = hostile_with(RuntimeOptions {
+        limits: Limits {
+            output_bytes: 1 << 20,
+            ..limits()
+        },
+        spectre_mitigations: false,
+        ..RuntimeOptions::default()
+    });
+    for (tool, expected) in [
+        ("spin", "deadline"),
+        ("allocate", "memory"),
+        ("flood", "output"),
+        ("trap", "trap"),
+        ("out-of-bounds", "out of bounds"),
+    ] {
+        let err = run(&runtime, tool).unwrap_err();
+        let kind = match &err {
+            CallError::Deadline(_) => "deadline",
+            CallError::Memory { .. } => "memory",
+            CallError::Output { .. } => "output",
+            CallError::Trap(wasmtime::Trap::MemoryOutOfBounds) => "out of bounds",
+            CallError::Trap(_) => "trap",
+            _ => "other",
+        };
+        assert_eq!(kind, expected, "{tool}: {err}");
+        still_serves(&runtime);
+    }
+    let report = call(&runtime, "deliver-twice", LIVE_TARGET);
+    assert!(matches!(
+        report.answer,
+        Err(CallError::HostBound(HostStop::Deliveries { limit: 1 }))
+    ));
+    assert_eq!(report.deliveries.len(), 1);
+    // The real plugin answers as it does with the hardening.
+    let real: Runtime<CorpusHost> = Runtime::with_options(
+        PLUGIN_WASM,
+        &RuntimeOptions {
+            spectre_mitigations: false,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let hardened: Runtime<CorpusHost> = Runtime::new().unwrap();
+    let request = CallRequest {
+        caller: "me".into(),
+        tool: "sessions_list".into(),
+        arguments: r#"{"scope": "all"}"#.into(),
+        ..CallRequest::default()
+    };
+    assert_eq!(
+        real.call(demo(), &request).answer.unwrap(),
+        hardened.call(demo(), &request).answer.unwrap()
+    );
+}
+
+#[test]
 fn a_plugin_flooding_the_inbox_is_stopped_and_host_memory_stays_bounded() {
     let runtime = hostile_with(RuntimeOptions {
         limits: Limits {

@@ -41,11 +41,37 @@ export async function loadPlugin(wasmPath = pluginPath) {
   };
 }
 
-const PART_KINDS = { text: 'text', reasoning: 'reasoning', tool_call: 'tool-call', tool_result: 'tool-output' };
+/** The text parts of a corpus message joined by a line feed; undefined without one. */
+function joinedText(parts) {
+  const texts = parts.map((part) => part.text).filter((text) => typeof text === 'string');
+  return texts.length ? texts.join('\n') : undefined;
+}
+
+/** Chars (Unicode scalar values) of a string. */
+function charCount(text) {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
+/** The first `chars` chars of `text` (all of it when shorter). */
+function lead(text, chars) {
+  let end = 0;
+  let taken = 0;
+  for (const ch of text) {
+    if (taken === chars) break;
+    end += ch.length;
+    taken += 1;
+  }
+  return text.slice(0, end);
+}
+
+const utf8Bytes = (text) => Buffer.byteLength(text, 'utf8');
 
 /**
  * Reads the host-shim corpus format (see README "Corpus format"), with the same
- * defaults.
+ * defaults. Only a message's text crosses to the plugin (its text parts joined), so
+ * that is all a message keeps.
  */
 export function parseCorpus(json) {
   const file = typeof json === 'string' ? JSON.parse(json) : json;
@@ -54,17 +80,17 @@ export function parseCorpus(json) {
     if (typeof s.id !== 'string' || Number.isNaN(createdAtMs)) {
       throw new Error(`sessions[${index}]: needs an id and an RFC 3339 created_at`);
     }
-    const messages = (s.messages ?? []).map((m) => ({
-      seq: BigInt(m.seq),
-      role: m.role,
-      source: m.source ?? m.role,
-      replaced: m.replaced ?? false,
-      parts: (m.parts ?? []).map((part) => {
-        // Only text carries content across; the other kinds go as their tag (see the WIT).
-        const [kind, value] = Object.entries(part)[0];
-        return kind === 'text' ? { tag: 'text', val: value } : { tag: PART_KINDS[kind] };
-      }),
-    }));
+    const messages = (s.messages ?? []).map((m) => {
+      const text = joinedText(m.parts ?? []);
+      return {
+        seq: BigInt(m.seq),
+        role: m.role,
+        source: m.source ?? m.role,
+        replaced: m.replaced ?? false,
+        text,
+        textChars: text === undefined ? 0 : charCount(text),
+      };
+    });
     const lastSeq = messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
     return {
       header: {
@@ -77,10 +103,8 @@ export function parseCorpus(json) {
         preset: s.preset ?? undefined,
       },
       title: s.title ?? undefined,
-      surface: {
-        messages,
-        capturedThroughSeq: s.captured_through_seq != null ? BigInt(s.captured_through_seq) : lastSeq,
-      },
+      messages,
+      capturedThroughSeq: s.captured_through_seq != null ? BigInt(s.captured_through_seq) : lastSeq,
       reject: s.reject ?? undefined,
       refuseDelivery: s.refuse_delivery ?? undefined,
     };
@@ -92,39 +116,94 @@ export function parseCorpus(json) {
 }
 
 /**
- * The two imported interfaces over a corpus, recording what the inbox accepted. The
- * controller follows host-shim's in-memory semantics (host-shim/src/corpus.rs): an
- * accepted delivery makes the target live and appends the body as its newest user
- * message. The host works on its own copy, so the corpus passed in never changes.
+ * The two imported interfaces (harness:sessions@0.2.0) over a corpus, recording what
+ * the inbox accepted. The controller follows host-shim's in-memory semantics
+ * (host-shim/src/corpus.rs): an accepted delivery makes the target live and appends
+ * the body as its newest user message; a key it has answered before gets that answer
+ * again and delivers nothing. The host works on its own copy, so the corpus passed in
+ * never changes.
  */
 export function corpusHost(shared) {
   const corpus = structuredClone(shared);
   const deliveries = [];
+  const answered = new Map();
+  const header = (id) => corpus.byId.get(id)?.header;
+  const controller = (target, body, mode, mayWake, key) => {
+    const session = corpus.byId.get(target);
+    if (!session) return { err: { tag: 'not-found' } };
+    // A scripted controller answer: the session vanished, or will not be woken.
+    if (session.refuseDelivery !== undefined) return { err: { tag: session.refuseDelivery } };
+    if (session.reject !== undefined) return { err: { tag: 'rejected', val: session.reject } };
+    const woke = !session.header.live;
+    if (woke && !mayWake) return { err: { tag: 'would-need-wake' } };
+    const highest = session.messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
+    const seq = (highest > session.capturedThroughSeq ? highest : session.capturedThroughSeq) + 1n;
+    session.header.live = true;
+    session.messages.push({ seq, role: 'user', source: 'user', replaced: false, text: body, textChars: charCount(body) });
+    session.capturedThroughSeq = seq;
+    deliveries.push(key ? { target, mode, body, woke, key } : { target, mode, body, woke });
+    return { ok: { woke, repeat: false } };
+  };
   const imports = {
     'harness:sessions/session-query': {
-      listSessions: () => corpus.sessions.map((s) => s.header),
-      getSession: (id) => corpus.byId.get(id)?.header,
+      listSessions() {
+        const entries = corpus.sessions.map(({ header: h }) => ({
+          idLen: utf8Bytes(h.id),
+          createdAtMs: h.createdAtMs,
+          live: h.live,
+          subagent: h.parentId !== undefined || h.origin === 'subagent',
+        }));
+        return { ids: corpus.sessions.map((s) => s.header.id).join(''), entries };
+      },
+      getSession: header,
+      getSessions: (ids) => ids.map(header),
       titleSnapshots: (ids) => ids.map((id) => corpus.byId.get(id)?.title),
-      getSurface: (id) => corpus.byId.get(id)?.surface,
+      getSurface(id, leadChars) {
+        const session = corpus.byId.get(id);
+        if (!session) return undefined;
+        const sourceLeads = [];
+        const textLeads = [];
+        const messages = session.messages.map((m) => {
+          const source = lead(m.source, leadChars);
+          const text = lead(m.text ?? '', leadChars);
+          sourceLeads.push(source);
+          textLeads.push(text);
+          return {
+            seq: m.seq,
+            role: m.role,
+            replaced: m.replaced,
+            sourceLeadLen: utf8Bytes(source),
+            textLeadLen: utf8Bytes(text),
+            textChars: m.textChars,
+          };
+        });
+        return {
+          messages,
+          sourceLeads: sourceLeads.join(''),
+          textLeads: textLeads.join(''),
+          capturedThroughSeq: session.capturedThroughSeq,
+        };
+      },
+      getMessages(id, seqs) {
+        const session = corpus.byId.get(id);
+        return Array.from(seqs, (seq) => {
+          const m = session?.messages.find((message) => message.seq === seq);
+          return m && { source: m.source, text: m.text ?? '' };
+        });
+      },
     },
     'harness:sessions/inbox': {
-      deliver(target, body, mode, mayWake) {
-        const session = corpus.byId.get(target);
+      deliver(target, body, mode, mayWake, key) {
+        let answer = answered.get(key);
+        if (answer) {
+          answer = answer.ok ? { ok: { ...answer.ok, repeat: true } } : answer;
+        } else {
+          answer = controller(target, body, mode, mayWake, key);
+          if (key) answered.set(key, answer);
+        }
         // A thrown { payload } is the `err` side of the result.
-        if (!session) throw { payload: { tag: 'not-found' } };
-        // A scripted controller answer: the session vanished, or will not be woken.
-        if (session.refuseDelivery !== undefined) throw { payload: { tag: session.refuseDelivery } };
-        if (session.reject !== undefined) throw { payload: { tag: 'rejected', val: session.reject } };
-        const woke = !session.header.live;
-        if (woke && !mayWake) throw { payload: { tag: 'would-need-wake' } };
-        const { surface } = session;
-        const highest = surface.messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
-        const seq = (highest > surface.capturedThroughSeq ? highest : surface.capturedThroughSeq) + 1n;
-        session.header.live = true;
-        surface.messages.push({ seq, role: 'user', source: 'user', replaced: false, parts: [{ tag: 'text', val: body }] });
-        surface.capturedThroughSeq = seq;
-        deliveries.push({ target, mode, body, woke });
-        return { woke };
+        if (answer.err) throw { payload: answer.err };
+        return answer.ok;
       },
     },
   };
@@ -132,16 +211,29 @@ export function corpusHost(shared) {
 }
 
 /**
+ * The refusal code SPEC's text implies (the same reading as the Rust oracle,
+ * `invariants::refusal_named_in`).
+ */
+export function refusalNamedIn(text) {
+  if (text.startsWith('invalid arguments: ')) return 'invalid-arguments';
+  if (text.startsWith('unknown tool ')) return 'unknown-tool';
+  const firstLine = text.split('\n')[0];
+  const match = /^(sessions_list|sessions_read|sessions_send) refused \(([^)]*)\): /.exec(firstLine);
+  return match ? match[2] : undefined;
+}
+
+/**
  * Runs one tool call in a fresh instance over `host` (from `corpusHost`), which keeps
  * what the controller did for the next call.
- * @returns {{ text: string, deliveries: object[] }} the deliveries of this call only
+ * @returns {{ text: string, refusal: string | undefined, deliveries: object[] }} the
+ *   answer and the deliveries of this call only
  */
-export function callOn(instantiate, host, { caller, settings = '', tool, args = '' }) {
+export function callOn(instantiate, host, { caller, callId = '', settings = '', tool, args = '' }) {
   const before = host.deliveries.length;
   const tools = instantiate(host.imports);
-  // `call` returns the ok text; an err (invalid settings) is thrown as ComponentError.
-  const text = tools.call(caller, settings, tool, args);
-  return { text, deliveries: host.deliveries.slice(before) };
+  // `call` returns the ok answer; an err (invalid settings) is thrown as ComponentError.
+  const { text, refusal } = tools.call(caller, callId, settings, tool, args);
+  return { text, refusal, deliveries: host.deliveries.slice(before) };
 }
 
 /** Parses a case file (format: tests/support/lib.rs, `parse_cases`). */
@@ -163,7 +255,7 @@ export function parseCases(text, file) {
   lines.forEach((line, index) => {
     if (line.startsWith('=== ')) {
       finish();
-      current = { name: `${file}:${index + 1} ${line.slice(4)}`, settings: '', args: '', output: '', deliveries: [], then: [] };
+      current = { name: `${file}:${index + 1} ${line.slice(4)}`, settings: '', callId: '', args: '', output: '', deliveries: [], then: [] };
       cases.push(current);
       section = 'head';
       return;
@@ -201,6 +293,8 @@ export function parseCases(text, file) {
       current.args = space < 0 ? '' : value.slice(space + 1);
     } else if (key === 'corpus' || key === 'caller' || key === 'settings') {
       current[key] = value;
+    } else if (key === 'call-id') {
+      current.callId = value;
     } else {
       throw new Error(`${current.name}: unknown key ${key}`);
     }

@@ -1,23 +1,27 @@
 // The same plugin.wasm in two runtimes: every shared case (tests/cases/*.txt) runs
 // through this jco host and through `host-shim call` (wasmtime). The two must give
-// byte-identical text and identical deliveries, and both must match the case. A
-// case's later calls (`--- then`) run on the same jco host and must match the case
-// too (the Rust case runner checks them under wasmtime).
+// byte-identical text, the same refusal code (the one the text names) and identical
+// deliveries, and both must match the case. A case's later calls (`--- then`) run on
+// the same jco host and must match the case too (the Rust case runner checks them
+// under wasmtime).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { callOn, corpusHost, loadPlugin, parseCases, parseCorpus, repoRoot } from './host.js';
+import { callOn, corpusHost, loadPlugin, parseCases, parseCorpus, refusalNamedIn, repoRoot } from './host.js';
 
 const casesDir = path.join(repoRoot, 'tests', 'cases');
 const corporaDir = path.join(repoRoot, 'tests', 'corpora');
 const hostShim = process.env.HOST_SHIM ?? path.join(repoRoot, 'target', 'debug', 'host-shim');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'jco-cases-'));
 
-/** One call through host-shim: its stdout (minus the final newline) and deliveries. */
+/**
+ * One call through host-shim: its stdout (minus the final newline), the refusal code
+ * its `--stats` line reports, and its deliveries.
+ */
 function viaHostShim(c) {
   const settingsFile = path.join(scratch, 'settings.json');
   const deliveriesFile = path.join(scratch, 'deliveries.json');
@@ -25,12 +29,16 @@ function viaHostShim(c) {
   const args = ['call', c.tool];
   if (c.args) args.push(c.args);
   args.push('--corpus', path.join(corporaDir, `${c.corpus}.json`), '--caller', c.caller);
-  args.push('--settings', settingsFile, '--deliveries', deliveriesFile);
+  args.push('--settings', settingsFile, '--deliveries', deliveriesFile, '--stats');
+  if (c.callId) args.push('--call-id', c.callId);
   // A scratch compiled-plugin cache: the first call compiles, the rest load.
   const env = { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache') };
-  const stdout = execFileSync(hostShim, args, { encoding: 'utf8', env });
+  const run = spawnSync(hostShim, args, { encoding: 'utf8', env });
+  assert.equal(run.status, 0, `host-shim failed: ${run.stderr}`);
+  const stats = JSON.parse(run.stderr.trim().split('\n').pop());
   return {
-    text: stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout,
+    text: run.stdout.endsWith('\n') ? run.stdout.slice(0, -1) : run.stdout,
+    refusal: stats.refusal ?? undefined,
     deliveries: JSON.parse(readFileSync(deliveriesFile, 'utf8')),
   };
 }
@@ -57,6 +65,8 @@ for (const file of files) {
         const js = callOn(instantiate, host, c);
         const wasmtime = viaHostShim(c);
         assert.equal(js.text, wasmtime.text, 'jco and host-shim answer differently');
+        assert.equal(js.refusal, wasmtime.refusal, 'jco and host-shim give different refusal codes');
+        assert.equal(js.refusal, refusalNamedIn(js.text), 'the refusal code is not the one the text names');
         assert.deepEqual(js.deliveries, wasmtime.deliveries, 'jco and host-shim deliver differently');
         assert.equal(js.text, c.output, 'the answer differs from the case');
         assert.deepEqual(js.deliveries, c.deliveries, 'the deliveries differ from the case');
@@ -64,6 +74,7 @@ for (const file of files) {
         for (const [step, later] of c.then.entries()) {
           const next = callOn(instantiate, host, { ...c, tool: later.tool, args: later.args });
           assert.equal(next.text, later.output, `call ${step + 2}: the answer differs from the case`);
+          assert.equal(next.refusal, refusalNamedIn(next.text), `call ${step + 2}: the refusal code is not the one the text names`);
           assert.deepEqual(next.deliveries, later.deliveries, `call ${step + 2}: the deliveries differ from the case`);
         }
       });

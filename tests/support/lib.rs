@@ -145,20 +145,9 @@ pub fn text(corpus: &Arc<Corpus>, caller: &str, settings: &str, tool: &str, args
         .text
 }
 
-/// The refusal code SPEC's text implies: `invalid arguments: …` and `unknown tool …`
-/// are their own codes, `TOOL refused (CODE): …` names its code, anything else is an
-/// answer. A host checks a plugin's structured answer against it.
-pub fn refusal_in_text(text: &str) -> Option<&str> {
-    if text.starts_with("invalid arguments: ") {
-        return Some("invalid-arguments");
-    }
-    if text.starts_with("unknown tool ") {
-        return Some("unknown-tool");
-    }
-    let (_, rest) = text.split_once(" refused (")?;
-    let (code, _) = rest.split_once("): ")?;
-    (!text[..text.len() - rest.len()].contains('\n')).then_some(code)
-}
+/// The refusal code SPEC's text implies (the oracle's reading, shared with the fuzz
+/// target): a host checks a plugin's structured answer against it.
+pub use session_tools::invariants::refusal_named_in as refusal_in_text;
 
 /// One case of a case file.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -46,6 +46,13 @@ mod plugin {
                 }
                 "flood" => text("x".repeat(4 << 20)),
                 "trap" => panic!("deliberate trap"),
+                // Read past the end of linear memory (4 GiB minus 16 bytes).
+                "out-of-bounds" => {
+                    let far = core::hint::black_box(0xFFFF_FFF0usize) as *const u64;
+                    // SAFETY: none; the host must stop this read.
+                    let value = unsafe { core::ptr::read_volatile(far) };
+                    text(format!("read {value}"))
+                }
                 "hammer" => loop {
                     core::hint::black_box(session_query::list_sessions());
                 },

@@ -95,11 +95,11 @@ fn check_lengths(
 }
 
 /// `text` cut into consecutive pieces of the given byte lengths (checked first).
-fn pieces<'a, L: Iterator<Item = u32> + Clone>(
+fn pieces<'a, L: ExactSizeIterator<Item = u32> + Clone>(
     text: &'a str,
     lengths: L,
     what: &str,
-) -> Result<impl Iterator<Item = &'a str> + Clone + use<'a, L>, HostError> {
+) -> Result<impl ExactSizeIterator<Item = &'a str> + Clone + use<'a, L>, HostError> {
     check_lengths(text, lengths.clone(), what)?;
     let mut at = 0usize;
     Ok(lengths.map(move |length| {
@@ -111,7 +111,7 @@ fn pieces<'a, L: Iterator<Item = u32> + Clone>(
 
 impl SessionIndex {
     /// Each entry's id, in entry order, once the lengths are checked against the text.
-    pub fn ids(&self) -> Result<impl Iterator<Item = &str> + Clone, HostError> {
+    pub fn ids(&self) -> Result<impl ExactSizeIterator<Item = &str> + Clone, HostError> {
         pieces(
             &self.ids,
             self.entries.iter().map(|entry| entry.id_len),

@@ -319,3 +319,51 @@ fn a_corpus_with_a_byte_order_mark_loads_and_an_array_form_is_named() {
         )
     );
 }
+
+/// A harness with 200,000 sessions lists under the default limits: the listing crosses
+/// one small entry per session (about 12 MB here), not every header.
+#[test]
+fn two_hundred_thousand_sessions_list_under_the_default_limits() {
+    use std::fmt::Write as _;
+    let mut corpus = String::from(r#"{"caller": "session-000001", "sessions": ["#);
+    for i in 0..200_000 {
+        if i > 0 {
+            corpus.push(',');
+        }
+        let _ = write!(
+            corpus,
+            r#"{{"id": "session-{i:06}-4b91c0de-7a3f-4c55", "created_at": "2026-{:02}-{:02}T{:02}:00:00Z", "live": {}, "cwd": "/home/dev/repo-{}", "title": "Work item {i}"{}}}"#,
+            1 + i % 12,
+            1 + i % 28,
+            i % 24,
+            i % 7 == 0,
+            i % 97,
+            if i % 5 == 0 {
+                r#", "origin": "subagent""#
+            } else {
+                ""
+            }
+        );
+    }
+    corpus.push_str("]}");
+    let path = scratch("200k.json");
+    std::fs::write(&path, corpus).unwrap();
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        r#"{"scope": "all", "limit": 3}"#,
+        "--corpus",
+        path.to_str().unwrap(),
+        "--stats",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("\n3 of 200000 considered sessions\n"),
+        "{}",
+        stdout(&output)
+    );
+    let stats: serde_json::Value = serde_json::from_str(stderr(&output).trim()).unwrap();
+    assert_eq!(stats["header_ids_asked"], 3);
+    assert_eq!(stats["title_ids_asked"], 3);
+    std::fs::remove_file(path).unwrap();
+}

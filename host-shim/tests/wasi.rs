@@ -27,7 +27,7 @@ fn a_wasip2_plugin_gets_a_wasi_that_grants_nothing() {
         ..CallRequest::default()
     };
     let report = runtime.call(CorpusHost::new(Arc::new(Corpus::demo())), &request);
-    let text = report.answer.unwrap();
+    let text = report.answer.unwrap().text;
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("file: denied"), "{text}");
     assert!(lines[1].starts_with("dir: denied"), "{text}");

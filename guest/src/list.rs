@@ -253,13 +253,16 @@ fn slots(
     wanted
 }
 
-/// One `get-sessions` batch for the wanted candidates. A short or long answer from the
-/// host leaves the rest without a header.
-fn fetch_headers(
-    host: &mut impl SessionQuery,
+/// One batch call for the wanted candidates' ids (`ask`), each answer kept in its
+/// candidate's details (`keep`). A short or long answer from the host leaves the rest
+/// without.
+fn fetch<H: SessionQuery, T>(
+    host: &mut H,
     candidates: &mut [Candidate],
     details: &mut Vec<Details>,
     want: impl Fn(usize) -> bool,
+    ask: impl FnOnce(&mut H, &[String]) -> Vec<T>,
+    keep: impl Fn(&mut Details, T),
 ) {
     let wanted = slots(candidates, details, want);
     if wanted.is_empty() {
@@ -269,31 +272,40 @@ fn fetch_headers(
         .iter()
         .map(|&i| candidates[i].id.to_string())
         .collect();
-    for (&i, header) in wanted.iter().zip(host.get_sessions(&ids)) {
-        details[candidates[i].details as usize].header = header;
+    for (&i, answer) in wanted.iter().zip(ask(host, &ids)) {
+        keep(&mut details[candidates[i].details as usize], answer);
     }
 }
 
-/// One `title-snapshots` batch for the wanted candidates, folded as they arrive; a
-/// short or long answer from the host leaves the rest untitled.
-fn fetch_titles(
-    host: &mut impl SessionQuery,
+/// One `get-sessions` batch for the wanted candidates.
+fn fetch_headers<H: SessionQuery>(
+    host: &mut H,
     candidates: &mut [Candidate],
     details: &mut Vec<Details>,
     want: impl Fn(usize) -> bool,
 ) {
-    let wanted = slots(candidates, details, want);
-    if wanted.is_empty() {
-        return;
-    }
-    let ids: Vec<String> = wanted
-        .iter()
-        .map(|&i| candidates[i].id.to_string())
-        .collect();
-    for (&i, title) in wanted.iter().zip(host.title_snapshots(&ids)) {
-        details[candidates[i].details as usize].title =
-            Some(fold_line(title.as_deref().unwrap_or("")));
-    }
+    let ask = |host: &mut H, ids: &[String]| host.get_sessions(ids);
+    fetch(host, candidates, details, want, ask, |d, header| {
+        d.header = header
+    });
+}
+
+/// One `title-snapshots` batch for the wanted candidates, folded as they arrive.
+fn fetch_titles<H: SessionQuery>(
+    host: &mut H,
+    candidates: &mut [Candidate],
+    details: &mut Vec<Details>,
+    want: impl Fn(usize) -> bool,
+) {
+    let ask = |host: &mut H, ids: &[String]| host.title_snapshots(ids);
+    fetch(
+        host,
+        candidates,
+        details,
+        want,
+        ask,
+        |d, title: Option<String>| d.title = Some(fold_line(title.as_deref().unwrap_or(""))),
+    );
 }
 
 fn render(

@@ -140,7 +140,8 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     }
     writeln!(
         out,
-        "\nTry it: cargo run --release -p host-shim -- call sessions_list '{{\"scope\":\"all\"}}'"
+        "\nTry it: cargo run --release -p host-shim -- call sessions_list '{{\"scope\":\"all\"}}'\n\
+         Serve the tools to an MCP client (Claude Code, Codex, Cursor, …): host-shim mcp (README, \"Serve the tools over MCP\")."
     )?;
     Ok(())
 }

@@ -50,3 +50,61 @@ pub trait Inbox {
 pub trait Harness: SessionQuery + Inbox + Send + 'static {}
 
 impl<T: SessionQuery + Inbox + Send + 'static> Harness for T {}
+
+/// One harness state shared by calls that run at once (an MCP server's): each call
+/// gets a clone of the handle, and every method locks the state for its own duration,
+/// so calls interleave at host-call granularity and see each other's deliveries.
+pub struct Shared<H>(std::sync::Arc<std::sync::Mutex<H>>);
+
+impl<H> Shared<H> {
+    pub fn new(harness: H) -> Shared<H> {
+        Shared(std::sync::Arc::new(std::sync::Mutex::new(harness)))
+    }
+
+    /// The state, locked (a call that panicked while holding it leaves it as it was).
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, H> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl<H> Clone for Shared<H> {
+    fn clone(&self) -> Shared<H> {
+        Shared(self.0.clone())
+    }
+}
+
+impl<H: SessionQuery> SessionQuery for Shared<H> {
+    fn list_sessions(&mut self) -> SessionIndex {
+        self.lock().list_sessions()
+    }
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        self.lock().get_session(id)
+    }
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        self.lock().get_sessions(ids)
+    }
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        self.lock().title_snapshots(ids)
+    }
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        self.lock().get_surface(id, lead_chars)
+    }
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        self.lock().get_messages(id, seqs)
+    }
+}
+
+impl<H: Inbox> Inbox for Shared<H> {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        self.lock().deliver(target, body, mode, may_wake, key)
+    }
+}

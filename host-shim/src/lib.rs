@@ -27,6 +27,8 @@ pub mod corpus;
 pub mod demo;
 pub mod guard;
 pub mod harness;
+pub mod mcp;
+pub mod record;
 pub mod runtime;
 pub mod v0_1_0;
 
@@ -37,7 +39,7 @@ pub use bindings::{
 pub use cache::LoadKind;
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
-pub use harness::{Harness, Inbox, SessionQuery};
+pub use harness::{Harness, Inbox, SessionQuery, Shared};
 pub use runtime::{
     CallError, CallReport, CallRequest, ComponentShape, Limits, PLUGIN_WASM, Runtime,
     RuntimeOptions,

@@ -5,9 +5,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use host_shim::{
     CallError, CallRequest, Corpus, CorpusHost, Delivery, Limits, PLUGIN_WASM, Runtime,
-    RuntimeOptions,
+    RuntimeOptions, Shared,
 };
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -58,6 +58,10 @@ enum Command {
     /// Run one tool call and print its text exactly as the model sees it. A refusal is
     /// a normal answer (exit 0); only a host failure exits non-zero.
     Call(CallArgs),
+    /// Serve the tools over the Model Context Protocol on stdio, for any MCP client
+    /// (Claude Code, Codex, Cursor, Zed, …): each tools/call runs in a fresh sandboxed
+    /// instance.
+    Mcp(McpArgs),
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
@@ -105,6 +109,32 @@ struct CallArgs {
     limits: LimitFlags,
 }
 
+#[derive(clap::Args)]
+struct McpArgs {
+    /// Corpus JSON file (default: the embedded demo corpus).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Deployment settings JSON file.
+    #[arg(long)]
+    settings: Option<PathBuf>,
+    /// The calling session's id (default: $CLAUDE_CODE_SESSION_ID, which Claude Code
+    /// sets for the servers it starts; else the corpus file's "caller").
+    #[arg(long)]
+    caller: Option<String>,
+    /// A plugin component of the `plugin` world (default: the embedded plugin).
+    #[arg(long)]
+    plugin: Option<PathBuf>,
+    /// Append what the inbox accepts to this JSON array file, call by call, whatever
+    /// each call's outcome.
+    #[arg(long)]
+    deliveries: Option<PathBuf>,
+    /// Calls served at once; one more is answered with an error until one ends.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    max_concurrent_calls: u32,
+    #[command(flatten)]
+    limits: LimitFlags,
+}
+
 /// Per-call limits (defaults: 1000 ms, 64 MiB, 1 MiB).
 #[derive(clap::Args)]
 struct LimitFlags {
@@ -138,7 +168,8 @@ fn main() -> ExitCode {
             catalog(settings.as_deref(), plugin.as_deref(), cache_dir)
         }
         Command::Call(args) => call(args, cache_dir),
-        Command::Plugin { out } => write_atomically(&out, PLUGIN_WASM)
+        Command::Mcp(args) => mcp(args, cache_dir),
+        Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
             .with_context(|| format!("cannot write {}", out.display())),
     };
     match outcome {
@@ -218,6 +249,63 @@ fn say_wasi(runtime: &Runtime<CorpusHost>) {
     }
 }
 
+fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
+    use host_shim::mcp::{Caller, McpOptions, McpServer};
+    let corpus = match args.corpus.as_deref() {
+        Some(path) => Corpus::from_file(path)?,
+        None => Corpus::demo(),
+    };
+    let from_client = std::env::var("CLAUDE_CODE_SESSION_ID")
+        .ok()
+        .filter(|id| !id.is_empty());
+    let caller = match args
+        .caller
+        .clone()
+        .or(from_client)
+        .or_else(|| corpus.caller().map(str::to_string))
+    {
+        Some(id) => Caller::Known(id),
+        None => Caller::Unknown,
+    };
+    let options = RuntimeOptions {
+        limits: args.limits.limits(),
+        max_concurrent_calls: args.max_concurrent_calls,
+        cache_dir,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::with_options(&plugin_bytes(args.plugin.as_deref())?, &options)?;
+    if !runtime.wasi_imports().is_empty() {
+        eprintln!("host-shim: note: the plugin imports WASI; it gets a deny-all WASI");
+    }
+    let version = runtime.contract_version();
+    let settings_path = args.settings.as_deref();
+    let server = McpServer::new(
+        runtime,
+        Shared::new(CorpusHost::new(Arc::new(corpus))),
+        McpOptions {
+            settings: read_settings(settings_path)?,
+            caller: caller.clone(),
+            deliveries: args.deliveries.clone(),
+        },
+    )
+    .map_err(|err| match settings_path {
+        Some(path) => err.context(format!("settings file {}", path.display())),
+        None => err,
+    })?;
+    // stdout carries the protocol; anything for a person goes to stderr.
+    eprintln!(
+        "host-shim mcp: {} tools over stdio (contract {}), {}",
+        server.tools().len(),
+        version.as_str(),
+        match &caller {
+            Caller::Known(id) => format!("for session {id}"),
+            Caller::Unknown =>
+                "with no calling session: every call will say how to name it".to_string(),
+        }
+    );
+    host_shim::mcp::serve_stdio(server)
+}
+
 fn read_arguments(args: &CallArgs) -> Result<String> {
     if let Some(path) = &args.args_file {
         return std::fs::read_to_string(path)
@@ -232,24 +320,6 @@ fn read_arguments(args: &CallArgs) -> Result<String> {
             Ok(text)
         }
         other => Ok(other.unwrap_or_default().to_string()),
-    }
-}
-
-/// Replaces `path` with `bytes` in one step (a sibling temporary file, then a rename),
-/// so a reader never sees a half-written file and an old one never survives a call.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp{}", std::process::id()));
-    let temporary = path.with_file_name(name);
-    let mut file = std::fs::File::create_new(&temporary)?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
-    drop(file);
-    match written.and_then(|()| std::fs::rename(&temporary, path)) {
-        Ok(()) => Ok(()),
-        Err(err) => {
-            let _ = std::fs::remove_file(&temporary);
-            Err(err)
-        }
     }
 }
 
@@ -293,9 +363,7 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         eprintln!("{stats}");
     }
     if let Some(path) = args.deliveries.as_deref() {
-        let json = serde_json::to_string_pretty(&report.deliveries)? + "\n";
-        write_atomically(path, json.as_bytes())
-            .with_context(|| format!("cannot write deliveries file {}", path.display()))?;
+        host_shim::record::write(path, &report.deliveries)?;
     }
     match report.answer {
         Ok(answer) => {

@@ -1,0 +1,356 @@
+//! The plugin's tools served over the Model Context Protocol, on stdio, with the
+//! official Rust SDK (`rmcp`). `tools/list` is the plugin's catalog for the
+//! deployment's settings; each `tools/call` runs the plugin in a fresh sandboxed
+//! instance under the host's limits, over one harness state the calls share.
+//!
+//! How an answer becomes a result: an answer is a text result; a refusal (known from
+//! the plugin's structured answer, never from its text) is a text result with
+//! `isError`; a host failure (deadline, memory, output cap, a trap, the pool full) is
+//! `isError` with its one-line error. A tool the catalog does not list is the
+//! protocol's own error (invalid params), as the MCP spec asks.
+
+use crate::bindings::ToolSpec;
+use crate::guard::Delivery;
+use crate::harness::{Harness, Shared};
+use crate::runtime::{CallRequest, Runtime};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Where a client puts an id for the tool call that stays the same when the call is
+/// retried. Claude Code sends the model's tool-use id under this key; other clients
+/// send nothing that survives a retry (`progressToken` is per request).
+pub const CALL_ID_META_KEYS: &[&str] = &["claudecode/toolUseId"];
+
+/// The calling session, and where it came from, for the error that names the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    Known(String),
+    Unknown,
+}
+
+/// What a server is started with.
+pub struct McpOptions {
+    /// The deployment's settings JSON (empty: all defaults).
+    pub settings: String,
+    /// The session the model calling these tools runs in.
+    pub caller: Caller,
+    /// Append what the inbox accepts here, per call, whatever the call's outcome.
+    pub deliveries: Option<PathBuf>,
+}
+
+/// An MCP server over a runtime and a shared harness.
+pub struct McpServer<H: Harness> {
+    runtime: Arc<Runtime<Shared<H>>>,
+    harness: Shared<H>,
+    tools: Vec<Tool>,
+    options: McpOptions,
+    /// Serialises appends to the deliveries file.
+    record: Arc<Mutex<()>>,
+}
+
+/// A tool spec as MCP lists it: the plugin's own name, description and input schema,
+/// unchanged.
+fn mcp_tool(spec: &ToolSpec) -> anyhow::Result<Tool> {
+    let schema: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&spec.input_schema).map_err(|err| {
+            anyhow::anyhow!(
+                "the plugin's schema of {} is not a JSON object: {err}",
+                spec.name
+            )
+        })?;
+    Ok(Tool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        Arc::new(schema),
+    ))
+}
+
+impl<H: Harness> McpServer<H> {
+    /// Reads the catalog for the settings once (invalid settings fail here, before
+    /// the server serves anything).
+    pub fn new(
+        runtime: Runtime<Shared<H>>,
+        harness: Shared<H>,
+        options: McpOptions,
+    ) -> anyhow::Result<McpServer<H>> {
+        let specs = runtime
+            .catalog_with(harness.clone(), &options.settings)
+            .map_err(|err| anyhow::anyhow!("{err}"))?;
+        let tools = specs.iter().map(mcp_tool).collect::<anyhow::Result<_>>()?;
+        Ok(McpServer {
+            runtime: Arc::new(runtime),
+            harness,
+            tools,
+            options,
+            record: Arc::default(),
+        })
+    }
+
+    /// The tools as `tools/list` gives them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Runs one `tools/call` to its result (blocking: the plugin runs on this thread).
+    pub fn call_blocking(
+        &self,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        call_id: &str,
+    ) -> Result<CallToolResult, ErrorData> {
+        if !self.tools.iter().any(|tool| tool.name == name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool \"{name}\": this server's tools are {}",
+                    if self.tools.is_empty() {
+                        "none (the deployment's settings disable them)".to_string()
+                    } else {
+                        self.tools
+                            .iter()
+                            .map(|tool| tool.name.as_ref())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+                None,
+            ));
+        }
+        let Caller::Known(caller) = &self.options.caller else {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                "host-shim mcp does not know which session is calling: start it with --caller ID, \
+                 or from a client that sets CLAUDE_CODE_SESSION_ID (Claude Code does), or over a \
+                 store that names its caller; nothing was run",
+            )]));
+        };
+        let request = CallRequest {
+            caller: caller.clone(),
+            call_id: call_id.to_string(),
+            settings: self.options.settings.clone(),
+            tool: name.to_string(),
+            arguments: arguments
+                .map(|object| serde_json::Value::Object(object.clone()).to_string())
+                .unwrap_or_default(),
+        };
+        let report = self.runtime.call(self.harness.clone(), &request);
+        let recorded = self.record(&report.deliveries);
+        let mut result = match report.answer {
+            Ok(answer) if answer.refusal.is_some() => {
+                CallToolResult::error(vec![ContentBlock::text(answer.text)])
+            }
+            Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer.text)]),
+            Err(err) => CallToolResult::error(vec![ContentBlock::text(err.to_string())]),
+        };
+        if let Err(err) = recorded {
+            // The delivery happened; only its record failed. Say so beside the answer.
+            result.content.push(ContentBlock::text(format!(
+                "host-shim: the delivery was made but could not be recorded: {err:#}"
+            )));
+        }
+        Ok(result)
+    }
+
+    fn record(&self, deliveries: &[Delivery]) -> anyhow::Result<()> {
+        let Some(path) = &self.options.deliveries else {
+            return Ok(());
+        };
+        if deliveries.is_empty() {
+            return Ok(());
+        }
+        let _one_at_a_time = self
+            .record
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        crate::record::append(path, deliveries)
+    }
+}
+
+/// The call id a client sent in a request's `_meta`, if any (see
+/// [`CALL_ID_META_KEYS`]); the SDK hands `_meta` over in the request's context.
+pub fn call_id(meta: &serde_json::Map<String, serde_json::Value>) -> String {
+    CALL_ID_META_KEYS
+        .iter()
+        .find_map(|key| meta.get(*key).and_then(|value| value.as_str()))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The handle the SDK serves: cheap to clone into each request's task.
+pub struct Served<H: Harness>(pub Arc<McpServer<H>>);
+
+impl<H: Harness> ServerHandler for Served<H> {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "session-tools",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "Cross-session tools: list this harness's other sessions, read one without \
+                 waking it, send a message into another top-level session's inbox.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.0.tools().to_vec()))
+    }
+
+    /// A known method whose params the SDK could not read arrives here: that is the
+    /// protocol's invalid params, not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        let method = request.method;
+        if ["tools/call", "tools/list"].contains(&method.as_str()) {
+            let takes = if method == "tools/call" {
+                "an object with a string name and an object of arguments"
+            } else {
+                "an optional object with a string cursor"
+            };
+            return Err(ErrorData::invalid_params(
+                format!("the params of {method} are not what it takes: {takes}"),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("no method {method} on this server"),
+            None,
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let server = self.0.clone();
+        let call_id = call_id(&context.meta);
+        // The plugin runs synchronously: off the protocol's threads, so calls in flight
+        // run at once, up to the runtime's pool.
+        tokio::task::spawn_blocking(move || {
+            server.call_blocking(&request.name, request.arguments.as_ref(), &call_id)
+        })
+        .await
+        .map_err(|err| ErrorData::internal_error(format!("the call's task failed: {err}"), None))?
+        .map(CallToolResponse::from)
+    }
+}
+
+/// What to do with one line from the client: hand it to the SDK, or answer it here.
+fn screen(line: &str) -> Result<(), String> {
+    if line.trim().is_empty() {
+        return Err(String::new());
+    }
+    if serde_json::from_str::<rmcp::model::ClientJsonRpcMessage>(line).is_ok() {
+        return Ok(());
+    }
+    // JSON-RPC 2.0: a line that is not JSON is a parse error; JSON that is not a
+    // request is an invalid request, answered with its id when it has one. A
+    // notification the SDK cannot read needs no answer.
+    let (code, message, id) = match serde_json::from_str::<serde_json::Value>(line) {
+        Err(err) => (
+            -32700,
+            format!("Parse error: {err}"),
+            serde_json::Value::Null,
+        ),
+        Ok(value) => match value.get("id") {
+            Some(id) if value.get("method").is_some() || value.get("jsonrpc").is_none() => (
+                -32600,
+                "Invalid Request: not a JSON-RPC 2.0 request this server knows".to_string(),
+                id.clone(),
+            ),
+            Some(id) => (
+                -32600,
+                "Invalid Request: not a JSON-RPC 2.0 message".to_string(),
+                id.clone(),
+            ),
+            None if value.get("method").is_some() => return Err(String::new()),
+            None => (
+                -32600,
+                "Invalid Request: not a JSON-RPC 2.0 message".to_string(),
+                serde_json::Value::Null,
+            ),
+        },
+    };
+    Err(serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    })
+    .to_string())
+}
+
+/// Serves MCP on stdin and stdout until the client closes stdin. Lines the SDK could
+/// not read are answered here with the JSON-RPC error they call for (the SDK would
+/// drop them silently), and the next line is served as usual.
+pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        use rmcp::ServiceExt;
+        // The SDK reads one pipe and writes another; this task feeds the first from
+        // stdin, and one writer joins the SDK's lines and these answers on stdout.
+        let (sdk_in, mut feed) = tokio::io::duplex(1 << 16);
+        let (sdk_out, drain) = tokio::io::duplex(1 << 16);
+        let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let reader = tokio::spawn(async move {
+            let mut lines = BufReader::new(tokio::io::stdin()).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                match screen(&line) {
+                    Ok(()) => {
+                        let sent = feed.write_all(line.as_bytes()).await;
+                        if sent.and(feed.write_all(b"\n").await).is_err() {
+                            break;
+                        }
+                    }
+                    Err(answer) if answer.is_empty() => {}
+                    Err(answer) => {
+                        let _ = answers.send(answer);
+                    }
+                }
+            }
+            // stdin closed: closing the SDK's input ends the session.
+            let _ = feed.shutdown().await;
+        });
+        let writer = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            let mut from_sdk = BufReader::new(drain).lines();
+            loop {
+                let line = tokio::select! {
+                    line = from_sdk.next_line() => match line {
+                        Ok(Some(line)) => line,
+                        _ => break,
+                    },
+                    Some(answer) = answered.recv() => answer,
+                };
+                let written = stdout.write_all(line.as_bytes()).await;
+                if written.and(stdout.write_all(b"\n").await).is_err() {
+                    break;
+                }
+                let _ = stdout.flush().await;
+            }
+        });
+        let running = Served(Arc::new(server))
+            .serve((sdk_in, sdk_out))
+            .await
+            .map_err(|err| anyhow::anyhow!("the MCP session did not start: {err}"))?;
+        running.waiting().await?;
+        reader.abort();
+        let _ = writer.await;
+        Ok(())
+    })
+}

@@ -1,0 +1,147 @@
+//! `host-shim mcp` at the wire: JSON-RPC lines in, lines out. What the official client
+//! cannot send (lines that are not JSON, requests that are not requests) is sent here;
+//! the client-side checks are `tests/mcp/client_test.py`, on the official Python SDK.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn corpus() -> String {
+    format!(
+        "{}/../tests/corpora/harness.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Sends `lines` (after the handshake), closes stdin, and returns every response by
+/// id (a response with no id under `null`) and the exit status.
+fn exchange(extra: &[&str], lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
+    let scratch = std::env::temp_dir().join(format!("host-shim-mcp-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        .args(["mcp", "--corpus", &corpus()])
+        .args(extra)
+        .env("XDG_CACHE_HOME", scratch)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("host-shim runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let handshake = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "wire-test", "version": "1"}}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    ];
+    for line in handshake.iter().chain(lines) {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let expected = 1 + lines.len();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut responses = Vec::new();
+    for line in stdout.lines() {
+        responses.push(serde_json::from_str::<Value>(&line.unwrap()).unwrap());
+        if responses.len() == expected {
+            break;
+        }
+    }
+    // The client closes stdin: the server ends, cleanly.
+    drop(stdin);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the server did not end when stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (responses, status)
+}
+
+fn by_id(responses: &[Value], id: Value) -> &Value {
+    responses
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no response with id {id}: {responses:#?}"))
+}
+
+#[test]
+fn malformed_lines_get_json_rpc_errors_and_the_next_request_is_served() {
+    let lines = [
+        "this is not json".to_string(),
+        json!({"id": 8, "hello": 1}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"nope": 1}})
+            .to_string(),
+        json!({"jsonrpc": "2.0", "id": 10, "method": "tools/frobnicate"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+               "params": {"name": "sessions_kill", "arguments": {}}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "id": 12, "method": "tools/list"}).to_string(),
+    ];
+    let (responses, status) = exchange(&[], &lines);
+    assert!(status.success(), "{status}");
+    // The revision the client asked for is the one answered.
+    assert_eq!(
+        by_id(&responses, json!(0))["result"]["protocolVersion"],
+        "2025-06-18"
+    );
+    assert_eq!(by_id(&responses, Value::Null)["error"]["code"], -32700);
+    assert_eq!(by_id(&responses, json!(8))["error"]["code"], -32600);
+    assert_eq!(by_id(&responses, json!(9))["error"]["code"], -32602);
+    assert_eq!(by_id(&responses, json!(10))["error"]["code"], -32601);
+    let unknown = &by_id(&responses, json!(11))["error"];
+    assert_eq!(unknown["code"], -32602);
+    assert!(
+        unknown["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown tool \"sessions_kill\": this server's tools are sessions_list"),
+        "{unknown}"
+    );
+    let tools = by_id(&responses, json!(12))["result"]["tools"]
+        .as_array()
+        .unwrap();
+    assert_eq!(tools.len(), 3);
+}
+
+#[test]
+fn a_host_failure_is_an_error_result_with_its_one_line() {
+    let lines = [json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "sessions_list", "arguments": {"scope": "all"}}})
+    .to_string()];
+    let (responses, status) = exchange(&["--output-bytes", "10"], &lines);
+    assert!(status.success());
+    let result = &by_id(&responses, json!(1))["result"];
+    assert_eq!(result["isError"], true);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("the plugin returned ")
+            && text.ends_with("bytes of text, past the output limit of 10 bytes"),
+        "{text}"
+    );
+}
+
+#[test]
+fn invalid_settings_stop_the_server_before_it_serves() {
+    let settings = std::env::temp_dir().join(format!("mcp-bad-{}.json", std::process::id()));
+    std::fs::write(&settings, r#"{"maxListResults": "ten"}"#).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        .args(["mcp", "--corpus", &corpus(), "--settings"])
+        .arg(&settings)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let err = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        err.contains("maxListResults") && err.contains(settings.to_str().unwrap()),
+        "{err}"
+    );
+    std::fs::remove_file(settings).unwrap();
+}

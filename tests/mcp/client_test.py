@@ -1,0 +1,167 @@
+"""`host-shim mcp` driven by the official MCP Python SDK (`mcp` on PyPI), as a client
+such as Claude Code drives it: spawn the server on stdio, list the tools, call each.
+
+Run by `.ci/run` (which installs the pinned SDK in a venv):
+    HOST_SHIM=target/debug/host-shim python tests/mcp/client_test.py
+Each check prints one line; the first failure stops with a message saying what differed.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp import MCPError as McpError
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_SHIM = os.environ.get("HOST_SHIM", str(ROOT / "target" / "debug" / "host-shim"))
+CORPUS = str(ROOT / "tests" / "corpora" / "harness.json")
+SCRATCH = Path(tempfile.mkdtemp(prefix="mcp-client-"))
+
+
+def check(condition, what):
+    if not condition:
+        raise SystemExit(f"FAILED: {what}")
+    print(f"ok: {what.splitlines()[0]}")
+
+
+def server(*args, env=None):
+    # A scratch compiled-plugin cache; the SDK passes only a few variables of its own.
+    env = {"XDG_CACHE_HOME": str(SCRATCH / "cache"), **(env or {})}
+    return StdioServerParameters(command=HOST_SHIM, args=["mcp", *args], env=env)
+
+
+def text(result):
+    return "\n".join(block.text for block in result.content)
+
+
+async def session(params, body):
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as client:
+            await client.initialize()
+            await body(client)
+
+
+async def the_tools_and_their_answers():
+    deliveries = SCRATCH / "deliveries.json"
+    catalog = json.loads(subprocess.run(
+        [HOST_SHIM, "catalog"], check=True, capture_output=True, text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(SCRATCH / "cache")},
+    ).stdout)
+
+    async def body(client):
+        listed = (await client.list_tools()).tools
+        check([t.name for t in listed] == ["sessions_list", "sessions_read", "sessions_send"],
+              "tools/list gives the plugin's three tools")
+        for tool, spec in zip(listed, catalog):
+            check(tool.description == spec["description"] and tool.input_schema == spec["input_schema"],
+                  f"{tool.name}: description and inputSchema are the plugin's own, unchanged")
+
+        answer = await client.call_tool("sessions_list", {"scope": "all"})
+        check(not answer.is_error and "- s-me [live, top-level] | cwd=" in text(answer)
+              and "| this session" in text(answer) and "considered sessions" in text(answer),
+              f"an answer is a text result without isError:\n{text(answer)}")
+
+        refusal = await client.call_tool("sessions_read", {"session_id": "s-nobody"})
+        check(refusal.is_error and text(refusal).startswith("sessions_read refused (not-found): "),
+              f"a refusal is a text result with isError:\n{text(refusal)}")
+
+        bad = await client.call_tool("sessions_list", {"limit": 500})
+        check(bad.is_error and text(bad) == "invalid arguments: limit must be an integer from 1 to 200 (got 500)",
+              f"bad arguments are a refusal with isError:\n{text(bad)}")
+
+        not_messageable = await client.call_tool("sessions_send", {"session_id": "s-kid", "message": "hi"})
+        check(not_messageable.is_error and "(not-messageable)" in text(not_messageable),
+              "a send to a subagent is refused with isError")
+
+        # The same tool call twice (Claude Code retries with the same tool-use id): one delivery.
+        meta = {"claudecode/toolUseId": "toolu_01MCPTEST"}
+        send = {"session_id": "s-cold", "message": "Docs can ship."}
+        first = await client.call_tool("sessions_send", send, meta=meta)
+        again = await client.call_tool("sessions_send", send, meta=meta)
+        check(not first.is_error and text(first).startswith("accepted for s-cold | mode=queue | chars=14 (woke a cold session)"),
+              f"an accepted send:\n{text(first)}")
+        check(text(again) == text(first) and not again.is_error,
+              f"the retried call is accepted again with the same text:\n{text(again)}")
+        recorded = json.loads(deliveries.read_text())
+        check(len(recorded) == 1 and recorded[0]["target"] == "s-cold"
+              and recorded[0]["key"] == "4:s-metoolu_01MCPTEST"
+              and recorded[0]["body"].endswith("--- message begins ---\nDocs can ship.\n--- message ends ---"),
+              f"the deliveries file holds the one delivery, with its key: {recorded}")
+        read = await client.call_tool("sessions_read", {"session_id": "s-cold", "max_messages": 1})
+        check("Docs can ship." in text(read) and "[live, top-level]" in text(read),
+              "the delivery shows in the next read, on the same server")
+
+        # Without a call id, every send delivers.
+        await client.call_tool("sessions_send", {"session_id": "s-live", "message": "one"})
+        await client.call_tool("sessions_send", {"session_id": "s-live", "message": "one"})
+        check(len(json.loads(deliveries.read_text())) == 3, "sends without a call id each deliver")
+
+        # Calls in flight at once are served at once.
+        many = await asyncio.gather(*[
+            client.call_tool("sessions_list", {"limit": 1}) for _ in range(8)
+        ])
+        check(all(not r.is_error and "1 of " in text(r) for r in many), "eight calls at once are all answered")
+
+        try:
+            await client.call_tool("sessions_kill", {})
+            check(False, "an unknown tool is a protocol error")
+        except McpError as err:
+            check("unknown tool" in str(err), f"an unknown tool is a protocol error: {err}")
+
+    await session(server("--corpus", CORPUS, "--deliveries", str(deliveries)), body)
+
+
+async def the_caller_comes_from_the_client():
+    async def body(client):
+        answer = await client.call_tool("sessions_list", {"scope": "all"})
+        check("- s-live [live, top-level] | cwd=/w/parser | preset=standard | this session\n" in text(answer)
+              and text(answer).count("| this session") == 1,
+              f"CLAUDE_CODE_SESSION_ID names the caller:\n{text(answer)}")
+
+    await session(server("--corpus", CORPUS, env={"CLAUDE_CODE_SESSION_ID": "s-live"}), body)
+
+
+async def no_caller():
+    empty = SCRATCH / "empty.json"
+    empty.write_text('{"sessions": [{"id": "a", "created_at": "2026-01-01T00:00:00Z"}]}')
+
+    async def body(client):
+        check(len((await client.list_tools()).tools) == 3, "without a caller the server still lists its tools")
+        answer = await client.call_tool("sessions_list", {})
+        check(answer.is_error and "--caller ID" in text(answer) and "CLAUDE_CODE_SESSION_ID" in text(answer),
+              f"without a caller a call says how to name one:\n{text(answer)}")
+
+    await session(server("--corpus", str(empty)), body)
+
+
+async def a_disabled_deployment():
+    settings = SCRATCH / "disabled.json"
+    settings.write_text('{"enabled": false}')
+
+    async def body(client):
+        check((await client.list_tools()).tools == [], "enabled: false lists no tools")
+        try:
+            await client.call_tool("sessions_list", {})
+            check(False, "a call on a disabled deployment is a protocol error")
+        except McpError as err:
+            check("unknown tool" in str(err), f"a call on a disabled deployment is a protocol error: {err}")
+
+    await session(server("--corpus", CORPUS, "--settings", str(settings)), body)
+
+
+async def main():
+    await the_tools_and_their_answers()
+    await the_caller_comes_from_the_client()
+    await no_caller()
+    await a_disabled_deployment()
+    print("all MCP client checks passed")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

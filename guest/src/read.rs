@@ -574,6 +574,81 @@ mod tests {
         assert!(host.deliveries.is_empty());
     }
 
+    /// The leads never decide differently from the whole message: for texts and labels
+    /// built from the pieces that matter (white space, invisible characters, the
+    /// prefixes and their beginnings, "plugin:"), a settled verdict from the leads is
+    /// the verdict on the whole.
+    #[test]
+    fn a_verdict_from_the_leads_is_the_verdict_on_the_whole() {
+        const PIECES: &[&str] = &[
+            " ",
+            "\n",
+            "\u{200b}",
+            "\u{2028}",
+            "\t",
+            "<system-reminder>",
+            "<system-",
+            "[MNEMON]",
+            "MNEMON RUNTIME",
+            " MEMORY SNAPSHOT",
+            "Current runtime context.",
+            "plugin:",
+            "plug",
+            "in:",
+            "x",
+            "é",
+            "--- ",
+            "user",
+            "\u{85}",
+            "\u{3000}",
+            // Long runs, so that leads end inside white space and prefixes.
+            "                ",
+            "\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut settled = 0;
+        for _ in 0..20_000 {
+            let mut build = |max: usize| -> String {
+                (0..next(max)).map(|_| PIECES[next(PIECES.len())]).collect()
+            };
+            let text = build(24);
+            let source = build(16);
+            let role = [Role::User, Role::Assistant, Role::System][next(3)];
+            let lead = |s: &str| -> String { s.chars().take(LEAD_CHARS as usize).collect() };
+            let (source_lead, text_lead) = (lead(&source), lead(&text));
+            let entry = MessageEntry {
+                seq: 1,
+                role,
+                replaced: false,
+                source_lead_len: source_lead.len() as u32,
+                text_lead_len: text_lead.len() as u32,
+                text_chars: text.chars().count() as u32,
+            };
+            let whole = if text.is_empty() {
+                Kind::Unreadable
+            } else {
+                kind_of(role, &source, &text)
+            };
+            match kind_from_leads(&entry, &source_lead, &text_lead) {
+                Kind::Unsettled => {}
+                verdict => {
+                    settled += 1;
+                    assert_eq!(verdict, whole, "text {text:?} source {source:?}");
+                }
+            }
+        }
+        assert!(
+            settled > 15_000,
+            "only {settled} verdicts settled by the leads"
+        );
+    }
+
     #[test]
     fn whole_text_crosses_only_for_the_window() {
         let mut host = FakeHost::default();

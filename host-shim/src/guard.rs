@@ -191,8 +191,10 @@ fn header_size(header: &SessionHeader) -> usize {
         + header.preset.as_ref().map_or(0, String::len)
 }
 
-fn saturating_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
+/// Counts one batch call and the items it asks for.
+fn count(calls: &mut u32, asked: &mut u32, items: usize) {
+    *calls += 1;
+    *asked = asked.saturating_add(u32::try_from(items).unwrap_or(u32::MAX));
 }
 
 /// What the plugin may ask of the harness, each through the guard: counted, bounded,
@@ -232,11 +234,12 @@ impl<H: Harness> Guard<H> {
         &mut self,
         ids: &[String],
     ) -> wasmtime::Result<Vec<Option<SessionHeader>>> {
-        self.stats.header_batches += 1;
-        self.stats.header_ids_asked = self
-            .stats
-            .header_ids_asked
-            .saturating_add(saturating_u32(ids.len()));
+        let stats = &mut self.stats;
+        count(
+            &mut stats.header_batches,
+            &mut stats.header_ids_asked,
+            ids.len(),
+        );
         self.batch("headers", ids.len())?;
         let headers = self.harness.get_sessions(ids);
         let size = 8 + headers
@@ -251,11 +254,12 @@ impl<H: Harness> Guard<H> {
         &mut self,
         ids: &[String],
     ) -> wasmtime::Result<Vec<Option<String>>> {
-        self.stats.title_batches += 1;
-        self.stats.title_ids_asked = self
-            .stats
-            .title_ids_asked
-            .saturating_add(saturating_u32(ids.len()));
+        let stats = &mut self.stats;
+        count(
+            &mut stats.title_batches,
+            &mut stats.title_ids_asked,
+            ids.len(),
+        );
         self.batch("titles", ids.len())?;
         let titles = self.harness.title_snapshots(ids);
         let size = 8 + titles
@@ -286,11 +290,12 @@ impl<H: Harness> Guard<H> {
         id: &str,
         seqs: &[u64],
     ) -> wasmtime::Result<Vec<Option<MessageContent>>> {
-        self.stats.message_batches += 1;
-        self.stats.messages_asked = self
-            .stats
-            .messages_asked
-            .saturating_add(saturating_u32(seqs.len()));
+        let stats = &mut self.stats;
+        count(
+            &mut stats.message_batches,
+            &mut stats.messages_asked,
+            seqs.len(),
+        );
         self.batch("messages", seqs.len())?;
         let messages = self.harness.get_messages(id, seqs);
         let size = 8 + messages

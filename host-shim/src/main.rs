@@ -80,12 +80,8 @@ struct CallArgs {
     /// Read the model's arguments from this file.
     #[arg(long, conflicts_with = "args")]
     args_file: Option<PathBuf>,
-    /// Corpus JSON file (default: the embedded demo corpus).
-    #[arg(long)]
-    corpus: Option<PathBuf>,
-    /// Deployment settings JSON file.
-    #[arg(long)]
-    settings: Option<PathBuf>,
+    #[command(flatten)]
+    source: SourceArgs,
     /// The calling session's id (default: the corpus file's "caller").
     #[arg(long)]
     caller: Option<String>,
@@ -93,9 +89,6 @@ struct CallArgs {
     /// is keyed by it (default: none, so every send delivers).
     #[arg(long, default_value = "")]
     call_id: String,
-    /// A plugin component of the `plugin` world (default: the embedded plugin).
-    #[arg(long)]
-    plugin: Option<PathBuf>,
     /// Write what the inbox accepted as a JSON array of {target, mode, body, woke, key},
     /// whatever the outcome (`[]` when nothing was accepted; key only when the call had
     /// an id).
@@ -109,21 +102,37 @@ struct CallArgs {
     limits: LimitFlags,
 }
 
+/// What a call runs over: the store, the deployment, the plugin.
 #[derive(clap::Args)]
-struct McpArgs {
+struct SourceArgs {
     /// Corpus JSON file (default: the embedded demo corpus).
     #[arg(long)]
     corpus: Option<PathBuf>,
     /// Deployment settings JSON file.
     #[arg(long)]
     settings: Option<PathBuf>,
+    /// A plugin component of the `plugin` world (default: the embedded plugin).
+    #[arg(long)]
+    plugin: Option<PathBuf>,
+}
+
+impl SourceArgs {
+    fn corpus(&self) -> Result<Corpus> {
+        match self.corpus.as_deref() {
+            Some(path) => Corpus::from_file(path),
+            None => Ok(Corpus::demo()),
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct McpArgs {
+    #[command(flatten)]
+    source: SourceArgs,
     /// The calling session's id (default: $CLAUDE_CODE_SESSION_ID, which Claude Code
     /// sets for the servers it starts; else the corpus file's "caller").
     #[arg(long)]
     caller: Option<String>,
-    /// A plugin component of the `plugin` world (default: the embedded plugin).
-    #[arg(long)]
-    plugin: Option<PathBuf>,
     /// Append what the inbox accepts to this JSON array file, call by call, whatever
     /// each call's outcome.
     #[arg(long)]
@@ -251,10 +260,7 @@ fn say_wasi(runtime: &Runtime<CorpusHost>) {
 
 fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     use host_shim::mcp::{Caller, McpOptions, McpServer};
-    let corpus = match args.corpus.as_deref() {
-        Some(path) => Corpus::from_file(path)?,
-        None => Corpus::demo(),
-    };
+    let corpus = args.source.corpus()?;
     let from_client = std::env::var("CLAUDE_CODE_SESSION_ID")
         .ok()
         .filter(|id| !id.is_empty());
@@ -273,12 +279,12 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime = Runtime::with_options(&plugin_bytes(args.plugin.as_deref())?, &options)?;
+    let runtime = Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
     if !runtime.wasi_imports().is_empty() {
         eprintln!("host-shim: note: the plugin imports WASI; it gets a deny-all WASI");
     }
     let version = runtime.contract_version();
-    let settings_path = args.settings.as_deref();
+    let settings_path = args.source.settings.as_deref();
     let server = McpServer::new(
         runtime,
         Shared::new(CorpusHost::new(Arc::new(corpus))),
@@ -324,11 +330,8 @@ fn read_arguments(args: &CallArgs) -> Result<String> {
 }
 
 fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
-    let settings_path = args.settings.as_deref();
-    let corpus = match args.corpus.as_deref() {
-        Some(path) => Corpus::from_file(path)?,
-        None => Corpus::demo(),
-    };
+    let settings_path = args.source.settings.as_deref();
+    let corpus = args.source.corpus()?;
     let Some(caller) = args
         .caller
         .clone()
@@ -349,7 +352,7 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         ..RuntimeOptions::default()
     };
     let runtime: Runtime<CorpusHost> =
-        Runtime::with_options(&plugin_bytes(args.plugin.as_deref())?, &options)?;
+        Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
     say_wasi(&runtime);
     let report = runtime.call(CorpusHost::new(Arc::new(corpus)), &request);
     // What the host did is reported whatever the outcome.

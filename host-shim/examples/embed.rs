@@ -4,8 +4,8 @@
 //! `cargo run -p host-shim --example embed` runs it.
 
 use host_shim::{
-    CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, MessageContent, Runtime,
-    SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
+    AnsweredKeys, CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, MessageContent,
+    Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
 };
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 struct MyHarness {
     sessions: BTreeMap<String, (SessionHeader, String)>,
     inboxes: BTreeMap<String, Vec<String>>,
-    answered: BTreeMap<String, Result<Delivered, DeliveryRefusal>>,
+    answered: AnsweredKeys,
 }
 
 impl SessionQuery for MyHarness {
@@ -57,16 +57,14 @@ impl Inbox for MyHarness {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        if let Some(first) = self.answered.get(key) {
-            return first.clone().map(|d| Delivered { repeat: true, ..d });
-        }
-        let answer = match self.sessions.get_mut(target) {
+        let (sessions, inboxes) = (&mut self.sessions, &mut self.inboxes);
+        self.answered.once(key, || match sessions.get_mut(target) {
             None => Err(DeliveryRefusal::NotFound),
             Some((header, _)) if !header.live && !may_wake => Err(DeliveryRefusal::WouldNeedWake),
             Some((header, _)) => {
                 let woke = !header.live;
                 header.live = true;
-                self.inboxes
+                inboxes
                     .entry(target.to_string())
                     .or_default()
                     .push(body.to_string());
@@ -75,11 +73,7 @@ impl Inbox for MyHarness {
                     repeat: false,
                 })
             }
-        };
-        if !key.is_empty() {
-            self.answered.insert(key.to_string(), answer.clone());
-        }
-        answer
+        })
     }
 }
 

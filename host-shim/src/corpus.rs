@@ -24,7 +24,7 @@ use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, MessageContent, MessageEntry, Role, SessionHeader,
     SessionIndex, SurfaceIndex,
 };
-use crate::harness::{Inbox, SessionQuery};
+use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer};
 use std::collections::HashMap;
@@ -415,7 +415,7 @@ pub struct CorpusHost {
     /// Sessions changed by deliveries, by position in the corpus.
     changed: HashMap<usize, Session>,
     /// The controller's answer per delivery key.
-    answered: HashMap<String, Result<Delivered, DeliveryRefusal>>,
+    answered: AnsweredKeys,
 }
 
 impl CorpusHost {
@@ -423,7 +423,7 @@ impl CorpusHost {
         CorpusHost {
             corpus,
             changed: HashMap::new(),
-            answered: HashMap::new(),
+            answered: AnsweredKeys::default(),
         }
     }
 
@@ -479,16 +479,9 @@ impl Inbox for CorpusHost {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        if let Some(first) = self.answered.get(key) {
-            return first.clone().map(|delivered| Delivered {
-                repeat: true,
-                ..delivered
-            });
-        }
-        let answer = self.accept(target, body, may_wake);
-        if !key.is_empty() {
-            self.answered.insert(key.to_string(), answer.clone());
-        }
+        let mut answered = std::mem::take(&mut self.answered);
+        let answer = answered.once(key, || self.accept(target, body, may_wake));
+        self.answered = answered;
         answer
     }
 }

@@ -108,3 +108,30 @@ impl<H: Inbox> Inbox for Shared<H> {
         self.lock().deliver(target, body, mode, may_wake, key)
     }
 }
+
+/// An inbox's answers by delivery key: what makes `deliver` at most once per key. A
+/// key answered before gets that answer again (an acceptance with `repeat` set) and
+/// the delivery is not attempted; an empty key is never remembered.
+#[derive(Clone, Debug, Default)]
+pub struct AnsweredKeys(std::collections::HashMap<String, Result<Delivered, DeliveryRefusal>>);
+
+impl AnsweredKeys {
+    /// The first answer to `key`, or `deliver`'s, remembered for next time.
+    pub fn once(
+        &mut self,
+        key: &str,
+        deliver: impl FnOnce() -> Result<Delivered, DeliveryRefusal>,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        if let Some(first) = self.0.get(key) {
+            return first.clone().map(|delivered| Delivered {
+                repeat: true,
+                ..delivered
+            });
+        }
+        let answer = deliver();
+        if !key.is_empty() {
+            self.0.insert(key.to_string(), answer.clone());
+        }
+        answer
+    }
+}

@@ -39,7 +39,7 @@ pub use bindings::{
 pub use cache::LoadKind;
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
-pub use harness::{Harness, Inbox, SessionQuery, Shared};
+pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};
 pub use runtime::{
     CallError, CallReport, CallRequest, ComponentShape, Limits, PLUGIN_WASM, Runtime,
     RuntimeOptions,

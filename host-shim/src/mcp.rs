@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 /// send nothing that survives a retry (`progressToken` is per request).
 pub const CALL_ID_META_KEYS: &[&str] = &["claudecode/toolUseId"];
 
-/// The calling session, and where it came from, for the error that names the fix.
+/// The calling session, if the server knows it (without one, every call says how to
+/// name it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Caller {
     Known(String),

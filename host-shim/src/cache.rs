@@ -84,13 +84,13 @@ fn dir_from(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<Pa
     Some(base.join("session-tools"))
 }
 
-fn effective_uid() -> u32 {
+pub(crate) fn effective_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
 /// Makes the directory (`0700`) when missing and says why it cannot be trusted, if so.
-fn trusted_dir(dir: &Path) -> std::result::Result<(), String> {
+pub(crate) fn trusted_dir(dir: &Path) -> std::result::Result<(), String> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)

@@ -145,3 +145,67 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     )?;
     Ok(())
 }
+
+/// The tour over Claude Code's own sessions, read only: every session listed, then the
+/// newest other top-level session read. `caller` defaults to the newest top-level
+/// session.
+pub fn run_claude(
+    out: &mut impl Write,
+    mut store: crate::ClaudeStore,
+    caller: Option<&str>,
+    cache_dir: Option<PathBuf>,
+) -> Result<()> {
+    use crate::SessionQuery;
+    let options = RuntimeOptions {
+        cache_dir,
+        ..RuntimeOptions::default()
+    };
+    let runtime: Runtime<crate::ClaudeStore> = Runtime::with_options(crate::PLUGIN_WASM, &options)?;
+    // Newest first, top-level only: who calls, and whom the tour reads.
+    let index = store.list_sessions();
+    let mut top_level: Vec<(i64, String)> = Vec::new();
+    let mut offset = 0;
+    for entry in &index.entries {
+        let id = &index.ids[offset..offset + entry.id_len as usize];
+        offset += entry.id_len as usize;
+        if !entry.subagent {
+            top_level.push((entry.created_at_ms, id.to_string()));
+        }
+    }
+    top_level.sort_by(|a, b| b.cmp(a));
+    let Some(caller) = caller
+        .map(str::to_string)
+        .or_else(|| top_level.first().map(|(_, id)| id.clone()))
+    else {
+        anyhow::bail!("the projects folder holds no Claude Code sessions to tour");
+    };
+    let target = top_level.iter().map(|(_, id)| id).find(|id| **id != caller);
+    writeln!(
+        out,
+        "Claude Code's sessions ({} transcripts), as the model in session {caller} sees them:",
+        index.entries.len()
+    )?;
+    let mut steps = vec![("sessions_list", r#"{"scope": "all"}"#.to_string())];
+    if let Some(target) = target {
+        steps.push((
+            "sessions_read",
+            format!(r#"{{"session_id": "{target}", "max_messages": 3}}"#),
+        ));
+    }
+    for (tool, arguments) in steps {
+        let request = CallRequest {
+            caller: caller.clone(),
+            tool: tool.to_string(),
+            arguments: arguments.clone(),
+            ..CallRequest::default()
+        };
+        let report = runtime.call(store, &request);
+        store = report.harness;
+        writeln!(out, "\n$ {tool} {arguments}\n{}", report.answer?.text)?;
+    }
+    writeln!(
+        out,
+        "\nNothing was written. To let these sessions message each other, see the README: \"Use it with Claude Code\"."
+    )?;
+    Ok(())
+}

@@ -23,6 +23,7 @@
 
 pub mod bindings;
 pub mod cache;
+pub mod claude;
 pub mod corpus;
 pub mod demo;
 pub mod guard;
@@ -30,6 +31,7 @@ pub mod harness;
 pub mod mcp;
 pub mod record;
 pub mod runtime;
+pub mod spool;
 pub mod v0_1_0;
 
 pub use bindings::{
@@ -37,6 +39,7 @@ pub use bindings::{
     MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, ToolSpec,
 };
 pub use cache::LoadKind;
+pub use claude::{ClaudeStore, WakeCommand};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};
@@ -44,3 +47,4 @@ pub use runtime::{
     CallError, CallReport, CallRequest, ComponentShape, Limits, PLUGIN_WASM, Runtime,
     RuntimeOptions,
 };
+pub use spool::StateDir;

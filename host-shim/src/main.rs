@@ -4,8 +4,8 @@
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use host_shim::{
-    CallError, CallRequest, Corpus, CorpusHost, Delivery, Limits, PLUGIN_WASM, Runtime,
-    RuntimeOptions, Shared,
+    CallError, CallRequest, ClaudeStore, Corpus, CorpusHost, Delivery, Harness, Limits,
+    PLUGIN_WASM, Runtime, RuntimeOptions, Shared, StateDir, WakeCommand,
 };
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use std::time::Duration;
 #[command(
     name = "host-shim",
     version,
-    about = "Run the session-tools plugin under wasmtime over an in-memory corpus"
+    about = "Run the session-tools plugin under wasmtime over an in-memory corpus or Claude Code's own sessions"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -44,8 +44,9 @@ impl Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Load the plugin and tour its tools on the embedded demo corpus (the default).
-    Demo,
+    /// Load the plugin and tour its tools on the embedded demo corpus (the default), or
+    /// list and read Claude Code's sessions with --claude-projects.
+    Demo(DemoArgs),
     /// Print the tool catalog as JSON.
     Catalog {
         /// Deployment settings (JSON object with camelCase keys).
@@ -62,6 +63,14 @@ enum Command {
     /// (Claude Code, Codex, Cursor, Zed, …): each tools/call runs in a fresh sandboxed
     /// instance.
     Mcp(McpArgs),
+    /// A Claude Code command hook: reads the hook's JSON on stdin and hands the
+    /// messages spooled for that session over in the hook's JSON answer on stdout
+    /// (PostToolUse: steer messages; Stop: the oldest queued one; UserPromptSubmit and
+    /// SessionStart: all that wait).
+    ClaudeHook {
+        #[command(flatten)]
+        state: StateArgs,
+    },
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
@@ -102,12 +111,58 @@ struct CallArgs {
     limits: LimitFlags,
 }
 
+#[derive(clap::Args, Default)]
+struct DemoArgs {
+    /// Tour Claude Code's sessions in this projects folder (usually ~/.claude/projects)
+    /// instead of the demo corpus: list them all and read the newest.
+    #[arg(long)]
+    claude_projects: Option<PathBuf>,
+    /// The session the tour calls from (default: the newest top-level session).
+    #[arg(long, requires = "claude_projects")]
+    caller: Option<String>,
+    #[command(flatten)]
+    state: StateArgs,
+}
+
+/// The state folder: the inbox spool and the live registry.
+#[derive(clap::Args, Default)]
+struct StateArgs {
+    /// Where spooled messages and live sessions are kept (default:
+    /// $XDG_STATE_HOME/session-tools or ~/.local/state/session-tools).
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+}
+
+impl StateArgs {
+    fn open(&self) -> Result<StateDir> {
+        let Some(root) = self
+            .state_dir
+            .clone()
+            .or_else(host_shim::spool::default_dir)
+        else {
+            bail!("no state folder: set HOME or XDG_STATE_HOME, or pass --state-dir DIR");
+        };
+        StateDir::open(&root)
+    }
+}
+
 /// What a call runs over: the store, the deployment, the plugin.
 #[derive(clap::Args)]
 struct SourceArgs {
     /// Corpus JSON file (default: the embedded demo corpus).
     #[arg(long)]
     corpus: Option<PathBuf>,
+    /// Serve Claude Code's own sessions from this projects folder (usually
+    /// ~/.claude/projects) instead of a corpus; sends go to the state folder's spool.
+    #[arg(long, conflicts_with = "corpus")]
+    claude_projects: Option<PathBuf>,
+    #[command(flatten)]
+    state: StateArgs,
+    /// With --claude-projects: wake a cold target with this command, e.g.
+    /// 'claude --resume {id}' ({id}, {cwd} and {message_file} are filled in; no shell
+    /// runs it). Off by default: a message for a cold session waits for its next start.
+    #[arg(long, requires = "claude_projects")]
+    wake_command: Option<String>,
     /// Deployment settings JSON file.
     #[arg(long)]
     settings: Option<PathBuf>,
@@ -116,13 +171,35 @@ struct SourceArgs {
     plugin: Option<PathBuf>,
 }
 
+/// The sessions a call runs over.
+enum Store {
+    Corpus(Corpus),
+    Claude(ClaudeStore),
+}
+
 impl SourceArgs {
-    fn corpus(&self) -> Result<Corpus> {
+    fn store(&self) -> Result<Store> {
+        if let Some(projects) = &self.claude_projects {
+            let wake = self
+                .wake_command
+                .as_deref()
+                .map(WakeCommand::parse)
+                .transpose()?;
+            return Ok(Store::Claude(claude_store(projects, &self.state, wake)?));
+        }
         match self.corpus.as_deref() {
-            Some(path) => Corpus::from_file(path),
-            None => Ok(Corpus::demo()),
+            Some(path) => Corpus::from_file(path).map(Store::Corpus),
+            None => Ok(Store::Corpus(Corpus::demo())),
         }
     }
+}
+
+fn claude_store(
+    projects: &Path,
+    state: &StateArgs,
+    wake: Option<WakeCommand>,
+) -> Result<ClaudeStore> {
+    ClaudeStore::open(projects, state.open()?, wake)
 }
 
 #[derive(clap::Args)]
@@ -171,13 +248,24 @@ impl LimitFlags {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let cache_dir = cli.cache_dir();
-    let outcome = match cli.command.unwrap_or(Command::Demo) {
-        Command::Demo => host_shim::demo::run(&mut std::io::stdout().lock(), cache_dir),
+    let outcome = match cli.command.unwrap_or(Command::Demo(DemoArgs::default())) {
+        Command::Demo(args) => match &args.claude_projects {
+            None => host_shim::demo::run(&mut std::io::stdout().lock(), cache_dir),
+            Some(projects) => claude_store(projects, &args.state, None).and_then(|store| {
+                host_shim::demo::run_claude(
+                    &mut std::io::stdout().lock(),
+                    store,
+                    args.caller.as_deref(),
+                    cache_dir,
+                )
+            }),
+        },
         Command::Catalog { settings, plugin } => {
             catalog(settings.as_deref(), plugin.as_deref(), cache_dir)
         }
         Command::Call(args) => call(args, cache_dir),
         Command::Mcp(args) => mcp(args, cache_dir),
+        Command::ClaudeHook { state } => claude_hook(&state),
         Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
             .with_context(|| format!("cannot write {}", out.display())),
     };
@@ -249,7 +337,7 @@ fn catalog(
 }
 
 /// A plugin that imports WASI runs with a deny-all WASI; the host says so.
-fn say_wasi(runtime: &Runtime<CorpusHost>) {
+fn say_wasi<H: Harness>(runtime: &Runtime<H>) {
     if !runtime.wasi_imports().is_empty() {
         eprintln!(
             "host-shim: note: the plugin imports WASI ({} interfaces); it gets a deny-all WASI: no files, environment, arguments or sockets, stdio discarded",
@@ -259,17 +347,35 @@ fn say_wasi(runtime: &Runtime<CorpusHost>) {
 }
 
 fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
-    use host_shim::mcp::{Caller, McpOptions, McpServer};
-    let corpus = args.source.corpus()?;
     let from_client = std::env::var("CLAUDE_CODE_SESSION_ID")
         .ok()
         .filter(|id| !id.is_empty());
-    let caller = match args
-        .caller
-        .clone()
-        .or(from_client)
-        .or_else(|| corpus.caller().map(str::to_string))
-    {
+    let caller = args.caller.clone().or(from_client);
+    match args.source.store()? {
+        Store::Corpus(corpus) => {
+            let caller = caller.or_else(|| corpus.caller().map(str::to_string));
+            serve(&args, CorpusHost::new(Arc::new(corpus)), caller, cache_dir)
+        }
+        Store::Claude(store) => {
+            // The caller's session is live while this server runs (the registration
+            // is cleared when it ends; a server that dies leaves a dead pid).
+            let _live = match &caller {
+                Some(id) => Some(store.state().register_live(id)?),
+                None => None,
+            };
+            serve(&args, store, caller, cache_dir)
+        }
+    }
+}
+
+fn serve<H: Harness>(
+    args: &McpArgs,
+    harness: H,
+    caller: Option<String>,
+    cache_dir: Option<PathBuf>,
+) -> Result<()> {
+    use host_shim::mcp::{Caller, McpOptions, McpServer};
+    let caller = match caller {
         Some(id) => Caller::Known(id),
         None => Caller::Unknown,
     };
@@ -280,14 +386,12 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         ..RuntimeOptions::default()
     };
     let runtime = Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
-    if !runtime.wasi_imports().is_empty() {
-        eprintln!("host-shim: note: the plugin imports WASI; it gets a deny-all WASI");
-    }
+    say_wasi(&runtime);
     let version = runtime.contract_version();
     let settings_path = args.source.settings.as_deref();
     let server = McpServer::new(
         runtime,
-        Shared::new(CorpusHost::new(Arc::new(corpus))),
+        Shared::new(harness),
         McpOptions {
             settings: read_settings(settings_path)?,
             caller: caller.clone(),
@@ -312,6 +416,19 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     host_shim::mcp::serve_stdio(server)
 }
 
+fn claude_hook(state: &StateArgs) -> Result<()> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut input)
+        .context("cannot read the hook's input from stdin")?;
+    let state = state.open()?;
+    let report = host_shim::claude::hook::answer(&state, &input, &mut std::io::stdout().lock())?;
+    for problem in &report.unreadable {
+        eprintln!("host-shim claude-hook: skipped {problem}");
+    }
+    Ok(())
+}
+
 fn read_arguments(args: &CallArgs) -> Result<String> {
     if let Some(path) = &args.args_file {
         return std::fs::read_to_string(path)
@@ -330,31 +447,62 @@ fn read_arguments(args: &CallArgs) -> Result<String> {
 }
 
 fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
+    match args.source.store()? {
+        Store::Corpus(corpus) => {
+            let caller = args
+                .caller
+                .clone()
+                .or_else(|| corpus.caller().map(str::to_string));
+            call_on(
+                &args,
+                CorpusHost::new(Arc::new(corpus)),
+                caller,
+                cache_dir,
+                |_| None,
+            )
+        }
+        Store::Claude(store) => {
+            let caller = args.caller.clone();
+            call_on(&args, store, caller, cache_dir, |store| {
+                Some(store.skipped_lines())
+            })
+        }
+    }
+}
+
+/// Runs the call over one harness; `skipped_lines` says what the store could not read
+/// (for `--stats`).
+fn call_on<H: Harness>(
+    args: &CallArgs,
+    harness: H,
+    caller: Option<String>,
+    cache_dir: Option<PathBuf>,
+    skipped_lines: impl Fn(&H) -> Option<u64>,
+) -> Result<()> {
     let settings_path = args.source.settings.as_deref();
-    let corpus = args.source.corpus()?;
-    let Some(caller) = args
-        .caller
-        .clone()
-        .or_else(|| corpus.caller().map(str::to_string))
-    else {
-        bail!("no calling session: pass --caller ID or set \"caller\" in the corpus file");
+    let Some(caller) = caller else {
+        bail!(if args.source.claude_projects.is_some() {
+            "no calling session: pass --caller ID (a session id from sessions_list)"
+        } else {
+            "no calling session: pass --caller ID or set \"caller\" in the corpus file"
+        });
     };
     let request = CallRequest {
         caller,
         call_id: args.call_id.clone(),
         settings: read_settings(settings_path)?,
         tool: args.tool.clone(),
-        arguments: read_arguments(&args)?,
+        arguments: read_arguments(args)?,
     };
     let options = RuntimeOptions {
         limits: args.limits.limits(),
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime: Runtime<CorpusHost> =
+    let runtime: Runtime<H> =
         Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
     say_wasi(&runtime);
-    let report = runtime.call(CorpusHost::new(Arc::new(corpus)), &request);
+    let report = runtime.call(harness, &request);
     // What the host did is reported whatever the outcome.
     if args.stats {
         let mut stats = serde_json::to_value(report.stats)?;
@@ -363,6 +511,9 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             Ok(answer) => answer.refusal.map(|code| code.as_str()).into(),
             Err(_) => serde_json::Value::Null,
         };
+        if let Some(skipped) = skipped_lines(&report.harness) {
+            stats["skipped_lines"] = skipped.into();
+        }
         eprintln!("{stats}");
     }
     if let Some(path) = args.deliveries.as_deref() {

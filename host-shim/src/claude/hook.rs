@@ -1,0 +1,103 @@
+//! `host-shim claude-hook`: a Claude Code command hook that hands the messages spooled
+//! for a session to that session. It reads the hook's JSON input on stdin and answers
+//! with the hook's JSON output on stdout, in the formats of Claude Code's hooks
+//! reference (<https://code.claude.com/docs/en/hooks>):
+//!
+//! - `PostToolUse`: the waiting `steer` messages, as `additionalContext` (Claude Code
+//!   adds it to the turn that is running).
+//! - `Stop`: the waiting `steer` messages (their turn is ending) and the oldest `queue`
+//!   message, as the `reason` of `"decision": "block"`: the stop is blocked and the
+//!   reason becomes what the session works on next. One queued message per stop, so
+//!   each becomes its own turn.
+//! - `UserPromptSubmit` and `SessionStart`: everything waiting, as `additionalContext`.
+//! - Any other event, a hook inside a subagent (`agent_id` set: messages are for the
+//!   top-level session) or nothing waiting: no output.
+//!
+//! A message leaves the spool only after the answer is written, and the hook exits
+//! with success only after it left (see [`crate::spool`]).
+
+use crate::spool::{SpooledMessage, StateDir};
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use std::io::Write;
+
+/// The fields of a hook's input this hook reads (Claude Code sends more).
+#[derive(Debug, Deserialize)]
+struct HookInput {
+    session_id: Option<String>,
+    hook_event_name: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+}
+
+/// What a hook run handed over, and what it could not read.
+#[derive(Debug, Default)]
+pub struct HookReport {
+    pub handed_over: Vec<SpooledMessage>,
+    /// Files in the inbox that are not messages, each with what is wrong.
+    pub unreadable: Vec<String>,
+}
+
+/// Answers one hook: `input` is the hook's JSON, the answer goes to `out`.
+pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
+    let input: HookInput = serde_json::from_slice(input).context(
+        "the hook input is not a JSON object; run host-shim claude-hook as a Claude Code command hook (it reads the hook's JSON on stdin)",
+    )?;
+    let (Some(session), Some(event)) = (input.session_id, input.hook_event_name) else {
+        bail!(
+            "the hook input has no session_id or hook_event_name; run host-shim claude-hook as a Claude Code command hook"
+        );
+    };
+    if input.agent_id.is_some() {
+        return Ok(HookReport::default());
+    }
+    let picks: fn(&[&SpooledMessage]) -> Vec<usize> = match event.as_str() {
+        "PostToolUse" => |all| positions(all, |m| m.mode == "steer"),
+        "Stop" => |all| {
+            let mut picked = positions(all, |m| m.mode == "steer");
+            picked.extend(all.iter().position(|m| m.mode != "steer"));
+            picked.sort_unstable();
+            picked
+        },
+        "UserPromptSubmit" | "SessionStart" => |all| (0..all.len()).collect(),
+        _ => return Ok(HookReport::default()),
+    };
+    let contents = state.waiting(&session)?;
+    let all: Vec<&SpooledMessage> = contents.messages.iter().map(|w| &w.message).collect();
+    let chosen = picks(&all);
+    let picked: Vec<_> = contents
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| chosen.contains(i))
+        .map(|(_, w)| w.clone())
+        .collect();
+    let mut report = HookReport {
+        handed_over: Vec::new(),
+        unreadable: contents.unreadable,
+    };
+    if picked.is_empty() {
+        return Ok(report);
+    }
+    report.handed_over = state.hand_over(&session, picked, |messages| {
+        let text = messages
+            .iter()
+            .map(|m| m.body.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let output = match event.as_str() {
+            "Stop" => serde_json::json!({"decision": "block", "reason": text}),
+            _ => serde_json::json!({
+                "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+            }),
+        };
+        writeln!(out, "{output}")
+            .and_then(|()| out.flush())
+            .context("cannot write the hook's answer")
+    })?;
+    Ok(report)
+}
+
+fn positions(all: &[&SpooledMessage], keep: impl Fn(&SpooledMessage) -> bool) -> Vec<usize> {
+    (0..all.len()).filter(|&i| keep(all[i])).collect()
+}

@@ -1,0 +1,625 @@
+//! The state folder (`$XDG_STATE_HOME/session-tools`, or `--state-dir`): a durable
+//! inbox spool per session, and the registry of live sessions. Several processes use
+//! it at once (MCP servers delivering, hooks handing over), none of them holding a
+//! lock: every change is one atomic filesystem step.
+//!
+//! Layout:
+//!
+//! ```text
+//! inbox/<session>/<name>.json          waiting for the session's next hook
+//! inbox/<session>/<name>.json@<pid>    claimed by a hook (process <pid>) handing it over
+//! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat)
+//! tmp/                                 messages being written
+//! live/<pid>.json                      a host-shim process serving a session
+//! ```
+//!
+//! Trust model. Whoever can write the folder can put words into a session's next
+//! turn, so the folder must be this user's alone: it is created `0700`, and one owned
+//! by someone else, writable by group or others, or a symlink is refused with an error
+//! that names it. Nothing in it is ever run: message files are JSON data of bounded
+//! size ([`MAX_MESSAGE_BYTES`]), read without following symlinks; session ids become
+//! folder names only when they are plain names ([`checked_id`]).
+//!
+//! Promises, each tried by `tests/spool.rs`, which kills a writer at every step:
+//!
+//! - A message is in the inbox whole or not at all: it is written to `tmp/`, synced,
+//!   then linked into place (a link fails when the name exists, so two writers of one
+//!   key cannot both land) and the folder synced. A crash leaves at most an orphan in
+//!   `tmp/`, never a half message; orphans of dead processes are swept.
+//! - At most once per delivery key: the file is named from the key's SHA-256, and a
+//!   key already waiting, claimed or handed over is a repeat that changes nothing.
+//! - A message leaves the inbox only after the hook's answer is written: a hook
+//!   claims it (rename), writes its answer, then moves it to `handed/`. A hook that
+//!   dies before the move exits without success, which Claude Code ignores, and its
+//!   claim returns to the inbox at the next hand-over: each message is handed over by
+//!   exactly one successful hook run.
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The largest message file read (a delivered body is at most 256 KiB).
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 20;
+
+/// A step of writing or handing over a message, for an observer to see (tests kill
+/// the process at each one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The message is written to its temporary file, not yet synced.
+    Written,
+    /// The temporary file is synced.
+    Synced,
+    /// The message is linked into the inbox; the folder is not yet synced.
+    Linked,
+    /// A hook claimed the message.
+    Claimed,
+    /// A hook wrote its answer; the message is still claimed.
+    Answered,
+}
+
+/// One spooled message, as its file holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpooledMessage {
+    pub target: String,
+    /// `queue` or `steer`.
+    pub mode: String,
+    pub body: String,
+    /// The delivery key (empty when the call had no id).
+    #[serde(default)]
+    pub key: String,
+    /// When the inbox accepted it, in nanoseconds since the Unix epoch: the order of
+    /// hand-over.
+    pub accepted_at_ns: u128,
+    /// Whether the delivery woke the target.
+    #[serde(default)]
+    pub woke: bool,
+}
+
+/// What `put` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// The message is in the inbox, at this path.
+    New(PathBuf),
+    /// A message with this key was accepted before: nothing changed.
+    Repeat(SpooledMessage),
+}
+
+/// A message waiting in a session's inbox.
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    pub path: PathBuf,
+    pub message: SpooledMessage,
+}
+
+/// What a session's inbox holds: the messages, oldest first, and the files in it that
+/// are not messages (each named with what is wrong), which are left where they are.
+#[derive(Clone, Debug, Default)]
+pub struct InboxContents {
+    pub messages: Vec<Waiting>,
+    pub unreadable: Vec<String>,
+}
+
+/// The state folder.
+#[derive(Clone, Debug)]
+pub struct StateDir {
+    root: PathBuf,
+    observer: Option<fn(Step)>,
+}
+
+/// A session id as a folder name, or why it cannot be one. Claude Code's ids are
+/// UUIDs; anything with a path separator, a leading dot or other characters is refused.
+pub fn checked_id(id: &str) -> Result<&str, String> {
+    let plain = !id.is_empty()
+        && id.len() <= 200
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if plain {
+        Ok(id)
+    } else {
+        Err(format!(
+            "the session id {id:?} is not a plain name (letters, digits, '-', '_', '.'), so it has no inbox folder"
+        ))
+    }
+}
+
+/// The default state folder: `$XDG_STATE_HOME/session-tools` when that is an absolute
+/// path, else `$HOME/.local/state/session-tools`.
+pub fn default_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|home| home.join(".local").join("state"))
+        })?;
+    Some(base.join("session-tools"))
+}
+
+fn now_ns() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// Whether a process with this id exists (a zombie counts until it is reaped).
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let answer = unsafe { libc::kill(pid, 0) };
+    answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Reads a small regular file without following a symlink or blocking on a FIFO.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() || meta.len() > MAX_MESSAGE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "not a regular file of at most {MAX_MESSAGE_BYTES} bytes"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_MESSAGE_BYTES).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn read_message(path: &Path) -> Result<SpooledMessage> {
+    let bytes = read_bounded(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not a spooled message; move it out of the state folder",
+            path.display()
+        )
+    })
+}
+
+/// The message file's name for a key: from its hash (keys hold any characters), or
+/// unique per process and call without a key.
+fn message_name(key: &str) -> String {
+    if key.is_empty() {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        format!(
+            "u-{}-{}-{}.json",
+            now_ns(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        )
+    } else {
+        let digest = Sha256::digest(key.as_bytes());
+        let hex: String = digest[..20].iter().map(|b| format!("{b:02x}")).collect();
+        format!("k-{hex}.json")
+    }
+}
+
+impl StateDir {
+    /// Opens (creating when missing) a state folder this user alone can write.
+    pub fn open(root: &Path) -> Result<StateDir> {
+        for dir in [root.to_path_buf(), root.join("tmp"), root.join("live")] {
+            crate::cache::trusted_dir(&dir).map_err(|why| {
+                anyhow::anyhow!(
+                    "state folder {}: {why}; name one only you can write with --state-dir",
+                    dir.display()
+                )
+            })?;
+        }
+        Ok(StateDir {
+            root: root.to_path_buf(),
+            observer: None,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Calls `observer` at each [`Step`] of writing and handing over (a test kills the
+    /// process there to check what a crash leaves).
+    pub fn observe(mut self, observer: fn(Step)) -> StateDir {
+        self.observer = Some(observer);
+        self
+    }
+
+    fn step(&self, step: Step) {
+        if let Some(observer) = self.observer {
+            observer(step);
+        }
+    }
+
+    fn session_dir(&self, kind: &str, session: &str) -> Result<PathBuf> {
+        let session = checked_id(session).map_err(anyhow::Error::msg)?;
+        let dir = self.root.join(kind).join(session);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .create(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// The message with this key for this session, wherever it is (waiting, claimed
+    /// or handed over).
+    pub fn find(&self, session: &str, key: &str) -> Result<Option<SpooledMessage>> {
+        if key.is_empty() {
+            return Ok(None);
+        }
+        let name = message_name(key);
+        // In the order a message moves, so one moving on is still found.
+        let inbox = self.session_dir("inbox", session)?;
+        let waiting = inbox.join(&name);
+        if waiting.exists() {
+            return read_message(&waiting).map(Some);
+        }
+        let claim_prefix = format!("{name}@");
+        for entry in std::fs::read_dir(&inbox)?.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&claim_prefix)
+            {
+                return read_message(&entry.path()).map(Some);
+            }
+        }
+        let handed = self.session_dir("handed", session)?.join(&name);
+        if handed.exists() {
+            return read_message(&handed).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// Puts a message into its target's inbox exactly once: whole, synced, and not at
+    /// all when a message with its key was accepted before.
+    pub fn put(&self, message: &SpooledMessage) -> Result<Put> {
+        if let Some(first) = self.find(&message.target, &message.key)? {
+            return Ok(Put::Repeat(first));
+        }
+        let inbox = self.session_dir("inbox", &message.target)?;
+        let name = message_name(&message.key);
+        let place = inbox.join(&name);
+        let temporary =
+            self.root
+                .join("tmp")
+                .join(format!("{name}.{}.{}", std::process::id(), now_ns()));
+        let bytes = serde_json::to_vec(message)?;
+        let written = (|| -> std::io::Result<()> {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&temporary)?;
+            file.write_all(&bytes)?;
+            self.step(Step::Written);
+            file.sync_all()?;
+            self.step(Step::Synced);
+            Ok(())
+        })();
+        let linked = written.and_then(|()| std::fs::hard_link(&temporary, &place));
+        let _ = std::fs::remove_file(&temporary);
+        match linked {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                // Another writer of this key landed first.
+                return Ok(Put::Repeat(read_message(&place)?));
+            }
+            Err(err) => {
+                return Err(err)
+                    .with_context(|| format!("cannot write a message into {}", inbox.display()));
+            }
+        }
+        self.step(Step::Linked);
+        sync_dir(&inbox).with_context(|| format!("cannot sync {}", inbox.display()))?;
+        Ok(Put::New(place))
+    }
+
+    /// A fresh message for `put`, stamped now.
+    pub fn message(target: &str, mode: &str, body: &str, key: &str, woke: bool) -> SpooledMessage {
+        SpooledMessage {
+            target: target.to_string(),
+            mode: mode.to_string(),
+            body: body.to_string(),
+            key: key.to_string(),
+            accepted_at_ns: now_ns(),
+            woke,
+        }
+    }
+
+    /// The messages waiting for `session`, oldest first. Claims left by hooks that
+    /// died are returned to the inbox first, and orphans in `tmp/` of dead writers
+    /// swept.
+    pub fn waiting(&self, session: &str) -> Result<InboxContents> {
+        let inbox = self.session_dir("inbox", session)?;
+        self.sweep_tmp();
+        let mut contents = InboxContents::default();
+        for entry in std::fs::read_dir(&inbox)
+            .with_context(|| format!("cannot list {}", inbox.display()))?
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let mut path = entry.path();
+            if let Some((original, pid)) = name.rsplit_once('@') {
+                let pid: u32 = pid.parse().unwrap_or(0);
+                if pid_alive(pid) {
+                    continue; // another hook is handing it over now
+                }
+                let back = inbox.join(original);
+                if std::fs::rename(&path, &back).is_err() {
+                    continue;
+                }
+                path = back;
+            } else if !name.ends_with(".json") {
+                continue;
+            }
+            match read_message(&path) {
+                Ok(message) => contents.messages.push(Waiting { message, path }),
+                Err(err) => contents.unreadable.push(format!("{err:#}")),
+            }
+        }
+        contents.messages.sort_by(|a, b| {
+            (a.message.accepted_at_ns, &a.path).cmp(&(b.message.accepted_at_ns, &b.path))
+        });
+        Ok(contents)
+    }
+
+    /// Hands `picked` over: claims each (one a concurrent hook claimed first is left
+    /// out), calls `answer` with the claimed messages (it writes the hook's answer),
+    /// then moves them to `handed/`. When `answer` fails, or nothing could be claimed,
+    /// the claims go back to the inbox. Returns the messages handed over.
+    pub fn hand_over(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: impl FnOnce(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>> {
+        let handed = self.session_dir("handed", session)?;
+        let pid = std::process::id();
+        let mut claimed: Vec<(PathBuf, PathBuf, SpooledMessage)> = Vec::new();
+        for waiting in picked {
+            let mut claim = waiting.path.as_os_str().to_os_string();
+            claim.push(format!("@{pid}"));
+            let claim = PathBuf::from(claim);
+            if std::fs::rename(&waiting.path, &claim).is_ok() {
+                claimed.push((waiting.path, claim, waiting.message));
+            }
+        }
+        if claimed.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.step(Step::Claimed);
+        let messages: Vec<SpooledMessage> = claimed.iter().map(|(_, _, m)| m.clone()).collect();
+        let give_back = |claimed: &[(PathBuf, PathBuf, SpooledMessage)]| {
+            for (original, claim, _) in claimed {
+                let _ = std::fs::rename(claim, original);
+            }
+        };
+        if let Err(err) = answer(&messages) {
+            give_back(&claimed);
+            return Err(err);
+        }
+        self.step(Step::Answered);
+        for (index, (original, claim, _)) in claimed.iter().enumerate() {
+            let name = original.file_name().unwrap_or_default();
+            if let Err(err) = std::fs::rename(claim, handed.join(name)) {
+                give_back(&claimed[index..]);
+                return Err(err).context(format!(
+                    "cannot move a handed-over message into {}",
+                    handed.display()
+                ));
+            }
+        }
+        sync_dir(&handed)?;
+        Ok(messages)
+    }
+
+    /// Removes temporary files whose writer is gone.
+    fn sweep_tmp(&self) {
+        let Ok(entries) = std::fs::read_dir(self.root.join("tmp")) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // <name>.json.<pid>.<ns>
+            let pid = name.rsplit('.').nth(1).and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|pid| !pid_alive(pid)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+
+    /// Registers `session` as served by this process until the registration is
+    /// dropped (a process that dies without dropping it reads as gone: its pid is
+    /// dead).
+    pub fn register_live(&self, session: &str) -> Result<LiveRegistration> {
+        checked_id(session).map_err(anyhow::Error::msg)?;
+        let path = self
+            .root
+            .join("live")
+            .join(format!("{}.json", std::process::id()));
+        let record = serde_json::json!({"session_id": session, "pid": std::process::id()});
+        crate::record::write_atomically(&path, record.to_string().as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(LiveRegistration { path })
+    }
+
+    /// The sessions a living host-shim process serves now.
+    pub fn live_sessions(&self) -> HashSet<String> {
+        #[derive(Deserialize)]
+        struct Live {
+            session_id: String,
+            pid: u32,
+        }
+        let mut live = HashSet::new();
+        let Ok(entries) = std::fs::read_dir(self.root.join("live")) else {
+            return live;
+        };
+        for entry in entries.flatten() {
+            let Ok(bytes) = read_bounded(&entry.path()) else {
+                continue;
+            };
+            if let Ok(record) = serde_json::from_slice::<Live>(&bytes)
+                && pid_alive(record.pid)
+            {
+                live.insert(record.session_id);
+            }
+        }
+        live
+    }
+}
+
+/// A live session's registration; dropping it clears it.
+#[derive(Debug)]
+pub struct LiveRegistration {
+    path: PathBuf,
+}
+
+impl Drop for LiveRegistration {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::bail;
+
+    fn state() -> (tempdir::Dir, StateDir) {
+        let dir = tempdir::Dir::new();
+        let state = StateDir::open(&dir.0.join("state")).unwrap();
+        (dir, state)
+    }
+
+    mod tempdir {
+        pub struct Dir(pub std::path::PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                use std::sync::atomic::{AtomicU32, Ordering};
+                static N: AtomicU32 = AtomicU32::new(0);
+                let path = std::env::temp_dir().join(format!(
+                    "spool-unit-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                Dir(path)
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_is_put_once_and_found_wherever_it_moved() {
+        let (_dir, state) = state();
+        let first = StateDir::message("s1", "queue", "hello", "5:alicec1", false);
+        assert!(matches!(state.put(&first).unwrap(), Put::New(_)));
+        let again = StateDir::message("s1", "queue", "hello", "5:alicec1", false);
+        assert_eq!(state.put(&again).unwrap(), Put::Repeat(first.clone()));
+        let waiting = state.waiting("s1").unwrap().messages;
+        assert_eq!(waiting.len(), 1);
+        let handed = state.hand_over("s1", waiting, |_| Ok(())).unwrap();
+        assert_eq!(handed, vec![first.clone()]);
+        assert!(state.waiting("s1").unwrap().messages.is_empty());
+        // Handed over: a retry is still a repeat.
+        assert_eq!(state.put(&again).unwrap(), Put::Repeat(first));
+    }
+
+    #[test]
+    fn messages_without_a_key_are_each_delivered_and_come_out_oldest_first() {
+        let (_dir, state) = state();
+        for body in ["one", "two", "three"] {
+            state
+                .put(&StateDir::message("s1", "queue", body, "", false))
+                .unwrap();
+        }
+        let bodies: Vec<String> = state
+            .waiting("s1")
+            .unwrap()
+            .messages
+            .into_iter()
+            .map(|w| w.message.body)
+            .collect();
+        assert_eq!(bodies, ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn a_failed_answer_leaves_the_messages_waiting() {
+        let (_dir, state) = state();
+        state
+            .put(&StateDir::message("s1", "steer", "x", "k", false))
+            .unwrap();
+        let waiting = state.waiting("s1").unwrap().messages;
+        let err = state
+            .hand_over("s1", waiting, |_| bail!("stdout closed"))
+            .unwrap_err();
+        assert_eq!(err.to_string(), "stdout closed");
+        assert_eq!(state.waiting("s1").unwrap().messages.len(), 1);
+    }
+
+    #[test]
+    fn ids_that_are_not_plain_names_have_no_inbox() {
+        let (_dir, state) = state();
+        for id in ["../etc", "a/b", ".hidden", "", "a b"] {
+            let err = state
+                .put(&StateDir::message(id, "queue", "x", "", false))
+                .unwrap_err();
+            assert!(err.to_string().contains("is not a plain name"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_dead_processs_registration_reads_cold() {
+        let (_dir, state) = state();
+        let registration = state.register_live("s1").unwrap();
+        assert!(state.live_sessions().contains("s1"));
+        drop(registration);
+        assert!(state.live_sessions().is_empty());
+        // A file left by a process that died (pid far past any real one).
+        std::fs::write(
+            state.root().join("live").join("999999999.json"),
+            r#"{"session_id":"s2","pid":999999999}"#,
+        )
+        .unwrap();
+        assert!(state.live_sessions().is_empty());
+    }
+
+    #[test]
+    fn a_damaged_message_file_is_named_and_the_others_still_wait() {
+        let (_dir, state) = state();
+        state
+            .put(&StateDir::message("s1", "queue", "fine", "", false))
+            .unwrap();
+        let inbox = state.root().join("inbox").join("s1");
+        std::fs::write(inbox.join("k-bad.json"), "{half").unwrap();
+        let contents = state.waiting("s1").unwrap();
+        assert_eq!(contents.messages.len(), 1);
+        assert_eq!(contents.unreadable.len(), 1);
+        assert!(
+            contents.unreadable[0].contains("k-bad.json is not a spooled message"),
+            "{:?}",
+            contents.unreadable
+        );
+    }
+}

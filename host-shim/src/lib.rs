@@ -39,7 +39,7 @@ pub use bindings::{
     MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, ToolSpec,
 };
 pub use cache::LoadKind;
-pub use claude::{ClaudeStore, WakeCommand};
+pub use claude::{ClaudeStore, TranscriptReads, WakeCommand};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};

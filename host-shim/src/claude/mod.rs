@@ -182,14 +182,16 @@ fn system_time_ms(time: SystemTime) -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// A transcript's header and title from its first and last bytes.
-fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<Summary> {
+/// A transcript's header and title from its first and last bytes, and the bytes read.
+fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<(Summary, u64)> {
     let mut file = std::fs::File::open(path)?;
     let mut facts = Facts::default();
+    let read;
     if stamp.len <= HEAD_BYTES + TAIL_BYTES {
         let mut all = Vec::with_capacity(stamp.len as usize);
-        file.read_to_end(&mut all)?;
+        file.take(HEAD_BYTES + TAIL_BYTES).read_to_end(&mut all)?;
         facts.read(&all, true, true);
+        read = all.len() as u64;
     } else {
         let mut head = vec![0; HEAD_BYTES as usize];
         file.read_exact(&mut head)?;
@@ -198,6 +200,7 @@ fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<Summ
         file.seek(SeekFrom::Start(stamp.len - TAIL_BYTES))?;
         file.take(TAIL_BYTES).read_to_end(&mut tail)?;
         facts.read(&tail, false, true);
+        read = (head.len() + tail.len()) as u64;
     }
     let stem = path
         .file_stem()
@@ -225,7 +228,7 @@ fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<Summ
         .or(facts.summary)
         .or(facts.first_prompt)
         .or(facts.slug);
-    Ok(Summary {
+    let summary = Summary {
         header: SessionHeader {
             id,
             created_at_ms,
@@ -237,7 +240,8 @@ fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<Summ
         },
         title,
         skipped_lines: facts.skipped_lines,
-    })
+    };
+    Ok((summary, read))
 }
 
 /// A transcript's current model surface (see the module's opening), parsed whole.
@@ -306,6 +310,18 @@ pub struct ClaudeStore {
     summaries: HashMap<PathBuf, (Stamp, Arc<Summary>)>,
     surfaces: VecDeque<(PathBuf, Stamp, Arc<Session>, u64)>,
     answered: AnsweredKeys,
+    reads: TranscriptReads,
+}
+
+/// What a store has read of transcripts, for tests and benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TranscriptReads {
+    /// Transcripts summarized for a listing (a cached one is not summarized again).
+    pub summarized: u64,
+    /// Bytes read for those summaries.
+    pub summary_bytes: u64,
+    /// Transcripts parsed whole for a read.
+    pub parsed: u64,
 }
 
 impl ClaudeStore {
@@ -336,6 +352,7 @@ impl ClaudeStore {
             summaries: HashMap::new(),
             surfaces: VecDeque::new(),
             answered: AnsweredKeys::default(),
+            reads: TranscriptReads::default(),
         };
         store.scan();
         Ok(store)
@@ -345,13 +362,23 @@ impl ClaudeStore {
         &self.state
     }
 
-    /// Lines skipped as unreadable in what the store has read (listings and reads).
+    /// What this store has read of transcripts so far.
+    pub fn reads(&self) -> TranscriptReads {
+        self.reads
+    }
+
+    /// Lines of the listed transcripts skipped as unreadable: counted in the whole
+    /// transcript once it was read, else in the windows a listing read.
     pub fn skipped_lines(&self) -> u64 {
         self.found
             .iter()
-            .map(|f| f.summary.skipped_lines)
-            .sum::<u64>()
-            + self.surfaces.iter().map(|s| s.3).sum::<u64>()
+            .map(|f| {
+                self.surfaces
+                    .iter()
+                    .find(|(path, stamp, ..)| *path == f.path && *stamp == f.stamp)
+                    .map_or(f.summary.skipped_lines, |surface| surface.3)
+            })
+            .sum()
     }
 
     /// Every transcript under the projects folder, in a stable order.
@@ -415,7 +442,11 @@ impl ClaudeStore {
             let summary = match self.summaries.get(&path) {
                 Some((cached, summary)) if *cached == stamp => summary.clone(),
                 _ => match summarize(&path, &layout, stamp) {
-                    Ok(summary) => Arc::new(summary),
+                    Ok((summary, bytes)) => {
+                        self.reads.summarized += 1;
+                        self.reads.summary_bytes += bytes;
+                        Arc::new(summary)
+                    }
                     Err(_) => continue, // gone or unreadable since it was listed
                 },
             };
@@ -466,6 +497,7 @@ impl ClaudeStore {
             return Some(session.clone());
         }
         let (session, skipped) = read_surface(&found.path, id).ok()?;
+        self.reads.parsed += 1;
         let session = Arc::new(session);
         self.surfaces.retain(|(path, ..)| *path != found.path);
         if self.surfaces.len() == SURFACES_KEPT {

@@ -1,0 +1,659 @@
+//! The Claude Code store on the project's own fixtures (`tests/fixtures/claude-projects`,
+//! written in Claude Code's transcript format for these tests): the mapping, the
+//! bounded cached listing, reads of the current surface, sends into the spool, and the
+//! hook that hands them over, through the CLI a user runs and the library a harness
+//! embeds.
+
+use host_shim::{
+    CallRequest, ClaudeStore, Runtime, RuntimeOptions, SessionQuery, StateDir, TranscriptReads,
+};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const CALLER: &str = "11111111-aaaa-4aaa-8aaa-000000000001";
+const RICH: &str = "22222222-bbbb-4bbb-8bbb-000000000002";
+const SUMMARY: &str = "33333333-cccc-4ccc-8ccc-000000000003";
+const PROMPT: &str = "44444444-dddd-4ddd-8ddd-000000000004";
+const SLUG: &str = "55555555-eeee-4eee-8eee-000000000005";
+const NEW_LAYOUT_AGENT: &str = "agent-a1b2c3d4";
+const OLD_LAYOUT_AGENT: &str = "agent-e5f6a7b8";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/claude-projects")
+}
+
+/// A fresh folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("host-shim-claude-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn host_shim(args: &[&str], stdin: &str, state: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("host-shim-claude-cache"),
+        )
+        .arg("--cache-dir")
+        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
+        .args(args)
+        .arg("--state-dir")
+        .arg(state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `host-shim call TOOL ARGS --claude-projects FIXTURES --caller CALLER` and its text.
+fn call(tool: &str, args: &str, state: &Path, extra: &[&str]) -> (String, String) {
+    let projects = fixtures();
+    let mut all = vec![
+        "call",
+        tool,
+        args,
+        "--claude-projects",
+        projects.to_str().unwrap(),
+        "--caller",
+        CALLER,
+    ];
+    all.extend_from_slice(extra);
+    let output = host_shim(&all, "", state);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn hook(event: &str, session: &str, state: &Path) -> Output {
+    let input = serde_json::json!({
+        "session_id": session,
+        "transcript_path": "/home/ada/.claude/projects/x.jsonl",
+        "cwd": "/home/ada/shop",
+        "hook_event_name": event,
+    });
+    host_shim(&["claude-hook"], &input.to_string(), state)
+}
+
+fn hook_answer(event: &str, session: &str, state: &Path) -> Option<serde_json::Value> {
+    let output = hook(event, session, state);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    (!text.is_empty()).then(|| serde_json::from_str(&text).expect("the answer is JSON"))
+}
+
+fn store(projects: &Path, state: &Path) -> ClaudeStore {
+    ClaudeStore::open(projects, StateDir::open(state).unwrap(), None).unwrap()
+}
+
+#[test]
+fn the_listing_shows_every_session_and_subagent_with_its_title_source() {
+    let state = scratch("listing");
+    let (text, _) = call("sessions_list", r#"{"scope":"all"}"#, &state, &[]);
+    for (id, line) in [
+        (CALLER, "Checkout: split into steps"), // custom-title over an earlier ai-title
+        (RICH, "Fix flaky payment tests"),      // ai-title
+        (SUMMARY, "Notes sync design"),         // summary
+        (PROMPT, "Draft the release notes for 2.3"), // the first real prompt
+        (SLUG, "gentle-humming-otter"),         // the slug
+        (
+            NEW_LAYOUT_AGENT,
+            "Search the payments crate for every call to SystemTime::now",
+        ),
+        (OLD_LAYOUT_AGENT, "Survey how other note apps merge edits"),
+    ] {
+        let row = text
+            .lines()
+            .position(|l| l.starts_with(&format!("- {id} ")))
+            .unwrap_or_else(|| panic!("no row for {id}:\n{text}"));
+        assert_eq!(text.lines().nth(row + 1).unwrap().trim(), line, "{text}");
+    }
+    assert!(text.contains("7 of 7 considered sessions"), "{text}");
+    assert!(text.contains(&format!(
+        "- {NEW_LAYOUT_AGENT} [cold, subagent] | cwd=/home/ada/shop | preset=claude-haiku-4-5-20251001 | not messageable"
+    )));
+    assert!(text.contains(&format!(
+        "- {RICH} [cold, top-level] | cwd=/home/ada/shop | preset=claude-sonnet-4-5-20250929"
+    )));
+    assert!(text.contains(&format!("- {CALLER} [cold, top-level] | cwd=/home/ada/shop | preset=claude-opus-4-5-20251101 | this session")));
+}
+
+#[test]
+fn headers_name_parents_origins_and_creation_times() {
+    let state = scratch("headers");
+    let mut store = store(&fixtures(), &state);
+    let ids: Vec<String> = [RICH, NEW_LAYOUT_AGENT, OLD_LAYOUT_AGENT, SLUG]
+        .map(String::from)
+        .to_vec();
+    let headers: Vec<_> = store
+        .get_sessions(&ids)
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    assert_eq!(headers[0].parent_id, None);
+    assert_eq!(headers[0].origin, "user");
+    // 2026-11-30T10:00:00.500Z, the first record with a timestamp (a snapshot is first).
+    assert_eq!(headers[0].created_at_ms, 1_796_032_800_500);
+    assert_eq!(headers[1].parent_id.as_deref(), Some(RICH));
+    assert_eq!(headers[1].origin, "subagent");
+    assert_eq!(headers[2].parent_id.as_deref(), Some(SUMMARY));
+    assert_eq!(headers[2].origin, "subagent");
+    assert_eq!(headers[3].cwd.as_deref(), Some("/home/ada/notes"));
+    assert_eq!(store.get_session("no-such-session"), None);
+}
+
+#[test]
+fn a_read_shows_the_surface_after_the_last_compaction_and_nothing_the_model_did_not_say() {
+    let state = scratch("read");
+    let (text, _) = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{RICH}"}}"#),
+        &state,
+        &[],
+    );
+    assert_eq!(
+        text,
+        format!(
+            "session {RICH} [cold, top-level] | cwd=/home/ada/shop\n\
+             title: Fix flaky payment tests\n\
+             readable messages: 3 | captured through seq: 21\n\
+             --- assistant (seq 19, model:anthropic/claude-sonnet-4-5-20250929) ---\n\
+             Done: RefundService now takes a Clock; the test uses a fixed one.\n\
+             --- user (seq 17, user) ---\n\
+             Go ahead and inject the clock\n\
+             --- user (seq 15, user, replaced) ---\n\
+             This session is being continued from a previous conversation that ran out of context. Summary: the refund test reads the wall clock twice; the fix is to inject a clock.\n"
+        )
+    );
+    // Asked for: the injected reminder after the compaction, marked; still no thinking
+    // or tool output, and nothing from before the compaction.
+    let (text, _) = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{RICH}","include_injected":true}}"#),
+        &state,
+        &[],
+    );
+    assert!(
+        text.contains(
+            "--- user (seq 16, user, harness-injected) ---\n<system-reminder>\nTodo list"
+        ),
+        "{text}"
+    );
+    for hidden in [
+        "SECRET",
+        "wall clock twice.\n",
+        "screenshot",
+        "payment test setup",
+    ] {
+        assert!(!text.contains(hidden), "{hidden:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn meta_records_are_on_the_surface_and_images_drop_out() {
+    let state = scratch("meta");
+    let (text, _) = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{PROMPT}"}}"#),
+        &state,
+        &[],
+    );
+    // The caveat is sent to the model (isMeta): it is on the surface, and its text is
+    // not one of the injected prefixes, so it shows.
+    assert!(
+        text.contains("--- user (seq 1, user) ---\nCaveat: The messages below"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<local-command-stdout>Set model to opus</local-command-stdout>"),
+        "{text}"
+    );
+    // Before a compaction an image travels with its text; only the text crosses.
+    let projects = scratch("image-projects");
+    copy_tree(&fixtures(), &projects);
+    let path = projects.join(format!("-home-ada-shop/{RICH}.jsonl"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    // Cut the transcript before its compaction.
+    let before: String = text.lines().take(13).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, before).unwrap();
+    let mut store = store(&projects, &state);
+    let surface = store.get_surface(RICH, 40).unwrap();
+    let seqs: Vec<u64> = surface.messages.iter().map(|m| m.seq).collect();
+    // Lines 2..=13: user and assistant records only (not the snapshot, progress or
+    // queue-operation records).
+    assert_eq!(seqs, [2, 3, 4, 5, 6, 7, 9, 11, 12, 13]);
+    let image = store.get_messages(RICH, &[11]).pop().unwrap().unwrap();
+    assert_eq!(image.text, "Here is the screenshot of the failure");
+    let tool_result = &surface.messages[6];
+    assert_eq!((tool_result.seq, tool_result.text_chars), (9, 0));
+    let thinking = &surface.messages[3];
+    assert_eq!((thinking.seq, thinking.text_chars), (5, 0));
+}
+
+#[test]
+fn damaged_and_half_written_lines_are_skipped_and_counted() {
+    let state = scratch("damaged");
+    let (text, stats) = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{SLUG}"}}"#),
+        &state,
+        &["--stats"],
+    );
+    // Line 3 is damaged, line 5 is being written: the last record read is line 4.
+    assert!(
+        text.contains("readable messages: 3 | captured through seq: 4"),
+        "{text}"
+    );
+    assert!(!text.contains("still being writ"), "{text}");
+    let stats: serde_json::Value = serde_json::from_str(stats.trim()).unwrap();
+    assert_eq!(stats["skipped_lines"], 2, "{stats}");
+    assert_eq!(stats["refusal"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_listing_reads_only_bounded_windows_and_caches_them_by_size_and_time() {
+    let state = scratch("bounded");
+    let projects = scratch("bounded-projects");
+    copy_tree(&fixtures(), &projects);
+    // A 3 MB transcript: its first prompt at the start, its title at the end.
+    let big = projects.join("-home-ada-notes/66666666-ffff-4fff-8fff-000000000006.jsonl");
+    let id = "66666666-ffff-4fff-8fff-000000000006";
+    let mut text = format!(
+        "{{\"type\":\"user\",\"sessionId\":\"{id}\",\"cwd\":\"/home/ada/notes\",\"timestamp\":\"2026-11-26T00:00:00Z\",\"message\":{{\"role\":\"user\",\"content\":\"a long session\"}}}}\n"
+    );
+    let filler = format!(
+        "{{\"type\":\"assistant\",\"sessionId\":\"{id}\",\"message\":{{\"role\":\"assistant\",\"model\":\"claude-opus-4-5-20251101\",\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}\n",
+        "x".repeat(1000)
+    );
+    while text.len() < 3 << 20 {
+        text.push_str(&filler);
+    }
+    text.push_str(&format!(
+        "{{\"type\":\"custom-title\",\"customTitle\":\"The long one\",\"sessionId\":\"{id}\"}}\n"
+    ));
+    std::fs::write(&big, &text).unwrap();
+
+    let mut store = store(&projects, &state);
+    let index = store.list_sessions();
+    assert_eq!(index.entries.len(), 8);
+    assert_eq!(
+        store.title_snapshots(&[id.to_string()]),
+        [Some("The long one".to_string())]
+    );
+    let first = store.reads();
+    assert_eq!(first.summarized, 8);
+    let small: u64 = walk(&fixtures())
+        .iter()
+        .map(|p| p.metadata().unwrap().len())
+        .sum();
+    assert_eq!(first.summary_bytes, small + 128 * 1024, "{first:?}");
+    // Unchanged files are not read again.
+    store.list_sessions();
+    assert_eq!(store.reads(), first);
+    // A changed file is: the new title shows.
+    let mut file = std::fs::OpenOptions::new().append(true).open(&big).unwrap();
+    use std::io::Write;
+    writeln!(
+        file,
+        "{{\"type\":\"custom-title\",\"customTitle\":\"Renamed\",\"sessionId\":\"{id}\"}}"
+    )
+    .unwrap();
+    drop(file);
+    store.list_sessions();
+    assert_eq!(store.reads().summarized, first.summarized + 1);
+    assert_eq!(
+        store.title_snapshots(&[id.to_string()]),
+        [Some("Renamed".to_string())]
+    );
+    // Reading it parses it whole, once while it is unchanged.
+    let surface = store.get_surface(id, 40).unwrap();
+    assert!(surface.messages.len() > 2000);
+    store.get_messages(id, &[2, 3]);
+    assert_eq!(store.reads().parsed, 1);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.file_type().unwrap().is_dir() {
+            all.extend(walk(&entry.path()));
+        } else {
+            all.push(entry.path());
+        }
+    }
+    all
+}
+
+#[test]
+fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
+    let state = scratch("send");
+    let send =
+        format!(r#"{{"session_id":"{RICH}","message":"Please rebase on main before merging."}}"#);
+    for _ in 0..2 {
+        let (text, _) = call("sessions_send", &send, &state, &["--call-id", "toolu_01"]);
+        assert!(
+            text.starts_with(&format!("accepted for {RICH} | mode=queue | chars=37\n")),
+            "{text}"
+        );
+    }
+    let inbox = state.join("inbox").join(RICH);
+    assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 1);
+    // Tool use and a new prompt do not take a queued message; nothing for others.
+    assert_eq!(hook_answer("PostToolUse", RICH, &state), None);
+    assert_eq!(hook_answer("Stop", SUMMARY, &state), None);
+    let answer = hook_answer("Stop", RICH, &state).expect("the stop is blocked");
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(reason.starts_with(&format!(
+        "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"Checkout: split into steps\")\ndelivery: queue\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
+    )), "{reason}");
+    // Handed over once: the next stop goes through, and a retried send is a repeat.
+    assert_eq!(hook_answer("Stop", RICH, &state), None);
+    call("sessions_send", &send, &state, &["--call-id", "toolu_01"]);
+    assert_eq!(hook_answer("SessionStart", RICH, &state), None);
+    assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 0);
+}
+
+#[test]
+fn each_hook_event_takes_what_it_should() {
+    let state = scratch("events");
+    let send = |message: &str, mode: &str| {
+        call(
+            "sessions_send",
+            &format!(r#"{{"session_id":"{RICH}","message":"{message}","mode":"{mode}"}}"#),
+            &state,
+            &[
+                "--settings",
+                settings_file(&state, r#"{"frameMessages": false}"#)
+                    .to_str()
+                    .unwrap(),
+            ],
+        )
+    };
+    send("first queued", "queue");
+    send("second queued", "queue");
+    send("steer now", "steer");
+    // PostToolUse: the steer message, into the running turn.
+    let answer = hook_answer("PostToolUse", RICH, &state).unwrap();
+    assert_eq!(
+        answer,
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "steer now"}})
+    );
+    // Stop: the oldest queued message only.
+    assert_eq!(
+        hook_answer("Stop", RICH, &state).unwrap(),
+        serde_json::json!({"decision": "block", "reason": "first queued"})
+    );
+    // A hook inside a subagent takes nothing; other events take nothing.
+    let input = serde_json::json!({"session_id": RICH, "hook_event_name": "PostToolUse", "agent_id": "a1b2c3d4"});
+    let output = host_shim(&["claude-hook"], &input.to_string(), &state);
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert_eq!(hook_answer("SubagentStop", RICH, &state), None);
+    // UserPromptSubmit: whatever waits.
+    send("steer again", "steer");
+    assert_eq!(
+        hook_answer("UserPromptSubmit", RICH, &state).unwrap(),
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "second queued\n\nsteer again"}})
+    );
+    // SessionStart: the same.
+    send("after restart", "queue");
+    assert_eq!(
+        hook_answer("SessionStart", RICH, &state).unwrap(),
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "after restart"}})
+    );
+    assert_eq!(hook_answer("SessionStart", RICH, &state), None);
+}
+
+fn settings_file(dir: &Path, json: &str) -> PathBuf {
+    let path = dir.join("settings.json");
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+#[test]
+fn a_hook_given_bad_input_says_what_it_needs_and_hands_nothing_over() {
+    let state = scratch("bad-hook");
+    call(
+        "sessions_send",
+        &format!(r#"{{"session_id":"{RICH}","message":"kept"}}"#),
+        &state,
+        &[],
+    );
+    for input in [
+        "",
+        "not json",
+        r#"{"hook_event_name":"Stop"}"#,
+        r#"{"session_id":"../x","hook_event_name":"Stop"}"#,
+    ] {
+        let output = host_shim(&["claude-hook"], input, &state);
+        assert_eq!(output.status.code(), Some(1), "{input}");
+        assert!(output.stdout.is_empty());
+        let err = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            err.contains("run host-shim claude-hook as a Claude Code command hook")
+                || err.contains("is not a plain name"),
+            "{err}"
+        );
+    }
+    assert!(hook_answer("Stop", RICH, &state).is_some());
+}
+
+#[test]
+fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
+    let state = scratch("live");
+    let no_resume = settings_file(&state, r#"{"allowResume": false}"#);
+    let send = format!(r#"{{"session_id":"{SUMMARY}","message":"hi"}}"#);
+    let (text, _) = call(
+        "sessions_send",
+        &send,
+        &state,
+        &["--settings", no_resume.to_str().unwrap()],
+    );
+    assert!(
+        text.starts_with("sessions_send refused (resume-disabled)"),
+        "{text}"
+    );
+    // While a host-shim process serves the session, it is live.
+    let registration = StateDir::open(&state)
+        .unwrap()
+        .register_live(SUMMARY)
+        .unwrap();
+    let (text, _) = call("sessions_list", r#"{"scope":"all"}"#, &state, &[]);
+    assert!(
+        text.contains(&format!("- {SUMMARY} [live, top-level]")),
+        "{text}"
+    );
+    let (text, _) = call(
+        "sessions_send",
+        &send,
+        &state,
+        &["--settings", no_resume.to_str().unwrap()],
+    );
+    assert!(
+        text.starts_with(&format!("accepted for {SUMMARY} | mode=queue | chars=2\n")),
+        "{text}"
+    );
+    drop(registration);
+    let (text, _) = call("sessions_list", r#"{"scope":"all"}"#, &state, &[]);
+    assert!(
+        text.contains(&format!("- {SUMMARY} [cold, top-level]")),
+        "{text}"
+    );
+    // Unknown ids and subagents.
+    let (text, _) = call(
+        "sessions_send",
+        r#"{"session_id":"nobody","message":"hi"}"#,
+        &state,
+        &[],
+    );
+    assert!(
+        text.starts_with("sessions_send refused (not-found)"),
+        "{text}"
+    );
+    let (text, _) = call(
+        "sessions_send",
+        &format!(r#"{{"session_id":"{OLD_LAYOUT_AGENT}","message":"hi"}}"#),
+        &state,
+        &[],
+    );
+    assert!(
+        text.starts_with("sessions_send refused (not-messageable)"),
+        "{text}"
+    );
+    assert!(text.contains(SUMMARY), "{text}");
+}
+
+#[test]
+fn the_wake_command_runs_for_a_cold_target_with_the_message_file() {
+    let state = scratch("wake");
+    let woken = state.join("woken.json");
+    let template = format!("cp {{message_file}} {}", woken.display());
+    let (text, _) = call(
+        "sessions_send",
+        &format!(r#"{{"session_id":"{PROMPT}","message":"wake up"}}"#),
+        &state,
+        &["--wake-command", &template],
+    );
+    assert!(
+        text.starts_with(&format!(
+            "accepted for {PROMPT} | mode=queue | chars=7 (woke a cold session)\n"
+        )),
+        "{text}"
+    );
+    // The command runs on its own; give it a moment.
+    for _ in 0..100 {
+        if woken.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let copied: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&woken).unwrap()).unwrap();
+    assert_eq!(copied["target"], PROMPT);
+    assert!(copied["body"].as_str().unwrap().contains("wake up"));
+    // The message still waits for the woken session's SessionStart hook.
+    assert!(hook_answer("SessionStart", PROMPT, &state).is_some());
+    // A bad template is refused before anything runs.
+    let projects = fixtures();
+    let output = host_shim(
+        &[
+            "call",
+            "sessions_list",
+            "--claude-projects",
+            projects.to_str().unwrap(),
+            "--caller",
+            CALLER,
+            "--wake-command",
+            "claude --resume {session}",
+        ],
+        "",
+        &state,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("\"{session}\" is not a placeholder"));
+}
+
+#[test]
+fn a_folder_that_is_not_a_projects_folder_is_named() {
+    let state = scratch("bad-folder");
+    let output = host_shim(
+        &[
+            "call",
+            "sessions_list",
+            "--claude-projects",
+            "/no/such/folder",
+            "--caller",
+            CALLER,
+        ],
+        "",
+        &state,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        err.contains("cannot read the Claude Code projects folder /no/such/folder"),
+        "{err}"
+    );
+    // --corpus and --claude-projects do not mix.
+    let output = host_shim(
+        &[
+            "call",
+            "sessions_list",
+            "--claude-projects",
+            "/x",
+            "--corpus",
+            "/y",
+        ],
+        "",
+        &state,
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn the_library_serves_the_store_to_the_plugin() {
+    let state = scratch("library");
+    let runtime: Runtime<ClaudeStore> = Runtime::with_options(
+        host_shim::PLUGIN_WASM,
+        &RuntimeOptions {
+            cache_dir: None,
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let request = CallRequest {
+        caller: CALLER.to_string(),
+        tool: "sessions_list".to_string(),
+        arguments: r#"{"query": "payment"}"#.to_string(),
+        ..CallRequest::default()
+    };
+    let report = runtime.call(store(&fixtures(), &state), &request);
+    let text = report.answer.unwrap().text;
+    assert!(text.contains(RICH), "{text}");
+    assert!(!text.contains(SUMMARY), "{text}");
+    assert_eq!(
+        report.harness.reads(),
+        TranscriptReads {
+            summarized: 7,
+            summary_bytes: walk(&fixtures())
+                .iter()
+                .map(|p| p.metadata().unwrap().len())
+                .sum(),
+            parsed: 0,
+        }
+    );
+}

@@ -174,7 +174,7 @@ struct SourceArgs {
 /// The sessions a call runs over.
 enum Store {
     Corpus(Corpus),
-    Claude(ClaudeStore),
+    Claude(Box<ClaudeStore>),
 }
 
 impl SourceArgs {
@@ -185,7 +185,11 @@ impl SourceArgs {
                 .as_deref()
                 .map(WakeCommand::parse)
                 .transpose()?;
-            return Ok(Store::Claude(claude_store(projects, &self.state, wake)?));
+            return Ok(Store::Claude(Box::new(claude_store(
+                projects,
+                &self.state,
+                wake,
+            )?)));
         }
         match self.corpus.as_deref() {
             Some(path) => Corpus::from_file(path).map(Store::Corpus),
@@ -363,7 +367,7 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
                 Some(id) => Some(store.state().register_live(id)?),
                 None => None,
             };
-            serve(&args, store, caller, cache_dir)
+            serve(&args, *store, caller, cache_dir)
         }
     }
 }
@@ -463,7 +467,7 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         }
         Store::Claude(store) => {
             let caller = args.caller.clone();
-            call_on(&args, store, caller, cache_dir, |store| {
+            call_on(&args, *store, caller, cache_dir, |store| {
                 Some(store.skipped_lines())
             })
         }

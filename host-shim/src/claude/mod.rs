@@ -186,12 +186,11 @@ fn system_time_ms(time: SystemTime) -> i64 {
 fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<(Summary, u64)> {
     let mut file = std::fs::File::open(path)?;
     let mut facts = Facts::default();
-    let read;
-    if stamp.len <= HEAD_BYTES + TAIL_BYTES {
+    let read = if stamp.len <= HEAD_BYTES + TAIL_BYTES {
         let mut all = Vec::with_capacity(stamp.len as usize);
         file.take(HEAD_BYTES + TAIL_BYTES).read_to_end(&mut all)?;
         facts.read(&all, true, true);
-        read = all.len() as u64;
+        all.len() as u64
     } else {
         let mut head = vec![0; HEAD_BYTES as usize];
         file.read_exact(&mut head)?;
@@ -200,8 +199,8 @@ fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<(Sum
         file.seek(SeekFrom::Start(stamp.len - TAIL_BYTES))?;
         file.take(TAIL_BYTES).read_to_end(&mut tail)?;
         facts.read(&tail, false, true);
-        read = (head.len() + tail.len()) as u64;
-    }
+        (head.len() + tail.len()) as u64
+    };
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -155,8 +155,59 @@ async def a_disabled_deployment():
     await session(server("--corpus", CORPUS, "--settings", str(settings)), body)
 
 
+async def claude_code_end_to_end():
+    """Two Claude Code sessions of the project's fixtures: one sends, the other's Stop
+    hook hands the message over."""
+    projects = str(ROOT / "tests" / "fixtures" / "claude-projects")
+    state = SCRATCH / "state"
+    sender = "11111111-aaaa-4aaa-8aaa-000000000001"
+    target = "22222222-bbbb-4bbb-8bbb-000000000002"
+
+    def hook(event, session):
+        return subprocess.run(
+            [HOST_SHIM, "claude-hook", "--state-dir", str(state)],
+            input=json.dumps({"session_id": session, "hook_event_name": event,
+                              "transcript_path": "/x.jsonl", "cwd": "/home/ada/shop"}),
+            check=True, capture_output=True, text=True,
+        ).stdout
+
+    async def body(client):
+        listing = await client.call_tool("sessions_list", {"scope": "all"})
+        check(not listing.is_error and "7 of 7 considered sessions" in text(listing)
+              and f"- {sender} [live, top-level] | cwd=/home/ada/shop | preset=claude-opus-4-5-20251101 | this session\n  Checkout: split into steps"
+              in text(listing) and "- agent-a1b2c3d4 [cold, subagent]" in text(listing),
+              f"the Claude Code sessions and subagents are listed, the server's own session live:\n{text(listing)}")
+        read = await client.call_tool("sessions_read", {"session_id": target})
+        check(not read.is_error and "--- user (seq 15, user, replaced) ---" in text(read)
+              and "SECRET" not in text(read) and "system-reminder" not in text(read),
+              f"a read shows the surface after the compaction, no thinking, tool output or reminders:\n{text(read)}")
+        meta = {"claudecode/toolUseId": "toolu_01E2E"}
+        send = {"session_id": target, "message": "The clock fix is merged; rebase."}
+        first = await client.call_tool("sessions_send", send, meta=meta)
+        again = await client.call_tool("sessions_send", send, meta=meta)
+        check(not first.is_error and text(first).startswith(f"accepted for {target} | mode=queue | chars=32\n")
+              and text(again) == text(first),
+              f"the send is accepted, and its retry with the same tool-use id too:\n{text(first)}")
+        spooled = list((state / "inbox" / target).iterdir())
+        check(len(spooled) == 1, f"one message in the target's spool: {spooled}")
+        check(len(list((state / "live").iterdir())) == 1, "the server registered its session as live")
+
+    await session(server("--claude-projects", projects, "--state-dir", str(state),
+                         env={"CLAUDE_CODE_SESSION_ID": sender}), body)
+    check(list((state / "live").iterdir()) == [], "the registration is cleared when the server ends")
+    check(hook("PostToolUse", target) == "", "a tool use in the target does not take a queued message")
+    answer = json.loads(hook("Stop", target))
+    check(answer["decision"] == "block" and answer["reason"].startswith(
+        "Cross-session message from another session of this harness.\n"
+        f"from-session: {sender} (\"Checkout: split into steps\")\ndelivery: queue\n"
+        "--- message begins ---\nThe clock fix is merged; rebase.\n--- message ends ---"),
+        f"the target's Stop hook hands the message over as its next turn: {answer}")
+    check(hook("Stop", target) == "", "it is handed over once")
+
+
 async def main():
     await the_tools_and_their_answers()
+    await claude_code_end_to_end()
     await the_caller_comes_from_the_client()
     await no_caller()
     await a_disabled_deployment()

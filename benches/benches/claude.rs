@@ -1,0 +1,167 @@
+//! The Claude Code store on a big folder: 1,000 sessions of 3 MB each (written once
+//! under the temporary folder, then reused), listed and read through the component.
+//! `cargo bench -p benches --bench claude`. The transcripts sit in the page cache after
+//! the first run: these are the store's costs, not the disk's.
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use host_shim::{CallRequest, ClaudeStore, PLUGIN_WASM, Runtime, RuntimeOptions, StateDir};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const SESSIONS: usize = 1_000;
+const SESSION_BYTES: usize = 3 << 20;
+
+fn id(n: usize) -> String {
+    format!("{n:08x}-0000-4000-8000-{n:012x}")
+}
+
+/// One transcript of about 3 MB in Claude Code's shape: turns of a prompt, thinking,
+/// a tool call, a large tool result and an answer; titles at both ends.
+fn write_transcript(path: &Path, n: usize) {
+    let id = id(n);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let base = format!(
+        r#""sessionId":"{id}","cwd":"/home/bench/project-{}","version":"2.1.30","gitBranch":"main""#,
+        n % 50
+    );
+    writeln!(
+        out,
+        r#"{{"type":"summary","summary":"Bench session {n}","leafUuid":"x"}}"#
+    )
+    .unwrap();
+    let output = "o".repeat(16 << 10);
+    let mut written = 0;
+    let mut turn = 0;
+    while written < SESSION_BYTES {
+        let ts = format!(
+            "2026-11-{:02}T10:{:02}:{:02}.000Z",
+            1 + n % 28,
+            turn / 60 % 60,
+            turn % 60
+        );
+        let lines = [
+            format!(
+                r#"{{"type":"user",{base},"timestamp":"{ts}","message":{{"role":"user","content":"Turn {turn}: please look at module {turn} and fix what is wrong"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"assistant",{base},"timestamp":"{ts}","message":{{"role":"assistant","model":"claude-opus-4-5-20251101","content":[{{"type":"thinking","thinking":"{}","signature":"s"}}]}}}}"#,
+                "t".repeat(800)
+            ),
+            format!(
+                r#"{{"type":"assistant",{base},"timestamp":"{ts}","message":{{"role":"assistant","model":"claude-opus-4-5-20251101","content":[{{"type":"tool_use","id":"toolu_{turn}","name":"Bash","input":{{"command":"cargo test -p module{turn}"}}}}]}}}}"#
+            ),
+            format!(
+                r#"{{"type":"user",{base},"timestamp":"{ts}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{turn}","content":"{output}"}}]}},"toolUseResult":{{"stdout":"{output}"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"assistant",{base},"timestamp":"{ts}","message":{{"role":"assistant","model":"claude-opus-4-5-20251101","content":[{{"type":"text","text":"Module {turn} is fixed: {}"}}]}}}}"#,
+                "a".repeat(600)
+            ),
+        ];
+        for line in lines {
+            writeln!(out, "{line}").unwrap();
+            written += line.len() + 1;
+        }
+        turn += 1;
+    }
+    writeln!(
+        out,
+        r#"{{"type":"custom-title","customTitle":"Bench session {n}, renamed","sessionId":"{id}"}}"#
+    )
+    .unwrap();
+}
+
+/// The folder of 1,000 transcripts, written on the first run.
+fn projects() -> PathBuf {
+    let root = std::env::temp_dir().join("session-tools-bench-claude-projects");
+    let done = root.join(".complete");
+    if !done.exists() {
+        let _ = std::fs::remove_dir_all(&root);
+        for n in 0..SESSIONS {
+            let project = root.join(format!("-home-bench-project-{}", n % 50));
+            std::fs::create_dir_all(&project).unwrap();
+            write_transcript(&project.join(format!("{}.jsonl", id(n))), n);
+        }
+        std::fs::write(&done, "").unwrap();
+    }
+    root
+}
+
+fn claude(c: &mut Criterion) {
+    let projects = projects();
+    let state_root =
+        std::env::temp_dir().join(format!("session-tools-bench-state-{}", std::process::id()));
+    let state = StateDir::open(&state_root).unwrap();
+    let open = || ClaudeStore::open(&projects, state.clone(), None).unwrap();
+    let runtime: Runtime<ClaudeStore> =
+        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let caller = id(0);
+    let list = CallRequest {
+        caller: caller.clone(),
+        tool: "sessions_list".into(),
+        arguments: r#"{"scope": "all"}"#.into(),
+        ..CallRequest::default()
+    };
+    let read = CallRequest {
+        caller: caller.clone(),
+        tool: "sessions_read".into(),
+        arguments: format!(r#"{{"session_id": "{}"}}"#, id(1)),
+        ..CallRequest::default()
+    };
+    {
+        let store = open();
+        let reads = store.reads();
+        println!(
+            "first listing of {SESSIONS} transcripts of {} MB: {} summarized, {} KiB read",
+            SESSION_BYTES >> 20,
+            reads.summarized,
+            reads.summary_bytes >> 10
+        );
+    }
+    let mut group = c.benchmark_group("claude store, 1,000 sessions of 3 MB");
+    group.sample_size(10);
+    group.bench_function(
+        "sessions_list, first (open the store: bounded reads of every transcript)",
+        |b| {
+            b.iter_batched(
+                || (),
+                |()| {
+                    let report = runtime.call(open(), &list);
+                    assert!(report.answer.unwrap().text.contains("1000 considered"));
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    let mut store = Some(open());
+    group.bench_function("sessions_list, cached (stat every transcript)", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &list);
+            store = Some(report.harness);
+        })
+    });
+    group.bench_function(
+        "sessions_read of a 3 MB session, first (parse it whole)",
+        |b| {
+            b.iter_batched(
+                open,
+                |fresh| {
+                    let report = runtime.call(fresh, &read);
+                    assert!(report.answer.unwrap().text.contains("readable messages"));
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    group.bench_function("sessions_read of a 3 MB session, cached", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &read);
+            store = Some(report.harness);
+        })
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(state_root);
+}
+
+criterion_group!(benches, claude);
+criterion_main!(benches);

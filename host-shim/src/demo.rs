@@ -205,7 +205,7 @@ pub fn run_claude(
     }
     writeln!(
         out,
-        "\nNothing was written. To let these sessions message each other, see the README: \"Use it with Claude Code\"."
+        "\nNothing was sent, and no transcript was touched. To let these sessions message each other, see the README: \"Use it with Claude Code\"."
     )?;
     Ok(())
 }

@@ -363,10 +363,13 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         Store::Claude(store) => {
             // The caller's session is live while this server runs (the registration
             // is cleared when it ends; a server that dies leaves a dead pid).
-            let _live = match &caller {
-                Some(id) => Some(store.state().register_live(id)?),
-                None => None,
-            };
+            let _live = caller.as_deref().and_then(|id| {
+                store
+                    .state()
+                    .register_live(id)
+                    .map_err(|err| eprintln!("host-shim mcp: {id} will read cold: {err:#}"))
+                    .ok()
+            });
             serve(&args, *store, caller, cache_dir)
         }
     }

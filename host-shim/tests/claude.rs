@@ -657,3 +657,66 @@ fn the_library_serves_the_store_to_the_plugin() {
         }
     );
 }
+
+/// Every file under `dir` with its bytes and modification time.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut all: Vec<_> = walk(dir)
+        .into_iter()
+        .map(|path| {
+            let modified = path.metadata().unwrap().modified().unwrap();
+            (path.clone(), std::fs::read(&path).unwrap(), modified)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn the_demo_tours_the_sessions_and_no_transcript_is_ever_written() {
+    let state = scratch("demo");
+    let before = snapshot(&fixtures());
+    let projects = fixtures();
+    let output = host_shim(
+        &["demo", "--claude-projects", projects.to_str().unwrap()],
+        "",
+        &state,
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    // The newest top-level session calls; the next newest is read.
+    assert!(
+        text.starts_with(&format!(
+            "Claude Code's sessions (7 transcripts), as the model in session {RICH} sees them:"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "$ sessions_read {{\"session_id\": \"{CALLER}\", \"max_messages\": 3}}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("Nothing was sent, and no transcript was touched."),
+        "{text}"
+    );
+    // Sends, hand-overs and reads leave the transcripts as they were.
+    call(
+        "sessions_send",
+        &format!(r#"{{"session_id":"{RICH}","message":"hello"}}"#),
+        &state,
+        &[],
+    );
+    assert!(hook_answer("SessionStart", RICH, &state).is_some());
+    call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{RICH}"}}"#),
+        &state,
+        &[],
+    );
+    assert_eq!(snapshot(&fixtures()), before);
+}

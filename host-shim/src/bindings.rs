@@ -62,6 +62,16 @@ impl Refusal {
     }
 }
 
+impl DeliveryMode {
+    /// The mode as the tools name it (`queue`, `steer`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryMode::Queue => "queue",
+            DeliveryMode::Steer => "steer",
+        }
+    }
+}
+
 impl SessionHeader {
     /// A subagent has a parent id or the origin "subagent".
     pub fn is_subagent(&self) -> bool {

@@ -78,9 +78,21 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 fn dir_from(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
-    let base = xdg_cache_home
-        .filter(|path| path.is_absolute())
-        .or_else(|| home.filter(|h| h.is_absolute()).map(|h| h.join(".cache")))?;
+    user_dir(xdg_cache_home, home, ".cache")
+}
+
+/// `session-tools` under an XDG base folder: the variable's value when it is an
+/// absolute path (a relative one is ignored, as the XDG spec says), else
+/// `$HOME/<home_relative>`.
+pub(crate) fn user_dir(
+    xdg: Option<PathBuf>,
+    home: Option<PathBuf>,
+    home_relative: &str,
+) -> Option<PathBuf> {
+    let base = xdg.filter(|path| path.is_absolute()).or_else(|| {
+        home.filter(|h| h.is_absolute())
+            .map(|h| h.join(home_relative))
+    })?;
     Some(base.join("session-tools"))
 }
 

@@ -340,11 +340,7 @@ impl<H: Harness> Guard<H> {
                 }
                 self.deliveries.push(Delivery {
                     target,
-                    mode: match mode {
-                        DeliveryMode::Queue => "queue",
-                        DeliveryMode::Steer => "steer",
-                    }
-                    .to_string(),
+                    mode: mode.as_str().to_string(),
                     body,
                     woke: delivered.woke,
                     key,

@@ -133,16 +133,11 @@ pub fn checked_id(id: &str) -> Result<&str, String> {
 /// The default state folder: `$XDG_STATE_HOME/session-tools` when that is an absolute
 /// path, else `$HOME/.local/state/session-tools`.
 pub fn default_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|home| home.join(".local").join("state"))
-        })?;
-    Some(base.join("session-tools"))
+    crate::cache::user_dir(
+        std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+        ".local/state",
+    )
 }
 
 fn now_ns() -> u128 {

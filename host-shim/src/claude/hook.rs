@@ -16,7 +16,7 @@
 //! A message leaves the spool only after the answer is written, and the hook exits
 //! with success only after it left (see [`crate::spool`]).
 
-use crate::spool::{SpooledMessage, StateDir};
+use crate::spool::{SpooledMessage, StateDir, Waiting};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::io::Write;
@@ -51,25 +51,21 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
     if input.agent_id.is_some() {
         return Ok(HookReport::default());
     }
-    let picks: fn(&[&SpooledMessage]) -> Vec<usize> = match event.as_str() {
-        "PostToolUse" => |all| positions(all, |m| m.mode == "steer"),
-        "Stop" => |all| {
-            let mut picked = positions(all, |m| m.mode == "steer");
-            picked.extend(all.iter().position(|m| m.mode != "steer"));
-            picked.sort_unstable();
-            picked
-        },
-        "UserPromptSubmit" | "SessionStart" => |all| (0..all.len()).collect(),
+    let takes = match event.as_str() {
+        "PostToolUse" => Takes::Steer,
+        "Stop" => Takes::SteerAndOldestQueued,
+        "UserPromptSubmit" | "SessionStart" => Takes::All,
         _ => return Ok(HookReport::default()),
     };
     let contents = state.waiting(&session)?;
-    let all: Vec<&SpooledMessage> = contents.messages.iter().map(|w| &w.message).collect();
-    let chosen = picks(&all);
-    let picked: Vec<_> = contents
-        .messages
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| chosen.contains(i))
+    let is_steer = |w: &Waiting| w.message.mode == "steer";
+    let oldest_queued = contents.messages.iter().position(|w| !is_steer(w));
+    let picked: Vec<Waiting> = (contents.messages.iter().enumerate())
+        .filter(|&(i, w)| match takes {
+            Takes::Steer => is_steer(w),
+            Takes::SteerAndOldestQueued => is_steer(w) || Some(i) == oldest_queued,
+            Takes::All => true,
+        })
         .map(|(_, w)| w.clone())
         .collect();
     let mut report = HookReport {
@@ -98,6 +94,10 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
     Ok(report)
 }
 
-fn positions(all: &[&SpooledMessage], keep: impl Fn(&SpooledMessage) -> bool) -> Vec<usize> {
-    (0..all.len()).filter(|&i| keep(all[i])).collect()
+/// Which waiting messages an event takes (oldest first, in each case).
+#[derive(Clone, Copy)]
+enum Takes {
+    Steer,
+    SteerAndOldestQueued,
+    All,
 }

@@ -31,6 +31,14 @@
 //! - A line that is not a JSON object (a damaged line, or the half-written last line
 //!   of a transcript being written) is skipped and counted ([`ClaudeStore::skipped_lines`]).
 //!
+//! Trust model. Transcripts are data from whoever can write the projects folder: they
+//! are opened for reading only (never written, moved or locked), parsed as JSON lines
+//! with unknown fields skipped, and only what the contract asks (ids, times, paths,
+//! titles, text) reaches the sandboxed plugin, under the host's bounds. Nothing read
+//! from a transcript selects a file to open or a command to run: the wake command comes
+//! from the command line only, and session ids reach the state folder only as plain
+//! names ([`crate::spool::checked_id`]).
+//!
 //! Cost: a listing reads at most [`HEAD_BYTES`] from the start and [`TAIL_BYTES`] from
 //! the end of each transcript, once per path, size and modification time; titles and
 //! facts past those windows of a large transcript are not seen. A read parses the one
@@ -307,9 +315,17 @@ pub struct ClaudeStore {
     found: Vec<Found>,
     by_id: HashMap<String, usize>,
     summaries: HashMap<PathBuf, (Stamp, Arc<Summary>)>,
-    surfaces: VecDeque<(PathBuf, Stamp, Arc<Session>, u64)>,
+    surfaces: VecDeque<ParsedSurface>,
     answered: AnsweredKeys,
     reads: TranscriptReads,
+}
+
+/// A transcript read whole: its surface, and the lines it skipped.
+struct ParsedSurface {
+    path: PathBuf,
+    stamp: Stamp,
+    session: Arc<Session>,
+    skipped_lines: u64,
 }
 
 /// What a store has read of transcripts, for tests and benchmarks.
@@ -374,8 +390,8 @@ impl ClaudeStore {
             .map(|f| {
                 self.surfaces
                     .iter()
-                    .find(|(path, stamp, ..)| *path == f.path && *stamp == f.stamp)
-                    .map_or(f.summary.skipped_lines, |surface| surface.3)
+                    .find(|s| s.path == f.path && s.stamp == f.stamp)
+                    .map_or(f.summary.skipped_lines, |s| s.skipped_lines)
             })
             .sum()
     }
@@ -488,22 +504,26 @@ impl ClaudeStore {
 
     fn surface(&mut self, id: &str) -> Option<Arc<Session>> {
         let found = self.lookup(id)?;
-        if let Some((_, _, session, _)) = self
+        if let Some(parsed) = self
             .surfaces
             .iter()
-            .find(|(path, stamp, _, _)| *path == found.path && *stamp == found.stamp)
+            .find(|s| s.path == found.path && s.stamp == found.stamp)
         {
-            return Some(session.clone());
+            return Some(parsed.session.clone());
         }
-        let (session, skipped) = read_surface(&found.path, id).ok()?;
+        let (session, skipped_lines) = read_surface(&found.path, id).ok()?;
         self.reads.parsed += 1;
         let session = Arc::new(session);
-        self.surfaces.retain(|(path, ..)| *path != found.path);
+        self.surfaces.retain(|s| s.path != found.path);
         if self.surfaces.len() == SURFACES_KEPT {
             self.surfaces.pop_front();
         }
-        self.surfaces
-            .push_back((found.path, found.stamp, session.clone(), skipped));
+        self.surfaces.push_back(ParsedSurface {
+            path: found.path,
+            stamp: found.stamp,
+            session: session.clone(),
+            skipped_lines,
+        });
         Some(session)
     }
 }

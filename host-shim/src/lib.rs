@@ -2,7 +2,9 @@
 //! component of the `plugin` world with nothing but its two imports, generic over the
 //! harness that answers them. A harness implements [`SessionQuery`] and [`Inbox`] for
 //! its own state and calls [`Runtime::call`]; [`CorpusHost`] is one such harness, over
-//! an in-memory corpus. The CLI (`main.rs`) is a small layer over this.
+//! an in-memory corpus, and [`ClaudeStore`] another, over Claude Code's own transcripts
+//! with a durable inbox spool ([`spool`]) that `host-shim claude-hook` drains. The CLI
+//! (`main.rs`) is a small layer over this.
 //!
 //! ```no_run
 //! use host_shim::{CallRequest, Corpus, CorpusHost, Runtime};

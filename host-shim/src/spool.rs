@@ -159,6 +159,16 @@ pub fn pid_alive(pid: u32) -> bool {
     answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// When a process started, in clock ticks since boot (Linux's `/proc/<pid>/stat`);
+/// `None` where there is no such file. With the pid, it tells a registered process from
+/// a later one that reuses its pid.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) is in parentheses and may hold spaces; field 22 is the start.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
@@ -449,7 +459,9 @@ impl StateDir {
             .root
             .join("live")
             .join(format!("{}.json", std::process::id()));
-        let record = serde_json::json!({"session_id": session, "pid": std::process::id()});
+        let pid = std::process::id();
+        let record =
+            serde_json::json!({"session_id": session, "pid": pid, "started": process_start(pid)});
         crate::record::write_atomically(&path, record.to_string().as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(LiveRegistration { path })
@@ -461,6 +473,8 @@ impl StateDir {
         struct Live {
             session_id: String,
             pid: u32,
+            #[serde(default)]
+            started: Option<u64>,
         }
         let mut live = HashSet::new();
         let Ok(entries) = std::fs::read_dir(self.root.join("live")) else {
@@ -472,6 +486,7 @@ impl StateDir {
             };
             if let Ok(record) = serde_json::from_slice::<Live>(&bytes)
                 && pid_alive(record.pid)
+                && (record.started.is_none() || record.started == process_start(record.pid))
             {
                 live.insert(record.session_id);
             }
@@ -598,6 +613,16 @@ mod tests {
         )
         .unwrap();
         assert!(state.live_sessions().is_empty());
+        // A living process that is not the one registered (its pid was reused).
+        if let Some(started) = process_start(std::process::id()) {
+            let pid = std::process::id();
+            let reused = format!(
+                r#"{{"session_id":"s3","pid":{pid},"started":{}}}"#,
+                started + 1
+            );
+            std::fs::write(state.root().join("live").join("reused.json"), reused).unwrap();
+            assert!(state.live_sessions().is_empty());
+        }
     }
 
     #[test]

@@ -720,3 +720,35 @@ fn the_demo_tours_the_sessions_and_no_transcript_is_ever_written() {
     );
     assert_eq!(snapshot(&fixtures()), before);
 }
+
+#[test]
+fn one_answer_stays_within_claude_codes_context_cap_and_the_rest_wait() {
+    let state = scratch("cap");
+    let settings = settings_file(&state, r#"{"frameMessages": false}"#);
+    for letter in ["a", "b", "c"] {
+        call(
+            "sessions_send",
+            &format!(
+                r#"{{"session_id":"{RICH}","message":"{}","mode":"steer"}}"#,
+                letter.repeat(4000)
+            ),
+            &state,
+            &["--settings", settings.to_str().unwrap()],
+        );
+    }
+    let context = |answer: serde_json::Value| {
+        answer["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // Two messages (8,002 chars) fit under 10,000; the third waits for the next hook.
+    let first = context(hook_answer("UserPromptSubmit", RICH, &state).unwrap());
+    assert_eq!(
+        first,
+        format!("{}\n\n{}", "a".repeat(4000), "b".repeat(4000))
+    );
+    let second = context(hook_answer("PostToolUse", RICH, &state).unwrap());
+    assert_eq!(second, "c".repeat(4000));
+    assert_eq!(hook_answer("UserPromptSubmit", RICH, &state), None);
+}

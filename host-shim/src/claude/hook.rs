@@ -13,6 +13,12 @@
 //! - Any other event, a hook inside a subagent (`agent_id` set: messages are for the
 //!   top-level session) or nothing waiting: no output.
 //!
+//! Claude Code caps what a hook puts into the context at 10,000 characters (a longer
+//! text is filed away and the model sees a preview), so one answer hands over messages,
+//! oldest first, while their text stays within [`ANSWER_CHARS`]; the rest wait for the
+//! next hook. A single longer message (a deployment with a large `maxSendChars`) is
+//! handed over alone.
+//!
 //! A message leaves the spool only after the answer is written, and the hook exits
 //! with success only after it left (see [`crate::spool`]).
 
@@ -20,6 +26,10 @@ use crate::spool::{SpooledMessage, StateDir, Waiting};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::io::Write;
+
+/// The most text one answer carries: Claude Code's cap on what a hook adds to the
+/// context.
+pub const ANSWER_CHARS: usize = 10_000;
 
 /// The fields of a hook's input this hook reads (Claude Code sends more).
 #[derive(Debug, Deserialize)]
@@ -68,6 +78,7 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
         })
         .map(|(_, w)| w.clone())
         .collect();
+    let picked = within_answer_cap(picked);
     let mut report = HookReport {
         handed_over: Vec::new(),
         unreadable: contents.unreadable,
@@ -92,6 +103,22 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
             .context("cannot write the hook's answer")
     })?;
     Ok(report)
+}
+
+/// The first messages whose text, joined by blank lines, fits in [`ANSWER_CHARS`];
+/// at least one.
+fn within_answer_cap(picked: Vec<Waiting>) -> Vec<Waiting> {
+    let mut chars = 0;
+    let mut kept = Vec::new();
+    for waiting in picked {
+        let more = waiting.message.body.chars().count() + if kept.is_empty() { 0 } else { 2 };
+        if !kept.is_empty() && chars + more > ANSWER_CHARS {
+            break;
+        }
+        chars += more;
+        kept.push(waiting);
+    }
+    kept
 }
 
 /// Which waiting messages an event takes (oldest first, in each case).

@@ -169,6 +169,15 @@ fn process_start(pid: u32) -> Option<u64> {
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// A folder's entries; none when it does not exist (yet).
+fn listing(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(entries.flatten().collect()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(err) => Err(err).with_context(|| format!("cannot list {}", dir.display())),
+    }
+}
+
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
@@ -252,9 +261,15 @@ impl StateDir {
         }
     }
 
-    fn session_dir(&self, kind: &str, session: &str) -> Result<PathBuf> {
+    /// `<kind>/<session>`, which may not exist yet.
+    fn session_path(&self, kind: &str, session: &str) -> Result<PathBuf> {
         let session = checked_id(session).map_err(anyhow::Error::msg)?;
-        let dir = self.root.join(kind).join(session);
+        Ok(self.root.join(kind).join(session))
+    }
+
+    /// `<kind>/<session>`, made when missing (only writers make folders).
+    fn session_dir(&self, kind: &str, session: &str) -> Result<PathBuf> {
+        let dir = self.session_path(kind, session)?;
         std::fs::DirBuilder::new()
             .recursive(true)
             .create(&dir)
@@ -270,13 +285,13 @@ impl StateDir {
         }
         let name = message_name(key);
         // In the order a message moves, so one moving on is still found.
-        let inbox = self.session_dir("inbox", session)?;
+        let inbox = self.session_path("inbox", session)?;
         let waiting = inbox.join(&name);
         if waiting.exists() {
             return read_message(&waiting).map(Some);
         }
         let claim_prefix = format!("{name}@");
-        for entry in std::fs::read_dir(&inbox)?.flatten() {
+        for entry in listing(&inbox)? {
             if entry
                 .file_name()
                 .to_string_lossy()
@@ -285,7 +300,7 @@ impl StateDir {
                 return read_message(&entry.path()).map(Some);
             }
         }
-        let handed = self.session_dir("handed", session)?.join(&name);
+        let handed = self.session_path("handed", session)?.join(&name);
         if handed.exists() {
             return read_message(&handed).map(Some);
         }
@@ -352,13 +367,10 @@ impl StateDir {
     /// died are returned to the inbox first, and orphans in `tmp/` of dead writers
     /// swept.
     pub fn waiting(&self, session: &str) -> Result<InboxContents> {
-        let inbox = self.session_dir("inbox", session)?;
+        let inbox = self.session_path("inbox", session)?;
         self.sweep_tmp();
         let mut contents = InboxContents::default();
-        for entry in std::fs::read_dir(&inbox)
-            .with_context(|| format!("cannot list {}", inbox.display()))?
-            .flatten()
-        {
+        for entry in listing(&inbox)? {
             let name = entry.file_name().to_string_lossy().into_owned();
             let mut path = entry.path();
             if let Some((original, pid)) = name.rsplit_once('@') {
@@ -544,6 +556,9 @@ mod tests {
     fn a_key_is_put_once_and_found_wherever_it_moved() {
         let (_dir, state) = state();
         let first = StateDir::message("s1", "queue", "hello", "5:alicec1", false);
+        // Looking creates nothing; the first message makes its inbox.
+        assert!(state.waiting("s1").unwrap().messages.is_empty());
+        assert!(!state.root().join("inbox").exists());
         assert!(matches!(state.put(&first).unwrap(), Put::New(_)));
         let again = StateDir::message("s1", "queue", "hello", "5:alicec1", false);
         assert_eq!(state.put(&again).unwrap(), Put::Repeat(first.clone()));

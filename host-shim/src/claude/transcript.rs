@@ -29,8 +29,6 @@ pub struct Record {
     pub is_meta: bool,
     #[serde(rename = "isCompactSummary", default)]
     pub is_compact_summary: bool,
-    #[serde(rename = "isSidechain", default)]
-    pub is_sidechain: bool,
     #[serde(rename = "customTitle", default)]
     pub custom_title: Option<String>,
     #[serde(rename = "aiTitle", default)]

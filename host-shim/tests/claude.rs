@@ -95,6 +95,17 @@ fn call(tool: &str, args: &str, state: &Path, extra: &[&str]) -> (String, String
     )
 }
 
+/// `sessions_read` of one session, all defaults.
+fn read(session: &str, state: &Path) -> String {
+    call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{session}"}}"#),
+        state,
+        &[],
+    )
+    .0
+}
+
 fn hook(event: &str, session: &str, state: &Path) -> Output {
     let input = serde_json::json!({
         "session_id": session,
@@ -179,12 +190,7 @@ fn headers_name_parents_origins_and_creation_times() {
 #[test]
 fn a_read_shows_the_surface_after_the_last_compaction_and_nothing_the_model_did_not_say() {
     let state = scratch("read");
-    let (text, _) = call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{RICH}"}}"#),
-        &state,
-        &[],
-    );
+    let text = read(RICH, &state);
     assert_eq!(
         text,
         format!(
@@ -226,12 +232,7 @@ fn a_read_shows_the_surface_after_the_last_compaction_and_nothing_the_model_did_
 #[test]
 fn meta_records_are_on_the_surface_and_images_drop_out() {
     let state = scratch("meta");
-    let (text, _) = call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{PROMPT}"}}"#),
-        &state,
-        &[],
-    );
+    let text = read(PROMPT, &state);
     // The caveat is sent to the model (isMeta): it is on the surface, and its text is
     // not one of the injected prefixes, so it shows.
     assert!(

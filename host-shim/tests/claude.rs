@@ -713,12 +713,7 @@ fn the_demo_tours_the_sessions_and_no_transcript_is_ever_written() {
         &[],
     );
     assert!(hook_answer("SessionStart", RICH, &state).is_some());
-    call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{RICH}"}}"#),
-        &state,
-        &[],
-    );
+    read(RICH, &state);
     assert_eq!(snapshot(&fixtures()), before);
 }
 

@@ -45,11 +45,8 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 fn host_shim(args: &[&str], stdin: &str, state: &Path) -> Output {
+    // The compiled-plugin cache goes to a scratch folder, not the user's.
     let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
-        .env(
-            "XDG_CACHE_HOME",
-            std::env::temp_dir().join("host-shim-claude-cache"),
-        )
         .arg("--cache-dir")
         .arg(std::env::temp_dir().join("host-shim-claude-cache"))
         .args(args)
@@ -747,4 +744,32 @@ fn one_answer_stays_within_claude_codes_context_cap_and_the_rest_wait() {
     let second = context(hook_answer("PostToolUse", RICH, &state).unwrap());
     assert_eq!(second, "c".repeat(4000));
     assert_eq!(hook_answer("UserPromptSubmit", RICH, &state), None);
+}
+
+#[test]
+fn a_spool_that_cannot_take_the_message_is_a_rejection_and_nothing_is_delivered() {
+    let state = scratch("unusable");
+    // The inbox folder's place is taken by a file: the message cannot be written.
+    std::fs::create_dir_all(&state).unwrap();
+    StateDir::open(&state).unwrap();
+    std::fs::write(state.join("inbox"), "not a folder").unwrap();
+    let (text, _) = call(
+        "sessions_send",
+        &format!(r#"{{"session_id":"{RICH}","message":"hi"}}"#),
+        &state,
+        &[],
+    );
+    assert!(
+        text.starts_with("sessions_send refused (rejected): "),
+        "{text}"
+    );
+    assert!(
+        text.contains("the inbox cannot take messages now"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(state.join("inbox")).unwrap(),
+        "not a folder"
+    );
+    assert_eq!(std::fs::read_dir(state.join("tmp")).unwrap().count(), 0);
 }

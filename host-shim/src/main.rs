@@ -358,27 +358,96 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     match args.source.store()? {
         Store::Corpus(corpus) => {
             let caller = caller.or_else(|| corpus.caller().map(str::to_string));
-            serve(&args, CorpusHost::new(Arc::new(corpus)), caller, cache_dir)
+            let harness = Shared::new(CorpusHost::new(Arc::new(corpus)));
+            serve(&args, harness, caller, None, cache_dir)
         }
         Store::Claude(store) => {
-            // The caller's session is live while this server runs (the registration
-            // is cleared when it ends; a server that dies leaves a dead pid).
-            let _live = caller.as_deref().and_then(|id| {
-                store
-                    .state()
-                    .register_live(id)
-                    .map_err(|err| eprintln!("host-shim mcp: {id} will read cold: {err:#}"))
-                    .ok()
-            });
-            serve(&args, *store, caller, cache_dir)
+            let harness = Shared::new(*store);
+            let registration = Arc::new(std::sync::Mutex::new(None));
+            // A resumed session is known at once; a new one once its first prompt is
+            // written.
+            if let Some(id) = caller.clone()
+                && !try_register(&harness, &id, &registration)
+            {
+                let (harness, registration) = (harness.clone(), registration.clone());
+                std::thread::spawn(move || register_when_seen(&harness, &id, &registration));
+            }
+            // A subagent's calls reach its session's server: the tool-use id names it.
+            let of_call = harness.clone();
+            let caller_of_call: host_shim::mcp::CallerOfCall =
+                Box::new(move |caller, call_id| subagent_of_call(&of_call, caller, call_id));
+            let served = serve(&args, harness, caller, Some(caller_of_call), cache_dir);
+            drop(registration.lock().map(|mut r| r.take()));
+            served
         }
     }
 }
 
+/// The subagent that made a call, when its transcript holds the call's tool-use id.
+/// Claude Code writes that record as the call starts, so a call found in no transcript
+/// yet is looked for again for up to a second (without holding the store).
+fn subagent_of_call(harness: &Shared<ClaudeStore>, caller: &str, call_id: &str) -> Option<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        if let Some(maker) = harness.lock().maker_of_call(caller, call_id) {
+            return maker;
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Registers the caller as live once Claude Code has written its transcript, and
+/// clears the registration on SIGINT, SIGTERM and SIGHUP: a probe such as `claude mcp
+/// list` (a session id with no transcript, stopped within a second) registers nothing,
+/// and a server Claude Code stops leaves nothing behind.
+fn register_when_seen(
+    harness: &Shared<ClaudeStore>,
+    id: &str,
+    registration: &std::sync::Mutex<Option<host_shim::spool::LiveRegistration>>,
+) {
+    let mut wait = Duration::from_millis(100);
+    loop {
+        if try_register(harness, id, registration) {
+            return;
+        }
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// Registers `id` when its transcript exists; whether it did (or gave up trying).
+fn try_register(
+    harness: &Shared<ClaudeStore>,
+    id: &str,
+    registration: &std::sync::Mutex<Option<host_shim::spool::LiveRegistration>>,
+) -> bool {
+    {
+        if harness.lock().knows(id) {
+            let registered = harness.lock().state().register_live(id);
+            match registered {
+                Ok(live) => {
+                    live.clear_on_signals();
+                    if let Ok(mut slot) = registration.lock() {
+                        *slot = Some(live);
+                    }
+                }
+                // The caller reads cold; the tools still work.
+                Err(err) => eprintln!("host-shim mcp: {id} will read cold: {err:#}"),
+            }
+            return true;
+        }
+    }
+    false
+}
+
 fn serve<H: Harness>(
     args: &McpArgs,
-    harness: H,
+    harness: Shared<H>,
     caller: Option<String>,
+    caller_of_call: Option<host_shim::mcp::CallerOfCall>,
     cache_dir: Option<PathBuf>,
 ) -> Result<()> {
     use host_shim::mcp::{Caller, McpOptions, McpServer};
@@ -398,11 +467,12 @@ fn serve<H: Harness>(
     let settings_path = args.source.settings.as_deref();
     let server = McpServer::new(
         runtime,
-        Shared::new(harness),
+        harness,
         McpOptions {
             settings: read_settings(settings_path)?,
             caller: caller.clone(),
             deliveries: args.deliveries.clone(),
+            caller_of_call,
         },
     )
     .map_err(|err| match settings_path {

@@ -35,6 +35,11 @@ pub enum Caller {
     Unknown,
 }
 
+/// Who really made a call, given the server's caller and the call id: a harness
+/// whose subagents share their session's server (Claude Code's do) names the subagent
+/// from the call id; `None` leaves the server's caller.
+pub type CallerOfCall = Box<dyn Fn(&str, &str) -> Option<String> + Send + Sync>;
+
 /// What a server is started with.
 pub struct McpOptions {
     /// The deployment's settings JSON (empty: all defaults).
@@ -43,6 +48,8 @@ pub struct McpOptions {
     pub caller: Caller,
     /// Append what the inbox accepts here, per call, whatever the call's outcome.
     pub deliveries: Option<PathBuf>,
+    /// Finds the subagent behind a call, where the harness can tell.
+    pub caller_of_call: Option<CallerOfCall>,
 }
 
 /// An MCP server over a runtime and a shared harness.
@@ -129,8 +136,11 @@ impl<H: Harness> McpServer<H> {
                  store that names its caller; nothing was run",
             )]));
         };
+        let caller = (self.options.caller_of_call.as_ref())
+            .and_then(|of_call| of_call(caller, call_id))
+            .unwrap_or_else(|| caller.clone());
         let request = CallRequest {
-            caller: caller.clone(),
+            caller,
             call_id: call_id.to_string(),
             settings: self.options.settings.clone(),
             tool: name.to_string(),

@@ -79,6 +79,9 @@ pub struct SpooledMessage {
     /// Whether the delivery woke the target.
     #[serde(default)]
     pub woke: bool,
+    /// The sending session, read from the delivery key (empty without one).
+    #[serde(default)]
+    pub sender: String,
 }
 
 /// What `put` did.
@@ -207,6 +210,13 @@ fn read_message(path: &Path) -> Result<SpooledMessage> {
             path.display()
         )
     })
+}
+
+/// The caller a delivery key names: the plugin makes keys `LEN:CALLERCALLID`, the
+/// caller's byte length first.
+pub fn key_sender(key: &str) -> Option<&str> {
+    let (length, rest) = key.split_once(':')?;
+    rest.get(..length.parse::<usize>().ok()?)
 }
 
 /// The message file's name for a key: from its hash (keys hold any characters), or
@@ -360,7 +370,48 @@ impl StateDir {
             key: key.to_string(),
             accepted_at_ns: now_ns(),
             woke,
+            sender: key_sender(key).unwrap_or_default().to_string(),
         }
+    }
+
+    /// A message from `sender` to `session` with this body, accepted within `within`
+    /// of now, wherever it is (waiting, claimed or handed over): a model that retries
+    /// an interrupted send gets a new call id, so only the body tells it is the same.
+    pub fn find_identical(
+        &self,
+        session: &str,
+        sender: &str,
+        body: &str,
+        within: std::time::Duration,
+    ) -> Result<Option<SpooledMessage>> {
+        if sender.is_empty() {
+            return Ok(None);
+        }
+        let since = now_ns().saturating_sub(within.as_nanos());
+        let recent = std::time::SystemTime::now() - within;
+        for kind in ["inbox", "handed"] {
+            for entry in listing(&self.session_path(kind, session)?)? {
+                // A file is written once, when its message is accepted; moves keep
+                // its time.
+                let fresh = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|modified| modified >= recent);
+                if !fresh {
+                    continue;
+                }
+                let Ok(message) = read_message(&entry.path()) else {
+                    continue;
+                };
+                if message.accepted_at_ns >= since
+                    && message.sender == sender
+                    && message.body == body
+                {
+                    return Ok(Some(message));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The messages waiting for `session`, oldest first. Claims left by hooks that
@@ -496,21 +547,62 @@ impl StateDir {
             let Ok(bytes) = read_bounded(&entry.path()) else {
                 continue;
             };
-            if let Ok(record) = serde_json::from_slice::<Live>(&bytes)
-                && pid_alive(record.pid)
+            let Ok(record) = serde_json::from_slice::<Live>(&bytes) else {
+                continue;
+            };
+            if pid_alive(record.pid)
                 && (record.started.is_none() || record.started == process_start(record.pid))
             {
                 live.insert(record.session_id);
+            } else {
+                // Its process is gone (killed, or the machine restarted): swept.
+                let _ = std::fs::remove_file(entry.path());
             }
         }
         live
     }
 }
 
-/// A live session's registration; dropping it clears it.
+/// A live session's registration; dropping it clears it, and so does a SIGINT,
+/// SIGTERM or SIGHUP once [`LiveRegistration::clear_on_signals`] was called.
 #[derive(Debug)]
 pub struct LiveRegistration {
     path: PathBuf,
+}
+
+/// The registration file a signal handler removes (a leaked C string, or null).
+static CLEAR_ON_SIGNAL: std::sync::atomic::AtomicPtr<libc::c_char> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn clear_and_exit(signal: libc::c_int) {
+    let path = CLEAR_ON_SIGNAL.load(Ordering::SeqCst);
+    // SAFETY: only async-signal-safe calls: unlink of a path set before the handler
+    // was installed and never freed, then _exit.
+    unsafe {
+        if !path.is_null() {
+            libc::unlink(path);
+        }
+        libc::_exit(128 + signal);
+    }
+}
+
+impl LiveRegistration {
+    /// Makes SIGINT (how Claude Code stops its stdio MCP servers), SIGTERM and SIGHUP
+    /// clear this registration and end the process (exit status 128 + the signal),
+    /// instead of ending it with the registration left behind.
+    pub fn clear_on_signals(&self) {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(path) = std::ffi::CString::new(self.path.as_os_str().as_bytes()) else {
+            return;
+        };
+        CLEAR_ON_SIGNAL.store(path.into_raw(), Ordering::SeqCst);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: installs a handler that makes only async-signal-safe calls.
+            unsafe {
+                libc::signal(signal, clear_and_exit as *const () as libc::sighandler_t);
+            }
+        }
+    }
 }
 
 impl Drop for LiveRegistration {
@@ -622,12 +714,11 @@ mod tests {
         drop(registration);
         assert!(state.live_sessions().is_empty());
         // A file left by a process that died (pid far past any real one).
-        std::fs::write(
-            state.root().join("live").join("999999999.json"),
-            r#"{"session_id":"s2","pid":999999999}"#,
-        )
-        .unwrap();
+        let dead = state.root().join("live").join("999999999.json");
+        std::fs::write(&dead, r#"{"session_id":"s2","pid":999999999}"#).unwrap();
         assert!(state.live_sessions().is_empty());
+        // and is swept.
+        assert!(!dead.exists());
         // A living process that is not the one registered (its pid was reused).
         if let Some(started) = process_start(std::process::id()) {
             let pid = std::process::id();
@@ -638,6 +729,43 @@ mod tests {
             std::fs::write(state.root().join("live").join("reused.json"), reused).unwrap();
             assert!(state.live_sessions().is_empty());
         }
+    }
+
+    #[test]
+    fn a_key_names_its_sender() {
+        assert_eq!(key_sender("5:alicetoolu_1"), Some("alice"));
+        assert_eq!(key_sender("0:toolu_1"), Some(""));
+        assert_eq!(key_sender("9:alice"), None);
+        assert_eq!(key_sender("x:alice"), None);
+        assert_eq!(key_sender(""), None);
+    }
+
+    #[test]
+    fn an_identical_body_from_the_same_sender_is_found_within_the_window() {
+        let (_dir, state) = state();
+        let window = std::time::Duration::from_secs(600);
+        let first = StateDir::message("s1", "queue", "hello", "5:alicetoolu_1", false);
+        state.put(&first).unwrap();
+        let found = |sender: &str, body: &str| {
+            state
+                .find_identical("s1", sender, body, window)
+                .unwrap()
+                .map(|m| m.key)
+        };
+        assert_eq!(found("alice", "hello"), Some("5:alicetoolu_1".into()));
+        assert_eq!(found("bob", "hello"), None);
+        assert_eq!(found("alice", "hello again"), None);
+        assert_eq!(found("", "hello"), None);
+        // Handed over, still found; older than the window, not.
+        let waiting = state.waiting("s1").unwrap().messages;
+        state.hand_over("s1", waiting, |_| Ok(())).unwrap();
+        assert_eq!(found("alice", "hello"), Some("5:alicetoolu_1".into()));
+        assert_eq!(
+            state
+                .find_identical("s1", "alice", "hello", std::time::Duration::ZERO)
+                .unwrap(),
+            None
+        );
     }
 
     #[test]

@@ -230,10 +230,20 @@ fn a_read_shows_the_surface_after_the_last_compaction_and_nothing_the_model_did_
 fn meta_records_are_on_the_surface_and_images_drop_out() {
     let state = scratch("meta");
     let text = read(PROMPT, &state);
-    // The caveat is sent to the model (isMeta): it is on the surface, and its text is
-    // not one of the injected prefixes, so it shows.
+    // The caveat (isMeta) and the slash command's output are sent to the model, but
+    // Claude Code wrote them, not the person: on the surface as injected, so hidden
+    // by default and marked when asked for.
+    assert!(!text.contains("Caveat: The messages below"), "{text}");
+    assert!(!text.contains("Set model to opus"), "{text}");
+    assert!(text.contains("Draft the release notes for 2.3"), "{text}");
+    let (text, _) = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{PROMPT}","include_injected":true}}"#),
+        &state,
+        &[],
+    );
     assert!(
-        text.contains("--- user (seq 1, user) ---\nCaveat: The messages below"),
+        text.contains("--- user (seq 1, user, harness-injected) ---\n<system-reminder>\nCaveat: The messages below"),
         "{text}"
     );
     assert!(
@@ -272,8 +282,9 @@ fn damaged_and_half_written_lines_are_skipped_and_counted() {
         &["--stats"],
     );
     // Line 3 is damaged, line 5 is being written: the last record read is line 4.
+    // (Line 1 is Claude Code's record of a slash command: injected, not counted.)
     assert!(
-        text.contains("readable messages: 3 | captured through seq: 4"),
+        text.contains("readable messages: 2 | captured through seq: 4"),
         "{text}"
     );
     assert!(!text.contains("still being writ"), "{text}");
@@ -322,17 +333,19 @@ fn a_listing_reads_only_bounded_windows_and_caches_them_by_size_and_time() {
     // Unchanged files are not read again.
     store.list_sessions();
     assert_eq!(store.reads(), first);
-    // A changed file is: the new title shows.
-    let mut file = std::fs::OpenOptions::new().append(true).open(&big).unwrap();
-    use std::io::Write;
-    writeln!(
-        file,
-        "{{\"type\":\"custom-title\",\"customTitle\":\"Renamed\",\"sessionId\":\"{id}\"}}"
-    )
-    .unwrap();
-    drop(file);
+    // A grown file is read on from where the last read ended: only what was
+    // appended, and the new title shows.
+    let renamed = format!(
+        "{{\"type\":\"custom-title\",\"customTitle\":\"Renamed\",\"sessionId\":\"{id}\"}}\n"
+    );
+    append(&big, &renamed);
     store.list_sessions();
-    assert_eq!(store.reads().summarized, first.summarized + 1);
+    let grown = store.reads();
+    assert_eq!(grown.summarized, first.summarized + 1);
+    assert_eq!(
+        grown.summary_bytes,
+        first.summary_bytes + renamed.len() as u64
+    );
     assert_eq!(
         store.title_snapshots(&[id.to_string()]),
         [Some("Renamed".to_string())]
@@ -342,6 +355,73 @@ fn a_listing_reads_only_bounded_windows_and_caches_them_by_size_and_time() {
     assert!(surface.messages.len() > 2000);
     store.get_messages(id, &[2, 3]);
     assert_eq!(store.reads().parsed, 1);
+    // Grown again, a read parses only the new lines.
+    let before = store.reads();
+    let said = format!(
+        "{{\"type\":\"assistant\",\"sessionId\":\"{id}\",\"message\":{{\"id\":\"m9\",\"role\":\"assistant\",\"model\":\"claude-opus-5-5\",\"content\":[{{\"type\":\"text\",\"text\":\"appended\"}}]}}}}\n"
+    );
+    append(&big, &said);
+    let grown = store.get_surface(id, 40).unwrap();
+    assert_eq!(grown.messages.len(), surface.messages.len() + 1);
+    let after = store.reads();
+    assert_eq!(after.parsed, before.parsed);
+    assert_eq!(
+        after.surface_bytes,
+        before.surface_bytes + said.len() as u64
+    );
+}
+
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
+#[test]
+fn a_preset_far_from_both_ends_is_found_reading_back_from_the_end() {
+    let state = scratch("far-preset");
+    let projects = scratch("far-preset-projects");
+    let id = "77777777-0000-4000-8000-000000000007";
+    std::fs::create_dir_all(projects.join("-home-ada-far")).unwrap();
+    let path = projects.join(format!("-home-ada-far/{id}.jsonl"));
+    let record = |kind: &str, body: &str| {
+        format!(
+            "{{\"type\":\"{kind}\",\"sessionId\":\"{id}\",\"cwd\":\"/home/ada/far\",\"timestamp\":\"2026-12-01T00:00:00Z\",{body}}}\n"
+        )
+    };
+    let mut text = record("user", r#""message":{"role":"user","content":"start"}"#);
+    let reminder = record(
+        "attachment",
+        &format!(
+            r#""attachment":{{"type":"skill_listing"}},"rendered":[{{"content":"<system-reminder>\n{}\n</system-reminder>"}}]"#,
+            "s".repeat(2000)
+        ),
+    );
+    while text.len() < 200_000 {
+        text.push_str(&reminder);
+    }
+    text.push_str(&record(
+        "assistant",
+        r#""message":{"id":"m1","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":"the preset"}]}"#,
+    ));
+    // More than the tail window of reminders after it, as a few /compact leave.
+    let mut after = String::new();
+    while after.len() < 300_000 {
+        after.push_str(&reminder);
+    }
+    text.push_str(&after);
+    std::fs::write(&path, &text).unwrap();
+    let mut store = store(&projects, &state);
+    let header = store.get_session(id).unwrap();
+    assert_eq!(header.preset.as_deref(), Some("claude-opus-5-5"));
+    assert_eq!(header.cwd.as_deref(), Some("/home/ada/far"));
+    // Read back from the end only as far as the preset, not the whole file.
+    let read = store.reads().summary_bytes;
+    assert!(
+        read < text.len() as u64 - 50_000,
+        "{read} bytes read of {}",
+        text.len()
+    );
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -373,9 +453,12 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
     // Tool use and a new prompt do not take a queued message; nothing for others.
     assert_eq!(hook_answer("PostToolUse", RICH, &state), None);
     assert_eq!(hook_answer("Stop", SUMMARY, &state), None);
-    let answer = hook_answer("Stop", RICH, &state).expect("the stop is blocked");
-    assert_eq!(answer["decision"], "block");
-    let reason = answer["reason"].as_str().unwrap();
+    let answer = hook_answer("Stop", RICH, &state).expect("the message is handed over");
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "Stop");
+    assert_eq!(answer.get("decision"), None);
+    let reason = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
     assert!(reason.starts_with(&format!(
         "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"Checkout: split into steps\")\ndelivery: queue\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
     )), "{reason}");
@@ -414,7 +497,7 @@ fn each_hook_event_takes_what_it_should() {
     // Stop: the oldest queued message only.
     assert_eq!(
         hook_answer("Stop", RICH, &state).unwrap(),
-        serde_json::json!({"decision": "block", "reason": "first queued"})
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "first queued"}})
     );
     // A hook inside a subagent takes nothing; other events take nothing.
     let input = serde_json::json!({"session_id": RICH, "hook_event_name": "PostToolUse", "agent_id": "a1b2c3d4"});
@@ -600,12 +683,28 @@ fn a_folder_that_is_not_a_projects_folder_is_named() {
         "",
         &state,
     );
+    // A folder that does not exist yet (a new install) is an empty store.
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with("0 of 0 considered sessions"), "{text}");
+    // A file is not a projects folder.
+    let file = state.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let output = host_shim(
+        &[
+            "call",
+            "sessions_list",
+            "--claude-projects",
+            file.to_str().unwrap(),
+            "--caller",
+            CALLER,
+        ],
+        "",
+        &state,
+    );
     assert_eq!(output.status.code(), Some(1));
     let err = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        err.contains("cannot read the Claude Code projects folder /no/such/folder"),
-        "{err}"
-    );
+    assert!(err.contains("a-file is not a folder"), "{err}");
     // --corpus and --claude-projects do not mix.
     let output = host_shim(
         &[
@@ -652,6 +751,7 @@ fn the_library_serves_the_store_to_the_plugin() {
                 .map(|p| p.metadata().unwrap().len())
                 .sum(),
             parsed: 0,
+            surface_bytes: 0,
         }
     );
 }
@@ -772,4 +872,82 @@ fn a_spool_that_cannot_take_the_message_is_a_rejection_and_nothing_is_delivered(
         "not a folder"
     );
     assert_eq!(std::fs::read_dir(state.join("tmp")).unwrap().count(), 0);
+}
+
+#[test]
+fn the_mcp_server_clears_its_registration_when_stopped_by_a_signal() {
+    for signal in [
+        libc_signal::SIGINT,
+        libc_signal::SIGTERM,
+        libc_signal::SIGHUP,
+    ] {
+        let state = scratch(&format!("signal-{signal}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+            .args(["--cache-dir"])
+            .arg(std::env::temp_dir().join("host-shim-claude-cache"))
+            .args(["mcp", "--claude-projects"])
+            .arg(fixtures())
+            .arg("--state-dir")
+            .arg(&state)
+            .env("CLAUDE_CODE_SESSION_ID", CALLER)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let live = state.join("live");
+        let registered = || std::fs::read_dir(&live).map_or(0, |d| d.count());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while registered() == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(registered(), 1, "the server registered its session");
+        Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(128 + signal), "{status:?}");
+        assert_eq!(registered(), 0, "signal {signal} cleared the registration");
+    }
+}
+
+#[test]
+fn a_server_whose_session_has_no_transcript_registers_nothing() {
+    // What `claude mcp list` starts: a session id with no transcript, stopped soon.
+    let state = scratch("probe");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        .args(["--cache-dir"])
+        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
+        .args(["mcp", "--claude-projects"])
+        .arg(fixtures())
+        .arg("--state-dir")
+        .arg(&state)
+        .env(
+            "CLAUDE_CODE_SESSION_ID",
+            "99999999-0000-4000-8000-000000000009",
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let live = state.join("live");
+    assert_eq!(std::fs::read_dir(&live).map_or(0, |d| d.count()), 0);
+    // Claude Code stops it with SIGINT.
+    Command::new("kill")
+        .args(["-2", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+    assert_eq!(std::fs::read_dir(&live).map_or(0, |d| d.count()), 0);
+}
+
+/// Signal numbers on Linux, for `kill`.
+mod libc_signal {
+    pub const SIGHUP: i32 = 1;
+    pub const SIGINT: i32 = 2;
+    pub const SIGTERM: i32 = 15;
 }

@@ -148,7 +148,7 @@ fn a_hook_killed_before_it_succeeds_hands_the_message_over_on_the_next_run() {
         // Killed: Claude Code ignores the output of a hook that did not exit with
         // success, whatever it wrote.
         assert!(killed(&output), "{step:?}: {output:?}");
-        let written = String::from_utf8_lossy(&output.stdout).contains("\"decision\":\"block\"");
+        let written = String::from_utf8_lossy(&output.stdout).contains("\"additionalContext\"");
         assert_eq!(written, step == Step::Answered, "{step:?}");
         // The claim of the dead hook goes back: the next hook hands it over, once.
         let output = run_child(&state, "hook", None);
@@ -161,12 +161,12 @@ fn a_hook_killed_before_it_succeeds_hands_the_message_over_on_the_next_run() {
             .collect();
         assert_eq!(
             answers,
-            [r#"{"decision":"block","reason":"the body"}"#],
+            [r#"{"hookSpecificOutput":{"additionalContext":"the body","hookEventName":"Stop"}}"#],
             "{step:?}"
         );
         assert!(waiting(&state).is_empty(), "{step:?}");
         let output = run_child(&state, "hook", None);
-        assert!(!String::from_utf8_lossy(&output.stdout).contains("decision"));
+        assert!(!String::from_utf8_lossy(&output.stdout).contains("additionalContext"));
         // Handed over: a retried delivery is still a repeat.
         let retried = StateDir::open(&state)
             .unwrap()

@@ -196,8 +196,8 @@ async def claude_code_end_to_end():
                          env={"CLAUDE_CODE_SESSION_ID": sender}), body)
     check(list((state / "live").iterdir()) == [], "the registration is cleared when the server ends")
     check(hook("PostToolUse", target) == "", "a tool use in the target does not take a queued message")
-    answer = json.loads(hook("Stop", target))
-    check(answer["decision"] == "block" and answer["reason"].startswith(
+    answer = json.loads(hook("Stop", target))["hookSpecificOutput"]
+    check(answer["hookEventName"] == "Stop" and answer["additionalContext"].startswith(
         "Cross-session message from another session of this harness.\n"
         f"from-session: {sender} (\"Checkout: split into steps\")\ndelivery: queue\n"
         "--- message begins ---\nThe clock fix is merged; rebase.\n--- message ends ---"),

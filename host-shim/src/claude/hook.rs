@@ -6,9 +6,11 @@
 //! - `PostToolUse`: the waiting `steer` messages, as `additionalContext` (Claude Code
 //!   adds it to the turn that is running).
 //! - `Stop`: the waiting `steer` messages (their turn is ending) and the oldest `queue`
-//!   message, as the `reason` of `"decision": "block"`: the stop is blocked and the
-//!   reason becomes what the session works on next. One queued message per stop, so
-//!   each becomes its own turn.
+//!   message, as `additionalContext`: Claude Code 2.1.328 continues the session with
+//!   it, shown to the model once as `Stop hook additional context: …` (a
+//!   `"decision": "block"` would show it twice, once as a "Stop hook blocking error",
+//!   and record a hook error). One queued message per stop, so each becomes its own
+//!   turn.
 //! - `UserPromptSubmit` and `SessionStart`: everything waiting, as `additionalContext`.
 //! - Any other event, a hook inside a subagent (`agent_id` set: messages are for the
 //!   top-level session) or nothing waiting: no output.
@@ -92,12 +94,12 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
             .map(|m| m.body.as_str())
             .collect::<Vec<_>>()
             .join("\n\n");
-        let output = match event.as_str() {
-            "Stop" => serde_json::json!({"decision": "block", "reason": text}),
-            _ => serde_json::json!({
-                "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
-            }),
-        };
+        // Every event hands over as context: at Stop, Claude Code 2.1.328 then
+        // continues the session with the text shown once, where `decision: block`
+        // would show it twice, once as a hook error.
+        let output = serde_json::json!({
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+        });
         writeln!(out, "{output}")
             .and_then(|()| out.flush())
             .context("cannot write the hook's answer")

@@ -55,26 +55,36 @@ use crate::bindings::{
 use crate::corpus::{Message, Session};
 use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
 use crate::spool::{Put, StateDir};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
-use transcript::{Record, lines};
+use transcript::{Record, Surfaced, lines};
 pub use wake::WakeCommand;
 
-/// Bytes read from the start of a transcript for a listing.
+/// Bytes read from the start of a transcript the first time it is listed.
 pub const HEAD_BYTES: u64 = 64 << 10;
-/// Bytes read from the end of a transcript for a listing.
+/// Bytes read from the end of a transcript the first time it is listed, and the size
+/// of each further step back when its preset lies further up.
 pub const TAIL_BYTES: u64 = 64 << 10;
+/// The most bytes appended since the last listing that are read forward into a
+/// transcript's facts; a transcript that grew more is summarized afresh.
+pub const APPEND_BYTES: u64 = 1 << 20;
 /// Transcripts whose parsed surface is kept.
 const SURFACES_KEPT: usize = 8;
+/// How long an identical message from the same sender to the same target counts as a
+/// repeat (SPEC, "Repeats a host should catch").
+pub const REPEAT_WINDOW: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// A file's identity for the caches: a changed size or modification time is a new
-/// file.
+/// A file's identity for the caches: which file (device and inode), its size and
+/// modification time. The same file grown is read on from where the last read ended;
+/// another file at the path is read afresh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
+    file: (u64, u64),
     len: u64,
     modified: SystemTime,
 }
@@ -83,9 +93,15 @@ impl Stamp {
     fn of(path: &Path) -> Option<Stamp> {
         let meta = std::fs::metadata(path).ok()?;
         Some(Stamp {
+            file: (meta.dev(), meta.ino()),
             len: meta.len(),
             modified: meta.modified().ok()?,
         })
+    }
+
+    /// Whether `self` is `earlier`'s file, grown (or unchanged) past `offset`.
+    fn grew_from(&self, earlier: &Stamp, offset: u64) -> bool {
+        self.file == earlier.file && self.len >= offset && self.len >= earlier.len
     }
 }
 
@@ -107,19 +123,24 @@ struct Summary {
     skipped_lines: u64,
 }
 
-/// The facts gathered from a transcript's head and tail.
-#[derive(Default)]
+/// The facts gathered from a transcript: the first value of some, the latest of
+/// others.
+#[derive(Clone, Debug, Default)]
 struct Facts {
+    // The first value seen.
     session_id: Option<String>,
     agent_id: Option<String>,
     created: Option<String>,
     cwd: Option<String>,
+    first_prompt: Option<String>,
+    // The latest value seen.
     slug: Option<String>,
     custom_title: Option<String>,
+    agent_name: Option<String>,
     ai_title: Option<String>,
     summary: Option<String>,
-    first_prompt: Option<String>,
     model: Option<String>,
+    /// Complete lines that are not records.
     skipped_lines: u64,
 }
 
@@ -140,6 +161,7 @@ impl Facts {
         }
         if record.kind == "assistant"
             && let Some(model) = record.message.as_ref().and_then(|m| m.model.clone())
+            && model != "<synthetic>"
         {
             latest(&mut self.model, Some(model));
         }
@@ -150,32 +172,51 @@ impl Facts {
         latest(&mut self.slug, record.slug);
         match record.kind.as_str() {
             "custom-title" => latest(&mut self.custom_title, record.custom_title),
+            "agent-name" => latest(&mut self.agent_name, record.agent_name),
             "ai-title" => latest(&mut self.ai_title, record.ai_title),
             "summary" => latest(&mut self.summary, record.summary),
             _ => {}
         }
     }
 
-    /// Reads the complete lines of `buffer`; `starts_at_line` says whether its first
-    /// piece starts a line, `ends_file` whether its last piece ends the file (a last
-    /// piece without a line feed is then a truncated line, skipped and counted).
-    fn read(&mut self, buffer: &[u8], starts_at_line: bool, ends_file: bool) {
-        let mut pieces = lines(buffer);
-        if !starts_at_line {
-            pieces.next();
+    /// These facts (from earlier in the file) followed by `later`'s.
+    fn then(self, later: Facts) -> Facts {
+        Facts {
+            session_id: self.session_id.or(later.session_id),
+            agent_id: self.agent_id.or(later.agent_id),
+            created: self.created.or(later.created),
+            cwd: self.cwd.or(later.cwd),
+            first_prompt: self.first_prompt.or(later.first_prompt),
+            slug: later.slug.or(self.slug),
+            custom_title: later.custom_title.or(self.custom_title),
+            agent_name: later.agent_name.or(self.agent_name),
+            ai_title: later.ai_title.or(self.ai_title),
+            summary: later.summary.or(self.summary),
+            model: later.model.or(self.model),
+            skipped_lines: self.skipped_lines + later.skipped_lines,
         }
-        for (line, complete) in pieces {
-            if !complete && !ends_file {
-                break; // cut by the window, not by the writer
+    }
+
+    /// The facts of `buffer`'s complete lines (skipping its first piece unless
+    /// `starts_at_line`), and how many bytes those lines and the piece before them take
+    /// (a last piece without a line feed is not read: the window or the writer cut it).
+    fn of(buffer: &[u8], starts_at_line: bool) -> (Facts, u64) {
+        let mut facts = Facts::default();
+        let mut consumed = 0;
+        for (index, (line, complete)) in lines(buffer).enumerate() {
+            if !complete {
+                break;
             }
-            if line.iter().all(u8::is_ascii_whitespace) {
+            consumed += line.len() as u64 + 1;
+            if (index == 0 && !starts_at_line) || line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             match Record::parse(line) {
-                Some(record) => self.take(record),
-                None => self.skipped_lines += 1,
+                Some(record) => facts.take(record),
+                None => facts.skipped_lines += 1,
             }
         }
+        (facts, consumed)
     }
 }
 
@@ -190,25 +231,103 @@ fn system_time_ms(time: SystemTime) -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// A transcript's header and title from its first and last bytes, and the bytes read.
-fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<(Summary, u64)> {
+fn read_range(file: &mut std::fs::File, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
+    let mut buffer = Vec::with_capacity((end - start) as usize);
+    file.seek(SeekFrom::Start(start))?;
+    file.take(end - start).read_to_end(&mut buffer)?;
+    Ok(buffer)
+}
+
+/// A transcript's facts, kept between listings and advanced as the file grows.
+#[derive(Clone, Debug)]
+struct Indexed {
+    stamp: Stamp,
+    /// Bytes of whole lines read so far: the next read starts here.
+    consumed: u64,
+    facts: Facts,
+    summary: Arc<Summary>,
+}
+
+/// Indexes a transcript: from `previous` when the file only grew by at most
+/// [`APPEND_BYTES`] (reading what was appended), else afresh from its first
+/// [`HEAD_BYTES`] and last [`TAIL_BYTES`], stepping further back only while the
+/// latest preset is not found. Returns the bytes read too.
+fn index(
+    path: &Path,
+    layout: &Layout,
+    stamp: Stamp,
+    previous: Option<&Indexed>,
+) -> std::io::Result<(Indexed, u64)> {
     let mut file = std::fs::File::open(path)?;
-    let mut facts = Facts::default();
-    let read = if stamp.len <= HEAD_BYTES + TAIL_BYTES {
-        let mut all = Vec::with_capacity(stamp.len as usize);
-        file.take(HEAD_BYTES + TAIL_BYTES).read_to_end(&mut all)?;
-        facts.read(&all, true, true);
-        all.len() as u64
-    } else {
-        let mut head = vec![0; HEAD_BYTES as usize];
-        file.read_exact(&mut head)?;
-        facts.read(&head, true, false);
-        let mut tail = Vec::with_capacity(TAIL_BYTES as usize);
-        file.seek(SeekFrom::Start(stamp.len - TAIL_BYTES))?;
-        file.take(TAIL_BYTES).read_to_end(&mut tail)?;
-        facts.read(&tail, false, true);
-        (head.len() + tail.len()) as u64
+    let (facts, consumed, read) = match previous {
+        Some(previous)
+            if stamp.grew_from(&previous.stamp, previous.consumed)
+                && stamp.len - previous.consumed <= APPEND_BYTES =>
+        {
+            let appended = read_range(&mut file, previous.consumed, stamp.len)?;
+            let (later, consumed) = Facts::of(&appended, true);
+            (
+                previous.facts.clone().then(later),
+                previous.consumed + consumed,
+                appended.len() as u64,
+            )
+        }
+        _ if stamp.len <= HEAD_BYTES + TAIL_BYTES => {
+            let all = read_range(&mut file, 0, stamp.len)?;
+            let (facts, consumed) = Facts::of(&all, true);
+            (facts, consumed, all.len() as u64)
+        }
+        _ => {
+            let head = read_range(&mut file, 0, HEAD_BYTES)?;
+            let (head_facts, head_end) = Facts::of(&head, true);
+            let tail_start = stamp.len - TAIL_BYTES;
+            let tail = read_range(&mut file, tail_start, stamp.len)?;
+            let (mut later, tail_consumed) = Facts::of(&tail, false);
+            let mut read = (head.len() + tail.len()) as u64;
+            // Where the lines read so far begin: the tail's first whole line.
+            let mut parsed_from = match tail.iter().position(|&b| b == b'\n') {
+                Some(end) => tail_start + end as u64 + 1,
+                None => stamp.len,
+            };
+            let mut step = TAIL_BYTES;
+            while later.model.is_none() && parsed_from > head_end {
+                let start = parsed_from.saturating_sub(step).max(head_end);
+                let chunk = read_range(&mut file, start, parsed_from)?;
+                read += chunk.len() as u64;
+                // The chunk's first piece is the end of a line above it, unless the
+                // chunk starts where the head's lines ended.
+                let skip = if start == head_end {
+                    0
+                } else {
+                    match chunk.iter().position(|&b| b == b'\n') {
+                        Some(end) => end + 1,
+                        None => {
+                            step *= 2; // one line longer than the step: a bigger one
+                            continue;
+                        }
+                    }
+                };
+                let (earlier, _) = Facts::of(&chunk[skip..], true);
+                later = earlier.then(later);
+                parsed_from = start + skip as u64;
+            }
+            (head_facts.then(later), tail_start + tail_consumed, read)
+        }
     };
+    let summary = summarize(path, layout, stamp, &facts, consumed);
+    Ok((
+        Indexed {
+            stamp,
+            consumed,
+            facts,
+            summary: Arc::new(summary),
+        },
+        read,
+    ))
+}
+
+/// A transcript's header and title from its facts.
+fn summarize(path: &Path, layout: &Layout, stamp: Stamp, facts: &Facts, consumed: u64) -> Summary {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -229,78 +348,163 @@ fn summarize(path: &Path, layout: &Layout, stamp: Stamp) -> std::io::Result<(Sum
         .as_deref()
         .and_then(rfc3339_ms)
         .unwrap_or_else(|| system_time_ms(stamp.modified));
-    let title = facts
-        .custom_title
-        .or(facts.ai_title)
-        .or(facts.summary)
-        .or(facts.first_prompt)
-        .or(facts.slug);
-    let summary = Summary {
+    let title = (facts.custom_title.clone())
+        .or_else(|| facts.agent_name.clone())
+        .or_else(|| facts.ai_title.clone())
+        .or_else(|| facts.summary.clone())
+        .or_else(|| facts.first_prompt.clone())
+        .or_else(|| facts.slug.clone());
+    // A last line still being written is counted until it is whole.
+    let being_written = u64::from(consumed < stamp.len);
+    Summary {
         header: SessionHeader {
             id,
             created_at_ms,
             live: false,
             parent_id,
             origin: origin.to_string(),
-            cwd: facts.cwd,
-            preset: facts.model,
+            cwd: facts.cwd.clone(),
+            preset: facts.model.clone(),
         },
         title,
-        skipped_lines: facts.skipped_lines,
-    };
-    Ok((summary, read))
+        skipped_lines: facts.skipped_lines + being_written,
+    }
 }
 
-/// A transcript's current model surface (see the module's opening), parsed whole.
-fn read_surface(path: &Path, id: &str) -> std::io::Result<(Session, u64)> {
-    let bytes = std::fs::read(path)?;
-    let mut messages: Vec<Message> = Vec::new();
-    let mut last_read = 0;
-    let mut skipped = 0;
-    for (number, (line, complete)) in (1u64..).zip(lines(&bytes)) {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
+/// Text the 0.2.0 plugin recognises as harness-injected only by its prefix: Claude
+/// Code's own rendering of injected context.
+const INJECTED_WRAPPER: &str = "<system-reminder>";
+
+/// A transcript's current model surface (see the module's opening), parsed up to its
+/// last whole line and advanced from there as the file grows.
+struct ParsedSurface {
+    path: PathBuf,
+    stamp: Stamp,
+    consumed: u64,
+    /// The line number of the next line to read.
+    next_line: u64,
+    messages: Vec<Message>,
+    /// The API message id of the last message, when it is the model's: the records
+    /// of one message (one per content block) become one surface message.
+    open_assistant: Option<String>,
+    captured_through: u64,
+    /// Complete lines that are not records.
+    damaged: u64,
+    session: Arc<Session>,
+}
+
+impl ParsedSurface {
+    fn new(path: &Path, stamp: Stamp) -> ParsedSurface {
+        ParsedSurface {
+            path: path.to_path_buf(),
+            stamp,
+            consumed: 0,
+            next_line: 1,
+            messages: Vec::new(),
+            open_assistant: None,
+            captured_through: 0,
+            damaged: 0,
+            session: Arc::new(Session::new("", 0)),
         }
-        let record = match (complete, Record::parse(line)) {
-            (true, Some(record)) => record,
-            // A last line without its line feed is being written: not read yet.
-            _ => {
-                skipped += 1;
+    }
+
+    /// Lines skipped: damaged ones, and a last one still being written.
+    fn skipped_lines(&self) -> u64 {
+        self.damaged + u64::from(self.consumed < self.stamp.len)
+    }
+
+    /// Reads the whole lines from `consumed` up to the file's end as `stamp` saw it.
+    fn advance(&mut self, id: &str, stamp: Stamp) -> std::io::Result<()> {
+        let mut file = std::fs::File::open(&self.path)?;
+        let bytes = read_range(&mut file, self.consumed, stamp.len)?;
+        self.stamp = stamp;
+        for (line, complete) in lines(&bytes) {
+            if !complete {
+                break; // being written: read when whole
+            }
+            self.consumed += line.len() as u64 + 1;
+            let number = self.next_line;
+            self.next_line += 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-        };
-        last_read = number;
-        if record.is_compact_boundary() {
-            messages.clear();
-            continue;
+            let Some(record) = Record::parse(line) else {
+                self.damaged += 1;
+                continue;
+            };
+            self.captured_through = number;
+            if record.is_compact_boundary() {
+                self.messages.clear();
+                self.open_assistant = None;
+                continue;
+            }
+            self.take(number, &record);
         }
-        if !record.is_message() {
-            continue;
-        }
-        let (role, source) = if record.kind == "assistant" {
-            let model = record
-                .message
-                .as_ref()
-                .and_then(|m| m.model.as_deref())
-                .unwrap_or("unknown");
-            (Role::Assistant, format!("model:anthropic/{model}"))
-        } else {
-            (Role::User, "user".to_string())
-        };
-        let replaced = record.is_compact_summary;
-        let text = record.message.and_then(|m| m.content.0);
-        messages.push(Message::new(number, role, &source, replaced, text));
+        let mut session = Session::new(id, 0);
+        session.messages = self.messages.clone();
+        session.captured_through_seq = self.captured_through;
+        self.session = Arc::new(session);
+        Ok(())
     }
-    let mut session = Session::new(id, 0);
-    session.messages = messages;
-    session.captured_through_seq = last_read;
-    Ok((session, skipped))
+
+    fn take(&mut self, number: u64, record: &Record) {
+        let message_id = record.message.as_ref().and_then(|m| m.id.clone());
+        for surfaced in record.surfaced() {
+            let Surfaced {
+                role,
+                text,
+                injected,
+                replaced,
+                ..
+            } = surfaced;
+            if role == transcript::Role::Assistant {
+                let model = (record.message.as_ref())
+                    .and_then(|m| m.model.as_deref())
+                    .unwrap_or("unknown");
+                let source = format!("model:anthropic/{model}");
+                // Another block of the model's message before: one message.
+                if message_id.is_some()
+                    && self.open_assistant == message_id
+                    && let Some(last) = self.messages.pop()
+                {
+                    let joined = match (last.text().map(str::to_string), text) {
+                        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+                        (a, b) => a.or(b),
+                    };
+                    self.messages.push(Message::new(
+                        last.seq,
+                        Role::Assistant,
+                        &source,
+                        false,
+                        joined,
+                    ));
+                } else {
+                    self.messages
+                        .push(Message::new(number, Role::Assistant, &source, false, text));
+                }
+                self.open_assistant = message_id.clone();
+                continue;
+            }
+            self.open_assistant = None;
+            // The 0.2.0 plugin knows injected text by its prefix only: what Claude Code
+            // injected without its own wrapper gets it.
+            let text = match text {
+                Some(text) if injected && !text.trim_start().starts_with(INJECTED_WRAPPER) => {
+                    Some(format!("{INJECTED_WRAPPER}\n{text}\n</system-reminder>"))
+                }
+                text => text,
+            };
+            self.messages
+                .push(Message::new(number, Role::User, "user", replaced, text));
+        }
+    }
 }
 
 /// One transcript found by the last scan.
 #[derive(Clone, Debug)]
 struct Found {
     path: PathBuf,
+    layout: Layout,
     stamp: Stamp,
     summary: Arc<Summary>,
 }
@@ -314,49 +518,47 @@ pub struct ClaudeStore {
     /// The last scan, in the order found, and each id's first transcript.
     found: Vec<Found>,
     by_id: HashMap<String, usize>,
-    summaries: HashMap<PathBuf, (Stamp, Arc<Summary>)>,
+    indexed: HashMap<PathBuf, Indexed>,
     surfaces: VecDeque<ParsedSurface>,
     answered: AnsweredKeys,
     reads: TranscriptReads,
 }
 
-/// A transcript read whole: its surface, and the lines it skipped.
-struct ParsedSurface {
-    path: PathBuf,
-    stamp: Stamp,
-    session: Arc<Session>,
-    skipped_lines: u64,
-}
-
 /// What a store has read of transcripts, for tests and benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TranscriptReads {
-    /// Transcripts summarized for a listing (a cached one is not summarized again).
+    /// Transcripts indexed for a listing, afresh or from where the last read ended (an
+    /// unchanged one is not read again).
     pub summarized: u64,
-    /// Bytes read for those summaries.
+    /// Bytes read for those.
     pub summary_bytes: u64,
-    /// Transcripts parsed whole for a read.
+    /// Transcripts parsed whole for a read (a grown one is read on from where the
+    /// last parse ended, which does not count).
     pub parsed: u64,
+    /// Bytes read for reads, whole or appended.
+    pub surface_bytes: u64,
 }
 
 impl ClaudeStore {
-    /// A store over `projects` (Claude Code's `~/.claude/projects`).
+    /// A store over `projects` (Claude Code's `~/.claude/projects`). A folder that does
+    /// not exist yet (a new install, before its first session) is an empty store that
+    /// fills as sessions appear.
     pub fn open(
         projects: &Path,
         state: StateDir,
         wake: Option<WakeCommand>,
     ) -> Result<ClaudeStore> {
-        let meta = std::fs::metadata(projects).with_context(|| {
-            format!(
-                "cannot read the Claude Code projects folder {} (pass the folder that holds one folder per project, usually ~/.claude/projects)",
-                projects.display()
-            )
-        })?;
-        if !meta.is_dir() {
-            bail!(
+        match std::fs::metadata(projects) {
+            Ok(meta) if !meta.is_dir() => bail!(
                 "{} is not a folder; pass Claude Code's projects folder (usually ~/.claude/projects)",
                 projects.display()
-            );
+            ),
+            Ok(_) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => bail!(
+                "cannot read the Claude Code projects folder {}: {err} (pass the folder that holds one folder per project, usually ~/.claude/projects)",
+                projects.display()
+            ),
         }
         let mut store = ClaudeStore {
             root: projects.to_path_buf(),
@@ -364,7 +566,7 @@ impl ClaudeStore {
             wake,
             found: Vec::new(),
             by_id: HashMap::new(),
-            summaries: HashMap::new(),
+            indexed: HashMap::new(),
             surfaces: VecDeque::new(),
             answered: AnsweredKeys::default(),
             reads: TranscriptReads::default(),
@@ -382,8 +584,13 @@ impl ClaudeStore {
         self.reads
     }
 
+    /// Whether a transcript of this session exists now.
+    pub fn knows(&mut self, id: &str) -> bool {
+        self.lookup(id).is_some()
+    }
+
     /// Lines of the listed transcripts skipped as unreadable: counted in the whole
-    /// transcript once it was read, else in the windows a listing read.
+    /// transcript once it was read, else in what a listing read.
     pub fn skipped_lines(&self) -> u64 {
         self.found
             .iter()
@@ -391,9 +598,52 @@ impl ClaudeStore {
                 self.surfaces
                     .iter()
                     .find(|s| s.path == f.path && s.stamp == f.stamp)
-                    .map_or(f.summary.skipped_lines, |s| s.skipped_lines)
+                    .map_or(f.summary.skipped_lines, ParsedSurface::skipped_lines)
             })
             .sum()
+    }
+
+    /// Who made the tool call `call_id` that reached `session`'s server: `Some(Some(
+    /// agent))` when a subagent's transcript holds it (a subagent's MCP calls reach its
+    /// session's server, named only by the tool-use id), `Some(None)` when the
+    /// session's own transcript does, `None` when neither holds it yet (Claude Code
+    /// writes the call's record as the call starts: ask again shortly).
+    pub fn maker_of_call(&mut self, session: &str, call_id: &str) -> Option<Option<String>> {
+        if call_id.is_empty() || call_id.contains(['"', '\\']) {
+            return Some(None);
+        }
+        let Some(own) = self.lookup(session) else {
+            return Some(None); // not a session of this store: the server's caller
+        };
+        let needle = format!("\"id\":\"{call_id}\"");
+        let holds = |path: &Path| -> bool {
+            let Ok(mut file) = std::fs::File::open(path) else {
+                return false;
+            };
+            let Ok(len) = file.metadata().map(|m| m.len()) else {
+                return false;
+            };
+            let tail = read_range(&mut file, len.saturating_sub(TAIL_BYTES), len);
+            tail.is_ok_and(|tail| {
+                tail.windows(needle.len())
+                    .any(|window| window == needle.as_bytes())
+            })
+        };
+        let subagents = own.path.with_extension("").join("subagents");
+        for entry in std::fs::read_dir(subagents).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(stem) = name.strip_suffix(".jsonl")
+                && stem.starts_with("agent-")
+                && holds(&entry.path())
+            {
+                let id = self
+                    .indexed
+                    .get(&entry.path())
+                    .map_or_else(|| stem.to_string(), |i| i.summary.header.id.clone());
+                return Some(Some(id));
+            }
+        }
+        holds(&own.path).then_some(None)
     }
 
     /// Every transcript under the projects folder, in a stable order.
@@ -446,30 +696,40 @@ impl ClaudeStore {
         all
     }
 
-    /// Finds every transcript and summarizes those new or changed since last time.
+    /// The index of one transcript as it is now: the cached one when unchanged,
+    /// advanced or rebuilt otherwise; `None` when it cannot be read.
+    fn indexed(&mut self, path: &Path, layout: &Layout, stamp: Stamp) -> Option<Indexed> {
+        let previous = self.indexed.get(path);
+        if let Some(previous) = previous.filter(|p| p.stamp == stamp) {
+            return Some(previous.clone());
+        }
+        let (indexed, bytes) = index(path, layout, stamp, previous).ok()?;
+        self.reads.summarized += 1;
+        self.reads.summary_bytes += bytes;
+        self.indexed.insert(path.to_path_buf(), indexed.clone());
+        Some(indexed)
+    }
+
+    /// Finds every transcript and indexes those new or changed since last time.
     fn scan(&mut self) {
         let mut found = Vec::new();
-        let mut summaries = HashMap::new();
-        for (path, layout) in self.transcripts() {
-            let Some(stamp) = Stamp::of(&path) else {
+        let transcripts = self.transcripts();
+        let listed: std::collections::HashSet<&PathBuf> =
+            transcripts.iter().map(|(path, _)| path).collect();
+        self.indexed.retain(|path, _| listed.contains(path));
+        for (path, layout) in &transcripts {
+            let Some(stamp) = Stamp::of(path) else {
                 continue;
             };
-            let summary = match self.summaries.get(&path) {
-                Some((cached, summary)) if *cached == stamp => summary.clone(),
-                _ => match summarize(&path, &layout, stamp) {
-                    Ok((summary, bytes)) => {
-                        self.reads.summarized += 1;
-                        self.reads.summary_bytes += bytes;
-                        Arc::new(summary)
-                    }
-                    Err(_) => continue, // gone or unreadable since it was listed
-                },
+            // Gone or unreadable since it was listed: left out.
+            let Some(indexed) = self.indexed(path, layout, stamp) else {
+                continue;
             };
-            summaries.insert(path.clone(), (stamp, summary.clone()));
             found.push(Found {
-                path,
+                path: path.clone(),
+                layout: layout.clone(),
                 stamp,
-                summary,
+                summary: indexed.summary,
             });
         }
         self.by_id.clear();
@@ -479,21 +739,39 @@ impl ClaudeStore {
                 .or_insert(position);
         }
         self.found = found;
-        self.summaries = summaries;
     }
 
-    /// The transcript of `id`, rescanning once when the last scan does not know it or
-    /// its file changed.
+    /// The transcript of `id` as it is now. A transcript being written is read on from
+    /// where the last read ended (whatever was appended since, up to its last whole
+    /// line), so a running session is always found; the whole folder is scanned again
+    /// only for an id the last scan did not know, or whose file is gone.
     fn lookup(&mut self, id: &str) -> Option<Found> {
-        let current = |store: &ClaudeStore| {
-            let found = &store.found[*store.by_id.get(id)?];
-            (Stamp::of(&found.path) == Some(found.stamp)).then(|| found.clone())
+        if !self.by_id.contains_key(id) {
+            self.scan();
+        }
+        let position = *self.by_id.get(id)?;
+        let found = self.found[position].clone();
+        let Some(stamp) = Stamp::of(&found.path) else {
+            self.scan();
+            return self.by_id.get(id).map(|&p| self.found[p].clone());
         };
-        if let Some(found) = current(self) {
+        if stamp == found.stamp {
             return Some(found);
         }
-        self.scan();
-        current(self)
+        let Some(indexed) = self.indexed(&found.path, &found.layout, stamp) else {
+            return Some(found); // unreadable for a moment: what was known
+        };
+        let updated = Found {
+            stamp,
+            summary: indexed.summary,
+            ..found
+        };
+        if updated.summary.header.id != id {
+            self.scan();
+            return self.by_id.get(id).map(|&p| self.found[p].clone());
+        }
+        self.found[position] = updated.clone();
+        Some(updated)
     }
 
     fn header(&self, found: &Found, live: &std::collections::HashSet<String>) -> SessionHeader {
@@ -502,28 +780,32 @@ impl ClaudeStore {
         header
     }
 
+    /// The session's surface now: parsed once, then read on as the file grows.
     fn surface(&mut self, id: &str) -> Option<Arc<Session>> {
         let found = self.lookup(id)?;
-        if let Some(parsed) = self
-            .surfaces
-            .iter()
-            .find(|s| s.path == found.path && s.stamp == found.stamp)
-        {
-            return Some(parsed.session.clone());
+        let position = self.surfaces.iter().position(|s| s.path == found.path);
+        let mut parsed = match position.and_then(|p| self.surfaces.remove(p)) {
+            Some(parsed) if parsed.stamp == found.stamp => {
+                let session = parsed.session.clone();
+                self.surfaces.push_back(parsed);
+                return Some(session);
+            }
+            Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
+            _ => {
+                self.reads.parsed += 1;
+                ParsedSurface::new(&found.path, found.stamp)
+            }
+        };
+        let before = parsed.consumed;
+        if parsed.advance(id, found.stamp).is_err() {
+            return None;
         }
-        let (session, skipped_lines) = read_surface(&found.path, id).ok()?;
-        self.reads.parsed += 1;
-        let session = Arc::new(session);
-        self.surfaces.retain(|s| s.path != found.path);
+        self.reads.surface_bytes += parsed.consumed - before;
+        let session = parsed.session.clone();
         if self.surfaces.len() == SURFACES_KEPT {
             self.surfaces.pop_front();
         }
-        self.surfaces.push_back(ParsedSurface {
-            path: found.path,
-            stamp: found.stamp,
-            session: session.clone(),
-            skipped_lines,
-        });
+        self.surfaces.push_back(parsed);
         Some(session)
     }
 }
@@ -609,6 +891,17 @@ impl ClaudeStore {
         };
         // Accepted before, by this process or another: the first answer.
         if let Some(first) = self.state.find(target, key).map_err(unusable)? {
+            return Ok(Delivered {
+                woke: first.woke,
+                repeat: true,
+            });
+        }
+        // The same words from the same sender lately: a retry with a new call id.
+        let sender = crate::spool::key_sender(key).unwrap_or_default();
+        if let Some(first) = (self.state)
+            .find_identical(target, sender, body, REPEAT_WINDOW)
+            .map_err(unusable)?
+        {
             return Ok(Delivered {
                 woke: first.woke,
                 repeat: true,

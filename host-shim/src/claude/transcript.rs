@@ -1,8 +1,24 @@
 //! One Claude Code transcript record (one JSONL line), read for what the store needs
-//! and nothing else: the record's kind, its session facts, its titles and, for user
-//! and assistant records, the role, the model and the text parts. Everything else in a
-//! record (tool input, tool output, thinking, images, usage) is skipped by the parser
-//! without being kept.
+//! and nothing else: the record's kind, its session facts, its titles, for user and
+//! assistant records the role, the model and the text parts, and for attachments what
+//! Claude Code rendered into the model's input. Everything else in a record (tool
+//! input, tool output, thinking, images, usage, prompt snapshots) is skipped by the
+//! parser without being kept.
+//!
+//! What reaches the model, as Claude Code 2.1.328 writes it (seen in transcripts the
+//! real binary wrote in this project's real-client suite, `tests/claude_code/`):
+//!
+//! - `user` records: the person's prompts and tool results, and Claude Code's own
+//!   wrappers (`isMeta` records such as caveats and `Stop hook feedback:`, the
+//!   `<command-name>`/`<local-command-stdout>` records of a slash command, task
+//!   notifications). [`Record::surfaced`] tells them apart.
+//! - `assistant` records, one per content block of an API message (the blocks of one
+//!   message share `message.id`).
+//! - `attachment` records: reminders, listings, the date, hook context
+//!   (`hook_additional_context`), hook errors; the text the model saw is in
+//!   `rendered` (wrapped in `<system-reminder>`). Those without `rendered` are log.
+//! - Titles: `custom-title` and `agent-name` (both set by `--name`/`/rename`, and
+//!   appended again after every turn), `ai-title`, `summary`.
 
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
@@ -31,17 +47,66 @@ pub struct Record {
     pub is_compact_summary: bool,
     #[serde(rename = "customTitle", default)]
     pub custom_title: Option<String>,
+    #[serde(rename = "agentName", default)]
+    pub agent_name: Option<String>,
     #[serde(rename = "aiTitle", default)]
     pub ai_title: Option<String>,
     #[serde(default)]
     pub summary: Option<String>,
     #[serde(default)]
     pub message: Option<MessageRecord>,
+    #[serde(default)]
+    pub attachment: Option<Attachment>,
+    /// What Claude Code put into the model's input for an attachment.
+    #[serde(default)]
+    pub rendered: Option<Vec<Rendered>>,
+}
+
+/// `attachment` of an attachment record: its kind and, for hook context, the texts
+/// the hooks returned.
+#[derive(Debug, Default, Deserialize)]
+pub struct Attachment {
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    #[serde(default)]
+    pub content: Texts,
+}
+
+/// One piece of an attachment's rendering.
+#[derive(Debug, Default, Deserialize)]
+pub struct Rendered {
+    #[serde(default)]
+    pub content: Content,
+}
+
+/// A list of strings (hook context); anything else reads as none.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Texts(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for Texts {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Texts, D::Error> {
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::Array(items) => Ok(Texts(
+                items
+                    .into_iter()
+                    .filter_map(|item| match item {
+                        serde_json::Value::String(text) => Some(text),
+                        _ => None,
+                    })
+                    .collect(),
+            )),
+            serde_json::Value::String(text) => Ok(Texts(vec![text])),
+            _ => Ok(Texts::default()),
+        }
+    }
 }
 
 /// `message` of a user or assistant record.
 #[derive(Debug, Default, Deserialize)]
 pub struct MessageRecord {
+    /// The API message id: the records of one assistant message share it.
+    #[serde(default)]
+    pub id: Option<String>,
     #[serde(default)]
     pub model: Option<String>,
     #[serde(default)]
@@ -138,31 +203,173 @@ impl Record {
         self.message.as_ref().and_then(|m| m.content.0.as_deref())
     }
 
-    /// A prompt the person typed: a user record that is not meta, not a compaction
-    /// summary, and whose text is not one of Claude Code's own wrappers (slash
-    /// commands, their output, shell escapes, caveats, reminders).
+    /// A prompt the person typed: a user record that is on the surface as the
+    /// person's own text (not a wrapper of Claude Code's, not a compaction summary,
+    /// not a handed-over message).
     pub fn is_real_prompt(&self) -> bool {
-        const WRAPPERS: &[&str] = &[
-            "<command-name>",
-            "<command-message>",
-            "<command-args>",
-            "<local-command-",
-            "<bash-input>",
-            "<bash-stdout>",
-            "<bash-stderr>",
-            "<system-reminder>",
-            "<user-prompt-submit-hook>",
-            "Caveat: ",
-            "[Request interrupted",
-        ];
-        if self.kind != "user" || self.is_meta || self.is_compact_summary {
-            return false;
-        }
-        match self.text().map(str::trim_start) {
-            Some(text) if !text.is_empty() => !WRAPPERS.iter().any(|w| text.starts_with(w)),
-            _ => false,
+        self.kind == "user"
+            && matches!(
+                self.surfaced().as_slice(),
+                [Surfaced {
+                    role: Role::User,
+                    injected: false,
+                    replaced: false,
+                    frame: false,
+                    text: Some(text),
+                    ..
+                }] if !text.trim().is_empty()
+            )
+    }
+
+    /// What this record puts on the model's surface, in order (most records put
+    /// nothing, a message record one message, a hand-over of several frames one per
+    /// frame).
+    pub fn surfaced(&self) -> Vec<Surfaced> {
+        match self.kind.as_str() {
+            "user" | "assistant" if self.message.is_some() => self.surfaced_message(),
+            "attachment" => self.surfaced_attachment(),
+            _ => Vec::new(),
         }
     }
+
+    fn surfaced_message(&self) -> Vec<Surfaced> {
+        let text = self.text().map(str::to_string);
+        if self.kind == "assistant" {
+            return vec![Surfaced {
+                role: Role::Assistant,
+                text,
+                ..Surfaced::default()
+            }];
+        }
+        if self.is_compact_summary {
+            return vec![Surfaced {
+                text,
+                replaced: true,
+                ..Surfaced::default()
+            }];
+        }
+        // A message a Stop hook handed over with `decision: block` (older set-ups).
+        if let Some(frames) = text
+            .as_deref()
+            .and_then(|t| t.strip_prefix(STOP_FEEDBACK))
+            .and_then(handed_over_frames)
+        {
+            return frames;
+        }
+        let injected = self.is_meta
+            || text.as_deref().is_some_and(|t| {
+                let t = t.trim_start();
+                HARNESS_WRAPPERS.iter().any(|w| t.starts_with(w))
+            });
+        vec![Surfaced {
+            text,
+            injected,
+            ..Surfaced::default()
+        }]
+    }
+
+    fn surfaced_attachment(&self) -> Vec<Surfaced> {
+        let Some(attachment) = &self.attachment else {
+            return Vec::new();
+        };
+        if attachment.kind == "hook_additional_context" {
+            let frames: Vec<Surfaced> = attachment
+                .content
+                .0
+                .iter()
+                .filter_map(|text| handed_over_frames(text))
+                .flatten()
+                .collect();
+            if !frames.is_empty() {
+                return frames;
+            }
+        }
+        let rendered: Vec<&str> = (self.rendered.iter().flatten())
+            .filter_map(|r| r.content.0.as_deref())
+            .collect();
+        if rendered.is_empty() {
+            return Vec::new();
+        }
+        vec![Surfaced {
+            text: Some(rendered.join("\n")),
+            injected: true,
+            ..Surfaced::default()
+        }]
+    }
+}
+
+/// Who a surface message is from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    #[default]
+    User,
+    Assistant,
+}
+
+/// One message a record puts on the surface.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Surfaced {
+    pub role: Role,
+    pub text: Option<String>,
+    /// Put there by Claude Code, not typed by the person (reminders, listings, hook
+    /// context, command wrappers, caveats).
+    pub injected: bool,
+    /// A compaction summary standing in for what came before it.
+    pub replaced: bool,
+    /// A cross-session message a hook handed over: the plugin's frame itself.
+    pub frame: bool,
+}
+
+/// How Claude Code prefixes what a Stop hook's `decision: block` returned.
+const STOP_FEEDBACK: &str = "Stop hook feedback:\n";
+
+/// The first line of the plugin's frame around a sent message.
+pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session of this harness.";
+
+/// The frame's last line: a body line that reads like it is escaped by the plugin
+/// (a leading backslash), so in a hand-over this line only ever ends a frame.
+const FRAME_LAST_LINE: &str = "--- message ends ---";
+
+/// Texts Claude Code writes as user records that the person did not type: slash
+/// commands and their output, caveats, notifications of background tasks, shell
+/// output, hook wrappers and the interruption marker.
+const HARNESS_WRAPPERS: &[&str] = &[
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+    "Caveat: ",
+    "[Request interrupted",
+];
+
+/// The frames of a hook's hand-over (several messages are joined by a blank line),
+/// or `None` when the text is not one: each must start with the frame's first line
+/// and end with its last.
+fn handed_over_frames(text: &str) -> Option<Vec<Surfaced>> {
+    let mut frames = Vec::new();
+    let mut rest = text.trim_end_matches('\n');
+    while !rest.is_empty() {
+        if !rest.starts_with(FRAME_FIRST_LINE) {
+            return None;
+        }
+        let end = rest.find(&format!("\n{FRAME_LAST_LINE}"))? + 1 + FRAME_LAST_LINE.len();
+        let after = &rest[end..];
+        if !(after.is_empty() || after.starts_with('\n')) {
+            return None;
+        }
+        frames.push(Surfaced {
+            text: Some(rest[..end].to_string()),
+            frame: true,
+            ..Surfaced::default()
+        });
+        rest = after.trim_start_matches('\n');
+    }
+    (!frames.is_empty()).then_some(frames)
 }
 
 /// Splits a byte buffer into lines, each with whether it ended with a line feed (only
@@ -235,6 +442,80 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    fn frame(body: &str) -> String {
+        format!(
+            "{FRAME_FIRST_LINE}\nfrom-session: s1 (\"t\")\ndelivery: queue\n--- message begins ---\n{body}\n--- message ends ---"
+        )
+    }
+
+    fn surfaced(line: &serde_json::Value) -> Vec<Surfaced> {
+        Record::parse(line.to_string().as_bytes())
+            .unwrap()
+            .surfaced()
+    }
+
+    #[test]
+    fn hook_context_carrying_frames_is_one_message_per_frame_and_not_injected() {
+        // A body line that reads like the frame's end is escaped by the plugin.
+        let (one, two) = (frame("hello"), frame("\\--- message ends ---\nsecond"));
+        let line = serde_json::json!({"type": "attachment",
+            "attachment": {"type": "hook_additional_context", "content": [format!("{one}\n\n{two}")],
+                           "hookName": "Stop", "hookEvent": "Stop"},
+            "rendered": [{"content": "<system-reminder>\nStop hook additional context: …\n</system-reminder>"}]});
+        let messages = surfaced(&line);
+        let texts: Vec<_> = messages.iter().map(|m| m.text.clone().unwrap()).collect();
+        assert_eq!(texts, [one.clone(), two]);
+        assert!(
+            messages
+                .iter()
+                .all(|m| m.frame && !m.injected && m.role == Role::User)
+        );
+        // The same hand-over by an older `decision: block` Stop hook.
+        let line = serde_json::json!({"type": "user", "isMeta": true,
+            "message": {"role": "user", "content": format!("Stop hook feedback:\n{one}")}});
+        assert_eq!(surfaced(&line)[0].text.as_deref(), Some(one.as_str()));
+        assert!(!surfaced(&line)[0].injected);
+    }
+
+    #[test]
+    fn other_hook_context_and_reminders_are_injected_as_rendered() {
+        let line = serde_json::json!({"type": "attachment",
+            "attachment": {"type": "hook_additional_context", "content": ["lint passed"]},
+            "rendered": [{"content": "<system-reminder>\nPostToolUse hook additional context: lint passed\n</system-reminder>"}]});
+        assert_eq!(
+            surfaced(&line),
+            [Surfaced {
+                text: Some("<system-reminder>\nPostToolUse hook additional context: lint passed\n</system-reminder>".into()),
+                injected: true,
+                ..Surfaced::default()
+            }]
+        );
+        // A frame cut short is not a hand-over.
+        let cut = serde_json::json!({"type": "attachment",
+            "attachment": {"type": "hook_additional_context", "content": [frame("x").replace("--- message ends ---", "")]},
+            "rendered": [{"content": "<system-reminder>\ncut\n</system-reminder>"}]});
+        assert!(surfaced(&cut)[0].injected);
+        // An attachment Claude Code did not render is its log, not the surface.
+        let log = serde_json::json!({"type": "attachment", "attachment": {"type": "hook_success", "content": ""}});
+        assert!(surfaced(&log).is_empty());
+    }
+
+    #[test]
+    fn command_wrappers_and_notifications_are_injected() {
+        for text in [
+            "<local-command-caveat>The command below was run directly</local-command-caveat>",
+            "<command-name>/compact</command-name>\n<command-message>compact</command-message>",
+            "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>",
+            "<task-notification>\n<task-id>a1</task-id>",
+        ] {
+            let line =
+                serde_json::json!({"type": "user", "message": {"role": "user", "content": text}});
+            assert!(surfaced(&line)[0].injected, "{text}");
+        }
+        let line = serde_json::json!({"type": "user", "message": {"role": "user", "content": "plain words"}});
+        assert!(!surfaced(&line)[0].injected);
     }
 
     #[test]

@@ -1,0 +1,431 @@
+"""The real Claude Code in the loop: the pinned `@anthropic-ai/claude-code` binary,
+driven by the scripted Messages API endpoint in `endpoint.py`, set up exactly as the
+README's "Use it with Claude Code" tells a new user, on a fresh HOME.
+
+Each check asserts what the model saw: the tool results and hook texts as they come
+back to the endpoint in Claude Code's next request, once where once is promised.
+
+    HOST_SHIM=target/debug/host-shim CLAUDE=tests/claude_code/node_modules/.bin/claude \
+        python3 tests/claude_code/suite.py
+
+Exits non-zero when any check fails, naming each.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import endpoint  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
+CLAUDE = str(
+    (ROOT / os.environ.get("CLAUDE", "tests/claude_code/node_modules/.bin/claude")).resolve()
+)
+WORK = ROOT / "target" / "claude-code-suite"
+HOME = WORK / "home"
+LOG = WORK / "endpoint.jsonl"
+TOOLS = "mcp__session-tools__"
+FRAME = "Cross-session message from another session of this harness."
+
+failures = []
+
+
+def check(condition, what, detail=""):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+        if detail:
+            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
+    return condition
+
+
+# --- set-up, as the README tells a user -------------------------------------------
+
+
+def environment(port):
+    env = {
+        "HOME": str(HOME),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "ANTHROPIC_API_KEY": "sk-scripted-endpoint",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+    return env
+
+
+def set_up(env):
+    """The README's three steps: the MCP server, the hooks, the permissions line."""
+    projects = HOME / ".claude" / "projects"
+    subprocess.run(
+        [CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--",
+         HOST_SHIM, "mcp", "--claude-projects", str(projects)],
+        env=env, check=True, capture_output=True, cwd=HOME,
+    )
+    hook = {"type": "command", "command": f"{HOST_SHIM} claude-hook"}
+    settings = {
+        "permissions": {"allow": ["mcp__session-tools", "Bash"]},
+        "hooks": {
+            "SessionStart": [{"hooks": [hook]}],
+            "UserPromptSubmit": [{"hooks": [hook]}],
+            "PostToolUse": [{"matcher": "*", "hooks": [hook]}],
+            "Stop": [{"hooks": [hook]}],
+        },
+    }
+    (HOME / ".claude").mkdir(parents=True, exist_ok=True)
+    (HOME / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
+
+
+def state_dir():
+    return HOME / ".local" / "state" / "session-tools"
+
+
+# --- driving sessions ---------------------------------------------------------------
+
+
+def prompt(text, steps):
+    return f"{text}\n{endpoint.SCRIPT_MARK}{json.dumps(steps)}"
+
+
+def tool(name, **arguments):
+    return {"tool": TOOLS + name, "input": arguments}
+
+
+def claude(env, cwd, args, background=False):
+    cwd.mkdir(parents=True, exist_ok=True)
+    command = [CLAUDE, "-p", *args]
+    if background:
+        return subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=180)
+    if done.returncode != 0:
+        print(f"     claude {' '.join(args[:3])} exited {done.returncode}: {done.stderr[-800:]}")
+    return done
+
+
+def new_session(env, cwd, session, text, steps, background=False):
+    return claude(env, cwd, ["--session-id", session, prompt(text, steps)], background)
+
+
+def resume(env, cwd, session, text, steps=None, background=False):
+    words = text if steps is None else prompt(text, steps)
+    return claude(env, cwd, ["--resume", session, words], background)
+
+
+# --- what the model saw --------------------------------------------------------------
+
+
+def records():
+    if not LOG.exists():
+        return []
+    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
+
+
+def texts_of(content):
+    if isinstance(content, str):
+        return [content]
+    out = []
+    for part in content or []:
+        if part.get("type") == "text":
+            out.append(part.get("text", ""))
+        elif part.get("type") == "tool_result":
+            out.extend(texts_of(part.get("content")))
+    return out
+
+
+def tool_calls(session=None):
+    """Every tool call the scripted model made (in `session`, when given), in order,
+    with the result Claude Code sent back: (name, input, text, is_error)."""
+    all_records = records()
+    issued = []
+    for record in all_records:
+        if session and record.get("session") != session:
+            continue
+        for block in (record.get("answer") or {}).get("content", []):
+            if block.get("type") == "tool_use":
+                issued.append(block)
+    results = {}
+    for record in all_records:
+        for message in record["request"].get("messages", []):
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            for part in content:
+                if part.get("type") == "tool_result":
+                    results[part["tool_use_id"]] = (
+                        "\n".join(texts_of(part.get("content"))), bool(part.get("is_error")))
+    calls = []
+    for block in issued:
+        if block["name"] == "ToolSearch":
+            continue
+        text, is_error = results.get(block["id"], (None, None))
+        calls.append((block["name"].removeprefix(TOOLS), block["input"], text, is_error))
+    return calls
+
+
+def last_request(session):
+    mine = [r for r in records() if r.get("session") == session and "count_tokens" not in r["path"]]
+    return mine[-1]["request"] if mine else {"messages": []}
+
+
+def seen_texts(request):
+    """Every text the model was given in one request, with its role."""
+    out = []
+    for message in request.get("messages", []):
+        for text in texts_of(message.get("content")):
+            out.append((message.get("role"), text))
+    return out
+
+
+def occurrences(session, marker):
+    return sum(text.count(marker) for _, text in seen_texts(last_request(session)))
+
+
+def spooled(session):
+    """Messages of `session` in the state folder: waiting and handed over."""
+    found = []
+    for kind in ("inbox", "handed"):
+        folder = state_dir() / kind / session
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                found.append((kind, json.loads(entry.read_text())))
+    return found
+
+
+def live_files():
+    folder = state_dir() / "live"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def bytes_after_last_assistant(transcript):
+    data = transcript.read_bytes()
+    position, last = 0, 0
+    for line in data.split(b"\n"):
+        if line.strip() and json.loads(line).get("type") == "assistant":
+            last = position + len(line) + 1
+        position += len(line) + 1
+    return len(data) - last
+
+
+def host_shim_call(tool_name, arguments, caller):
+    done = subprocess.run(
+        [HOST_SHIM, "call", tool_name, json.dumps(arguments), "--claude-projects",
+         str(HOME / ".claude" / "projects"), "--caller", caller, "--state-dir", str(state_dir())],
+        capture_output=True, text=True, timeout=60,
+    )
+    return done.stdout + done.stderr
+
+
+# --- the checks ----------------------------------------------------------------------
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    HOME.mkdir(parents=True)
+    server = endpoint.start(str(LOG))
+    env = environment(server.server_port)
+    version = subprocess.run([CLAUDE, "--version"], env=env, capture_output=True, text=True)
+    print(f"Claude Code {version.stdout.strip()}, scripted endpoint on port {server.server_port}")
+    set_up(env)
+
+    garden, notes = HOME / "garden", HOME / "notes"
+    a, b = str(uuid.uuid4()), str(uuid.uuid4())
+
+    # 1. A new install: no projects folder yet, and the server still starts.
+    listed = subprocess.run([CLAUDE, "mcp", "list"], env=env, cwd=HOME, capture_output=True,
+                            text=True, timeout=60)
+    check("session-tools" in listed.stdout and "Connected" in listed.stdout,
+          "fresh install: claude mcp list shows the server connected", listed.stdout + listed.stderr)
+    check(live_files() == [], "a claude mcp list probe registers no live session", live_files())
+
+    # The first session on the machine has the tools, allowed by the README's line.
+    new_session(env, garden, a, "Plan the vegetable garden beds",
+                [tool("sessions_list", scope="all")])
+    calls = tool_calls(a)
+    first = calls[0] if calls else (None, None, None, None)
+    check(first[2] is not None and f"- {a} [" in first[2] and "| this session" in first[2]
+          and not first[3],
+          "the first session lists itself through the tools", first)
+    check(first[2] is not None and "haven't granted" not in first[2],
+          "permissions.allow lets the model use the tools", first)
+
+    # 2. Another session lists, reads and messages the first.
+    body = "hello garden, from the notes session"
+    new_session(env, notes, b, "Collect notes on the garden plan", [
+        tool("sessions_list", scope="all"),
+        tool("sessions_read", session_id=a),
+        tool("sessions_send", session_id=a, message=body),
+        tool("sessions_send", session_id=a, message=body),
+    ])
+    calls = tool_calls(b)
+    names = [c[0] for c in calls]
+    check(names == ["sessions_list", "sessions_read", "sessions_send", "sessions_send"],
+          "the scripted model made the four calls", names)
+    if len(calls) == 4:
+        listing, read, sent, again = calls
+        check(f"- {a} [" in listing[2] and "Plan the vegetable garden beds" in listing[2]
+              and "preset=claude-opus-5-5" in listing[2],
+              "the listing shows the other session with its title and preset", listing[2])
+        check(f"session {a} [" in read[2] and "Plan the vegetable garden beds" in read[2]
+              and "<system-reminder>" not in read[2],
+              "a read shows the person's prompt and no injected reminder", read[2])
+        check(sent[2].startswith(f"accepted for {a} | mode=queue"), "the send is accepted", sent[2])
+        check(again[2] == sent[2], "a retry with a new tool-use id reads the same acceptance",
+              (sent[2], again[2]))
+    check(len(spooled(a)) == 1, "the retried body is delivered once (one message spooled)",
+          spooled(a))
+
+    # 3. Resumed, the target gets the message at SessionStart, once, as context.
+    resume(env, garden, a, "Back to the beds", [])
+    check(occurrences(a, body) == 1, "the queued message is handed over once at SessionStart",
+          [t for t in seen_texts(last_request(a)) if body in t[1]])
+    check(all(kind == "handed" for kind, _ in spooled(a)), "and it left the inbox", spooled(a))
+    surface = host_shim_call("sessions_read", {"session_id": a}, b)
+    check(f"--- user (seq" in surface and FRAME in surface and body in surface
+          and "harness-injected" not in surface,
+          "the handed-over message is on the target's surface as the frame, not injected", surface)
+
+    # 4. A running session: a queue message handed over at Stop, shown once, no error.
+    stop_body = "stop-handover: please water the beds"
+    running = resume(env, garden, a, "Measure the beds",
+                     [{"tool": "Bash", "input": {"command": "sleep 4", "description": "wait"}}],
+                     background=True)
+    time.sleep(2)
+    sent = host_shim_call("sessions_send", {"session_id": a, "message": stop_body}, b)
+    running.wait(timeout=120)
+    check(sent.startswith(f"accepted for {a}"), "a send to the running session is accepted", sent)
+    seen = seen_texts(last_request(a))
+    check(occurrences(a, stop_body) == 1, "the Stop hook hands it over once",
+          [t for t in seen if stop_body in t[1]])
+    check(not any("blocking error" in t for _, t in seen),
+          "the hand-over at Stop is not shown as a hook error",
+          [t for t in seen if "blocking error" in t[1]])
+
+    # 5. A steer during a long tool call, handed over at PostToolUse.
+    steer_body = "steer: use the north bed first"
+    running = resume(env, garden, a, "Dig the beds",
+                     [{"tool": "Bash", "input": {"command": "sleep 4", "description": "dig"}},
+                      {"say": "dug"}],
+                     background=True)
+    time.sleep(2)
+    sent = host_shim_call("sessions_send", {"session_id": a, "message": steer_body,
+                                            "mode": "steer"}, b)
+    running.wait(timeout=120)
+    check(sent.startswith(f"accepted for {a} | mode=steer"), "a steer is accepted", sent)
+    after_tool = [r for r in records() if r.get("session") == a
+                  and any(steer_body in t for _, t in seen_texts(r["request"]))]
+    check(bool(after_tool) and (after_tool[0].get("answer") or {}).get("content", [{}])[0].get("text") == "dug",
+          "the steer reaches the model in the running turn, right after the tool call",
+          [r.get("answer") for r in after_tool[:1]])
+    check(occurrences(a, steer_body) == 1, "the steer is shown once",
+          [t for t in seen_texts(last_request(a)) if steer_body in t[1]])
+
+    # 6. A subagent written by Claude Code's own Agent tool: its calls are its own.
+    sub_steps = [tool("sessions_list", scope="all")]
+    resume(env, garden, a, "Delegate a survey", [
+        {"tool": "Agent", "input": {"description": "survey sessions",
+                                    "prompt": prompt("Survey the sessions", sub_steps),
+                                    "subagent_type": "general-purpose",
+                                    "run_in_background": False}},
+    ])
+    calls = [c for c in tool_calls(a) if c[0] == "sessions_list"]
+    sub_listing = calls[-1][2] if calls else None
+    agent_rows = [line for line in (sub_listing or "").splitlines() if line.startswith("- agent-")]
+    check(bool(agent_rows) and "| this session" in agent_rows[0]
+          and f"- {a} [live, top-level] | cwd={garden} | preset=claude-opus-5-5\n" in sub_listing + "\n",
+          "a subagent's listing marks the subagent, not its parent, as this session", sub_listing)
+    agent_id = agent_rows[0][2:].split(" ")[0] if agent_rows else "agent-none"
+    refused = host_shim_call("sessions_send", {"session_id": agent_id, "message": "hi"}, b)
+    check("not-messageable" in refused and a in refused,
+          "a subagent is listed and not messageable, naming its parent", refused)
+
+    # 7. A transcript appended while it is read and messaged.
+    transcript = next((HOME / ".claude" / "projects").glob(f"*/{a}.jsonl"))
+    line = next(l for l in transcript.read_text().splitlines() if '"type":"last-prompt"' in l
+                or '"type": "last-prompt"' in l) + "\n"
+    stop = threading.Event()
+
+    def append():
+        with open(transcript, "a") as out:
+            while not stop.is_set():
+                out.write(line[: len(line) // 2])
+                out.flush()
+                time.sleep(0.0005)
+                out.write(line[len(line) // 2:])
+                out.flush()
+                time.sleep(0.0005)
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    answers = []
+    try:
+        for n in range(10):
+            answers.append(host_shim_call("sessions_read", {"session_id": a, "max_messages": 2}, b))
+            answers.append(host_shim_call("sessions_send",
+                                          {"session_id": a, "message": f"while written {n}"}, b))
+    finally:
+        stop.set()
+        writer.join()
+    bad = [x for x in answers if "not-found" in x or "(untitled)" in x or "error" in x]
+    check(not bad, "a transcript being written is always found (10 reads, 10 sends)", bad[:2])
+    resume(env, garden, a, "Read the messages", [])  # hands them over
+
+    # 8. /compact: the command's wrappers are not the person's words; the row keeps its
+    # preset.
+    # Compacted until the model's last record lies more than 64 KiB from the end
+    # (each /compact leaves reminders and listings, and no assistant record, after it).
+    for _ in range(12):
+        resume(env, garden, a, "/compact")
+        if bytes_after_last_assistant(transcript) > 80_000:
+            break
+    surface = host_shim_call("sessions_read", {"session_id": a}, b)
+    leaked = [w for w in ("<local-command-caveat>", "<command-name>", "Compacted")
+              if w in surface]
+    check(not leaked, "after /compact a read shows no command wrappers as the person's", surface)
+    check("replaced" in surface, "after /compact the summary is on the surface, replaced", surface)
+    listing = host_shim_call("sessions_list", {"scope": "all"}, b)
+    row = next((l for l in listing.splitlines() if l.startswith(f"- {a} ")), "")
+    check("preset=claude-opus-5-5" in row, "after /compact the row keeps its preset", listing)
+
+    # 9. Nothing registered once the sessions ended, nor by a probe.
+    time.sleep(0.5)
+    check(live_files() == [], "no live registration is left after the sessions end", live_files())
+    subprocess.run([CLAUDE, "mcp", "list"], env=env, cwd=HOME, capture_output=True, timeout=60)
+    time.sleep(0.5)
+    check(live_files() == [], "a probe over a populated store registers nothing", live_files())
+
+    # 10. Without the README's permissions line, Claude Code refuses the tools.
+    bare = dict(env, HOME=str(WORK / "bare-home"))
+    (WORK / "bare-home").mkdir()
+    subprocess.run([CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--", HOST_SHIM,
+                    "mcp", "--claude-projects", str(WORK / "bare-home" / ".claude" / "projects")],
+                   env=bare, check=True, capture_output=True, cwd=WORK / "bare-home")
+    c = str(uuid.uuid4())
+    claude(bare, WORK / "bare-home", ["--session-id", c,
+                                      prompt("No permissions here", [tool("sessions_list")])])
+    calls = tool_calls(c)
+    check(bool(calls) and "haven't granted it yet" in (calls[0][2] or ""),
+          "without permissions.allow the model is refused the tools (the README says so)", calls)
+
+    server.shutdown()
+    print()
+    if failures:
+        print(f"{len(failures)} check(s) failed:")
+        for what in failures:
+            print(f"  - {what}")
+        sys.exit(1)
+    print("every check held")
+
+
+if __name__ == "__main__":
+    main()

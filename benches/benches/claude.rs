@@ -159,7 +159,51 @@ fn claude(c: &mut Criterion) {
             store = Some(report.harness);
         })
     });
+    // A live store: one transcript is being written. Before each call a whole line is
+    // appended to it (a copy of the folder's session 2, so the others stay as written).
+    let live_path = projects
+        .join("-home-bench-project-2")
+        .join(format!("{}.jsonl", id(2)));
+    let pristine = std::fs::read(&live_path).unwrap();
+    let line = format!(
+        "{{\"type\":\"assistant\",\"sessionId\":\"{}\",\"timestamp\":\"2026-11-03T11:00:00.000Z\",\"message\":{{\"role\":\"assistant\",\"model\":\"claude-opus-4-5-20251101\",\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}\n",
+        id(2),
+        "w".repeat(400)
+    );
+    let append = || {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&live_path)
+            .unwrap();
+        file.write_all(line.as_bytes()).unwrap();
+    };
+    let read_live = CallRequest {
+        arguments: format!(r#"{{"session_id": "{}"}}"#, id(2)),
+        ..read.clone()
+    };
+    group.bench_function(
+        "sessions_list, live (one transcript appended to before each listing)",
+        |b| {
+            b.iter(|| {
+                append();
+                let report = runtime.call(store.take().unwrap(), &list);
+                store = Some(report.harness);
+            })
+        },
+    );
+    group.bench_function(
+        "sessions_read of a 3 MB session being written (a line appended before each read)",
+        |b| {
+            b.iter(|| {
+                append();
+                let report = runtime.call(store.take().unwrap(), &read_live);
+                assert!(report.answer.as_ref().unwrap().text.contains("wwww"));
+                store = Some(report.harness);
+            })
+        },
+    );
     group.finish();
+    std::fs::write(&live_path, pristine).unwrap();
     let _ = std::fs::remove_dir_all(state_root);
 }
 

@@ -372,6 +372,15 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
                 let (harness, registration) = (harness.clone(), registration.clone());
                 std::thread::spawn(move || register_when_seen(&harness, &id, &registration));
             }
+            // An open, idle interactive session gets its messages through Claude
+            // Code's messaging socket, without waiting for its person.
+            if let (Some(id), Some(socket)) = (
+                caller.clone(),
+                host_shim::claude::idle::MessagingSocket::from_env(),
+            ) {
+                let state = harness.lock().state().clone();
+                std::thread::spawn(move || host_shim::claude::idle::watch(state, id, socket));
+            }
             // A subagent's calls reach its session's server: the tool-use id names it.
             let of_call = harness.clone();
             let caller_of_call: host_shim::mcp::CallerOfCall =

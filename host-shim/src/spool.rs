@@ -11,6 +11,7 @@
 //! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat)
 //! tmp/                                 messages being written
 //! live/<pid>.json                      a host-shim process serving a session
+//! idle/<session>                       the session's last turn ended (its Stop hook)
 //! ```
 //!
 //! Trust model. Whoever can write the folder can put words into a session's next
@@ -496,6 +497,42 @@ impl StateDir {
         }
         sync_dir(&handed)?;
         Ok(messages)
+    }
+
+    /// Marks `session` idle (its last turn ended and nothing continued it) or at
+    /// work: an empty file `idle/<session>` while idle.
+    pub fn set_idle(&self, session: &str, idle: bool) -> Result<()> {
+        let path = self.session_path("idle", session)?;
+        if idle {
+            let dir = self.root.join("idle");
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .create(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        } else {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => {
+                    return Err(err).with_context(|| format!("cannot remove {}", path.display()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `session` is idle (see [`StateDir::set_idle`]).
+    pub fn is_idle(&self, session: &str) -> bool {
+        self.session_path("idle", session)
+            .is_ok_and(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()))
     }
 
     /// Removes temporary files whose writer is gone.

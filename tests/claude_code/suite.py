@@ -13,6 +13,7 @@ Exits non-zero when any check fails, naming each.
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -207,6 +208,61 @@ def live_files():
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
+def wait_for(condition, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
+class Pane:
+    """An interactive Claude Code session in a tmux pane (a terminal of its own)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def screen(self):
+        done = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+                              capture_output=True, text=True)
+        return done.stdout
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def type(self, text):
+        self.keys("-l", text)
+        time.sleep(0.3)
+        self.keys("Enter")
+
+    def close(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def interactive(env, cwd, session):
+    """Starts `claude` in a terminal, past the first-run questions a person answers
+    once (the theme, trusting the folder, using the API key)."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    config_path = HOME / ".claude.json"
+    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    config["hasCompletedOnboarding"] = True
+    config.setdefault("projects", {}).setdefault(str(cwd), {})["hasTrustDialogAccepted"] = True
+    config_path.write_text(json.dumps(config))
+    name = f"cc-{session[:8]}"
+    words = ["env", *(f"{k}={v}" for k, v in env.items()), CLAUDE, "--session-id", session]
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50",
+                    "-c", str(cwd), " ".join(shlex.quote(w) for w in words)], check=True)
+    pane = Pane(name)
+    if wait_for(lambda: "Do you want to use this API key" in pane.screen()
+                or "❯" in pane.screen(), 30) and "API key" in pane.screen():
+        pane.keys("Up")
+        time.sleep(0.3)
+        pane.keys("Enter")
+    wait_for(lambda: "API key" not in pane.screen() and "❯" in pane.screen(), 30)
+    return pane
+
+
 def bytes_after_last_assistant(transcript):
     data = transcript.read_bytes()
     position, last = 0, 0
@@ -397,14 +453,42 @@ def main():
     row = next((l for l in listing.splitlines() if l.startswith(f"- {a} ")), "")
     check("preset=claude-opus-5-5" in row, "after /compact the row keeps its preset", listing)
 
-    # 9. Nothing registered once the sessions ended, nor by a probe.
+    # 9. An open, idle interactive session gets a message without a person: its own
+    # server hands it over through Claude Code's messaging socket.
+    if shutil.which("tmux"):
+        idle_session = str(uuid.uuid4())
+        idle_body = "idle-wake: are the seedlings in?"
+        pane = interactive(env, HOME / "greenhouse", idle_session)
+        try:
+            pane.type("Wait for news")
+            waited = wait_for(lambda: (state_dir() / "idle" / idle_session).exists(), 60)
+            check(waited, "an interactive session is idle after its turn (its Stop hook)",
+                  pane.screen())
+            sent = host_shim_call("sessions_send", {"session_id": idle_session,
+                                                    "message": idle_body}, b)
+            check(sent.startswith(f"accepted for {idle_session}"), "a send to it is accepted",
+                  sent)
+            woke = wait_for(lambda: occurrences(idle_session, idle_body) > 0, 60)
+            seen = [t for t in seen_texts(last_request(idle_session)) if idle_body in t[1]]
+            check(woke and occurrences(idle_session, idle_body) == 1
+                  and seen[0][1].startswith("Another Claude session sent a message:\n" + FRAME),
+                  "the idle session runs a turn with the message, shown once", seen or pane.screen())
+            surface = host_shim_call("sessions_read", {"session_id": idle_session}, b)
+            check(FRAME in surface and idle_body in surface and "harness-injected" not in surface,
+                  "the socket's hand-over is on its surface as the frame", surface)
+        finally:
+            pane.close()
+    else:
+        check(False, "tmux is installed (the idle-session check drives an interactive session)")
+
+    # 10. Nothing registered once the sessions ended, nor by a probe.
     time.sleep(0.5)
     check(live_files() == [], "no live registration is left after the sessions end", live_files())
     subprocess.run([CLAUDE, "mcp", "list"], env=env, cwd=HOME, capture_output=True, timeout=60)
     time.sleep(0.5)
     check(live_files() == [], "a probe over a populated store registers nothing", live_files())
 
-    # 10. Without the README's permissions line, Claude Code refuses the tools.
+    # 11. Without the README's permissions line, Claude Code refuses the tools.
     bare = dict(env, HOME=str(WORK / "bare-home"))
     (WORK / "bare-home").mkdir()
     subprocess.run([CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--", HOST_SHIM,

@@ -23,6 +23,11 @@
 //!
 //! A message leaves the spool only after the answer is written, and the hook exits
 //! with success only after it left (see [`crate::spool`]).
+//!
+//! Each event also says whether the session is idle: a `Stop` that hands nothing over
+//! leaves it idle (waiting for its person), any other event of the session at work
+//! clears that. An open idle session's own `host-shim mcp` hands messages to it through
+//! Claude Code's messaging socket ([`super::idle`]).
 
 use crate::spool::{SpooledMessage, StateDir, Waiting};
 use anyhow::{Context, Result, bail};
@@ -69,6 +74,9 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
         "UserPromptSubmit" | "SessionStart" => Takes::All,
         _ => return Ok(HookReport::default()),
     };
+    // The session works from here on (a Stop that hands something over continues
+    // it); a Stop that hands nothing over leaves it idle, below.
+    state.set_idle(&session, false)?;
     let contents = state.waiting(&session)?;
     let is_steer = |w: &Waiting| w.message.mode == "steer";
     let oldest_queued = contents.messages.iter().position(|w| !is_steer(w));
@@ -80,20 +88,19 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
         })
         .map(|(_, w)| w.clone())
         .collect();
-    let picked = within_answer_cap(picked);
+    let picked = within_answer_cap(picked, ANSWER_CHARS);
     let mut report = HookReport {
         handed_over: Vec::new(),
         unreadable: contents.unreadable,
     };
     if picked.is_empty() {
+        if event == "Stop" {
+            state.set_idle(&session, true)?;
+        }
         return Ok(report);
     }
     report.handed_over = state.hand_over(&session, picked, |messages| {
-        let text = messages
-            .iter()
-            .map(|m| m.body.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        let text = joined(messages);
         // Every event hands over as context: at Stop, Claude Code 2.1.328 then
         // continues the session with the text shown once, where `decision: block`
         // would show it twice, once as a hook error.
@@ -107,14 +114,23 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
     Ok(report)
 }
 
-/// The first messages whose text, joined by blank lines, fits in [`ANSWER_CHARS`];
-/// at least one.
-fn within_answer_cap(picked: Vec<Waiting>) -> Vec<Waiting> {
+/// Messages handed over together: their bodies, oldest first, joined by a blank line.
+pub fn joined(messages: &[SpooledMessage]) -> String {
+    messages
+        .iter()
+        .map(|m| m.body.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The first messages whose text, joined by blank lines, fits in `cap` chars; at
+/// least one.
+pub fn within_answer_cap(picked: Vec<Waiting>, cap: usize) -> Vec<Waiting> {
     let mut chars = 0;
     let mut kept = Vec::new();
     for waiting in picked {
         let more = waiting.message.body.chars().count() + if kept.is_empty() { 0 } else { 2 };
-        if !kept.is_empty() && chars + more > ANSWER_CHARS {
+        if !kept.is_empty() && chars + more > cap {
             break;
         }
         chars += more;

@@ -45,6 +45,7 @@
 //! transcript, cached the same way.
 
 pub mod hook;
+pub mod idle;
 pub mod transcript;
 pub mod wake;
 
@@ -383,13 +384,14 @@ struct ParsedSurface {
     consumed: u64,
     /// The line number of the next line to read.
     next_line: u64,
-    messages: Vec<Message>,
     /// The API message id of the last message, when it is the model's: the records
     /// of one message (one per content block) become one surface message.
     open_assistant: Option<String>,
     captured_through: u64,
     /// Complete lines that are not records.
     damaged: u64,
+    /// The surface so far; grown in place (readers hold a clone of the `Arc` only
+    /// during one host call).
     session: Arc<Session>,
 }
 
@@ -400,7 +402,6 @@ impl ParsedSurface {
             stamp,
             consumed: 0,
             next_line: 1,
-            messages: Vec::new(),
             open_assistant: None,
             captured_through: 0,
             damaged: 0,
@@ -434,21 +435,23 @@ impl ParsedSurface {
             };
             self.captured_through = number;
             if record.is_compact_boundary() {
-                self.messages.clear();
+                Arc::make_mut(&mut self.session).messages.clear();
                 self.open_assistant = None;
                 continue;
             }
             self.take(number, &record);
         }
-        let mut session = Session::new(id, 0);
-        session.messages = self.messages.clone();
+        let session = Arc::make_mut(&mut self.session);
+        if session.header.id != id {
+            session.header.id = id.to_string();
+        }
         session.captured_through_seq = self.captured_through;
-        self.session = Arc::new(session);
         Ok(())
     }
 
     fn take(&mut self, number: u64, record: &Record) {
         let message_id = record.message.as_ref().and_then(|m| m.id.clone());
+        let messages = &mut Arc::make_mut(&mut self.session).messages;
         for surfaced in record.surfaced() {
             let Surfaced {
                 role,
@@ -465,13 +468,13 @@ impl ParsedSurface {
                 // Another block of the model's message before: one message.
                 if message_id.is_some()
                     && self.open_assistant == message_id
-                    && let Some(last) = self.messages.pop()
+                    && let Some(last) = messages.pop()
                 {
                     let joined = match (last.text().map(str::to_string), text) {
                         (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
                         (a, b) => a.or(b),
                     };
-                    self.messages.push(Message::new(
+                    messages.push(Message::new(
                         last.seq,
                         Role::Assistant,
                         &source,
@@ -479,8 +482,7 @@ impl ParsedSurface {
                         joined,
                     ));
                 } else {
-                    self.messages
-                        .push(Message::new(number, Role::Assistant, &source, false, text));
+                    messages.push(Message::new(number, Role::Assistant, &source, false, text));
                 }
                 self.open_assistant = message_id.clone();
                 continue;
@@ -494,8 +496,7 @@ impl ParsedSurface {
                 }
                 text => text,
             };
-            self.messages
-                .push(Message::new(number, Role::User, "user", replaced, text));
+            messages.push(Message::new(number, Role::User, "user", replaced, text));
         }
     }
 }

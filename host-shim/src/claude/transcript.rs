@@ -248,12 +248,16 @@ impl Record {
                 ..Surfaced::default()
             }];
         }
-        // A message a Stop hook handed over with `decision: block` (older set-ups).
-        if let Some(frames) = text
-            .as_deref()
-            .and_then(|t| t.strip_prefix(STOP_FEEDBACK))
-            .and_then(handed_over_frames)
-        {
+        // A message a Stop hook handed over with `decision: block` (older set-ups), or
+        // one handed to an idle session through its messaging socket.
+        if let Some(frames) = text.as_deref().and_then(|t| {
+            if let Some(rest) = t.strip_prefix(STOP_FEEDBACK) {
+                return handed_over_frames(rest);
+            }
+            let rest = t.strip_prefix(PEER_MESSAGE)?;
+            let end = rest.find(PEER_NOTE).unwrap_or(rest.len());
+            handed_over_frames(&rest[..end])
+        }) {
             return frames;
         }
         let injected = self.is_meta
@@ -322,6 +326,11 @@ pub struct Surfaced {
 
 /// How Claude Code prefixes what a Stop hook's `decision: block` returned.
 const STOP_FEEDBACK: &str = "Stop hook feedback:\n";
+
+/// How Claude Code shows a message that came through its messaging socket, and the
+/// note it adds after the text.
+const PEER_MESSAGE: &str = "Another Claude session sent a message:\n";
+const PEER_NOTE: &str = "\n\nThis came from another Claude session";
 
 /// The first line of the plugin's frame around a sent message.
 pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session of this harness.";

@@ -7,13 +7,13 @@ sessions), for the store's tests in `host-shim/tests/claude.rs`.
 
 It sets Claude Code up as the README says, under a fixed HOME
 (`/tmp/session-tools-fixtures/home`, so the paths in the transcripts read the same
-each time), and runs four sessions:
+each time), and runs three sessions:
 
-- `garden`: named with `--name`, sends a message to `notes`, then runs a subagent
-  (Claude Code's `Agent` tool) that lists the sessions;
-- `notes`: gets that message handed over at `SessionStart` when resumed, and is then
-  compacted with `/compact`;
-- `plain`: one prompt, one answer, no title of its own.
+- `garden`: named with `--name`, sends a message to `notes` and one to `plain`, then
+  runs a subagent (Claude Code's `Agent` tool) that lists the sessions;
+- `notes`: gets its message handed over at `SessionStart` when resumed, and is then
+  compacted with `/compact` and asked once more;
+- `plain`: one prompt, then resumed, getting its message at `SessionStart`.
 
 The session ids are fixed; `FIXTURES.md` beside the transcripts says which is which.
 """
@@ -46,10 +46,12 @@ def main():
     tool = suite.tool
     suite.new_session(env, home / "notes", NOTES, "Collect notes on the garden plan",
                       [tool("sessions_list", scope="all")])
+    suite.new_session(env, home / "plain", PLAIN, "Say hello", [])
     suite.claude(env, home / "garden", [
         "--session-id", GARDEN, "--name", "Vegetable garden",
         suite.prompt("Plan the vegetable garden beds", [
             tool("sessions_send", session_id=NOTES, message="The beds are planned: four of them."),
+            tool("sessions_send", session_id=PLAIN, message="Hello from the garden."),
         ]),
     ])
     suite.resume(env, home / "garden", GARDEN, "Survey the sessions", [
@@ -61,7 +63,7 @@ def main():
     suite.resume(env, home / "notes", NOTES, "Any news?", [])
     suite.resume(env, home / "notes", NOTES, "/compact")
     suite.resume(env, home / "notes", NOTES, "What is left to do?", [])
-    suite.new_session(env, home / "plain", PLAIN, "Say hello", [])
+    suite.resume(env, home / "plain", PLAIN, "Any news?", [])
     server.shutdown()
     shutil.rmtree(OUT, ignore_errors=True)
     shutil.copytree(home / ".claude" / "projects", OUT,
@@ -72,9 +74,9 @@ def main():
         f"Written by the real Claude Code {version} against the project's scripted\n"
         "endpoint, by `tests/claude_code/generate_fixtures.py` (read it for what each\n"
         "session did). Sessions:\n\n"
-        f"- `{GARDEN}` garden: named \"Vegetable garden\", sent a message to notes, ran a subagent\n"
-        f"- `{NOTES}` notes: got the message at SessionStart, then /compact, then a prompt\n"
-        f"- `{PLAIN}` plain: one prompt, one answer\n")
+        f"- `{GARDEN}` garden: named \"Vegetable garden\", messaged notes and plain, ran a subagent\n"
+        f"- `{NOTES}` notes: got its message at SessionStart, then /compact, then a prompt\n"
+        f"- `{PLAIN}` plain: one prompt, then resumed, got its message at SessionStart\n")
     print(f"wrote {OUT}")
     for path in sorted(OUT.rglob("*")):
         if path.is_file():

@@ -273,11 +273,12 @@ def bytes_after_last_assistant(transcript):
     return len(data) - last
 
 
-def host_shim_call(tool_name, arguments, caller):
+def host_shim_call(tool_name, arguments, caller, extra=(), env=None):
     done = subprocess.run(
         [HOST_SHIM, "call", tool_name, json.dumps(arguments), "--claude-projects",
-         str(HOME / ".claude" / "projects"), "--caller", caller, "--state-dir", str(state_dir())],
-        capture_output=True, text=True, timeout=60,
+         str(HOME / ".claude" / "projects"), "--caller", caller, "--state-dir", str(state_dir()),
+         *extra],
+        capture_output=True, text=True, timeout=60, env=env,
     )
     return done.stdout + done.stderr
 
@@ -453,7 +454,46 @@ def main():
     row = next((l for l in listing.splitlines() if l.startswith(f"- {a} ")), "")
     check("preset=claude-opus-5-5" in row, "after /compact the row keeps its preset", listing)
 
-    # 9. An open, idle interactive session gets a message without a person: its own
+    # 9a. Two sessions at once, each with its own server, messaging each other while
+    # both run.
+    left, right = str(uuid.uuid4()), str(uuid.uuid4())
+    new_session(env, HOME / "left", left, "Left bank", [])
+    new_session(env, HOME / "right", right, "Right bank", [])
+    runs = [
+        resume(env, HOME / "left", left, "Talk to the right bank", [
+            tool("sessions_send", session_id=right, message="from the left bank"),
+            {"tool": "Bash", "input": {"command": "sleep 3", "description": "wait"}},
+        ], background=True),
+        resume(env, HOME / "right", right, "Talk to the left bank", [
+            tool("sessions_send", session_id=left, message="from the right bank"),
+            {"tool": "Bash", "input": {"command": "sleep 3", "description": "wait"}},
+        ], background=True),
+    ]
+    for run in runs:
+        run.wait(timeout=120)
+    for me, other, words in ((left, right, "from the right bank"),
+                             (right, left, "from the left bank")):
+        sends = [c for c in tool_calls(me) if c[0] == "sessions_send"]
+        check(bool(sends) and sends[-1][2].startswith(f"accepted for {other}"),
+              "two servers at once: each session's send is accepted", sends)
+        check(occurrences(me, words) == 1, "two servers at once: each message handed over once",
+              [t for t in seen_texts(last_request(me)) if words in t[1]])
+
+    # 9b. A closed session woken by --wake-command with a real `claude --resume`.
+    closed = str(uuid.uuid4())
+    new_session(env, HOME / "shed", closed, "Sort the tools in the shed", [])
+    wake_body = "wake: the shed key is under the mat"
+    wake = f"{CLAUDE} -p --resume {{id}} 'A cross-session message is waiting for you.'"
+    sent = host_shim_call("sessions_send", {"session_id": closed, "message": wake_body}, b,
+                          ["--wake-command", wake], env)
+    check(sent.startswith(f"accepted for {closed}") and "(woke a cold session)" in sent,
+          "a send to a closed session starts the wake command", sent)
+    check(wait_for(lambda: occurrences(closed, wake_body) == 1, 60),
+          "the woken session gets the message once, at its SessionStart",
+          [t for t in seen_texts(last_request(closed)) if wake_body in t[1]])
+    wait_for(lambda: not any(p for p in live_files()), 30)
+
+    # 9c. An open, idle interactive session gets a message without a person: its own
     # server hands it over through Claude Code's messaging socket.
     if shutil.which("tmux"):
         idle_session = str(uuid.uuid4())

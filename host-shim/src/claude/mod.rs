@@ -257,7 +257,7 @@ fn index(
     path: &Path,
     layout: &Layout,
     stamp: Stamp,
-    previous: Option<&Indexed>,
+    previous: Option<Indexed>,
 ) -> std::io::Result<(Indexed, u64)> {
     let mut file = std::fs::File::open(path)?;
     let (facts, consumed, read) = match previous {
@@ -268,7 +268,7 @@ fn index(
             let appended = read_range(&mut file, previous.consumed, stamp.len)?;
             let (later, consumed) = Facts::of(&appended, true);
             (
-                previous.facts.clone().then(later),
+                previous.facts.then(later),
                 previous.consumed + consumed,
                 appended.len() as u64,
             )
@@ -393,6 +393,8 @@ struct ParsedSurface {
     /// The surface so far; grown in place (readers hold a clone of the `Arc` only
     /// during one host call).
     session: Arc<Session>,
+    /// What one record put on the surface (kept to reuse its allocation).
+    scratch: Vec<Surfaced>,
 }
 
 impl ParsedSurface {
@@ -406,6 +408,7 @@ impl ParsedSurface {
             captured_through: 0,
             damaged: 0,
             session: Arc::new(Session::new("", 0)),
+            scratch: Vec::new(),
         }
     }
 
@@ -439,7 +442,7 @@ impl ParsedSurface {
                 self.open_assistant = None;
                 continue;
             }
-            self.take(number, &record);
+            self.take(number, record);
         }
         let session = Arc::make_mut(&mut self.session);
         if session.header.id != id {
@@ -449,22 +452,24 @@ impl ParsedSurface {
         Ok(())
     }
 
-    fn take(&mut self, number: u64, record: &Record) {
-        let message_id = record.message.as_ref().and_then(|m| m.id.clone());
+    fn take(&mut self, number: u64, mut record: Record) {
+        let (message_id, model) = match record.message.as_mut() {
+            Some(m) => (m.id.take(), m.model.take()),
+            None => (None, None),
+        };
+        let mut surfaced = std::mem::take(&mut self.scratch);
+        record.into_surfaced(&mut surfaced);
         let messages = &mut Arc::make_mut(&mut self.session).messages;
-        for surfaced in record.surfaced() {
-            let Surfaced {
-                role,
-                text,
-                injected,
-                replaced,
-                ..
-            } = surfaced;
+        for Surfaced {
+            role,
+            text,
+            injected,
+            replaced,
+            ..
+        } in surfaced.drain(..)
+        {
             if role == transcript::Role::Assistant {
-                let model = (record.message.as_ref())
-                    .and_then(|m| m.model.as_deref())
-                    .unwrap_or("unknown");
-                let source = format!("model:anthropic/{model}");
+                let source = format!("model:anthropic/{}", model.as_deref().unwrap_or("unknown"));
                 // Another block of the model's message before: one message.
                 if message_id.is_some()
                     && self.open_assistant == message_id
@@ -484,7 +489,7 @@ impl ParsedSurface {
                 } else {
                     messages.push(Message::new(number, Role::Assistant, &source, false, text));
                 }
-                self.open_assistant = message_id.clone();
+                self.open_assistant.clone_from(&message_id);
                 continue;
             }
             self.open_assistant = None;
@@ -498,6 +503,7 @@ impl ParsedSurface {
             };
             messages.push(Message::new(number, Role::User, "user", replaced, text));
         }
+        self.scratch = surfaced;
     }
 }
 
@@ -699,39 +705,44 @@ impl ClaudeStore {
 
     /// The index of one transcript as it is now: the cached one when unchanged,
     /// advanced or rebuilt otherwise; `None` when it cannot be read.
-    fn indexed(&mut self, path: &Path, layout: &Layout, stamp: Stamp) -> Option<Indexed> {
-        let previous = self.indexed.get(path);
-        if let Some(previous) = previous.filter(|p| p.stamp == stamp) {
-            return Some(previous.clone());
+    fn indexed(&mut self, path: &Path, layout: &Layout, stamp: Stamp) -> Option<Arc<Summary>> {
+        if let Some(previous) = self.indexed.get(path).filter(|p| p.stamp == stamp) {
+            return Some(previous.summary.clone());
         }
+        let previous = self.indexed.remove(path);
         let (indexed, bytes) = index(path, layout, stamp, previous).ok()?;
         self.reads.summarized += 1;
         self.reads.summary_bytes += bytes;
-        self.indexed.insert(path.to_path_buf(), indexed.clone());
-        Some(indexed)
+        let summary = indexed.summary.clone();
+        self.indexed.insert(path.to_path_buf(), indexed);
+        Some(summary)
     }
 
     /// Finds every transcript and indexes those new or changed since last time.
     fn scan(&mut self) {
-        let mut found = Vec::new();
         let transcripts = self.transcripts();
-        let listed: std::collections::HashSet<&PathBuf> =
-            transcripts.iter().map(|(path, _)| path).collect();
-        self.indexed.retain(|path, _| listed.contains(path));
-        for (path, layout) in &transcripts {
-            let Some(stamp) = Stamp::of(path) else {
+        let mut found = Vec::with_capacity(transcripts.len());
+        for (path, layout) in transcripts {
+            let Some(stamp) = Stamp::of(&path) else {
                 continue;
             };
             // Gone or unreadable since it was listed: left out.
-            let Some(indexed) = self.indexed(path, layout, stamp) else {
+            let Some(summary) = self.indexed(&path, &layout, stamp) else {
                 continue;
             };
             found.push(Found {
-                path: path.clone(),
-                layout: layout.clone(),
+                path,
+                layout,
                 stamp,
-                summary: indexed.summary,
+                summary,
             });
+        }
+        // Transcripts that are gone leave the index (only then is it walked).
+        if self.indexed.len() > found.len() {
+            let listed: std::collections::HashSet<&Path> =
+                found.iter().map(|f| f.path.as_path()).collect();
+            self.indexed
+                .retain(|path, _| listed.contains(path.as_path()));
         }
         self.by_id.clear();
         for (position, f) in found.iter().enumerate() {
@@ -759,12 +770,12 @@ impl ClaudeStore {
         if stamp == found.stamp {
             return Some(found);
         }
-        let Some(indexed) = self.indexed(&found.path, &found.layout, stamp) else {
+        let Some(summary) = self.indexed(&found.path, &found.layout, stamp) else {
             return Some(found); // unreadable for a moment: what was known
         };
         let updated = Found {
             stamp,
-            summary: indexed.summary,
+            summary,
             ..found
         };
         if updated.summary.header.id != id {

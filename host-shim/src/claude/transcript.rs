@@ -208,49 +208,19 @@ impl Record {
     /// not a handed-over message).
     pub fn is_real_prompt(&self) -> bool {
         self.kind == "user"
-            && matches!(
-                self.surfaced().as_slice(),
-                [Surfaced {
-                    role: Role::User,
-                    injected: false,
-                    replaced: false,
-                    frame: false,
-                    text: Some(text),
-                    ..
-                }] if !text.trim().is_empty()
-            )
+            && self.text().is_some_and(|text| !text.trim().is_empty())
+            && matches!(self.user_text(), UserText::Person)
     }
 
-    /// What this record puts on the model's surface, in order (most records put
-    /// nothing, a message record one message, a hand-over of several frames one per
-    /// frame).
-    pub fn surfaced(&self) -> Vec<Surfaced> {
-        match self.kind.as_str() {
-            "user" | "assistant" if self.message.is_some() => self.surfaced_message(),
-            "attachment" => self.surfaced_attachment(),
-            _ => Vec::new(),
-        }
-    }
-
-    fn surfaced_message(&self) -> Vec<Surfaced> {
-        let text = self.text().map(str::to_string);
-        if self.kind == "assistant" {
-            return vec![Surfaced {
-                role: Role::Assistant,
-                text,
-                ..Surfaced::default()
-            }];
-        }
+    /// What a user record's text is to the model.
+    fn user_text(&self) -> UserText {
+        let text = self.text();
         if self.is_compact_summary {
-            return vec![Surfaced {
-                text,
-                replaced: true,
-                ..Surfaced::default()
-            }];
+            return UserText::Replaced;
         }
         // A message a Stop hook handed over with `decision: block` (older set-ups), or
         // one handed to an idle session through its messaging socket.
-        if let Some(frames) = text.as_deref().and_then(|t| {
+        if let Some(frames) = text.and_then(|t| {
             if let Some(rest) = t.strip_prefix(STOP_FEEDBACK) {
                 return handed_over_frames(rest);
             }
@@ -258,48 +228,90 @@ impl Record {
             let end = rest.find(PEER_NOTE).unwrap_or(rest.len());
             handed_over_frames(&rest[..end])
         }) {
-            return frames;
+            return UserText::HandedOver(frames);
         }
-        let injected = self.is_meta
-            || text.as_deref().is_some_and(|t| {
-                let t = t.trim_start();
-                HARNESS_WRAPPERS.iter().any(|w| t.starts_with(w))
-            });
-        vec![Surfaced {
-            text,
-            injected,
-            ..Surfaced::default()
-        }]
+        let wrapper = text.is_some_and(|t| {
+            let t = t.trim_start();
+            HARNESS_WRAPPERS.iter().any(|w| t.starts_with(w))
+        });
+        if self.is_meta || wrapper {
+            UserText::Injected
+        } else {
+            UserText::Person
+        }
     }
 
-    fn surfaced_attachment(&self) -> Vec<Surfaced> {
+    /// Appends what this record puts on the model's surface to `out`, in order (most
+    /// records put nothing, a message record one message, a hand-over of several
+    /// frames one per frame). The record's text moves; nothing is copied.
+    pub fn into_surfaced(mut self, out: &mut Vec<Surfaced>) {
+        let is_message = matches!(self.kind.as_str(), "user" | "assistant");
+        if is_message && self.message.is_some() {
+            let kind = (self.kind == "user").then(|| self.user_text());
+            let text = self.message.take().and_then(|m| m.content.0);
+            out.push(match kind {
+                None => Surfaced {
+                    role: Role::Assistant,
+                    text,
+                    ..Surfaced::default()
+                },
+                Some(UserText::HandedOver(frames)) => return out.extend(frames),
+                Some(UserText::Replaced) => Surfaced {
+                    text,
+                    replaced: true,
+                    ..Surfaced::default()
+                },
+                Some(UserText::Injected) => Surfaced {
+                    text,
+                    injected: true,
+                    ..Surfaced::default()
+                },
+                Some(UserText::Person) => Surfaced {
+                    text,
+                    ..Surfaced::default()
+                },
+            });
+        } else if self.kind == "attachment" {
+            self.surfaced_attachment(out);
+        }
+    }
+
+    fn surfaced_attachment(&self, out: &mut Vec<Surfaced>) {
         let Some(attachment) = &self.attachment else {
-            return Vec::new();
+            return;
         };
         if attachment.kind == "hook_additional_context" {
-            let frames: Vec<Surfaced> = attachment
-                .content
-                .0
-                .iter()
-                .filter_map(|text| handed_over_frames(text))
-                .flatten()
-                .collect();
-            if !frames.is_empty() {
-                return frames;
+            let before = out.len();
+            for text in &attachment.content.0 {
+                out.extend(handed_over_frames(text).into_iter().flatten());
+            }
+            if out.len() > before {
+                return;
             }
         }
         let rendered: Vec<&str> = (self.rendered.iter().flatten())
             .filter_map(|r| r.content.0.as_deref())
             .collect();
-        if rendered.is_empty() {
-            return Vec::new();
+        if !rendered.is_empty() {
+            out.push(Surfaced {
+                text: Some(rendered.join("\n")),
+                injected: true,
+                ..Surfaced::default()
+            });
         }
-        vec![Surfaced {
-            text: Some(rendered.join("\n")),
-            injected: true,
-            ..Surfaced::default()
-        }]
     }
+}
+
+/// What a user record's text is.
+enum UserText {
+    /// Typed by the person.
+    Person,
+    /// Written by Claude Code (a caveat, a command's wrapper, a notification).
+    Injected,
+    /// A compaction summary.
+    Replaced,
+    /// Cross-session messages a hook or the messaging socket handed over.
+    HandedOver(Vec<Surfaced>),
 }
 
 /// Who a surface message is from.
@@ -460,9 +472,11 @@ mod tests {
     }
 
     fn surfaced(line: &serde_json::Value) -> Vec<Surfaced> {
+        let mut out = Vec::new();
         Record::parse(line.to_string().as_bytes())
             .unwrap()
-            .surfaced()
+            .into_surfaced(&mut out);
+        out
     }
 
     #[test]

@@ -297,10 +297,11 @@ fn with_default_settings_no_answer_exceeds_1_mib_whatever_the_host_holds() {
     };
     // More sessions than rows, each field far past its cap.
     let mut corpus: Vec<Session> = (0..60).map(worst).collect();
+    // The widest seqs, one short of the largest so that a delivery still has one.
     corpus[0].messages = (0..100)
         .map(|seq| {
             Message::new(
-                u64::MAX - seq,
+                u64::MAX - 1 - seq,
                 Role::Assistant,
                 &widest(1_000),
                 true,

@@ -238,11 +238,17 @@ impl Session {
         }
     }
 
-    /// Accepts a delivery the way the controller does (see the module's opening).
-    fn accept(&mut self, body: &str) {
-        self.header.live = true;
+    /// The seq a delivered message takes: one past both the highest seq and the
+    /// captured-through seq; `None` when that is past `u64::MAX` (the session is full).
+    fn next_seq(&self) -> Option<u64> {
         let highest = self.messages.iter().map(|m| m.seq).max().unwrap_or(0);
-        let seq = highest.max(self.captured_through_seq).saturating_add(1);
+        highest.max(self.captured_through_seq).checked_add(1)
+    }
+
+    /// Accepts a delivery the way the controller does (see the module's opening);
+    /// `seq` is [`Session::next_seq`].
+    fn accept(&mut self, body: &str, seq: u64) {
+        self.header.live = true;
         self.messages.push(Message::new(
             seq,
             Role::User,
@@ -470,6 +476,14 @@ impl SessionQuery for CorpusHost {
     }
 }
 
+impl CorpusHost {
+    /// How many delivery keys this host remembers now (at most
+    /// [`crate::harness::KEYS_KEPT`]).
+    pub fn answered_keys(&self) -> usize {
+        self.answered.len()
+    }
+}
+
 impl Inbox for CorpusHost {
     fn deliver(
         &mut self,
@@ -510,11 +524,16 @@ impl CorpusHost {
         if woke && !may_wake {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
+        let Some(seq) = session.next_seq() else {
+            return Err(DeliveryRefusal::Rejected(
+                "the session is full: its last message already has the largest seq".to_string(),
+            ));
+        };
         let corpus = &self.corpus;
         self.changed
             .entry(position)
             .or_insert_with(|| corpus.sessions[position].clone())
-            .accept(body);
+            .accept(body, seq);
         Ok(Delivered {
             woke,
             repeat: false,

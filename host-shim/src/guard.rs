@@ -10,15 +10,21 @@ use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, MessageContent, SessionHeader, SessionIndex,
     SurfaceIndex,
 };
-use crate::harness::Harness;
+use crate::harness::{Harness, KEYS_KEPT, KEYS_KEPT_FOR};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// What a plugin may make the host do in one call.
+/// What a plugin may make the host do in one call. Each is counted before the host
+/// does the work it bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostBounds {
     /// `deliver` calls the inbox accepts per tool call (a send delivers once).
     pub deliveries_per_call: u32,
+    /// `deliver` calls per tool call, accepted or refused (a send makes one).
+    pub delivery_attempts_per_call: u32,
+    /// Bytes of one delivery key (the plugin's `LEN:CALLERCALLID`); a longer key
+    /// breaks the contract.
+    pub key_bytes: usize,
     /// Bytes of one delivered body (the framed body of a full `maxSendChars` message
     /// is about 33 KB).
     pub body_bytes: usize,
@@ -32,6 +38,8 @@ impl Default for HostBounds {
     fn default() -> Self {
         HostBounds {
             deliveries_per_call: 1,
+            delivery_attempts_per_call: 4,
+            key_bytes: 1024,
             body_bytes: 256 << 10,
             ids_per_batch: 100_000,
             lowered_bytes: 256 << 20,
@@ -89,6 +97,13 @@ pub struct Delivery {
 pub enum HostStop {
     /// The plugin tried to deliver more than `deliveries_per_call` times.
     Deliveries { limit: u32 },
+    /// The plugin called `deliver` more than `delivery_attempts_per_call` times.
+    DeliveryAttempts { limit: u32 },
+    /// A delivery key was longer than `key_bytes`.
+    KeyBytes { limit: usize, size: usize },
+    /// A delivery key came back with another target, mode or body than the first
+    /// delivery under it.
+    KeyReused { key: String },
     /// A delivered body was longer than `body_bytes`.
     BodyBytes { limit: usize, size: usize },
     /// A batch asked for more than `ids_per_batch` ids or seqs.
@@ -114,6 +129,19 @@ impl fmt::Display for HostStop {
                 f,
                 "the plugin tried to deliver more than {limit} message(s) in one call; the host stopped it"
             ),
+            HostStop::DeliveryAttempts { limit } => write!(
+                f,
+                "the plugin called deliver more than {limit} times in one call; the host stopped it"
+            ),
+            HostStop::KeyBytes { limit, size } => write!(
+                f,
+                "the plugin passed a delivery key of {size} bytes, past the contract's {limit}; nothing was delivered"
+            ),
+            HostStop::KeyReused { key } => write!(
+                f,
+                "the delivery key {:?} was used before for another target, mode or body; nothing was delivered (a harness must not reuse call ids)",
+                key.chars().take(80).collect::<String>()
+            ),
             HostStop::BodyBytes { limit, size } => write!(
                 f,
                 "the plugin tried to deliver a body of {size} bytes, past the host's limit of {limit} bytes; nothing was delivered"
@@ -134,9 +162,50 @@ impl fmt::Display for HostStop {
     }
 }
 
+/// What a runtime delivered under each key, across its calls: a key that comes back
+/// with another target, mode or body is a contract breach (a harness reusing call
+/// ids), which the call reports instead of answering it as a repeat. Kept as an
+/// inbox keeps its keys: the last [`KEYS_KEPT`], each for [`KEYS_KEPT_FOR`].
+#[derive(Debug, Default)]
+pub struct KeyLedger {
+    fingerprints: std::collections::HashMap<String, u64>,
+    order: std::collections::VecDeque<(String, std::time::Instant)>,
+}
+
+impl KeyLedger {
+    /// Whether `key` may carry this delivery (never seen, or seen with the same one);
+    /// remembers it.
+    fn admits(&mut self, key: &str, target: &str, mode: DeliveryMode, body: &str) -> bool {
+        use std::hash::{Hash, Hasher};
+        let now = std::time::Instant::now();
+        while let Some((old, at)) = self.order.front() {
+            if now.duration_since(*at) < KEYS_KEPT_FOR {
+                break;
+            }
+            self.fingerprints.remove(old);
+            self.order.pop_front();
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (target, mode.as_str(), body).hash(&mut hasher);
+        let fingerprint = hasher.finish();
+        if let Some(first) = self.fingerprints.get(key) {
+            return *first == fingerprint;
+        }
+        if self.order.len() == KEYS_KEPT
+            && let Some((oldest, _)) = self.order.pop_front()
+        {
+            self.fingerprints.remove(&oldest);
+        }
+        self.fingerprints.insert(key.to_string(), fingerprint);
+        self.order.push_back((key.to_string(), now));
+        true
+    }
+}
+
 /// A call's host: the harness behind the bounds and the counters.
 pub struct Guard<H> {
     pub harness: H,
+    keys: std::sync::Arc<std::sync::Mutex<KeyLedger>>,
     bounds: HostBounds,
     memory_limit: usize,
     pub stats: HostStats,
@@ -145,9 +214,15 @@ pub struct Guard<H> {
 }
 
 impl<H: Harness> Guard<H> {
-    pub fn new(harness: H, bounds: HostBounds, memory_limit: usize) -> Guard<H> {
+    pub fn new(
+        harness: H,
+        keys: std::sync::Arc<std::sync::Mutex<KeyLedger>>,
+        bounds: HostBounds,
+        memory_limit: usize,
+    ) -> Guard<H> {
         Guard {
             harness,
+            keys,
             bounds,
             memory_limit,
             stats: HostStats::default(),
@@ -191,6 +266,35 @@ fn header_size(header: &SessionHeader) -> usize {
         + header.preset.as_ref().map_or(0, String::len)
 }
 
+/// The distinct items of a batch, first seen first, and for each asked item the
+/// position of its answer among them: the harness answers each item once, however
+/// often the plugin repeats it.
+fn distinct<T: Clone + Eq + std::hash::Hash>(items: &[T]) -> (Vec<T>, Vec<usize>) {
+    let mut first: std::collections::HashMap<&T, usize> = std::collections::HashMap::new();
+    let mut unique = Vec::new();
+    let places = (items.iter())
+        .map(|item| {
+            *first.entry(item).or_insert_with(|| {
+                unique.push(item.clone());
+                unique.len() - 1
+            })
+        })
+        .collect();
+    (unique, places)
+}
+
+/// The answer to every asked item, from the answers to the distinct ones (a harness
+/// that answered short leaves `None` for the rest).
+fn expand<T: Clone>(answers: Vec<Option<T>>, places: &[usize]) -> Vec<Option<T>> {
+    if answers.len() == places.len() && places.iter().enumerate().all(|(i, &p)| i == p) {
+        return answers; // nothing repeated
+    }
+    places
+        .iter()
+        .map(|&p| answers.get(p).cloned().flatten())
+        .collect()
+}
+
 /// Counts one batch call and the items it asks for.
 fn count(calls: &mut u32, asked: &mut u32, items: usize) {
     *calls += 1;
@@ -209,6 +313,19 @@ impl<H: Harness> Guard<H> {
             });
         }
         Ok(())
+    }
+
+    /// Accounts for a batch's whole answer, repeats included, before it is built.
+    fn lower_batch(
+        &mut self,
+        what: impl FnOnce() -> String,
+        sizes: &[usize],
+        places: &[usize],
+    ) -> wasmtime::Result<()> {
+        let size = places.iter().fold(8usize, |total, &p| {
+            total.saturating_add(sizes.get(p).copied().unwrap_or(8))
+        });
+        self.lower(what, size)
     }
 
     pub(crate) fn list_sessions(&mut self) -> wasmtime::Result<SessionIndex> {
@@ -241,13 +358,17 @@ impl<H: Harness> Guard<H> {
             ids.len(),
         );
         self.batch("headers", ids.len())?;
-        let headers = self.harness.get_sessions(ids);
-        let size = 8 + headers
-            .iter()
+        let (unique, places) = distinct(ids);
+        let headers = self.harness.get_sessions(&unique);
+        let sizes: Vec<usize> = (headers.iter())
             .map(|header| 8 + header.as_ref().map_or(0, header_size))
-            .sum::<usize>();
-        self.lower(|| format!("the batch of {} headers", headers.len()), size)?;
-        Ok(headers)
+            .collect();
+        self.lower_batch(
+            || format!("the batch of {} headers", ids.len()),
+            &sizes,
+            &places,
+        )?;
+        Ok(expand(headers, &places))
     }
 
     pub(crate) fn title_snapshots(
@@ -261,13 +382,17 @@ impl<H: Harness> Guard<H> {
             ids.len(),
         );
         self.batch("titles", ids.len())?;
-        let titles = self.harness.title_snapshots(ids);
-        let size = 8 + titles
-            .iter()
+        let (unique, places) = distinct(ids);
+        let titles = self.harness.title_snapshots(&unique);
+        let sizes: Vec<usize> = (titles.iter())
             .map(|title| 12 + title.as_ref().map_or(0, String::len))
-            .sum::<usize>();
-        self.lower(|| format!("the batch of {} titles", titles.len()), size)?;
-        Ok(titles)
+            .collect();
+        self.lower_batch(
+            || format!("the batch of {} titles", ids.len()),
+            &sizes,
+            &places,
+        )?;
+        Ok(expand(titles, &places))
     }
 
     pub(crate) fn get_surface(
@@ -297,16 +422,17 @@ impl<H: Harness> Guard<H> {
             seqs.len(),
         );
         self.batch("messages", seqs.len())?;
-        let messages = self.harness.get_messages(id, seqs);
-        let size = 8 + messages
-            .iter()
+        let (unique, places) = distinct(seqs);
+        let messages = self.harness.get_messages(id, &unique);
+        let sizes: Vec<usize> = (messages.iter())
             .map(|m| 20 + m.as_ref().map_or(0, |m| m.source.len() + m.text.len()))
-            .sum::<usize>();
-        self.lower(
-            || format!("the batch of {} messages of session {id:?}", messages.len()),
-            size,
+            .collect();
+        self.lower_batch(
+            || format!("the batch of {} messages of session {id:?}", seqs.len()),
+            &sizes,
+            &places,
         )?;
-        Ok(messages)
+        Ok(expand(messages, &places))
     }
 
     pub(crate) fn deliver(
@@ -322,13 +448,31 @@ impl<H: Harness> Guard<H> {
                 limit: self.bounds.deliveries_per_call,
             });
         }
+        if self.stats.delivery_attempts >= self.bounds.delivery_attempts_per_call {
+            return self.stop(HostStop::DeliveryAttempts {
+                limit: self.bounds.delivery_attempts_per_call,
+            });
+        }
+        self.stats.delivery_attempts += 1;
         if body.len() > self.bounds.body_bytes {
             return self.stop(HostStop::BodyBytes {
                 limit: self.bounds.body_bytes,
                 size: body.len(),
             });
         }
-        self.stats.delivery_attempts += 1;
+        if key.len() > self.bounds.key_bytes {
+            return self.stop(HostStop::KeyBytes {
+                limit: self.bounds.key_bytes,
+                size: key.len(),
+            });
+        }
+        let admitted = key.is_empty()
+            || (self.keys.lock())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .admits(&key, &target, mode, &body);
+        if !admitted {
+            return self.stop(HostStop::KeyReused { key });
+        }
         let answer = self.harness.deliver(&target, &body, mode, may_wake, &key);
         match &answer {
             // Delivered before, under the same key: nothing new to record.

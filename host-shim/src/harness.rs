@@ -109,11 +109,24 @@ impl<H: Inbox> Inbox for Shared<H> {
     }
 }
 
+/// How many delivery keys an inbox remembers, and for how long: a harness that
+/// retries a send does so within seconds, and a long-lived server must not grow with
+/// every send. A key older than [`KEYS_KEPT_FOR`], or pushed out by [`KEYS_KEPT`]
+/// newer ones, is forgotten: a delivery under it is a new delivery.
+pub const KEYS_KEPT: usize = 4096;
+/// See [`KEYS_KEPT`].
+pub const KEYS_KEPT_FOR: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// An inbox's answers by delivery key: what makes `deliver` at most once per key. A
 /// key answered before gets that answer again (an acceptance with `repeat` set) and
-/// the delivery is not attempted; an empty key is never remembered.
+/// the delivery is not attempted; an empty key is never remembered. At most
+/// [`KEYS_KEPT`] keys are kept, each for [`KEYS_KEPT_FOR`].
 #[derive(Clone, Debug, Default)]
-pub struct AnsweredKeys(std::collections::HashMap<String, Result<Delivered, DeliveryRefusal>>);
+pub struct AnsweredKeys {
+    answers: std::collections::HashMap<String, Result<Delivered, DeliveryRefusal>>,
+    /// Keys oldest first, with when they were answered.
+    order: std::collections::VecDeque<(String, std::time::Instant)>,
+}
 
 impl AnsweredKeys {
     /// The first answer to `key`, or `deliver`'s, remembered for next time.
@@ -122,7 +135,9 @@ impl AnsweredKeys {
         key: &str,
         deliver: impl FnOnce() -> Result<Delivered, DeliveryRefusal>,
     ) -> Result<Delivered, DeliveryRefusal> {
-        if let Some(first) = self.0.get(key) {
+        let now = std::time::Instant::now();
+        self.forget_older_than(now);
+        if let Some(first) = self.answers.get(key) {
             return first.clone().map(|delivered| Delivered {
                 repeat: true,
                 ..delivered
@@ -130,8 +145,63 @@ impl AnsweredKeys {
         }
         let answer = deliver();
         if !key.is_empty() {
-            self.0.insert(key.to_string(), answer.clone());
+            if self.order.len() == KEYS_KEPT
+                && let Some((oldest, _)) = self.order.pop_front()
+            {
+                self.answers.remove(&oldest);
+            }
+            self.answers.insert(key.to_string(), answer.clone());
+            self.order.push_back((key.to_string(), now));
         }
         answer
+    }
+
+    /// How many keys are remembered now.
+    pub fn len(&self) -> usize {
+        self.answers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.answers.is_empty()
+    }
+
+    fn forget_older_than(&mut self, now: std::time::Instant) {
+        while let Some((key, at)) = self.order.front() {
+            if now.duration_since(*at) < KEYS_KEPT_FOR {
+                break;
+            }
+            self.answers.remove(key);
+            self.order.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_kept_up_to_their_bound_oldest_forgotten_first() {
+        let mut keys = AnsweredKeys::default();
+        let accepted = || {
+            Ok(Delivered {
+                woke: false,
+                repeat: false,
+            })
+        };
+        for n in 0..KEYS_KEPT + 10 {
+            keys.once(&format!("k{n}"), accepted).unwrap();
+        }
+        assert_eq!(keys.len(), KEYS_KEPT);
+        // The newest is a repeat; the oldest was forgotten, so it delivers again.
+        assert!(
+            keys.once(&format!("k{}", KEYS_KEPT + 9), accepted)
+                .unwrap()
+                .repeat
+        );
+        assert!(!keys.once("k0", accepted).unwrap().repeat);
+        // An empty key is never kept.
+        keys.once("", accepted).unwrap();
+        assert!(!keys.once("", accepted).unwrap().repeat);
     }
 }

@@ -145,6 +145,11 @@ pub enum CallError {
     Memory { limit: usize, asked: usize },
     /// The plugin returned more text than the cap.
     Output { limit: usize, size: usize },
+    /// The plugin's error text was longer than the output cap.
+    ErrorText { limit: usize, size: usize },
+    /// The plugin's catalog (names, descriptions, schemas) was larger than the
+    /// output cap.
+    Catalog { limit: usize, size: usize },
     /// The host ended the call at one of its bounds.
     HostBound(HostStop),
     /// Every pooled instance slot is in use; try again when a call ends.
@@ -174,6 +179,14 @@ impl fmt::Display for CallError {
                 f,
                 "the plugin returned {size} bytes of text, past the output limit of {limit} bytes"
             ),
+            CallError::ErrorText { limit, size } => write!(
+                f,
+                "the plugin returned an error of {size} bytes, past the output limit of {limit} bytes"
+            ),
+            CallError::Catalog { limit, size } => write!(
+                f,
+                "the plugin's catalog is {size} bytes, past the output limit of {limit} bytes; it was not served"
+            ),
             CallError::HostBound(stop) => write!(f, "{stop}"),
             CallError::Busy { limit } => write!(
                 f,
@@ -184,17 +197,36 @@ impl fmt::Display for CallError {
                 "the plugin trapped ({trap}); this is a bug in the plugin"
             ),
             CallError::Refused(message) => write!(f, "{message}"),
-            // The first line only: a backtrace would not fit a one-line report.
-            CallError::Plugin(err) => write!(
-                f,
-                "the plugin failed: {}",
-                format!("{err:#}").lines().next().unwrap_or_default()
-            ),
+            CallError::Plugin(err) => write!(f, "the plugin failed: {}", one_line(err)),
         }
     }
 }
 
 impl std::error::Error for CallError {}
+
+/// An error chain as one line that names the cause: wasmtime puts "error while
+/// executing at wasm backtrace:" and the frames first, and the cause (a trap, fuel
+/// for host calls run out) last; the backtrace is left out.
+fn one_line(err: &anyhow::Error) -> String {
+    let parts: Vec<String> = err
+        .chain()
+        .map(|cause| {
+            let text = cause.to_string();
+            text.lines().next().unwrap_or_default().trim().to_string()
+        })
+        .filter(|line| {
+            !line.is_empty() && !line.starts_with("error while executing at wasm backtrace")
+        })
+        .collect();
+    match parts.is_empty() {
+        true => format!("{err}")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        false => parts.join(": "),
+    }
+}
 
 /// One tool call's inputs.
 #[derive(Clone, Debug, Default)]
@@ -453,6 +485,8 @@ pub struct Runtime<H: Harness> {
     engine: Engine,
     pre: Pre<H>,
     options: RuntimeOptions,
+    /// Every key delivered under, across calls (see [`crate::guard::KeyLedger`]).
+    keys: std::sync::Arc<std::sync::Mutex<crate::guard::KeyLedger>>,
     load_kind: LoadKind,
     wasi_imports: Vec<String>,
     _ticker: EpochTicker,
@@ -471,6 +505,11 @@ impl<H: Harness> Runtime<H> {
 
     pub fn with_options(bytes: &[u8], options: &RuntimeOptions) -> anyhow::Result<Runtime<H>> {
         options.limits.check().context("invalid limits")?;
+        if options.max_concurrent_calls == 0 {
+            bail!(
+                "invalid limits: max_concurrent_calls must be at least 1 (no call could run with 0)"
+            );
+        }
         let shape = options.pooling.then(|| ComponentShape::of(bytes));
         let engine = match Engine::new(&engine_config(options, shape)) {
             Ok(engine) => engine,
@@ -559,6 +598,7 @@ impl<H: Harness> Runtime<H> {
             options: options.clone(),
             load_kind,
             wasi_imports,
+            keys: std::sync::Arc::default(),
             _ticker: ticker,
         })
     }
@@ -595,7 +635,12 @@ impl<H: Harness> Runtime<H> {
         let mut store = Store::new(
             &self.engine,
             CallState {
-                guard: Guard::new(harness, self.options.bounds, limits.memory_bytes),
+                guard: Guard::new(
+                    harness,
+                    self.keys.clone(),
+                    self.options.bounds,
+                    limits.memory_bytes,
+                ),
                 memory_limit: limits.memory_bytes,
                 peak_memory: 0,
                 denied_growth: None,
@@ -631,8 +676,20 @@ impl<H: Harness> Runtime<H> {
         }
     }
 
+    /// The plugin's own error text, under the output cap like any text it returns.
+    fn refused(&self, message: String) -> CallError {
+        let limit = self.options.limits.output_bytes;
+        if message.len() > limit {
+            return CallError::ErrorText {
+                limit,
+                size: message.len(),
+            };
+        }
+        CallError::Refused(message)
+    }
+
     fn checked(&self, answer: Result<Answer, String>) -> Result<Answer, CallError> {
-        let answer = answer.map_err(CallError::Refused)?;
+        let answer = answer.map_err(|message| self.refused(message))?;
         if answer.text.len() > self.options.limits.output_bytes {
             return Err(CallError::Output {
                 limit: self.options.limits.output_bytes,
@@ -659,10 +716,22 @@ impl<H: Harness> Runtime<H> {
                     .call_catalog(&mut store, settings)
             }),
         };
-        match result {
-            Ok(tools) => tools.map_err(CallError::Refused),
-            Err(err) => Err(self.failure(store.data(), err)),
+        let tools = match result {
+            Ok(tools) => tools.map_err(|message| self.refused(message))?,
+            Err(err) => return Err(self.failure(store.data(), err)),
+        };
+        // The catalog reaches the model (MCP tools/list): under the output cap too.
+        let limit = self.options.limits.output_bytes;
+        let size = tools.iter().fold(0usize, |total, tool| {
+            total
+                .saturating_add(tool.name.len())
+                .saturating_add(tool.description.len())
+                .saturating_add(tool.input_schema.len())
+        });
+        if size > limit {
+            return Err(CallError::Catalog { limit, size });
         }
+        Ok(tools)
     }
 
     /// Runs one tool call over `harness` in a fresh store.
@@ -725,6 +794,25 @@ mod tests {
         assert_eq!(shape.core_instances, 3);
         assert_eq!(shape.memories, 1);
         assert!(shape.tables >= 1, "{shape:?}");
+    }
+
+    #[test]
+    fn a_failure_is_one_line_that_names_its_cause() {
+        let err = anyhow::Error::msg(
+            "too much data is being copied: fuel allocated for hostcalls has been exhausted",
+        )
+        .context(
+            "error while executing at wasm backtrace:\n    0: 0x1234 - plugin!call\n    1: 0x5678",
+        );
+        assert_eq!(
+            CallError::Plugin(err).to_string(),
+            "the plugin failed: too much data is being copied: fuel allocated for hostcalls has been exhausted"
+        );
+        let plain = anyhow::Error::msg("instantiation failed\nmore detail");
+        assert_eq!(
+            CallError::Plugin(plain).to_string(),
+            "the plugin failed: instantiation failed"
+        );
     }
 
     #[test]

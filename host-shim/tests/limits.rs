@@ -254,7 +254,8 @@ fn a_plugin_flooding_the_inbox_is_stopped_and_host_memory_stays_bounded() {
         ),
         "{err}"
     );
-    assert_eq!(report.stats.delivery_attempts, 0);
+    // Counted as an attempt; not forwarded.
+    assert_eq!(report.stats.delivery_attempts, 1);
     assert!(report.deliveries.is_empty());
     // With a bound that admits the bodies, one delivery is accepted, the next stops
     // the call: the host never holds more than one body.
@@ -707,4 +708,337 @@ fn a_batch_past_the_bound_ends_the_call() {
     );
     assert_eq!(report.stats.header_batches, 1);
     assert_eq!(report.stats.title_batches, 0);
+}
+
+// --- Everything a plugin can make the host do is bounded before it is done. ---
+
+/// Runs `role` of [`child`] in a child process of this test binary (so a host that
+/// grows without bound cannot take the test runner down) and returns what it printed.
+fn in_child(role: &str) -> String {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LIMITS_CHILD_ROLE", role)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "the child ({role}) failed: {:?}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// This process's resident memory now, in bytes (Linux).
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kib << 10
+}
+
+/// The value a child printed as `NAME=VALUE`.
+fn printed(stdout: &str, name: &str) -> u64 {
+    stdout
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in:\n{stdout}"))
+}
+
+#[test]
+#[ignore = "a child process of the memory tests, not a test by itself"]
+fn child() {
+    match std::env::var("LIMITS_CHILD_ROLE").unwrap().as_str() {
+        // Three calls flooding the inbox with refused deliveries under new keys, over
+        // one harness, as `host-shim mcp` keeps it.
+        "refused-flood" => {
+            let harness = host_shim::Shared::new(demo());
+            let runtime: Runtime<host_shim::Shared<CorpusHost>> = Runtime::with_options(
+                HOSTILE_PLUGIN,
+                &RuntimeOptions {
+                    limits: Limits {
+                        deadline: Duration::from_secs(30),
+                        memory_bytes: 64 << 20,
+                        ..limits()
+                    },
+                    bounds: HostBounds {
+                        key_bytes: 2 << 20,
+                        ..HostBounds::default()
+                    },
+                    ..RuntimeOptions::default()
+                },
+            )
+            .unwrap();
+            let before = resident_bytes();
+            let mut attempts = 0;
+            for _ in 0..3 {
+                let request = CallRequest {
+                    caller: "me".into(),
+                    tool: "refused-deliver-flood".into(),
+                    arguments: (1 << 20).to_string(),
+                    ..CallRequest::default()
+                };
+                let report = runtime.call(harness.clone(), &request);
+                attempts += report.stats.delivery_attempts;
+                println!("\nstopped={}", report.answer.unwrap_err());
+            }
+            println!("attempts={attempts}");
+            println!("growth={}", resident_bytes().saturating_sub(before));
+        }
+        // One id repeated 100,000 times in each kind of batch, the session's title,
+        // path and newest message each 1 MB.
+        "repeat-batch" => {
+            let big = "b".repeat(1 << 20);
+            let corpus = serde_json::json!({"sessions": [{
+                "id": "big", "created_at": "2026-12-01T00:00:00Z", "title": big,
+                "cwd": big, "messages": [{"seq": 1, "role": "user", "parts": [{"text": big}]}]
+            }]});
+            let corpus = Corpus::from_json(&corpus.to_string(), "test").unwrap();
+            let runtime = hostile_with(RuntimeOptions {
+                limits: Limits {
+                    deadline: Duration::from_secs(30),
+                    memory_bytes: 64 << 20,
+                    ..limits()
+                },
+                ..RuntimeOptions::default()
+            });
+            let before = resident_bytes();
+            let request = CallRequest {
+                caller: "me".into(),
+                tool: "repeat-batch".into(),
+                arguments: "big".into(),
+                ..CallRequest::default()
+            };
+            let report = runtime.call(CorpusHost::new(Arc::new(corpus)), &request);
+            println!("\nstopped={}", report.answer.unwrap_err());
+            println!("growth={}", resident_bytes().saturating_sub(before));
+        }
+        // 100,000 sends of the real plugin with distinct call ids over one harness;
+        // the target refuses each (so the corpus itself does not grow).
+        "many-sends" => {
+            let corpus = serde_json::json!({"caller": "me", "sessions": [
+                {"id": "me", "created_at": "2026-12-01T00:00:00Z"},
+                {"id": "busy", "created_at": "2026-12-01T00:00:00Z", "live": true,
+                 "reject": "the session takes no messages now"}
+            ]});
+            let corpus = Corpus::from_json(&corpus.to_string(), "test").unwrap();
+            let harness = host_shim::Shared::new(CorpusHost::new(Arc::new(corpus)));
+            let runtime: Runtime<host_shim::Shared<CorpusHost>> =
+                Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+            let send = |n: u64| CallRequest {
+                caller: "me".into(),
+                call_id: format!("toolu_{n:020}"),
+                tool: "sessions_send".into(),
+                arguments: r#"{"session_id":"busy","message":"hello"}"#.into(),
+                ..CallRequest::default()
+            };
+            // The first thousand settle the allocator; growth is measured after them.
+            for n in 0..1_000 {
+                runtime.call(harness.clone(), &send(n));
+            }
+            let before = resident_bytes();
+            for n in 1_000..100_000 {
+                let report = runtime.call(harness.clone(), &send(n));
+                assert!(report.answer.unwrap().text.contains("rejected"));
+            }
+            println!("growth={}", resident_bytes().saturating_sub(before));
+            println!("keys={}", harness.lock().answered_keys());
+        }
+        other => panic!("no child role {other}"),
+    }
+}
+
+#[test]
+fn refused_deliveries_are_bounded_in_number_and_key_size() {
+    // Keys past the contract's bound stop the call at the first, forwarding nothing.
+    let report = call(&hostile(), "refused-deliver-flood", &(1 << 20).to_string());
+    assert!(
+        matches!(
+            report.answer,
+            Err(CallError::HostBound(HostStop::KeyBytes {
+                limit: 1024,
+                size: 1048577
+            }))
+        ),
+        "{:?}",
+        report.answer.err()
+    );
+    assert_eq!(report.stats.delivery_attempts, 1);
+    // Short keys: the attempts bound stops the loop.
+    let report = call(&hostile(), "refused-deliver-flood", "8");
+    assert!(
+        matches!(
+            report.answer,
+            Err(CallError::HostBound(HostStop::DeliveryAttempts {
+                limit: 4
+            }))
+        ),
+        "{:?}",
+        report.answer.err()
+    );
+    assert_eq!(report.stats.delivery_attempts, 4);
+    // Even with keys of 1 MiB admitted, three calls on one harness leave the host
+    // about as big as it was (before: 87,460 attempts a call, 1.1 GiB more).
+    let stdout = in_child("refused-flood");
+    assert_eq!(printed(&stdout, "attempts"), 12, "{stdout}");
+    let growth = printed(&stdout, "growth");
+    assert!(growth < 64 << 20, "grew {growth} bytes:\n{stdout}");
+}
+
+#[test]
+fn a_repeated_id_is_answered_once_and_the_whole_answer_bounded_before_it_is_built() {
+    let stdout = in_child("repeat-batch");
+    assert!(
+        stdout.contains("stopped=the batch of 100000 headers is ")
+            && stdout.contains("more than the plugin's memory limit of 67108864 bytes"),
+        "{stdout}"
+    );
+    // 100,000 copies of a 1 MB path would be 100 GB; the host never built them.
+    let growth = printed(&stdout, "growth");
+    assert!(growth < 256 << 20, "grew {growth} bytes:\n{stdout}");
+}
+
+#[test]
+fn a_long_lived_host_serving_100_000_sends_stays_bounded() {
+    let stdout = in_child("many-sends");
+    assert_eq!(
+        printed(&stdout, "keys"),
+        host_shim::harness::KEYS_KEPT as u64,
+        "{stdout}"
+    );
+    let growth = printed(&stdout, "growth");
+    assert!(growth < 16 << 20, "grew {growth} bytes:\n{stdout}");
+}
+
+#[test]
+fn the_plugins_error_text_is_under_the_output_cap() {
+    let err = run(&hostile(), "error-flood").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::ErrorText {
+                limit: 1048576,
+                size: 4400000
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "the plugin returned an error of 4400000 bytes, past the output limit of 1048576 bytes"
+    );
+    still_serves(&hostile());
+}
+
+#[test]
+fn a_catalog_over_the_output_cap_is_refused_with_its_size() {
+    let roomy = hostile_with(RuntimeOptions {
+        limits: Limits {
+            memory_bytes: 64 << 20,
+            ..limits()
+        },
+        ..RuntimeOptions::default()
+    });
+    let err = roomy.catalog("flood").unwrap_err();
+    assert!(
+        matches!(err, CallError::Catalog { limit: 1048576, size } if size > 16 << 20),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("past the output limit of 1048576 bytes; it was not served")
+    );
+    assert!(hostile().catalog("").unwrap().is_empty());
+}
+
+#[test]
+fn no_call_could_run_with_zero_concurrent_calls() {
+    let err = Runtime::<CorpusHost>::with_options(
+        PLUGIN_WASM,
+        &RuntimeOptions {
+            max_concurrent_calls: 0,
+            ..RuntimeOptions::default()
+        },
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains("max_concurrent_calls must be at least 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_delivery_after_the_largest_seq_is_refused_not_collided() {
+    let corpus = serde_json::json!({"caller": "me", "sessions": [
+        {"id": "me", "created_at": "2026-12-01T00:00:00Z"},
+        {"id": "full", "created_at": "2026-12-01T00:00:00Z", "live": true,
+         "messages": [{"seq": u64::MAX, "role": "user", "parts": [{"text": "last words"}]}]}
+    ]});
+    let corpus = Corpus::from_json(&corpus.to_string(), "test").unwrap();
+    let runtime: Runtime<CorpusHost> = Runtime::new().unwrap();
+    let request = CallRequest {
+        caller: "me".into(),
+        tool: "sessions_send".into(),
+        arguments: r#"{"session_id":"full","message":"one more"}"#.into(),
+        ..CallRequest::default()
+    };
+    let report = runtime.call(CorpusHost::new(Arc::new(corpus)), &request);
+    let text = report.answer.unwrap().text;
+    assert!(
+        text.starts_with("sessions_send refused (rejected)")
+            && text.contains("the session is full"),
+        "{text}"
+    );
+    assert!(report.deliveries.is_empty());
+}
+
+#[test]
+fn a_key_reused_for_another_message_is_a_contract_breach_not_a_repeat() {
+    let harness = host_shim::Shared::new(demo());
+    let runtime_shared: Runtime<host_shim::Shared<CorpusHost>> = Runtime::with_options(
+        HOSTILE_PLUGIN,
+        &RuntimeOptions {
+            limits: limits(),
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let keyed = |body: &str| {
+        let request = CallRequest {
+            caller: "me".into(),
+            tool: "deliver-keyed".into(),
+            arguments: LIVE_TARGET.into(),
+            settings: body.into(),
+            ..CallRequest::default()
+        };
+        runtime_shared.call(harness.clone(), &request)
+    };
+    assert_eq!(keyed("one").answer.unwrap().text, "Ok(false)");
+    let report = keyed("two");
+    let err = report.answer.unwrap_err();
+    assert!(
+        matches!(&err, CallError::HostBound(HostStop::KeyReused { key }) if key == "9:fixed-key"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("\"9:fixed-key\" was used before"),
+        "{err}"
+    );
+    assert!(report.deliveries.is_empty());
+    // The same message again is the repeat it always was.
+    assert_eq!(keyed("one").answer.unwrap().text, "Ok(true)");
 }

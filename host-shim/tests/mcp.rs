@@ -112,17 +112,20 @@ fn malformed_lines_get_json_rpc_errors_and_the_next_request_is_served() {
 
 #[test]
 fn a_host_failure_is_an_error_result_with_its_one_line() {
+    // A cap the catalog (1,092 bytes) fits under and this read (16 KB) does not.
     let lines = [json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                        "params": {"name": "sessions_list", "arguments": {"scope": "all"}}})
+                        "params": {"name": "sessions_read", "arguments": {
+                            "session_id": "s-cold", "max_messages": 100,
+                            "include_injected": true, "include_system": true}}})
     .to_string()];
-    let (responses, status) = exchange(&["--output-bytes", "10"], &lines);
+    let (responses, status) = exchange(&["--output-bytes", "2000"], &lines);
     assert!(status.success());
     let result = &by_id(&responses, json!(1))["result"];
     assert_eq!(result["isError"], true);
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(
         text.starts_with("the plugin returned ")
-            && text.ends_with("bytes of text, past the output limit of 10 bytes"),
+            && text.ends_with("bytes of text, past the output limit of 2000 bytes"),
         "{text}"
     );
 }

@@ -17,14 +17,23 @@ mod plugin {
     struct Hostile;
 
     impl Guest for Hostile {
-        fn catalog(_settings: String) -> Result<Vec<ToolSpec>, String> {
+        fn catalog(settings: String) -> Result<Vec<ToolSpec>, String> {
+            // Settings "flood" ask for 16 MiB of tool specs.
+            if settings == "flood" {
+                let spec = ToolSpec {
+                    name: "t".repeat(1 << 20),
+                    description: String::new(),
+                    input_schema: "{}".to_string(),
+                };
+                return Ok(vec![spec; 16]);
+            }
             Ok(Vec::new())
         }
 
         fn call(
             _caller: String,
             _call_id: String,
-            _settings: String,
+            settings: String,
             tool: String,
             _arguments: String,
         ) -> Result<Answer, String> {
@@ -82,6 +91,51 @@ mod plugin {
                     let _ =
                         inbox::deliver(&_arguments, "once", inbox::DeliveryMode::Queue, true, "");
                     text("x".repeat(100))
+                }
+                // Deliver to a session that does not exist, each time under a new key
+                // of the length the arguments give, until stopped.
+                "refused-deliver-flood" => {
+                    let key = "k".repeat(_arguments.parse().unwrap_or(8));
+                    for n in 0u64.. {
+                        let _ = inbox::deliver(
+                            "no-such-session",
+                            "x",
+                            inbox::DeliveryMode::Queue,
+                            true,
+                            &format!("{n}{key}"),
+                        );
+                    }
+                    text(String::new())
+                }
+                // Ask for the session named by the arguments 100,000 times in one
+                // batch of each kind (its newest message's seq for get-messages).
+                "repeat-batch" => {
+                    let ids = vec![_arguments.clone(); 100_000];
+                    let headers = session_query::get_sessions(&ids);
+                    let titles = session_query::title_snapshots(&ids);
+                    let seq = session_query::get_surface(&_arguments, 1)
+                        .and_then(|s| s.messages.last().map(|m| m.seq))
+                        .unwrap_or(0);
+                    let messages = session_query::get_messages(&_arguments, &vec![seq; 100_000]);
+                    text(format!(
+                        "{} {} {}",
+                        headers.len(),
+                        titles.len(),
+                        messages.iter().flatten().count()
+                    ))
+                }
+                // An error of 4,400,000 bytes in 200,000 lines.
+                "error-flood" => Err("an error line of text\n".repeat(200_000)),
+                // Deliver the settings text under one fixed key.
+                "deliver-keyed" => {
+                    let answer = inbox::deliver(
+                        &_arguments,
+                        &settings,
+                        inbox::DeliveryMode::Queue,
+                        true,
+                        "9:fixed-key",
+                    );
+                    text(format!("{:?}", answer.map(|d| d.repeat)))
                 }
                 _ => text(format!("fine: {tool}")),
             }

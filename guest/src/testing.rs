@@ -326,10 +326,14 @@ impl FakeHost {
         if woke && !may_wake {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
-        session.header.live = true;
         let surface = &mut session.surface;
         let highest = surface.messages.iter().map(|m| m.seq).max().unwrap_or(0);
-        let seq = highest.max(surface.captured_through_seq).saturating_add(1);
+        let Some(seq) = highest.max(surface.captured_through_seq).checked_add(1) else {
+            return Err(DeliveryRefusal::Rejected(
+                "the session is full: its last message already has the largest seq".to_string(),
+            ));
+        };
+        session.header.live = true;
         surface.messages.push(FakeMessage {
             seq,
             role: Role::User,

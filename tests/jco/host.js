@@ -138,6 +138,10 @@ export function corpusHost(shared) {
     if (woke && !mayWake) return { err: { tag: 'would-need-wake' } };
     const highest = session.messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
     const seq = (highest > session.capturedThroughSeq ? highest : session.capturedThroughSeq) + 1n;
+    // A seq is a u64: a session whose last seq is already the largest is full.
+    if (seq > 0xffffffffffffffffn) {
+      return { err: { tag: 'rejected', val: 'the session is full: its last message already has the largest seq' } };
+    }
     session.header.live = true;
     session.messages.push({ seq, role: 'user', source: 'user', replaced: false, text: body, textChars: charCount(body) });
     session.capturedThroughSeq = seq;

@@ -2,9 +2,8 @@
 //! imports, what it asks the host for, and what it never does.
 
 use conformance::{PLUGIN_V0_1_0, TestHost, call, call_on, corpus, runtime, text};
-use host_shim::{
-    CallRequest, ContractVersion, CorpusHost, HostStats, PLUGIN_WASM, Refusal, Runtime,
-};
+use host_shim::{CallRequest, ContractVersion, CorpusHost, HostStats, Refusal, Runtime};
+use host_shim_plugin::PLUGIN_WASM;
 use wasmtime::component::Component;
 
 #[test]

@@ -4,7 +4,8 @@
 //! the first run: these are the store's costs, not the disk's.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{CallRequest, ClaudeStore, PLUGIN_WASM, Runtime, RuntimeOptions, StateDir};
+use host_shim::{CallRequest, ClaudeStore, Runtime, RuntimeOptions, StateDir};
+use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -4,9 +4,9 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use host_shim::{
-    CallRequest, Corpus, CorpusHost, Message, PLUGIN_WASM, Role, Runtime, RuntimeOptions, Session,
-    SessionHeader,
+    CallRequest, Corpus, CorpusHost, Message, Role, Runtime, RuntimeOptions, Session, SessionHeader,
 };
+use host_shim_plugin::PLUGIN_WASM;
 use session_tools::host as core;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -227,7 +227,11 @@ fn cases() -> Vec<Case> {
 }
 
 fn tools(c: &mut Criterion) {
-    let runtime: Runtime<CorpusHost> = Runtime::new().expect("plugin loads");
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(
+        host_shim_plugin::PLUGIN_WASM,
+        &host_shim::RuntimeOptions::default(),
+    )
+    .expect("plugin loads");
     let unhardened: Runtime<CorpusHost> = Runtime::with_options(
         PLUGIN_WASM,
         &RuntimeOptions {

@@ -91,7 +91,10 @@ fn session(id: &str, created_at_ms: i64, live: bool) -> SessionHeader {
 
 fn main() -> anyhow::Result<()> {
     // Once: compile (or load) the plugin and link its two imports.
-    let runtime: Runtime<MyHarness> = Runtime::new()?;
+    // The product plugin; a harness reads its plugin folder's plugin.wasm instead.
+    let plugin_bytes = host_shim_plugin::PLUGIN_WASM;
+    let runtime: Runtime<MyHarness> =
+        Runtime::with_options(plugin_bytes, &host_shim::RuntimeOptions::default())?;
 
     let mut harness = MyHarness::default();
     for (id, title, live) in [("a", "Parser work", true), ("b", "Docs", false)] {

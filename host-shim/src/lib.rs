@@ -1,16 +1,20 @@
-//! The reference host for the session-tools plugin: a wasmtime runtime that loads any
+//! The host kit for the session-tools plugin: a wasmtime runtime that loads any
 //! component of the `plugin` world with nothing but its two imports, generic over the
 //! harness that answers them. A harness implements [`SessionQuery`] and [`Inbox`] for
 //! its own state and calls [`Runtime::call`]; [`CorpusHost`] is one such harness, over
 //! an in-memory corpus, and [`ClaudeStore`] another, over Claude Code's own transcripts
-//! with a durable inbox spool ([`spool`]) that `host-shim claude-hook` drains. The CLI
-//! (`main.rs`) is a small layer over this.
+//! with a durable inbox spool ([`spool`]) that `host-shim claude-hook` drains.
+//!
+//! The kit has no command line, MCP or async runtime in it and no build script: a
+//! harness passes it the plugin's bytes (its plugin folder's, or the product plugin's
+//! from `host-shim-plugin`). The `host-shim` command (`host-shim/cli`) sits beside it.
 //!
 //! ```no_run
-//! use host_shim::{CallRequest, Corpus, CorpusHost, Runtime};
+//! use host_shim::{CallRequest, Corpus, CorpusHost, Runtime, RuntimeOptions};
 //! use std::sync::Arc;
 //!
-//! let runtime: Runtime<CorpusHost> = Runtime::new()?;
+//! let plugin = std::fs::read("plugin.wasm")?;
+//! let runtime: Runtime<CorpusHost> = Runtime::with_options(&plugin, &RuntimeOptions::default())?;
 //! let harness = CorpusHost::new(Arc::new(Corpus::demo()));
 //! let request = CallRequest {
 //!     caller: "session-3f2a9c10-5b7e-4d21-9a0e-6c8b1d2e4f70".into(),
@@ -27,10 +31,8 @@ pub mod bindings;
 pub mod cache;
 pub mod claude;
 pub mod corpus;
-pub mod demo;
 pub mod guard;
 pub mod harness;
-pub mod mcp;
 pub mod record;
 pub mod runtime;
 pub mod spool;
@@ -46,7 +48,6 @@ pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};
 pub use runtime::{
-    CallError, CallReport, CallRequest, ComponentShape, Limits, PLUGIN_WASM, Runtime,
-    RuntimeOptions,
+    CallError, CallReport, CallRequest, ComponentShape, Limits, Runtime, RuntimeOptions,
 };
 pub use spool::StateDir;

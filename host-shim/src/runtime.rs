@@ -29,9 +29,6 @@ use wasmtime::{
     PoolingAllocationConfig, ResourceLimiter, Store, Trap,
 };
 
-/// The plugin component built by this crate's build script.
-pub const PLUGIN_WASM: &[u8] = include_bytes!(env!("PLUGIN_WASM"));
-
 /// Bytes of each pooled linear memory kept resident between calls.
 const KEEP_RESIDENT: usize = 1 << 20;
 
@@ -493,11 +490,6 @@ pub struct Runtime<H: Harness> {
 }
 
 impl<H: Harness> Runtime<H> {
-    /// The embedded plugin with default options.
-    pub fn new() -> anyhow::Result<Runtime<H>> {
-        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default())
-    }
-
     /// Any component built for the `plugin` world, with default options.
     pub fn from_component(bytes: &[u8]) -> anyhow::Result<Runtime<H>> {
         Runtime::with_options(bytes, &RuntimeOptions::default())
@@ -790,7 +782,7 @@ mod tests {
 
     #[test]
     fn the_plugin_takes_three_core_instances_one_memory_and_its_tables() {
-        let shape = ComponentShape::of(PLUGIN_WASM);
+        let shape = ComponentShape::of(host_shim_plugin::PLUGIN_WASM);
         assert_eq!(shape.core_instances, 3);
         assert_eq!(shape.memories, 1);
         assert!(shape.tables >= 1, "{shape:?}");

@@ -3,7 +3,8 @@
 //! or clobbered a file before; now each costs a compile at most.
 
 use host_shim::cache::{self, ENTRY_HEADER_BYTES};
-use host_shim::{CorpusHost, LoadKind, PLUGIN_WASM, Runtime, RuntimeOptions};
+use host_shim::{CorpusHost, LoadKind, Runtime, RuntimeOptions};
+use host_shim_plugin::PLUGIN_WASM;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use test_plugin_artifacts::HOSTILE_PLUGIN;

@@ -24,7 +24,7 @@ fn store() -> ClaudeStore {
 /// One tool call through the plugin, as `caller`; the text the model reads.
 fn call(tool: &str, arguments: &str, caller: &str) -> String {
     let runtime: Runtime<ClaudeStore> =
-        Runtime::with_options(host_shim::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let request = CallRequest {
         caller: caller.to_string(),
         tool: tool.to_string(),

@@ -5,9 +5,10 @@
 
 use host_shim::{
     CallError, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode,
-    DeliveryRefusal, HostBounds, HostStop, Inbox, Limits, MessageContent, PLUGIN_WASM, Runtime,
-    RuntimeOptions, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
+    DeliveryRefusal, HostBounds, HostStop, Inbox, Limits, MessageContent, Runtime, RuntimeOptions,
+    SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
 };
+use host_shim_plugin::PLUGIN_WASM;
 use std::sync::{Arc, Barrier, Condvar, Mutex};
 use std::time::Duration;
 use test_plugin_artifacts::HOSTILE_PLUGIN;
@@ -218,7 +219,11 @@ fn every_limit_holds_without_the_spectre_hardening() {
         },
     )
     .unwrap();
-    let hardened: Runtime<CorpusHost> = Runtime::new().unwrap();
+    let hardened: Runtime<CorpusHost> = Runtime::with_options(
+        host_shim_plugin::PLUGIN_WASM,
+        &host_shim::RuntimeOptions::default(),
+    )
+    .unwrap();
     let request = CallRequest {
         caller: "me".into(),
         tool: "sessions_list".into(),
@@ -355,7 +360,11 @@ fn a_surface_larger_than_the_plugins_memory_is_named() {
 
 #[test]
 fn the_real_plugin_stays_well_inside_the_default_limits() {
-    let runtime: Runtime<CorpusHost> = Runtime::new().unwrap();
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(
+        host_shim_plugin::PLUGIN_WASM,
+        &host_shim::RuntimeOptions::default(),
+    )
+    .unwrap();
     assert_eq!(runtime.limits(), Limits::default());
     let request = CallRequest {
         caller: "me".into(),
@@ -375,7 +384,13 @@ fn the_real_plugin_stays_well_inside_the_default_limits() {
 
 #[test]
 fn one_runtime_serves_many_threads_with_serial_results() {
-    let runtime: Arc<Runtime<CorpusHost>> = Arc::new(Runtime::new().unwrap());
+    let runtime: Arc<Runtime<CorpusHost>> = Arc::new(
+        Runtime::with_options(
+            host_shim_plugin::PLUGIN_WASM,
+            &host_shim::RuntimeOptions::default(),
+        )
+        .unwrap(),
+    );
     let requests: Vec<CallRequest> = [
         ("sessions_list", r#"{"scope":"all"}"#),
         (
@@ -989,7 +1004,11 @@ fn a_delivery_after_the_largest_seq_is_refused_not_collided() {
          "messages": [{"seq": u64::MAX, "role": "user", "parts": [{"text": "last words"}]}]}
     ]});
     let corpus = Corpus::from_json(&corpus.to_string(), "test").unwrap();
-    let runtime: Runtime<CorpusHost> = Runtime::new().unwrap();
+    let runtime: Runtime<CorpusHost> = Runtime::with_options(
+        host_shim_plugin::PLUGIN_WASM,
+        &host_shim::RuntimeOptions::default(),
+    )
+    .unwrap();
     let request = CallRequest {
         caller: "me".into(),
         tool: "sessions_send".into(),

@@ -4,7 +4,8 @@
 //! `cargo test -p host-shim --features wasi,test-plugin-artifacts/wasi --test wasi`.
 #![cfg(feature = "wasi")]
 
-use host_shim::{CallRequest, Corpus, CorpusHost, PLUGIN_WASM, Runtime};
+use host_shim::{CallRequest, Corpus, CorpusHost, Runtime};
+use host_shim_plugin::PLUGIN_WASM;
 use std::sync::Arc;
 use test_plugin_artifacts::WASIP2_PLUGIN;
 

@@ -2,7 +2,7 @@
 real, pinned binary against the project's scripted endpoint (never anyone's real
 sessions), for the store's tests in `host-shim/tests/claude.rs`.
 
-    cargo build -p host-shim && (cd tests/claude_code && npm ci) \
+    cargo build -p host-shim-cli && (cd tests/claude_code && npm ci) \
         && python3 tests/claude_code/generate_fixtures.py
 
 It sets Claude Code up as the README says, under a fixed HOME

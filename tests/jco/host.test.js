@@ -51,7 +51,7 @@ const corpus = (name) => {
 };
 
 test('host-shim is built', () => {
-  assert.ok(existsSync(hostShim), `${hostShim} is missing: run cargo build -p host-shim first`);
+  assert.ok(existsSync(hostShim), `${hostShim} is missing: run cargo build -p host-shim-cli first`);
 });
 
 const files = readdirSync(casesDir).filter((f) => f.endsWith('.txt')).sort();

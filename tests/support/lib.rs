@@ -85,7 +85,13 @@ impl Inbox for TestHost {
 /// The runtime with the embedded plugin, compiled once per test binary.
 pub fn runtime() -> &'static Runtime<TestHost> {
     static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
-    RUNTIME.get_or_init(|| Runtime::new().expect("the embedded plugin loads"))
+    RUNTIME.get_or_init(|| {
+        Runtime::with_options(
+            host_shim_plugin::PLUGIN_WASM,
+            &host_shim::RuntimeOptions::default(),
+        )
+        .expect("the embedded plugin loads")
+    })
 }
 
 /// The plugin as released with contract 0.1.0 (built from the commit that froze it),

@@ -19,7 +19,7 @@ const NEW_LAYOUT_AGENT: &str = "agent-a1b2c3d4";
 const OLD_LAYOUT_AGENT: &str = "agent-e5f6a7b8";
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/claude-projects")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-projects")
 }
 
 /// A fresh folder for one test.
@@ -725,7 +725,7 @@ fn a_folder_that_is_not_a_projects_folder_is_named() {
 fn the_library_serves_the_store_to_the_plugin() {
     let state = scratch("library");
     let runtime: Runtime<ClaudeStore> = Runtime::with_options(
-        host_shim::PLUGIN_WASM,
+        host_shim_plugin::PLUGIN_WASM,
         &RuntimeOptions {
             cache_dir: None,
             ..RuntimeOptions::default()

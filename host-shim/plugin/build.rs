@@ -1,14 +1,14 @@
 //! Builds the plugin component so that plain `cargo build`/`test`/`run` do everything:
 //! a nested cargo builds `guest/` for `wasm32-unknown-unknown` (in `OUT_DIR`), and
 //! `wit-component` wraps the core module into a component whose only imports are the
-//! world's. The component is embedded in host-shim; `host-shim plugin --out FILE`
-//! writes it out for a harness. Nothing is written outside `OUT_DIR`.
+//! world's. The CLI embeds it; `host-shim plugin --out FILE` writes it out for a
+//! harness. Nothing is written outside `OUT_DIR`.
 
 use anyhow::Result;
 use std::path::PathBuf;
 
 fn main() -> Result<()> {
-    let root = build_support::workspace_root(1)?;
+    let root = build_support::workspace_root(2)?;
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     build_support::rerun_if_changed(
         &root,

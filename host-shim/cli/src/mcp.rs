@@ -9,10 +9,10 @@
 //! `isError` with its one-line error. A tool the catalog does not list is the
 //! protocol's own error (invalid params), as the MCP spec asks.
 
-use crate::bindings::ToolSpec;
-use crate::guard::Delivery;
-use crate::harness::{Harness, Shared};
-use crate::runtime::{CallRequest, Runtime};
+use host_shim::bindings::ToolSpec;
+use host_shim::guard::Delivery;
+use host_shim::harness::{Harness, Shared};
+use host_shim::runtime::{CallRequest, Runtime};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -177,7 +177,7 @@ impl<H: Harness> McpServer<H> {
             .record
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        crate::record::append(path, deliveries)
+        host_shim::record::append(path, deliveries)
     }
 }
 

@@ -1,8 +1,8 @@
 //! The demo: load the plugin, show the catalog, and take a short tour of the tools on
 //! the embedded corpus, with real output.
 
-use crate::{CallRequest, Corpus, CorpusHost, LoadKind, Runtime, RuntimeOptions};
 use anyhow::Result;
+use host_shim::{CallRequest, Corpus, CorpusHost, LoadKind, Runtime, RuntimeOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,11 +19,12 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime: Runtime<CorpusHost> = Runtime::with_options(crate::PLUGIN_WASM, &options)?;
+    let runtime: Runtime<CorpusHost> =
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options)?;
     writeln!(
         out,
         "Loaded plugin.wasm ({} bytes; contract harness:sessions@{}; imports: session-query, inbox) in {:.1} ms ({}).\n",
-        crate::PLUGIN_WASM.len(),
+        host_shim_plugin::PLUGIN_WASM.len(),
         runtime.contract_version().as_str(),
         started.elapsed().as_secs_f64() * 1e3,
         match runtime.load_kind() {
@@ -138,10 +139,20 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
             )?;
         }
     }
+    // The binary that is running now: the one the README's commands already built.
+    let this = std::env::current_exe()
+        .ok()
+        .map(|exe| {
+            let relative = std::env::current_dir()
+                .ok()
+                .and_then(|cwd| exe.strip_prefix(cwd).ok().map(|p| p.to_path_buf()));
+            relative.unwrap_or(exe).display().to_string()
+        })
+        .unwrap_or_else(|| "host-shim".to_string());
     writeln!(
         out,
-        "\nTry it: cargo run --release -p host-shim -- call sessions_list '{{\"scope\":\"all\"}}'\n\
-         Serve the tools to an MCP client (Claude Code, Codex, Cursor, …): host-shim mcp (README, \"Serve the tools over MCP\")."
+        "\nTry it: {this} call sessions_list '{{\"scope\":\"all\"}}'\n\
+         Serve the tools to an MCP client (Claude Code, Codex, Cursor, …): {this} mcp (README, \"Serve the tools over MCP\")."
     )?;
     Ok(())
 }
@@ -151,16 +162,17 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
 /// session.
 pub fn run_claude(
     out: &mut impl Write,
-    mut store: crate::ClaudeStore,
+    mut store: host_shim::ClaudeStore,
     caller: Option<&str>,
     cache_dir: Option<PathBuf>,
 ) -> Result<()> {
-    use crate::SessionQuery;
+    use host_shim::SessionQuery;
     let options = RuntimeOptions {
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime: Runtime<crate::ClaudeStore> = Runtime::with_options(crate::PLUGIN_WASM, &options)?;
+    let runtime: Runtime<host_shim::ClaudeStore> =
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options)?;
     // Newest first, top-level only: who calls, and whom the tour reads.
     let index = store.list_sessions();
     let mut top_level: Vec<(i64, String)> = Vec::new();

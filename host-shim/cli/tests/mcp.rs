@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 fn corpus() -> String {
     format!(
-        "{}/../tests/corpora/harness.json",
+        "{}/../../tests/corpora/harness.json",
         env!("CARGO_MANIFEST_DIR")
     )
 }

@@ -267,7 +267,7 @@ fn the_plugin_command_writes_the_component_and_plugin_runs_it() {
     let output = host_shim(&["plugin", "--out", out.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     let bytes = std::fs::read(&out).unwrap();
-    assert_eq!(bytes, host_shim::PLUGIN_WASM);
+    assert_eq!(bytes, host_shim_plugin::PLUGIN_WASM);
     let via_file = host_shim(&[
         "call",
         "sessions_list",

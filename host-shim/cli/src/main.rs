@@ -3,10 +3,14 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+mod demo;
+mod mcp;
+
 use host_shim::{
-    CallError, CallRequest, ClaudeStore, Corpus, CorpusHost, Delivery, Harness, Limits,
-    PLUGIN_WASM, Runtime, RuntimeOptions, Shared, StateDir, WakeCommand,
+    CallError, CallRequest, ClaudeStore, Corpus, CorpusHost, Delivery, Harness, Limits, Runtime,
+    RuntimeOptions, Shared, StateDir, WakeCommand,
 };
+use host_shim_plugin::PLUGIN_WASM;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -254,9 +258,9 @@ fn main() -> ExitCode {
     let cache_dir = cli.cache_dir();
     let outcome = match cli.command.unwrap_or(Command::Demo(DemoArgs::default())) {
         Command::Demo(args) => match &args.claude_projects {
-            None => host_shim::demo::run(&mut std::io::stdout().lock(), cache_dir),
+            None => crate::demo::run(&mut std::io::stdout().lock(), cache_dir),
             Some(projects) => claude_store(projects, &args.state, None).and_then(|store| {
-                host_shim::demo::run_claude(
+                crate::demo::run_claude(
                     &mut std::io::stdout().lock(),
                     store,
                     args.caller.as_deref(),
@@ -383,7 +387,7 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             }
             // A subagent's calls reach its session's server: the tool-use id names it.
             let of_call = harness.clone();
-            let caller_of_call: host_shim::mcp::CallerOfCall =
+            let caller_of_call: crate::mcp::CallerOfCall =
                 Box::new(move |caller, call_id| subagent_of_call(&of_call, caller, call_id));
             let served = serve(&args, harness, caller, Some(caller_of_call), cache_dir);
             drop(registration.lock().map(|mut r| r.take()));
@@ -456,10 +460,10 @@ fn serve<H: Harness>(
     args: &McpArgs,
     harness: Shared<H>,
     caller: Option<String>,
-    caller_of_call: Option<host_shim::mcp::CallerOfCall>,
+    caller_of_call: Option<crate::mcp::CallerOfCall>,
     cache_dir: Option<PathBuf>,
 ) -> Result<()> {
-    use host_shim::mcp::{Caller, McpOptions, McpServer};
+    use crate::mcp::{Caller, McpOptions, McpServer};
     let caller = match caller {
         Some(id) => Caller::Known(id),
         None => Caller::Unknown,
@@ -499,7 +503,7 @@ fn serve<H: Harness>(
                 "with no calling session: every call will say how to name it".to_string(),
         }
     );
-    host_shim::mcp::serve_stdio(server)
+    crate::mcp::serve_stdio(server)
 }
 
 fn claude_hook(state: &StateArgs) -> Result<()> {

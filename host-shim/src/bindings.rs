@@ -72,6 +72,26 @@ impl DeliveryMode {
     }
 }
 
+// On disk (the spool, the deliveries file) a mode is its name.
+impl serde::Serialize for DeliveryMode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeliveryMode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match <&str>::deserialize(deserializer)? {
+            "queue" => Ok(DeliveryMode::Queue),
+            "steer" => Ok(DeliveryMode::Steer),
+            other => Err(serde::de::Error::unknown_variant(
+                other,
+                &["queue", "steer"],
+            )),
+        }
+    }
+}
+
 impl SessionHeader {
     /// A subagent has a parent id or the origin "subagent".
     pub fn is_subagent(&self) -> bool {

@@ -84,7 +84,7 @@ pub struct HostStats {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delivery {
     pub target: String,
-    pub mode: String,
+    pub mode: DeliveryMode,
     pub body: String,
     pub woke: bool,
     /// The delivery key (empty when the call had no id).
@@ -484,7 +484,7 @@ impl<H: Harness> Guard<H> {
                 }
                 self.deliveries.push(Delivery {
                     target,
-                    mode: mode.as_str().to_string(),
+                    mode,
                     body,
                     woke: delivered.woke,
                     key,

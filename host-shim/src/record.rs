@@ -1,7 +1,8 @@
-//! The deliveries file (`--deliveries`): what the inbox accepted, as a JSON array of
-//! [`Delivery`] records. It is only ever replaced in one step (a sibling temporary
-//! file, synced, then renamed over it), so a reader never sees half a file, and a
-//! failed write leaves the previous file as it was.
+//! The deliveries file (`--deliveries`): what the inbox accepted. `host-shim call`
+//! writes one call's as a JSON array of [`Delivery`] records, replacing the file in one
+//! step (a sibling temporary file, synced, then renamed over it), so a reader never
+//! sees half a file and a failed write leaves the previous file as it was.
+//! `host-shim mcp` appends each call's, one JSON record per line.
 
 use crate::guard::Delivery;
 use anyhow::{Context, Result};
@@ -32,22 +33,22 @@ pub fn write(path: &Path, deliveries: &[Delivery]) -> Result<()> {
         .with_context(|| format!("cannot write deliveries file {}", path.display()))
 }
 
-/// Adds these deliveries to the ones the file holds (a missing or empty file holds
-/// none); a file that is not such an array is an error, and is left as it was.
+/// Appends these deliveries to `path`, one JSON record per line (JSON Lines), in one
+/// write, synced: a long-lived server adds what each call delivered without reading or
+/// rewriting what the file already holds. A missing file is created.
 pub fn append(path: &Path, deliveries: &[Delivery]) -> Result<()> {
-    let mut all: Vec<Delivery> = match std::fs::read_to_string(path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a deliveries file (a JSON array of deliveries); move it or name another file",
-                path.display()
-            )
-        })?,
-        Ok(_) => Vec::new(),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(err) => {
-            return Err(err).with_context(|| format!("cannot read deliveries file {}", path.display()));
-        }
-    };
-    all.extend_from_slice(deliveries);
-    write(path, &all)
+    let mut lines = String::new();
+    for delivery in deliveries {
+        lines.push_str(&serde_json::to_string(delivery)?);
+        lines.push('\n');
+    }
+    let appended = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .and_then(|mut file| {
+            file.write_all(lines.as_bytes())?;
+            file.sync_data()
+        });
+    appended.with_context(|| format!("cannot append to deliveries file {}", path.display()))
 }

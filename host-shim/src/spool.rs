@@ -35,6 +35,7 @@
 //!   claim returns to the inbox at the next hand-over: each message is handed over by
 //!   exactly one successful hook run.
 
+use crate::bindings::DeliveryMode;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -68,8 +69,7 @@ pub enum Step {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpooledMessage {
     pub target: String,
-    /// `queue` or `steer`.
-    pub mode: String,
+    pub mode: DeliveryMode,
     pub body: String,
     /// The delivery key (empty when the call had no id).
     #[serde(default)]
@@ -363,10 +363,16 @@ impl StateDir {
     }
 
     /// A fresh message for `put`, stamped now.
-    pub fn message(target: &str, mode: &str, body: &str, key: &str, woke: bool) -> SpooledMessage {
+    pub fn message(
+        target: &str,
+        mode: DeliveryMode,
+        body: &str,
+        key: &str,
+        woke: bool,
+    ) -> SpooledMessage {
         SpooledMessage {
             target: target.to_string(),
-            mode: mode.to_string(),
+            mode,
             body: body.to_string(),
             key: key.to_string(),
             accepted_at_ns: now_ns(),
@@ -684,12 +690,12 @@ mod tests {
     #[test]
     fn a_key_is_put_once_and_found_wherever_it_moved() {
         let (_dir, state) = state();
-        let first = StateDir::message("s1", "queue", "hello", "5:alicec1", false);
+        let first = StateDir::message("s1", DeliveryMode::Queue, "hello", "5:alicec1", false);
         // Looking creates nothing; the first message makes its inbox.
         assert!(state.waiting("s1").unwrap().messages.is_empty());
         assert!(!state.root().join("inbox").exists());
         assert!(matches!(state.put(&first).unwrap(), Put::New(_)));
-        let again = StateDir::message("s1", "queue", "hello", "5:alicec1", false);
+        let again = StateDir::message("s1", DeliveryMode::Queue, "hello", "5:alicec1", false);
         assert_eq!(state.put(&again).unwrap(), Put::Repeat(first.clone()));
         let waiting = state.waiting("s1").unwrap().messages;
         assert_eq!(waiting.len(), 1);
@@ -705,7 +711,13 @@ mod tests {
         let (_dir, state) = state();
         for body in ["one", "two", "three"] {
             state
-                .put(&StateDir::message("s1", "queue", body, "", false))
+                .put(&StateDir::message(
+                    "s1",
+                    DeliveryMode::Queue,
+                    body,
+                    "",
+                    false,
+                ))
                 .unwrap();
         }
         let bodies: Vec<String> = state
@@ -722,7 +734,13 @@ mod tests {
     fn a_failed_answer_leaves_the_messages_waiting() {
         let (_dir, state) = state();
         state
-            .put(&StateDir::message("s1", "steer", "x", "k", false))
+            .put(&StateDir::message(
+                "s1",
+                DeliveryMode::Steer,
+                "x",
+                "k",
+                false,
+            ))
             .unwrap();
         let waiting = state.waiting("s1").unwrap().messages;
         let err = state
@@ -737,7 +755,7 @@ mod tests {
         let (_dir, state) = state();
         for id in ["../etc", "a/b", ".hidden", "", "a b"] {
             let err = state
-                .put(&StateDir::message(id, "queue", "x", "", false))
+                .put(&StateDir::message(id, DeliveryMode::Queue, "x", "", false))
                 .unwrap_err();
             assert!(err.to_string().contains("is not a plain name"), "{err}");
         }
@@ -781,7 +799,7 @@ mod tests {
     fn an_identical_body_from_the_same_sender_is_found_within_the_window() {
         let (_dir, state) = state();
         let window = std::time::Duration::from_secs(600);
-        let first = StateDir::message("s1", "queue", "hello", "5:alicetoolu_1", false);
+        let first = StateDir::message("s1", DeliveryMode::Queue, "hello", "5:alicetoolu_1", false);
         state.put(&first).unwrap();
         let found = |sender: &str, body: &str| {
             state
@@ -809,7 +827,13 @@ mod tests {
     fn a_damaged_message_file_is_named_and_the_others_still_wait() {
         let (_dir, state) = state();
         state
-            .put(&StateDir::message("s1", "queue", "fine", "", false))
+            .put(&StateDir::message(
+                "s1",
+                DeliveryMode::Queue,
+                "fine",
+                "",
+                false,
+            ))
             .unwrap();
         let inbox = state.root().join("inbox").join("s1");
         std::fs::write(inbox.join("k-bad.json"), "{half").unwrap();

@@ -3,6 +3,7 @@
 //! and handed over by exactly one successful hook run. The killed process is this
 //! test binary itself, started again to run [`child`].
 
+use host_shim::DeliveryMode;
 use host_shim::StateDir;
 use host_shim::spool::{Put, Step};
 use std::os::unix::process::ExitStatusExt;
@@ -40,7 +41,13 @@ fn child() {
     match std::env::var("SPOOL_ROLE").unwrap().as_str() {
         "writer" => {
             state
-                .put(&StateDir::message(TARGET, "queue", "the body", KEY, false))
+                .put(&StateDir::message(
+                    TARGET,
+                    DeliveryMode::Queue,
+                    "the body",
+                    KEY,
+                    false,
+                ))
                 .unwrap();
         }
         "hook" => {
@@ -107,7 +114,13 @@ fn a_writer_killed_at_any_step_leaves_the_message_whole_or_absent_and_a_retry_la
         // The harness retries the call (same key): exactly one message in the end.
         let retried = StateDir::open(&state)
             .unwrap()
-            .put(&StateDir::message(TARGET, "queue", "the body", KEY, false))
+            .put(&StateDir::message(
+                TARGET,
+                DeliveryMode::Queue,
+                "the body",
+                KEY,
+                false,
+            ))
             .unwrap();
         assert_eq!(matches!(retried, Put::Repeat(_)), landed, "{step:?}");
         assert_eq!(waiting(&state), ["the body"], "{step:?}");
@@ -142,7 +155,13 @@ fn a_hook_killed_before_it_succeeds_hands_the_message_over_on_the_next_run() {
         let state = scratch(&format!("hook-{step:?}"));
         StateDir::open(&state)
             .unwrap()
-            .put(&StateDir::message(TARGET, "queue", "the body", KEY, false))
+            .put(&StateDir::message(
+                TARGET,
+                DeliveryMode::Queue,
+                "the body",
+                KEY,
+                false,
+            ))
             .unwrap();
         let output = run_child(&state, "hook", Some(step));
         // Killed: Claude Code ignores the output of a hook that did not exit with
@@ -170,7 +189,13 @@ fn a_hook_killed_before_it_succeeds_hands_the_message_over_on_the_next_run() {
         // Handed over: a retried delivery is still a repeat.
         let retried = StateDir::open(&state)
             .unwrap()
-            .put(&StateDir::message(TARGET, "queue", "the body", KEY, false))
+            .put(&StateDir::message(
+                TARGET,
+                DeliveryMode::Queue,
+                "the body",
+                KEY,
+                false,
+            ))
             .unwrap();
         assert!(matches!(retried, Put::Repeat(_)), "{step:?}");
     }
@@ -200,7 +225,13 @@ fn a_planted_message_that_is_not_a_file_is_not_read() {
     let state = scratch("planted");
     let spool = StateDir::open(&state).unwrap();
     spool
-        .put(&StateDir::message(TARGET, "queue", "real", "", false))
+        .put(&StateDir::message(
+            TARGET,
+            DeliveryMode::Queue,
+            "real",
+            "",
+            false,
+        ))
         .unwrap();
     let inbox = state.join("inbox").join(TARGET);
     // A symlink to a file elsewhere, and a FIFO: neither is read (nor waited on).

@@ -88,7 +88,7 @@ async def the_tools_and_their_answers():
               f"an accepted send:\n{text(first)}")
         check(text(again) == text(first) and not again.is_error,
               f"the retried call is accepted again with the same text:\n{text(again)}")
-        recorded = json.loads(deliveries.read_text())
+        recorded = [json.loads(line) for line in deliveries.read_text().splitlines()]
         check(len(recorded) == 1 and recorded[0]["target"] == "s-cold"
               and recorded[0]["key"] == "4:s-metoolu_01MCPTEST"
               and recorded[0]["body"].endswith("--- message begins ---\nDocs can ship.\n--- message ends ---"),
@@ -100,7 +100,7 @@ async def the_tools_and_their_answers():
         # Without a call id, every send delivers.
         await client.call_tool("sessions_send", {"session_id": "s-live", "message": "one"})
         await client.call_tool("sessions_send", {"session_id": "s-live", "message": "one"})
-        check(len(json.loads(deliveries.read_text())) == 3, "sends without a call id each deliver")
+        check(len(deliveries.read_text().splitlines()) == 3, "sends without a call id each deliver")
 
         # Calls in flight at once are served at once.
         many = await asyncio.gather(*[

@@ -133,7 +133,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
                 out,
                 "\n[host] the inbox of {} received ({}{}):\n{}",
                 delivery.target,
-                delivery.mode,
+                delivery.mode.as_str(),
                 if delivery.woke { ", woke it" } else { "" },
                 delivery.body
             )?;

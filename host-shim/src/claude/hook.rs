@@ -29,6 +29,7 @@
 //! clears that. An open idle session's own `host-shim mcp` hands messages to it through
 //! Claude Code's messaging socket ([`super::idle`]).
 
+use crate::bindings::DeliveryMode;
 use crate::spool::{SpooledMessage, StateDir, Waiting};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -78,7 +79,7 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
     // it); a Stop that hands nothing over leaves it idle, below.
     state.set_idle(&session, false)?;
     let contents = state.waiting(&session)?;
-    let is_steer = |w: &Waiting| w.message.mode == "steer";
+    let is_steer = |w: &Waiting| w.message.mode == DeliveryMode::Steer;
     let oldest_queued = contents.messages.iter().position(|w| !is_steer(w));
     let picked: Vec<Waiting> = (contents.messages.iter().enumerate())
         .filter(|&(i, w)| match takes {

@@ -112,6 +112,7 @@ pub fn watch(state: StateDir, session: String, socket: MessagingSocket) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bindings::DeliveryMode;
     use std::io::{BufRead, BufReader};
     use std::os::unix::net::UnixListener;
 
@@ -133,10 +134,22 @@ mod tests {
             token: "secret".into(),
         };
         state
-            .put(&StateDir::message("s1", "queue", "one", "", false))
+            .put(&StateDir::message(
+                "s1",
+                DeliveryMode::Queue,
+                "one",
+                "",
+                false,
+            ))
             .unwrap();
         state
-            .put(&StateDir::message("s1", "steer", "two", "", false))
+            .put(&StateDir::message(
+                "s1",
+                DeliveryMode::Steer,
+                "two",
+                "",
+                false,
+            ))
             .unwrap();
         // At work: nothing is handed over.
         assert_eq!(hand_over_if_idle(&state, "s1", &socket).unwrap(), 0);
@@ -172,7 +185,13 @@ mod tests {
             token: "t".into(),
         };
         state
-            .put(&StateDir::message("s1", "queue", "one", "", false))
+            .put(&StateDir::message(
+                "s1",
+                DeliveryMode::Queue,
+                "one",
+                "",
+                false,
+            ))
             .unwrap();
         state.set_idle("s1", true).unwrap();
         assert!(hand_over_if_idle(&state, "s1", &socket).is_err());

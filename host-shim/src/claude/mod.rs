@@ -924,7 +924,7 @@ impl ClaudeStore {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
         let wakes = !live && self.wake.is_some();
-        let message = StateDir::message(target, mode.as_str(), body, key, wakes);
+        let message = StateDir::message(target, mode, body, key, wakes);
         match self.state.put(&message).map_err(unusable)? {
             Put::Repeat(first) => Ok(Delivered {
                 woke: first.woke,

@@ -3,8 +3,8 @@
 //! ([`crate::guard`]) ends a call from inside an import when the plugin asks past a
 //! host bound. A harness never sees that: it implements [`crate::SessionQuery`] and
 //! [`crate::Inbox`], plain traits over the types re-exported here. Plugins built
-//! against the released 0.1.0 contract are served by [`crate::v0_1_0`] over the same
-//! traits.
+//! against the released 0.1.0 contract are served by [`crate::since_v0_1_0`] over the
+//! same traits; [`crate::plugin`] dispatches between the versions.
 
 wasmtime::component::bindgen!({
     path: "../wit",

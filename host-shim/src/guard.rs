@@ -5,7 +5,6 @@
 //! it ends the call from inside the import, with an error that names the bound, and
 //! forwards nothing more.
 
-use crate::bindings::harness::sessions::{inbox, session_query as query};
 use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, MessageContent, SessionHeader, SessionIndex,
     SurfaceIndex,
@@ -493,52 +492,5 @@ impl<H: Harness> Guard<H> {
             Err(_) => {}
         }
         Ok(answer)
-    }
-}
-
-impl<H: Harness> query::Host for Guard<H> {
-    fn list_sessions(&mut self) -> wasmtime::Result<SessionIndex> {
-        Guard::list_sessions(self)
-    }
-
-    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<SessionHeader>> {
-        Guard::get_session(self, &id)
-    }
-
-    fn get_sessions(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<SessionHeader>>> {
-        Guard::get_sessions(self, &ids)
-    }
-
-    fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
-        Guard::title_snapshots(self, &ids)
-    }
-
-    fn get_surface(
-        &mut self,
-        id: String,
-        lead_chars: u32,
-    ) -> wasmtime::Result<Option<SurfaceIndex>> {
-        Guard::get_surface(self, &id, lead_chars)
-    }
-
-    fn get_messages(
-        &mut self,
-        id: String,
-        seqs: Vec<u64>,
-    ) -> wasmtime::Result<Vec<Option<MessageContent>>> {
-        Guard::get_messages(self, &id, &seqs)
-    }
-}
-
-impl<H: Harness> inbox::Host for Guard<H> {
-    fn deliver(
-        &mut self,
-        target: String,
-        body: String,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: String,
-    ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
-        Guard::deliver(self, target, body, mode, may_wake, key)
     }
 }

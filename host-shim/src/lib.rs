@@ -33,10 +33,12 @@ pub mod claude;
 pub mod corpus;
 pub mod guard;
 pub mod harness;
+pub mod plugin;
 pub mod record;
 pub mod runtime;
+pub mod since_v0_1_0;
+pub mod since_v0_2_0;
 pub mod spool;
-pub mod v0_1_0;
 
 pub use bindings::{
     Answer, ContractVersion, Delivered, DeliveryMode, DeliveryRefusal, MessageContent,

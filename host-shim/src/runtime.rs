@@ -11,11 +11,11 @@
 //! [`CallReport`] still says what the host did during it, and the runtime serves the
 //! next call as before.
 
-use crate::bindings::{self, Answer, ContractVersion, ToolSpec};
+use crate::bindings::{Answer, ContractVersion, ToolSpec};
 use crate::cache::{self, LoadKind};
 use crate::guard::{Delivery, Guard, HostBounds, HostStats, HostStop};
 use crate::harness::Harness;
-use crate::v0_1_0;
+use crate::plugin::PluginPre;
 use anyhow::{Context, bail};
 use std::fmt;
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolConcurrencyLimitError,
     PoolingAllocationConfig, ResourceLimiter, Store, Trap,
@@ -470,17 +470,11 @@ fn engine_config(options: &RuntimeOptions, pool: Option<ComponentShape>) -> Conf
     config
 }
 
-/// A plugin instantiated ahead of calls, for the contract version it was built against.
-enum Pre<H: Harness> {
-    V0_1_0(v0_1_0::PluginPre<CallState<H>>),
-    V0_2_0(bindings::PluginPre<CallState<H>>),
-}
-
 /// A loaded plugin, ready to serve calls from many threads, each over its own harness
 /// state of type `H`.
 pub struct Runtime<H: Harness> {
     engine: Engine,
-    pre: Pre<H>,
+    pre: PluginPre<CallState<H>>,
     options: RuntimeOptions,
     /// Every key delivered under, across calls (see [`crate::guard::KeyLedger`]).
     keys: std::sync::Arc<std::sync::Mutex<crate::guard::KeyLedger>>,
@@ -551,14 +545,7 @@ impl<H: Harness> Runtime<H> {
         fn guard<H: Harness>(state: &mut CallState<H>) -> &mut Guard<H> {
             &mut state.guard
         }
-        match version {
-            ContractVersion::V0_1_0 => {
-                v0_1_0::Plugin::add_to_linker::<_, HasSelf<Guard<H>>>(&mut linker, guard::<H>)?
-            }
-            ContractVersion::V0_2_0 => {
-                bindings::Plugin::add_to_linker::<_, HasSelf<Guard<H>>>(&mut linker, guard::<H>)?
-            }
-        }
+        crate::plugin::add_to_linker(&mut linker, version, guard::<H>)?;
         // A plugin from a stock toolchain (wasm32-wasip2) imports WASI as well.
         let wasi_imports: Vec<String> = component
             .component_type()
@@ -579,10 +566,7 @@ impl<H: Harness> Runtime<H> {
             .instantiate_pre(&component)
             .map_err(anyhow::Error::from)
             .context("the plugin needs imports other than session-query and inbox")?;
-        let pre = match version {
-            ContractVersion::V0_1_0 => Pre::V0_1_0(v0_1_0::PluginPre::new(instance_pre)?),
-            ContractVersion::V0_2_0 => Pre::V0_2_0(bindings::PluginPre::new(instance_pre)?),
-        };
+        let pre = PluginPre::new(version, instance_pre)?;
         let ticker = EpochTicker::start(engine.clone())?;
         Ok(Runtime {
             engine,
@@ -601,10 +585,7 @@ impl<H: Harness> Runtime<H> {
 
     /// The contract version the loaded plugin was built against.
     pub fn contract_version(&self) -> ContractVersion {
-        match self.pre {
-            Pre::V0_1_0(_) => ContractVersion::V0_1_0,
-            Pre::V0_2_0(_) => ContractVersion::V0_2_0,
-        }
+        self.pre.version()
     }
 
     pub fn limits(&self) -> Limits {
@@ -695,19 +676,7 @@ impl<H: Harness> Runtime<H> {
     /// catalog never calls).
     pub fn catalog_with(&self, harness: H, settings: &str) -> Result<Vec<ToolSpec>, CallError> {
         let mut store = self.store(harness);
-        let result = match &self.pre {
-            Pre::V0_1_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
-                let tools = plugin
-                    .harness_sessions_tools()
-                    .call_catalog(&mut store, settings)?;
-                Ok(tools.map(|tools| tools.into_iter().map(v0_1_0::tool_spec).collect()))
-            }),
-            Pre::V0_2_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
-                plugin
-                    .harness_sessions_tools()
-                    .call_catalog(&mut store, settings)
-            }),
-        };
+        let result = self.pre.catalog(&mut store, settings);
         let tools = match result {
             Ok(tools) => tools.map_err(|message| self.refused(message))?,
             Err(err) => return Err(self.failure(store.data(), err)),
@@ -729,31 +698,7 @@ impl<H: Harness> Runtime<H> {
     /// Runs one tool call over `harness` in a fresh store.
     pub fn call(&self, harness: H, request: &CallRequest) -> CallReport<H> {
         let mut store = self.store(harness);
-        let result = match &self.pre {
-            Pre::V0_1_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
-                let text = plugin.harness_sessions_tools().call_call(
-                    &mut store,
-                    &request.caller,
-                    &request.settings,
-                    &request.tool,
-                    &request.arguments,
-                )?;
-                Ok(text.map(|text| Answer {
-                    text,
-                    refusal: None,
-                }))
-            }),
-            Pre::V0_2_0(pre) => pre.instantiate(&mut store).and_then(|plugin| {
-                plugin.harness_sessions_tools().call_call(
-                    &mut store,
-                    &request.caller,
-                    &request.call_id,
-                    &request.settings,
-                    &request.tool,
-                    &request.arguments,
-                )
-            }),
-        };
+        let result = self.pre.call(&mut store, request);
         let answer = match result {
             Ok(text) => self.checked(text),
             Err(err) => Err(self.failure(store.data(), err)),

@@ -8,6 +8,9 @@
 use crate::bindings::{self as current, ContractVersion};
 use crate::guard::Guard;
 use crate::harness::Harness;
+use crate::runtime::CallRequest;
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, Linker};
 
 wasmtime::component::bindgen!({
     path: "../wit/since_v0.1.0",
@@ -138,4 +141,47 @@ pub fn tool_spec(spec: exports::harness::sessions::tools::ToolSpec) -> current::
         description: spec.description,
         input_schema: spec.input_schema,
     }
+}
+
+/// Adds the 0.1.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
+/// in the store's data.
+pub fn add_to_linker<T: 'static, H: Harness>(
+    linker: &mut Linker<T>,
+    guard: fn(&mut T) -> &mut Guard<H>,
+) -> wasmtime::Result<()> {
+    Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
+}
+
+/// The catalog, in the current shape.
+pub fn catalog<T: 'static>(
+    pre: &PluginPre<T>,
+    store: &mut Store<T>,
+    settings: &str,
+) -> wasmtime::Result<Result<Vec<current::ToolSpec>, String>> {
+    let plugin = pre.instantiate(&mut *store)?;
+    let tools = plugin
+        .harness_sessions_tools()
+        .call_catalog(store, settings)?;
+    Ok(tools.map(|tools| tools.into_iter().map(tool_spec).collect()))
+}
+
+/// One call, its answer in the current shape (a 0.1.0 answer has no refusal code and
+/// takes no call id).
+pub fn call<T: 'static>(
+    pre: &PluginPre<T>,
+    store: &mut Store<T>,
+    request: &CallRequest,
+) -> wasmtime::Result<Result<current::Answer, String>> {
+    let plugin = pre.instantiate(&mut *store)?;
+    let text = plugin.harness_sessions_tools().call_call(
+        store,
+        &request.caller,
+        &request.settings,
+        &request.tool,
+        &request.arguments,
+    )?;
+    Ok(text.map(|text| current::Answer {
+        text,
+        refusal: None,
+    }))
 }

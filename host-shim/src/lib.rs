@@ -34,6 +34,7 @@ pub mod corpus;
 pub mod guard;
 pub mod harness;
 pub mod plugin;
+pub mod policy;
 pub mod record;
 pub mod runtime;
 pub mod since_v0_1_0;
@@ -49,6 +50,7 @@ pub use claude::{ClaudeStore, TranscriptReads, WakeCommand};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};
+pub use policy::Policy;
 pub use runtime::{
     CallError, CallReport, CallRequest, ComponentShape, Limits, Runtime, RuntimeOptions,
 };

@@ -132,6 +132,76 @@ impl Default for RuntimeOptions {
     }
 }
 
+impl RuntimeOptions {
+    /// Refuses options no call could run under, with the reason.
+    pub fn check(&self) -> Result<(), LoadError> {
+        self.limits
+            .check()
+            .map_err(|err| LoadError::Policy(format!("invalid limits: {err}")))?;
+        if self.max_concurrent_calls == 0 {
+            return Err(LoadError::Policy(
+                "invalid limits: max_concurrent_calls must be at least 1 (no call could run with 0)"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Why a plugin could not be loaded, or a policy used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// Limits, bounds or a policy file no call could run under.
+    Policy(String),
+    /// The engine could not be configured (the cause).
+    Engine(String),
+    /// The bytes are not a component wasmtime can load (the cause).
+    NotAComponent(String),
+    /// The component needs imports besides the world's two (named).
+    ForeignImports(Vec<String>),
+    /// The component exports no contract version's `tools` (its exports).
+    NotAPlugin { exports: Vec<String> },
+    /// The component imports WASI and this build has no `wasi` feature (the imports).
+    WasiWithoutFeature(Vec<String>),
+    /// Linking the imports failed (the cause).
+    Link(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Policy(why) => write!(f, "{why}"),
+            LoadError::Engine(why) => write!(f, "the engine could not be set up: {why}"),
+            LoadError::NotAComponent(why) => write!(f, "loading the plugin component: {why}"),
+            LoadError::ForeignImports(names) => write!(
+                f,
+                "the plugin needs imports other than session-query and inbox: {}",
+                names.join(", ")
+            ),
+            LoadError::NotAPlugin { exports } => write!(
+                f,
+                "the component is not a session-tools plugin: it exports neither harness:sessions/tools@0.2.0 nor @0.1.0 (it exports: {})",
+                if exports.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    exports.join(", ")
+                }
+            ),
+            LoadError::WasiWithoutFeature(names) => write!(
+                f,
+                "the plugin imports WASI ({}); this host-shim was built without its `wasi` feature, which gives such a plugin a deny-all WASI",
+                names.join(", ")
+            ),
+            LoadError::Link(why) => write!(
+                f,
+                "the plugin needs imports other than session-query and inbox: {why}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
 /// A failed call: the host stopped the plugin, could not run it, or the plugin
 /// refused the call. Tool refusals are not errors; they are the answer's text.
 #[derive(Debug)]
@@ -485,33 +555,28 @@ pub struct Runtime<H: Harness> {
 
 impl<H: Harness> Runtime<H> {
     /// Any component built for the `plugin` world, with default options.
-    pub fn from_component(bytes: &[u8]) -> anyhow::Result<Runtime<H>> {
+    pub fn from_component(bytes: &[u8]) -> Result<Runtime<H>, LoadError> {
         Runtime::with_options(bytes, &RuntimeOptions::default())
     }
 
-    pub fn with_options(bytes: &[u8], options: &RuntimeOptions) -> anyhow::Result<Runtime<H>> {
-        options.limits.check().context("invalid limits")?;
-        if options.max_concurrent_calls == 0 {
-            bail!(
-                "invalid limits: max_concurrent_calls must be at least 1 (no call could run with 0)"
-            );
-        }
+    pub fn with_options(bytes: &[u8], options: &RuntimeOptions) -> Result<Runtime<H>, LoadError> {
+        options.check()?;
         let shape = options.pooling.then(|| ComponentShape::of(bytes));
         let engine = match Engine::new(&engine_config(options, shape)) {
             Ok(engine) => engine,
             // A machine that cannot reserve the pool still runs calls, on demand.
-            Err(_) if shape.is_some() => Engine::new(&engine_config(options, None))?,
-            Err(err) => return Err(err.into()),
+            Err(_) if shape.is_some() => Engine::new(&engine_config(options, None))
+                .map_err(|err| LoadError::Engine(one_line(&err.into())))?,
+            Err(err) => return Err(LoadError::Engine(one_line(&err.into()))),
         };
-        let (component, load_kind) = match &options.cache_dir {
-            Some(dir) => cache::load(&engine, bytes, dir)?,
-            None => (
-                Component::from_binary(&engine, bytes)
-                    .map_err(anyhow::Error::from)
-                    .context("loading the plugin component")?,
-                LoadKind::Compiled,
-            ),
+        let loaded = match &options.cache_dir {
+            Some(dir) => cache::load(&engine, bytes, dir),
+            None => Component::from_binary(&engine, bytes)
+                .map(|component| (component, LoadKind::Compiled))
+                .map_err(anyhow::Error::from),
         };
+        let (component, load_kind) =
+            loaded.map_err(|err| LoadError::NotAComponent(one_line(&err)))?;
         // Only the world's two interfaces (and, with the `wasi` feature, WASI) are
         // linked: name anything else before trying to link it.
         let foreign: Vec<String> = component
@@ -521,10 +586,7 @@ impl<H: Harness> Runtime<H> {
             .filter(|name| !name.starts_with("harness:sessions/") && !name.starts_with("wasi:"))
             .collect();
         if !foreign.is_empty() {
-            bail!(
-                "the plugin needs imports other than session-query and inbox: {}",
-                foreign.join(", ")
-            );
+            return Err(LoadError::ForeignImports(foreign));
         }
         let exports: Vec<String> = component
             .component_type()
@@ -532,20 +594,14 @@ impl<H: Harness> Runtime<H> {
             .map(|(name, _)| name.to_string())
             .collect();
         let Some(version) = ContractVersion::exported_by(exports.iter().map(String::as_str)) else {
-            bail!(
-                "the component is not a session-tools plugin: it exports neither harness:sessions/tools@0.2.0 nor @0.1.0 (it exports: {})",
-                if exports.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    exports.join(", ")
-                }
-            );
+            return Err(LoadError::NotAPlugin { exports });
         };
         let mut linker = Linker::new(&engine);
         fn guard<H: Harness>(state: &mut CallState<H>) -> &mut Guard<H> {
             &mut state.guard
         }
-        crate::plugin::add_to_linker(&mut linker, version, guard::<H>)?;
+        let link = |err: wasmtime::Error| LoadError::Link(one_line(&err.into()));
+        crate::plugin::add_to_linker(&mut linker, version, guard::<H>).map_err(link)?;
         // A plugin from a stock toolchain (wasm32-wasip2) imports WASI as well.
         let wasi_imports: Vec<String> = component
             .component_type()
@@ -555,19 +611,14 @@ impl<H: Harness> Runtime<H> {
             .collect();
         if !wasi_imports.is_empty() {
             #[cfg(feature = "wasi")]
-            wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+            wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(link)?;
             #[cfg(not(feature = "wasi"))]
-            bail!(
-                "the plugin imports WASI ({}); this host-shim was built without its `wasi` feature, which gives such a plugin a deny-all WASI",
-                wasi_imports.join(", ")
-            );
+            return Err(LoadError::WasiWithoutFeature(wasi_imports));
         }
-        let instance_pre = linker
-            .instantiate_pre(&component)
-            .map_err(anyhow::Error::from)
-            .context("the plugin needs imports other than session-query and inbox")?;
-        let pre = PluginPre::new(version, instance_pre)?;
-        let ticker = EpochTicker::start(engine.clone())?;
+        let instance_pre = linker.instantiate_pre(&component).map_err(link)?;
+        let pre = PluginPre::new(version, instance_pre).map_err(link)?;
+        let ticker =
+            EpochTicker::start(engine.clone()).map_err(|err| LoadError::Engine(one_line(&err)))?;
         Ok(Runtime {
             engine,
             pre,

@@ -7,7 +7,7 @@ mod demo;
 mod mcp;
 
 use host_shim::{
-    CallError, CallRequest, ClaudeStore, Corpus, CorpusHost, Delivery, Harness, Limits, Runtime,
+    CallError, CallRequest, ClaudeStore, Corpus, CorpusHost, Delivery, Harness, Runtime,
     RuntimeOptions, Shared, StateDir, WakeCommand,
 };
 use host_shim_plugin::PLUGIN_WASM;
@@ -222,34 +222,60 @@ struct McpArgs {
     /// each call's outcome.
     #[arg(long)]
     deliveries: Option<PathBuf>,
-    /// Calls served at once; one more is answered with an error until one ends.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    max_concurrent_calls: u32,
+    /// Calls served at once (default 64); one more is answered with an error until one
+    /// ends.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    max_concurrent_calls: Option<u32>,
     #[command(flatten)]
     limits: LimitFlags,
 }
 
-/// Per-call limits (defaults: 1000 ms, 64 MiB, 1 MiB).
+/// The host's policy: a policy file, and flags over it (defaults: 1000 ms, 64 MiB,
+/// 1 MiB, and the bounds of `host_shim::Policy`).
 #[derive(clap::Args)]
 struct LimitFlags {
+    /// A policy file (JSON): every limit and bound, the pool and the Spectre hardening
+    /// (README, "Limits and guarantees"); the flags below override it.
+    #[arg(long)]
+    policy: Option<PathBuf>,
     /// Wall-clock deadline of the call, in milliseconds.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
-    deadline_ms: u64,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    deadline_ms: Option<u64>,
     /// Cap on the plugin's linear memory, in MiB (2 to 4096).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(2..=4096))]
-    memory_mib: u64,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..=4096))]
+    memory_mib: Option<u64>,
     /// Cap on the returned text, in bytes.
-    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
-    output_bytes: u64,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    output_bytes: Option<u64>,
 }
 
 impl LimitFlags {
-    fn limits(&self) -> Limits {
-        Limits {
-            deadline: Duration::from_millis(self.deadline_ms),
-            memory_bytes: usize::try_from(self.memory_mib << 20).unwrap_or(usize::MAX),
-            output_bytes: usize::try_from(self.output_bytes).unwrap_or(usize::MAX),
+    /// The policy file's options (or the defaults) with the flags given over them,
+    /// checked once.
+    fn options(
+        &self,
+        cache_dir: Option<PathBuf>,
+        max_concurrent_calls: Option<u32>,
+    ) -> Result<RuntimeOptions> {
+        let mut policy = match &self.policy {
+            Some(path) => host_shim::Policy::from_file(path)?,
+            None => host_shim::Policy::default(),
+        };
+        if let Some(ms) = self.deadline_ms {
+            policy.deadline_ms = ms;
         }
+        if let Some(mib) = self.memory_mib {
+            policy.memory_bytes = usize::try_from(mib << 20).unwrap_or(usize::MAX);
+        }
+        if let Some(bytes) = self.output_bytes {
+            policy.output_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        }
+        if let Some(calls) = max_concurrent_calls {
+            policy.max_concurrent_calls = calls;
+        }
+        let options = policy.options(cache_dir);
+        options.check()?;
+        Ok(options)
     }
 }
 
@@ -468,12 +494,7 @@ fn serve<H: Harness>(
         Some(id) => Caller::Known(id),
         None => Caller::Unknown,
     };
-    let options = RuntimeOptions {
-        limits: args.limits.limits(),
-        max_concurrent_calls: args.max_concurrent_calls,
-        cache_dir,
-        ..RuntimeOptions::default()
-    };
+    let options = args.limits.options(cache_dir, args.max_concurrent_calls)?;
     let runtime = Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
     say_wasi(&runtime);
     let version = runtime.contract_version();
@@ -584,11 +605,7 @@ fn call_on<H: Harness>(
         tool: args.tool.clone(),
         arguments: read_arguments(args)?,
     };
-    let options = RuntimeOptions {
-        limits: args.limits.limits(),
-        cache_dir,
-        ..RuntimeOptions::default()
-    };
+    let options = args.limits.options(cache_dir, None)?;
     let runtime: Runtime<H> =
         Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
     say_wasi(&runtime);

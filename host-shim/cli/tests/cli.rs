@@ -367,3 +367,47 @@ fn two_hundred_thousand_sessions_list_under_the_default_limits() {
     assert_eq!(stats["title_ids_asked"], 3);
     std::fs::remove_file(path).unwrap();
 }
+
+#[test]
+fn a_policy_file_sets_the_limits_and_flags_override_it() {
+    let policy = scratch("policy.json");
+    std::fs::write(&policy, r#"{"output_bytes": 100, "deadline_ms": 5000}"#).unwrap();
+    let listing = r#"{"scope":"all"}"#;
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        listing,
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("past the output limit of 100 bytes"),
+        "{}",
+        stderr(&output)
+    );
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        listing,
+        "--policy",
+        policy.to_str().unwrap(),
+        "--output-bytes",
+        "100000",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // A bad policy is named with its file and field, before anything runs.
+    std::fs::write(&policy, r#"{"key_byte": 10}"#).unwrap();
+    let output = host_shim(&[
+        "call",
+        "sessions_list",
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("policy.json: unknown field `key_byte`"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -25,12 +25,13 @@
 //!
 //! wasmtime's own `cache` feature is not used (it is not enabled).
 
+use crate::private::effective_uid;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -78,71 +79,14 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 fn dir_from(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
-    user_dir(xdg_cache_home, home, ".cache")
-}
-
-/// `session-tools` under an XDG base folder: the variable's value when it is an
-/// absolute path (a relative one is ignored, as the XDG spec says), else
-/// `$HOME/<home_relative>`.
-pub(crate) fn user_dir(
-    xdg: Option<PathBuf>,
-    home: Option<PathBuf>,
-    home_relative: &str,
-) -> Option<PathBuf> {
-    let base = xdg.filter(|path| path.is_absolute()).or_else(|| {
-        home.filter(|h| h.is_absolute())
-            .map(|h| h.join(home_relative))
-    })?;
-    Some(base.join("session-tools"))
-}
-
-pub(crate) fn effective_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// Makes the directory (`0700`) when missing and says why it cannot be trusted, if so.
-pub(crate) fn trusted_dir(dir: &Path) -> std::result::Result<(), String> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|err| format!("cannot create it ({err})"))?;
-    let meta =
-        std::fs::symlink_metadata(dir).map_err(|err| format!("cannot inspect it ({err})"))?;
-    if !meta.file_type().is_dir() {
-        return Err("it is not a directory (a symlink?)".to_string());
-    }
-    if meta.uid() != effective_uid() {
-        return Err(format!(
-            "it is owned by uid {}, not by this user (uid {})",
-            meta.uid(),
-            effective_uid()
-        ));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "others can write to it (mode {:o})",
-            meta.mode() & 0o777
-        ));
-    }
-    Ok(())
+    crate::private::user_dir(xdg_cache_home, home, ".cache")
 }
 
 /// Opens a file that must be a regular file this user owns and only this user can
 /// write, of bounded size; never follows a symlink, never blocks on a FIFO.
 fn open_own_file(path: &Path) -> Option<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    (meta.file_type().is_file()
-        && meta.uid() == effective_uid()
-        && meta.mode() & 0o022 == 0
-        && meta.len() <= MAX_ENTRY_BYTES)
-        .then_some(file)
+    let (file, meta) = crate::private::open_regular(path, MAX_ENTRY_BYTES).ok()?;
+    (meta.uid() == effective_uid() && meta.mode() & 0o022 == 0).then_some(file)
 }
 
 /// The compiled bytes of an entry, if its header says it holds `plugin` and its bytes
@@ -164,7 +108,7 @@ fn read_entry(path: &Path, plugin_digest: &[u8]) -> Option<Vec<u8>> {
 /// writes the entry. A cache that cannot be trusted, read or written costs a compile,
 /// never a failure.
 pub fn load(engine: &Engine, plugin: &[u8], dir: &Path) -> Result<(Component, LoadKind)> {
-    let trusted = trusted_dir(dir);
+    let trusted = crate::private::trusted_dir(dir);
     if let Err(why) = &trusted {
         eprintln!(
             "host-shim: warning: not using the compiled-plugin cache {}: {why}; compiling instead",

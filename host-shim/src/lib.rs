@@ -3,7 +3,7 @@
 //! harness that answers them. A harness implements [`SessionQuery`] and [`Inbox`] for
 //! its own state and calls [`Runtime::call`]; [`CorpusHost`] is one such harness, over
 //! an in-memory corpus, and [`ClaudeStore`] another, over Claude Code's own transcripts
-//! with a durable inbox spool ([`spool`]) that `host-shim claude-hook` drains.
+//! with a durable inbox ([`inbox`], harness-neutral) that `host-shim claude-hook` drains.
 //!
 //! The kit has no command line, MCP or async runtime in it and no build script: a
 //! harness passes it the plugin's bytes (its plugin folder's, or the product plugin's
@@ -33,13 +33,14 @@ pub mod claude;
 pub mod corpus;
 pub mod guard;
 pub mod harness;
+pub mod inbox;
 pub mod plugin;
 pub mod policy;
+pub mod private;
 pub mod record;
 pub mod runtime;
 pub mod since_v0_1_0;
 pub mod since_v0_2_0;
-pub mod spool;
 
 pub use bindings::{
     Answer, ContractVersion, Delivered, DeliveryMode, DeliveryRefusal, MessageContent,
@@ -50,8 +51,8 @@ pub use claude::{ClaudeStore, TranscriptReads, WakeCommand};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};
+pub use inbox::StateDir;
 pub use policy::Policy;
 pub use runtime::{
     CallError, CallReport, CallRequest, ComponentShape, Limits, Runtime, RuntimeOptions,
 };
-pub use spool::StateDir;

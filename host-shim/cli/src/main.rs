@@ -142,7 +142,7 @@ impl StateArgs {
         let Some(root) = self
             .state_dir
             .clone()
-            .or_else(host_shim::spool::default_dir)
+            .or_else(host_shim::inbox::default_dir)
         else {
             bail!("no state folder: set HOME or XDG_STATE_HOME, or pass --state-dir DIR");
         };
@@ -445,7 +445,7 @@ fn subagent_of_call(harness: &Shared<ClaudeStore>, caller: &str, call_id: &str) 
 fn register_when_seen(
     harness: &Shared<ClaudeStore>,
     id: &str,
-    registration: &std::sync::Mutex<Option<host_shim::spool::LiveRegistration>>,
+    registration: &std::sync::Mutex<Option<host_shim::inbox::LiveRegistration>>,
 ) {
     let mut wait = Duration::from_millis(100);
     loop {
@@ -461,7 +461,7 @@ fn register_when_seen(
 fn try_register(
     harness: &Shared<ClaudeStore>,
     id: &str,
-    registration: &std::sync::Mutex<Option<host_shim::spool::LiveRegistration>>,
+    registration: &std::sync::Mutex<Option<host_shim::inbox::LiveRegistration>>,
 ) -> bool {
     {
         if harness.lock().knows(id) {

@@ -22,7 +22,7 @@
 //! handed over alone.
 //!
 //! A message leaves the spool only after the answer is written, and the hook exits
-//! with success only after it left (see [`crate::spool`]).
+//! with success only after it left (see [`crate::inbox`]).
 //!
 //! Each event also says whether the session is idle: a `Stop` that hands nothing over
 //! leaves it idle (waiting for its person), any other event of the session at work
@@ -30,7 +30,7 @@
 //! Claude Code's messaging socket ([`super::idle`]).
 
 use crate::bindings::DeliveryMode;
-use crate::spool::{SpooledMessage, StateDir, Waiting};
+use crate::inbox::{SpooledMessage, StateDir, Waiting};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::io::Write;

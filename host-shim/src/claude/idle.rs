@@ -17,7 +17,7 @@
 //! answer, move), so a socket that fails leaves it waiting for the next hook.
 
 use super::hook::{ANSWER_CHARS, joined, within_answer_cap};
-use crate::spool::StateDir;
+use crate::inbox::StateDir;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::os::unix::net::UnixStream;

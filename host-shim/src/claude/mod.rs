@@ -1,6 +1,6 @@
 //! A session store over Claude Code's own transcripts (`~/.claude/projects`), read
 //! only, with deliveries going to the durable spool of a state folder
-//! ([`crate::spool`]), which `host-shim claude-hook` hands to the target session.
+//! ([`crate::inbox`]), which `host-shim claude-hook` hands to the target session.
 //!
 //! Mapping (the README's "Use it with Claude Code" says the same for a reader):
 //!
@@ -37,7 +37,7 @@
 //! titles, text) reaches the sandboxed plugin, under the host's bounds. Nothing read
 //! from a transcript selects a file to open or a command to run: the wake command comes
 //! from the command line only, and session ids reach the state folder only as plain
-//! names ([`crate::spool::checked_id`]).
+//! names ([`crate::inbox::checked_id`]).
 //!
 //! Cost: a listing reads at most [`HEAD_BYTES`] from the start and [`TAIL_BYTES`] from
 //! the end of each transcript, once per path, size and modification time; titles and
@@ -55,7 +55,7 @@ use crate::bindings::{
 };
 use crate::corpus::{Message, Session};
 use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
-use crate::spool::{Put, StateDir};
+use crate::inbox::{Put, StateDir};
 use anyhow::{Result, bail};
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
@@ -909,7 +909,7 @@ impl ClaudeStore {
             });
         }
         // The same words from the same sender lately: a retry with a new call id.
-        let sender = crate::spool::key_sender(key).unwrap_or_default();
+        let sender = crate::inbox::key_sender(key).unwrap_or_default();
         if let Some(first) = (self.state)
             .find_identical(target, sender, body, REPEAT_WINDOW)
             .map_err(unusable)?

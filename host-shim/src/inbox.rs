@@ -1,5 +1,7 @@
-//! The state folder (`$XDG_STATE_HOME/session-tools`, or `--state-dir`): a durable
-//! inbox spool per session, and the registry of live sessions. Several processes use
+//! The harness-neutral inbox: the state folder (`$XDG_STATE_HOME/session-tools`, or
+//! `--state-dir`) with a durable spool per session and the registry of live sessions.
+//! Every store delivers here and every harness's hook adapter hands over from here;
+//! nothing in it knows a harness. Several processes use
 //! it at once (MCP servers delivering, hooks handing over), none of them holding a
 //! lock: every change is one atomic filesystem step.
 //!
@@ -21,7 +23,7 @@
 //! size ([`MAX_MESSAGE_BYTES`]), read without following symlinks; session ids become
 //! folder names only when they are plain names ([`checked_id`]).
 //!
-//! Promises, each tried by `tests/spool.rs`, which kills a writer at every step:
+//! Promises, each tried by `tests/inbox.rs`, which kills a writer at every step:
 //!
 //! - A message is in the inbox whole or not at all: it is written to `tmp/`, synced,
 //!   then linked into place (a link fails when the name exists, so two writers of one
@@ -31,7 +33,7 @@
 //!   key already waiting, claimed or handed over is a repeat that changes nothing.
 //! - A message leaves the inbox only after the hook's answer is written: a hook
 //!   claims it (rename), writes its answer, then moves it to `handed/`. A hook that
-//!   dies before the move exits without success, which Claude Code ignores, and its
+//!   dies before the move exits without success, which the harness ignores, and its
 //!   claim returns to the inbox at the next hand-over: each message is handed over by
 //!   exactly one successful hook run.
 
@@ -41,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,8 +118,9 @@ pub struct StateDir {
     observer: Option<fn(Step)>,
 }
 
-/// A session id as a folder name, or why it cannot be one. Claude Code's ids are
-/// UUIDs; anything with a path separator, a leading dot or other characters is refused.
+/// A session id as a folder name, or why it cannot be one. Harnesses' ids are UUIDs
+/// or names of that kind; anything with a path separator, a leading dot or other
+/// characters is refused.
 pub fn checked_id(id: &str) -> Result<&str, String> {
     let plain = !id.is_empty()
         && id.len() <= 200
@@ -137,7 +140,7 @@ pub fn checked_id(id: &str) -> Result<&str, String> {
 /// The default state folder: `$XDG_STATE_HOME/session-tools` when that is an absolute
 /// path, else `$HOME/.local/state/session-tools`.
 pub fn default_dir() -> Option<PathBuf> {
-    crate::cache::user_dir(
+    crate::private::user_dir(
         std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
         std::env::var_os("HOME").map(PathBuf::from),
         ".local/state",
@@ -186,21 +189,9 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Reads a small regular file without following a symlink or blocking on a FIFO.
+/// Reads a message-sized regular file (see [`crate::private::read_regular`]).
 fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.file_type().is_file() || meta.len() > MAX_MESSAGE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "not a regular file of at most {MAX_MESSAGE_BYTES} bytes"
-        )));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_MESSAGE_BYTES).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    crate::private::read_regular(path, MAX_MESSAGE_BYTES)
 }
 
 fn read_message(path: &Path) -> Result<SpooledMessage> {
@@ -242,7 +233,7 @@ impl StateDir {
     /// Opens (creating when missing) a state folder this user alone can write.
     pub fn open(root: &Path) -> Result<StateDir> {
         for dir in [root.to_path_buf(), root.join("tmp"), root.join("live")] {
-            crate::cache::trusted_dir(&dir).map_err(|why| {
+            crate::private::trusted_dir(&dir).map_err(|why| {
                 anyhow::anyhow!(
                     "state folder {}: {why}; name one only you can write with --state-dir",
                     dir.display()
@@ -630,7 +621,8 @@ extern "C" fn clear_and_exit(signal: libc::c_int) {
 }
 
 impl LiveRegistration {
-    /// Makes SIGINT (how Claude Code stops its stdio MCP servers), SIGTERM and SIGHUP
+    /// Makes SIGINT (how MCP clients such as Claude Code stop their stdio servers),
+    /// SIGTERM and SIGHUP
     /// clear this registration and end the process (exit status 128 + the signal),
     /// instead of ending it with the registration left behind.
     pub fn clear_on_signals(&self) {

@@ -5,7 +5,7 @@
 
 use host_shim::DeliveryMode;
 use host_shim::StateDir;
-use host_shim::spool::{Put, Step};
+use host_shim::inbox::{Put, Step};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,82 @@
+//! Private folders and files: what the compiled-component cache and the inbox's state
+//! folder both rely on. A folder is trusted only when this user owns it and nobody
+//! else can write it (and it is not a symlink); a file is read only when it is a
+//! regular file of bounded size, opened without following a symlink or waiting on a
+//! FIFO. Each caller states its own trust model on top (`cache.rs`, `inbox.rs`).
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// `session-tools` under an XDG base folder: the variable's value when it is an
+/// absolute path (a relative one is ignored, as the XDG spec says), else
+/// `$HOME/<home_relative>`.
+pub fn user_dir(
+    xdg: Option<PathBuf>,
+    home: Option<PathBuf>,
+    home_relative: &str,
+) -> Option<PathBuf> {
+    let base = xdg.filter(|path| path.is_absolute()).or_else(|| {
+        home.filter(|h| h.is_absolute())
+            .map(|h| h.join(home_relative))
+    })?;
+    Some(base.join("session-tools"))
+}
+
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Makes the directory (`0700`) when missing and says why it cannot be trusted, if so.
+pub fn trusted_dir(dir: &Path) -> std::result::Result<(), String> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|err| format!("cannot create it ({err})"))?;
+    let meta =
+        std::fs::symlink_metadata(dir).map_err(|err| format!("cannot inspect it ({err})"))?;
+    if !meta.file_type().is_dir() {
+        return Err("it is not a directory (a symlink?)".to_string());
+    }
+    if meta.uid() != effective_uid() {
+        return Err(format!(
+            "it is owned by uid {}, not by this user (uid {})",
+            meta.uid(),
+            effective_uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others can write to it (mode {:o})",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// Opens `path` for reading if it is a regular file of at most `max_bytes`: without
+/// following a symlink or blocking on a FIFO. Returns its metadata too.
+pub fn open_regular(path: &Path, max_bytes: u64) -> std::io::Result<(File, Metadata)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() || meta.len() > max_bytes {
+        return Err(std::io::Error::other(format!(
+            "not a regular file of at most {max_bytes} bytes"
+        )));
+    }
+    Ok((file, meta))
+}
+
+/// The bytes of a regular file of at most `max_bytes` (see [`open_regular`]).
+pub fn read_regular(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    let (file, meta) = open_regular(path, max_bytes)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_bytes).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}

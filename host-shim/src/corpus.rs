@@ -21,10 +21,11 @@
 //!   keeps it across them.
 
 use crate::bindings::{
-    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, MessageEntry, Role, SessionHeader,
-    SessionIndex, SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, Role, SessionHeader, SessionIndex,
+    SurfaceIndex,
 };
 use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
+pub use crate::surface::Message;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer};
 use std::collections::HashMap;
@@ -164,45 +165,6 @@ fn check_object_forms(value: &serde_json::Value) -> Result<(), String> {
     Ok(())
 }
 
-/// One message of a session's current model surface, as the host keeps it: the text
-/// parts already joined (the only content that ever crosses), its length counted once.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Message {
-    pub seq: u64,
-    pub role: Role,
-    pub source: String,
-    pub replaced: bool,
-    /// The text parts joined by a line feed; `None` without a text part.
-    text: Option<String>,
-    text_chars: u32,
-}
-
-impl Message {
-    pub fn new(
-        seq: u64,
-        role: Role,
-        source: &str,
-        replaced: bool,
-        text: Option<String>,
-    ) -> Message {
-        let text_chars = text.as_deref().map_or(0, |text| {
-            u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
-        });
-        Message {
-            seq,
-            role,
-            source: source.to_string(),
-            replaced,
-            text,
-            text_chars,
-        }
-    }
-
-    pub fn text(&self) -> Option<&str> {
-        self.text.as_deref()
-    }
-}
-
 /// One session as the host knows it.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -261,28 +223,12 @@ impl Session {
 
     /// The surface as an index, each lead at most `lead_chars` chars.
     pub fn surface_index(&self, lead_chars: u32) -> SurfaceIndex {
-        let mut index = SurfaceIndex::new(self.captured_through_seq);
-        for m in &self.messages {
-            let entry = MessageEntry {
-                seq: m.seq,
-                role: m.role,
-                replaced: m.replaced,
-                source_lead_len: 0,
-                text_lead_len: 0,
-                text_chars: m.text_chars,
-            };
-            index.push(entry, &m.source, m.text().unwrap_or(""), lead_chars);
-        }
-        index
+        crate::surface::index_of(&self.messages, self.captured_through_seq, lead_chars)
     }
 
     /// The message with this seq, whole.
     pub fn message(&self, seq: u64) -> Option<MessageContent> {
-        let message = self.messages.iter().find(|m| m.seq == seq)?;
-        Some(MessageContent {
-            source: message.source.clone(),
-            text: message.text().unwrap_or("").to_string(),
-        })
+        crate::surface::message_of(&self.messages, seq)
     }
 }
 

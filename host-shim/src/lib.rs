@@ -41,6 +41,7 @@ pub mod record;
 pub mod runtime;
 pub mod since_v0_1_0;
 pub mod since_v0_2_0;
+pub mod surface;
 
 pub use bindings::{
     Answer, ContractVersion, Delivered, DeliveryMode, DeliveryRefusal, MessageContent,

@@ -53,9 +53,9 @@ use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, MessageContent, Role, SessionHeader, SessionIndex,
     SurfaceIndex,
 };
-use crate::corpus::{Message, Session};
 use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
 use crate::inbox::{Put, StateDir};
+use crate::surface::{Message, Surface};
 use anyhow::{Result, bail};
 use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
@@ -392,7 +392,7 @@ struct ParsedSurface {
     damaged: u64,
     /// The surface so far; grown in place (readers hold a clone of the `Arc` only
     /// during one host call).
-    session: Arc<Session>,
+    session: Arc<Surface>,
     /// What one record put on the surface (kept to reuse its allocation).
     scratch: Vec<Surfaced>,
 }
@@ -407,7 +407,7 @@ impl ParsedSurface {
             open_assistant: None,
             captured_through: 0,
             damaged: 0,
-            session: Arc::new(Session::new("", 0)),
+            session: Arc::new(Surface::default()),
             scratch: Vec::new(),
         }
     }
@@ -418,7 +418,7 @@ impl ParsedSurface {
     }
 
     /// Reads the whole lines from `consumed` up to the file's end as `stamp` saw it.
-    fn advance(&mut self, id: &str, stamp: Stamp) -> std::io::Result<()> {
+    fn advance(&mut self, stamp: Stamp) -> std::io::Result<()> {
         let mut file = std::fs::File::open(&self.path)?;
         let bytes = read_range(&mut file, self.consumed, stamp.len)?;
         self.stamp = stamp;
@@ -444,11 +444,7 @@ impl ParsedSurface {
             }
             self.take(number, record);
         }
-        let session = Arc::make_mut(&mut self.session);
-        if session.header.id != id {
-            session.header.id = id.to_string();
-        }
-        session.captured_through_seq = self.captured_through;
+        Arc::make_mut(&mut self.session).captured_through_seq = self.captured_through;
         Ok(())
     }
 
@@ -793,7 +789,7 @@ impl ClaudeStore {
     }
 
     /// The session's surface now: parsed once, then read on as the file grows.
-    fn surface(&mut self, id: &str) -> Option<Arc<Session>> {
+    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let found = self.lookup(id)?;
         let position = self.surfaces.iter().position(|s| s.path == found.path);
         let mut parsed = match position.and_then(|p| self.surfaces.remove(p)) {
@@ -809,7 +805,7 @@ impl ClaudeStore {
             }
         };
         let before = parsed.consumed;
-        if parsed.advance(id, found.stamp).is_err() {
+        if parsed.advance(found.stamp).is_err() {
             return None;
         }
         self.reads.surface_bytes += parsed.consumed - before;
@@ -853,7 +849,7 @@ impl SessionQuery for ClaudeStore {
     }
 
     fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
-        Some(self.surface(id)?.surface_index(lead_chars))
+        Some(self.surface(id)?.index(lead_chars))
     }
 
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {

@@ -315,6 +315,13 @@ impl StateDir {
         if let Some(first) = self.find(&message.target, &message.key)? {
             return Ok(Put::Repeat(first));
         }
+        self.put_unseen(message)
+    }
+
+    /// [`StateDir::put`] for a caller that has just looked the key up with
+    /// [`StateDir::find`] and found nothing: the link into place still refuses a
+    /// second writer of the key, so the message lands once.
+    pub fn put_unseen(&self, message: &SpooledMessage) -> Result<Put> {
         let inbox = self.session_dir("inbox", &message.target)?;
         let name = message_name(&message.key);
         let place = inbox.join(&name);

@@ -886,7 +886,10 @@ impl ClaudeStore {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        let Some(found) = self.lookup(target) else {
+        // The plugin read the target's header in this call: known, its file is not
+        // looked at again (a new id is still looked for).
+        let known = self.by_id.get(target).map(|&p| self.found[p].clone());
+        let Some(found) = known.or_else(|| self.lookup(target)) else {
             return Err(DeliveryRefusal::NotFound);
         };
         if found.summary.header.is_subagent() {
@@ -921,7 +924,7 @@ impl ClaudeStore {
         }
         let wakes = !live && self.wake.is_some();
         let message = StateDir::message(target, mode, body, key, wakes);
-        match self.state.put(&message).map_err(unusable)? {
+        match self.state.put_unseen(&message).map_err(unusable)? {
             Put::Repeat(first) => Ok(Delivered {
                 woke: first.woke,
                 repeat: true,

@@ -18,8 +18,10 @@ const SLUG: &str = "55555555-eeee-4eee-8eee-000000000005";
 const NEW_LAYOUT_AGENT: &str = "agent-a1b2c3d4";
 const OLD_LAYOUT_AGENT: &str = "agent-e5f6a7b8";
 
+mod common;
+
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/claude-projects")
+    common::claude_projects()
 }
 
 /// A fresh folder for one test.
@@ -46,7 +48,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 fn host_shim(args: &[&str], stdin: &str, state: &Path) -> Output {
     // The compiled-plugin cache goes to a scratch folder, not the user's.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+    let mut child = common::host_shim()
         .arg("--cache-dir")
         .arg(std::env::temp_dir().join("host-shim-claude-cache"))
         .args(args)
@@ -882,7 +884,7 @@ fn the_mcp_server_clears_its_registration_when_stopped_by_a_signal() {
         libc_signal::SIGHUP,
     ] {
         let state = scratch(&format!("signal-{signal}"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+        let mut child = common::host_shim()
             .args(["--cache-dir"])
             .arg(std::env::temp_dir().join("host-shim-claude-cache"))
             .args(["mcp", "--claude-projects"])
@@ -917,7 +919,7 @@ fn the_mcp_server_clears_its_registration_when_stopped_by_a_signal() {
 fn a_server_whose_session_has_no_transcript_registers_nothing() {
     // What `claude mcp list` starts: a session id with no transcript, stopped soon.
     let state = scratch("probe");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+    let mut child = common::host_shim()
         .args(["--cache-dir"])
         .arg(std::env::temp_dir().join("host-shim-claude-cache"))
         .args(["mcp", "--claude-projects"])

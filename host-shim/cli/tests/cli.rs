@@ -1,11 +1,13 @@
 //! The CLI as a user meets it: exit codes, stdout, stderr and the files it writes.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn host_shim(args: &[&str]) -> Output {
     // The compiled-plugin cache goes to a scratch directory, not the user's.
-    Command::new(env!("CARGO_BIN_EXE_host-shim"))
+    common::host_shim()
         .env("XDG_CACHE_HOME", scratch("cache"))
         .args(args)
         .output()
@@ -231,7 +233,7 @@ fn an_accepted_send_is_recorded_when_a_limit_stops_the_call_afterwards() {
 
 #[test]
 fn arguments_come_from_stdin_or_a_file() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+    let mut child = common::host_shim()
         .env("XDG_CACHE_HOME", scratch("cache"))
         .args(["call", "sessions_list", "-"])
         .stdin(std::process::Stdio::piped())

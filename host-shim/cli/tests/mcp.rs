@@ -4,21 +4,20 @@
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+mod common;
+
 fn corpus() -> String {
-    format!(
-        "{}/../../tests/corpora/harness.json",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    common::harness_corpus().to_string_lossy().into_owned()
 }
 
 /// Sends `lines` (after the handshake), closes stdin, and returns every response by
 /// id (a response with no id under `null`) and the exit status.
 fn exchange(extra: &[&str], lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
     let scratch = std::env::temp_dir().join(format!("host-shim-mcp-{}", std::process::id()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+    let mut child = common::host_shim()
         .args(["mcp", "--corpus", &corpus()])
         .args(extra)
         .env("XDG_CACHE_HOME", scratch)
@@ -134,7 +133,7 @@ fn a_host_failure_is_an_error_result_with_its_one_line() {
 fn invalid_settings_stop_the_server_before_it_serves() {
     let settings = std::env::temp_dir().join(format!("mcp-bad-{}.json", std::process::id()));
     std::fs::write(&settings, r#"{"maxListResults": "ten"}"#).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_host-shim"))
+    let output = common::host_shim()
         .args(["mcp", "--corpus", &corpus(), "--settings"])
         .arg(&settings)
         .stdin(Stdio::null())

@@ -1,0 +1,27 @@
+//! What the CLI's tests share: the binary, and the project's fixtures named in one
+//! place.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The workspace's `tests/` folder.
+fn tests_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests")
+}
+
+/// Claude Code transcripts written for the tests (the older layouts included).
+pub fn claude_projects() -> PathBuf {
+    tests_dir().join("fixtures/claude-projects")
+}
+
+/// The corpus of the harness tests.
+pub fn harness_corpus() -> PathBuf {
+    tests_dir().join("corpora/harness.json")
+}
+
+/// The `host-shim` binary under test.
+pub fn host_shim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_host-shim"))
+}

@@ -14,8 +14,9 @@ use host_shim::guard::Delivery;
 use host_shim::harness::{Harness, Shared};
 use host_shim::runtime::{CallRequest, Runtime};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -259,21 +260,31 @@ impl<H: Harness> ServerHandler for Served<H> {
     }
 }
 
-/// What to do with one line from the client: hand it to the SDK, or answer it here.
-fn screen(line: &str) -> Result<(), String> {
+/// One line from the client, parsed once: a message for the SDK, an answer this
+/// server writes itself (JSON-RPC's error for a line the SDK could not read), or
+/// nothing (a blank line, a notification the SDK cannot read).
+enum Line {
+    Message(Box<ClientJsonRpcMessage>),
+    Answer(String),
+    Nothing,
+}
+
+fn screen(line: &str) -> Line {
     if line.trim().is_empty() {
-        return Err(String::new());
+        return Line::Nothing;
     }
-    if serde_json::from_str::<rmcp::model::ClientJsonRpcMessage>(line).is_ok() {
-        return Ok(());
-    }
+    let parse_error = match serde_json::from_str::<ClientJsonRpcMessage>(line) {
+        Ok(message) => return Line::Message(Box::new(message)),
+        Err(err) => err,
+    };
     // JSON-RPC 2.0: a line that is not JSON is a parse error; JSON that is not a
     // request is an invalid request, answered with its id when it has one. A
-    // notification the SDK cannot read needs no answer.
+    // notification the SDK cannot read needs no answer. (Only such lines are read a
+    // second time, to find their id.)
     let (code, message, id) = match serde_json::from_str::<serde_json::Value>(line) {
-        Err(err) => (
+        Err(_) => (
             -32700,
-            format!("Parse error: {err}"),
+            format!("Parse error: {parse_error}"),
             serde_json::Value::Null,
         ),
         Ok(value) => match value.get("id") {
@@ -287,7 +298,7 @@ fn screen(line: &str) -> Result<(), String> {
                 "Invalid Request: not a JSON-RPC 2.0 message".to_string(),
                 id.clone(),
             ),
-            None if value.get("method").is_some() => return Err(String::new()),
+            None if value.get("method").is_some() => return Line::Nothing,
             None => (
                 -32600,
                 "Invalid Request: not a JSON-RPC 2.0 message".to_string(),
@@ -295,17 +306,51 @@ fn screen(line: &str) -> Result<(), String> {
             ),
         },
     };
-    Err(serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": code, "message": message},
-    })
-    .to_string())
+    Line::Answer(
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": code, "message": message},
+        })
+        .to_string(),
+    )
 }
 
-/// Serves MCP on stdin and stdout until the client closes stdin. Lines the SDK could
-/// not read are answered here with the JSON-RPC error they call for (the SDK would
-/// drop them silently), and the next line is served as usual.
+/// The SDK's transport here: messages the reader parsed, and lines for the writer.
+struct LineTransport {
+    incoming: tokio::sync::mpsc::UnboundedReceiver<ClientJsonRpcMessage>,
+    outgoing: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl rmcp::transport::Transport<RoleServer> for LineTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::model::ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = serde_json::to_string(&item)
+            .map_err(std::io::Error::other)
+            .and_then(|line| {
+                (self.outgoing.send(line)).map_err(|_| std::io::Error::other("stdout is closed"))
+            });
+        std::future::ready(sent)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.incoming.recv()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.incoming.close();
+        std::future::ready(Ok(()))
+    }
+}
+
+/// Serves MCP on stdin and stdout until the client closes stdin. Each line is parsed
+/// once: a message goes to the SDK as it is, a line the SDK could not read is
+/// answered here with the JSON-RPC error it calls for (the SDK would drop it
+/// silently), and the next line is served as usual.
 pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -313,41 +358,29 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async move {
         use rmcp::ServiceExt;
-        // The SDK reads one pipe and writes another; this task feeds the first from
-        // stdin, and one writer joins the SDK's lines and these answers on stdout.
-        let (sdk_in, mut feed) = tokio::io::duplex(1 << 16);
-        let (sdk_out, drain) = tokio::io::duplex(1 << 16);
-        let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (to_sdk, incoming) = tokio::sync::mpsc::unbounded_channel::<ClientJsonRpcMessage>();
+        let (outgoing, mut lines_out) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let answers = outgoing.clone();
         let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(tokio::io::stdin()).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 match screen(&line) {
-                    Ok(()) => {
-                        let sent = feed.write_all(line.as_bytes()).await;
-                        if sent.and(feed.write_all(b"\n").await).is_err() {
+                    Line::Message(message) => {
+                        if to_sdk.send(*message).is_err() {
                             break;
                         }
                     }
-                    Err(answer) if answer.is_empty() => {}
-                    Err(answer) => {
+                    Line::Answer(answer) => {
                         let _ = answers.send(answer);
                     }
+                    Line::Nothing => {}
                 }
             }
-            // stdin closed: closing the SDK's input ends the session.
-            let _ = feed.shutdown().await;
+            // stdin closed: dropping the SDK's input ends the session.
         });
         let writer = tokio::spawn(async move {
             let mut stdout = tokio::io::stdout();
-            let mut from_sdk = BufReader::new(drain).lines();
-            loop {
-                let line = tokio::select! {
-                    line = from_sdk.next_line() => match line {
-                        Ok(Some(line)) => line,
-                        _ => break,
-                    },
-                    Some(answer) = answered.recv() => answer,
-                };
+            while let Some(line) = lines_out.recv().await {
                 let written = stdout.write_all(line.as_bytes()).await;
                 if written.and(stdout.write_all(b"\n").await).is_err() {
                     break;
@@ -355,12 +388,14 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
                 let _ = stdout.flush().await;
             }
         });
+        let transport = LineTransport { incoming, outgoing };
         let running = Served(Arc::new(server))
-            .serve((sdk_in, sdk_out))
+            .serve(transport)
             .await
             .map_err(|err| anyhow::anyhow!("the MCP session did not start: {err}"))?;
         running.waiting().await?;
         reader.abort();
+        // Everything queued for stdout is written before the process ends.
         let _ = writer.await;
         Ok(())
     })

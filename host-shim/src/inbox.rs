@@ -116,6 +116,36 @@ pub struct InboxContents {
 pub struct StateDir {
     root: PathBuf,
     observer: Option<fn(Step)>,
+    /// The live registry as last read, by the `live/` folder's modification time:
+    /// read again only when a registration came or went.
+    live: std::sync::Arc<std::sync::Mutex<Option<LiveRead>>>,
+    /// Times `live/` files were read (see [`StateDir::live_reads`]).
+    live_reads: std::sync::Arc<AtomicU64>,
+}
+
+/// One read of the live registry.
+#[derive(Debug)]
+struct LiveRead {
+    modified: std::time::SystemTime,
+    records: Vec<LiveRecord>,
+}
+
+/// One registration: a session served by a process.
+#[derive(Clone, Debug, Deserialize)]
+struct LiveRecord {
+    session_id: String,
+    pid: u32,
+    #[serde(default)]
+    started: Option<u64>,
+    #[serde(skip)]
+    path: PathBuf,
+}
+
+impl LiveRecord {
+    /// Its process still runs (the same process: a reused pid has another start).
+    fn alive(&self) -> bool {
+        pid_alive(self.pid) && (self.started.is_none() || self.started == process_start(self.pid))
+    }
 }
 
 /// A session id as a folder name, or why it cannot be one. Harnesses' ids are UUIDs
@@ -243,6 +273,8 @@ impl StateDir {
         Ok(StateDir {
             root: root.to_path_buf(),
             observer: None,
+            live: std::sync::Arc::default(),
+            live_reads: std::sync::Arc::default(),
         })
     }
 
@@ -573,34 +605,57 @@ impl StateDir {
 
     /// The sessions a living host-shim process serves now.
     pub fn live_sessions(&self) -> HashSet<String> {
-        #[derive(Deserialize)]
-        struct Live {
-            session_id: String,
-            pid: u32,
-            #[serde(default)]
-            started: Option<u64>,
-        }
-        let mut live = HashSet::new();
-        let Ok(entries) = std::fs::read_dir(self.root.join("live")) else {
-            return live;
+        let folder = self.root.join("live");
+        let Ok(modified) = std::fs::metadata(&folder).and_then(|m| m.modified()) else {
+            return HashSet::new();
         };
+        let mut cached = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cached.as_ref().is_none_or(|read| read.modified != modified) {
+            *cached = Some(LiveRead {
+                modified,
+                records: self.read_live(&folder),
+            });
+        }
+        let read = cached.as_mut().expect("just read");
+        let mut live = HashSet::new();
+        read.records.retain(|record| {
+            if record.alive() {
+                live.insert(record.session_id.clone());
+                return true;
+            }
+            // Its process is gone (killed, or the machine restarted): swept.
+            let _ = std::fs::remove_file(&record.path);
+            false
+        });
+        live
+    }
+
+    /// Every registration in `live/`, read once.
+    fn read_live(&self, folder: &Path) -> Vec<LiveRecord> {
+        self.live_reads.fetch_add(1, Ordering::Relaxed);
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
         for entry in entries.flatten() {
             let Ok(bytes) = read_bounded(&entry.path()) else {
                 continue;
             };
-            let Ok(record) = serde_json::from_slice::<Live>(&bytes) else {
-                continue;
-            };
-            if pid_alive(record.pid)
-                && (record.started.is_none() || record.started == process_start(record.pid))
-            {
-                live.insert(record.session_id);
-            } else {
-                // Its process is gone (killed, or the machine restarted): swept.
-                let _ = std::fs::remove_file(entry.path());
+            if let Ok(mut record) = serde_json::from_slice::<LiveRecord>(&bytes) {
+                record.path = entry.path();
+                records.push(record);
             }
         }
-        live
+        records
+    }
+
+    /// How many times this state folder's live registry was read (its files, not
+    /// its folder's time): for tests.
+    pub fn live_reads(&self) -> u64 {
+        self.live_reads.load(Ordering::Relaxed)
     }
 }
 

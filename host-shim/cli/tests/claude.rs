@@ -332,9 +332,15 @@ fn a_listing_reads_only_bounded_windows_and_caches_them_by_size_and_time() {
         .map(|p| p.metadata().unwrap().len())
         .sum();
     assert_eq!(first.summary_bytes, small + 128 * 1024, "{first:?}");
-    // Unchanged files are not read again.
+    // Unchanged files are not read again (only stat'ed).
     store.list_sessions();
-    assert_eq!(store.reads(), first);
+    assert_eq!(
+        store.reads(),
+        TranscriptReads {
+            stats: first.stats + 8,
+            ..first
+        }
+    );
     // A grown file is read on from where the last read ended: only what was
     // appended, and the new title shows.
     let renamed = format!(
@@ -754,6 +760,8 @@ fn the_library_serves_the_store_to_the_plugin() {
                 .sum(),
             parsed: 0,
             surface_bytes: 0,
+            // The listing's 7, then one per lookup of the ids the query looked at.
+            stats: report.harness.reads().stats,
         }
     );
 }
@@ -952,4 +960,33 @@ mod libc_signal {
     pub const SIGHUP: i32 = 1;
     pub const SIGINT: i32 = 2;
     pub const SIGTERM: i32 = 15;
+}
+
+#[test]
+fn one_send_stats_each_transcript_it_needs_once_and_reads_the_live_registry_once() {
+    let state = scratch("one-send");
+    let store = store(&fixtures(), &state);
+    let before = store.reads();
+    let runtime: Runtime<ClaudeStore> =
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let request = CallRequest {
+        caller: CALLER.to_string(),
+        call_id: "toolu_01COUNT".to_string(),
+        tool: "sessions_send".to_string(),
+        arguments: format!(r#"{{"session_id":"{RICH}","message":"Counted."}}"#),
+        ..CallRequest::default()
+    };
+    let report = runtime.call(store, &request);
+    assert!(
+        report.answer.unwrap().text.starts_with("accepted for "),
+        "the send is accepted"
+    );
+    let after = report.harness.reads();
+    // The target's header (one stat) and the sender's title (one stat); no transcript
+    // read again, no rescan of the projects folder.
+    assert_eq!(after.stats - before.stats, 2, "{before:?} {after:?}");
+    assert_eq!(after.summary_bytes, before.summary_bytes);
+    assert_eq!(after.surface_bytes, before.surface_bytes);
+    // The live registry read once for the header and the delivery together.
+    assert_eq!(report.harness.state().live_reads(), 1);
 }

@@ -540,6 +540,8 @@ pub struct TranscriptReads {
     pub parsed: u64,
     /// Bytes read for reads, whole or appended.
     pub surface_bytes: u64,
+    /// `stat`s of transcripts (a listing stats every one; a lookup the one it needs).
+    pub stats: u64,
 }
 
 impl ClaudeStore {
@@ -719,6 +721,7 @@ impl ClaudeStore {
         let transcripts = self.transcripts();
         let mut found = Vec::with_capacity(transcripts.len());
         for (path, layout) in transcripts {
+            self.reads.stats += 1;
             let Some(stamp) = Stamp::of(&path) else {
                 continue;
             };
@@ -759,6 +762,7 @@ impl ClaudeStore {
         }
         let position = *self.by_id.get(id)?;
         let found = self.found[position].clone();
+        self.reads.stats += 1;
         let Some(stamp) = Stamp::of(&found.path) else {
             self.scan();
             return self.by_id.get(id).map(|&p| self.found[p].clone());

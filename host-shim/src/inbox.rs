@@ -603,6 +603,20 @@ impl StateDir {
         Ok(LiveRegistration { path })
     }
 
+    /// [`StateDir::register_live`], with SIGINT, SIGTERM and SIGHUP set to clear the
+    /// registration before it is written (a signal between the two would otherwise
+    /// end the process with its registration left behind).
+    pub fn register_live_clearing_on_signals(&self, session: &str) -> Result<LiveRegistration> {
+        checked_id(session).map_err(anyhow::Error::msg)?;
+        clear_on_signals(
+            &self
+                .root
+                .join("live")
+                .join(format!("{}.json", std::process::id())),
+        );
+        self.register_live(session)
+    }
+
     /// The sessions a living host-shim process serves now.
     pub fn live_sessions(&self) -> HashSet<String> {
         let folder = self.root.join("live");
@@ -684,20 +698,26 @@ extern "C" fn clear_and_exit(signal: libc::c_int) {
 
 impl LiveRegistration {
     /// Makes SIGINT (how MCP clients such as Claude Code stop their stdio servers),
-    /// SIGTERM and SIGHUP
-    /// clear this registration and end the process (exit status 128 + the signal),
-    /// instead of ending it with the registration left behind.
+    /// SIGTERM and SIGHUP clear this registration and end the process (exit status
+    /// 128 + the signal), instead of ending it with the registration left behind.
+    /// [`StateDir::register_live_clearing_on_signals`] installs this before the file
+    /// exists, so no signal finds it unguarded.
     pub fn clear_on_signals(&self) {
-        use std::os::unix::ffi::OsStrExt;
-        let Ok(path) = std::ffi::CString::new(self.path.as_os_str().as_bytes()) else {
-            return;
-        };
-        CLEAR_ON_SIGNAL.store(path.into_raw(), Ordering::SeqCst);
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: installs a handler that makes only async-signal-safe calls.
-            unsafe {
-                libc::signal(signal, clear_and_exit as *const () as libc::sighandler_t);
-            }
+        clear_on_signals(&self.path);
+    }
+}
+
+/// See [`LiveRegistration::clear_on_signals`]: the handlers remove `path`.
+fn clear_on_signals(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return;
+    };
+    CLEAR_ON_SIGNAL.store(path.into_raw(), Ordering::SeqCst);
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that makes only async-signal-safe calls.
+        unsafe {
+            libc::signal(signal, clear_and_exit as *const () as libc::sighandler_t);
         }
     }
 }

@@ -465,10 +465,9 @@ fn try_register(
 ) -> bool {
     {
         if harness.lock().knows(id) {
-            let registered = harness.lock().state().register_live(id);
+            let registered = harness.lock().state().register_live_clearing_on_signals(id);
             match registered {
                 Ok(live) => {
-                    live.clear_on_signals();
                     if let Ok(mut slot) = registration.lock() {
                         *slot = Some(live);
                     }

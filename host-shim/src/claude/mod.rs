@@ -240,7 +240,7 @@ fn read_range(file: &mut std::fs::File, start: u64, end: u64) -> std::io::Result
 }
 
 /// A transcript's facts, kept between listings and advanced as the file grows.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Indexed {
     stamp: Stamp,
     /// Bytes of whole lines read so far: the next read starts here.

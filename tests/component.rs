@@ -1,7 +1,7 @@
 //! End-to-end properties of the real component that a text case cannot show: what it
 //! imports, what it asks the host for, and what it never does.
 
-use conformance::{PLUGIN_V0_1_0, TestHost, call, call_on, corpus, runtime, text};
+use conformance::{PLUGIN_V0_1_0, PLUGIN_V0_2_0, TestHost, call, call_on, corpus, runtime, text};
 use host_shim::{CallRequest, ContractVersion, CorpusHost, HostStats, Refusal, Runtime};
 use host_shim_plugin::PLUGIN_WASM;
 use wasmtime::component::Component;
@@ -9,7 +9,11 @@ use wasmtime::component::Component;
 #[test]
 fn the_component_imports_exactly_the_two_interfaces() {
     let engine = runtime().engine();
-    for (plugin, version) in [(PLUGIN_WASM, "0.2.0"), (PLUGIN_V0_1_0, "0.1.0")] {
+    for (plugin, version) in [
+        (PLUGIN_WASM, "0.3.0"),
+        (PLUGIN_V0_2_0, "0.2.0"),
+        (PLUGIN_V0_1_0, "0.1.0"),
+    ] {
         let component = Component::from_binary(engine, plugin).unwrap();
         let ty = component.component_type();
         let mut imports: Vec<String> = ty
@@ -33,13 +37,29 @@ fn the_component_imports_exactly_the_two_interfaces() {
 }
 
 #[test]
-fn both_contract_versions_load_and_say_which() {
+fn every_contract_version_loads_and_says_which() {
     let current: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_WASM).unwrap();
-    assert_eq!(current.contract_version(), ContractVersion::V0_2_0);
-    let released: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_1_0).unwrap();
-    assert_eq!(released.contract_version(), ContractVersion::V0_1_0);
-    // Same catalog; a 0.1.0 answer carries no refusal code.
-    assert_eq!(current.catalog("").unwrap(), released.catalog("").unwrap());
+    assert_eq!(current.contract_version(), ContractVersion::V0_3_0);
+    let v0_2_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_2_0).unwrap();
+    assert_eq!(v0_2_0.contract_version(), ContractVersion::V0_2_0);
+    let v0_1_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_1_0).unwrap();
+    assert_eq!(v0_1_0.contract_version(), ContractVersion::V0_1_0);
+    // The same three tools; only 0.3.0 annotates them.
+    let bare = |runtime: &Runtime<CorpusHost>| -> Vec<(String, String, String)> {
+        (runtime.catalog("").unwrap().into_iter())
+            .map(|t| (t.name, t.description, t.input_schema))
+            .collect()
+    };
+    assert_eq!(bare(&current), bare(&v0_2_0));
+    assert_eq!(bare(&current), bare(&v0_1_0));
+    let annotated = |runtime: &Runtime<CorpusHost>| {
+        (runtime.catalog("").unwrap().iter()).all(|t| t.annotations.is_some())
+    };
+    assert!(annotated(&current));
+    assert!(
+        !annotated(&v0_2_0)
+            && !(v0_1_0.catalog("").unwrap().iter()).any(|t| t.annotations.is_some())
+    );
     let request = CallRequest {
         caller: "me".into(),
         tool: "sessions_kill".into(),
@@ -47,8 +67,10 @@ fn both_contract_versions_load_and_say_which() {
     };
     let host = || CorpusHost::new(std::sync::Arc::new(host_shim::Corpus::demo()));
     let new = current.call(host(), &request).answer.unwrap();
-    let old = released.call(host(), &request).answer.unwrap();
+    let middle = v0_2_0.call(host(), &request).answer.unwrap();
+    let old = v0_1_0.call(host(), &request).answer.unwrap();
     assert_eq!(new.text, old.text);
+    assert_eq!(new, middle);
     assert_eq!(
         (new.refusal, old.refusal),
         (Some(Refusal::UnknownTool), None)
@@ -199,6 +221,7 @@ fn a_read_never_wakes_delivers_or_resumes() {
                 surface_reads: 1,
                 message_batches: u32::from(shown > 0),
                 messages_asked: shown,
+                inbox_status_reads: 1,
                 ..untouched()
             },
             "{target}"
@@ -271,7 +294,7 @@ fn the_send_cap_is_8000_chars_by_default() {
             .answer
             .unwrap()
             .text
-            .starts_with("accepted for s-live | mode=queue | chars=8000\n")
+            .starts_with("accepted for s-live | mode=queue | chars=8000 | hop=1\n")
     );
     assert_eq!(outcome.deliveries.len(), 1);
     let over =
@@ -308,7 +331,8 @@ fn refusals_touch_the_target_no_further_than_their_check() {
             ..untouched()
         }
     );
-    // resume-disabled: decided from the header; the target is never resolved.
+    // resume-disabled: decided from the header (after the caller's own surface told
+    // its chain); the target is never resolved.
     let outcome = send(r#"{"allowResume": false}"#, "s-cold");
     assert_eq!(
         outcome.answer.unwrap().refusal,
@@ -318,6 +342,7 @@ fn refusals_touch_the_target_no_further_than_their_check() {
         calls(outcome.stats),
         HostStats {
             header_gets: 1,
+            surface_reads: 1,
             ..untouched()
         }
     );

@@ -1,11 +1,12 @@
 //! Runs every case file under `tests/cases/` through the real component and requires
 //! the exact text (and the exact deliveries, and the refusal code the text names) each
-//! case writes down; and runs them through the released 0.1.0 plugin too.
+//! case writes down; and runs them through the released 0.2.0 and 0.1.0 plugins too.
 
 use conformance::{
-    case_files, parse_cases, refusal_in_text, run_case, run_case_on, runtime, runtime_v0_1_0,
+    TestHost, case_files, case_files_before_v0_3_0, parse_cases, refusal_in_text, run_case,
+    run_case_on, runtime, runtime_v0_1_0, runtime_v0_2_0,
 };
-use host_shim::ContractVersion;
+use host_shim::{ContractVersion, Runtime};
 
 #[test]
 fn every_case_file_passes() {
@@ -19,7 +20,7 @@ fn every_case_file_passes() {
             }
         }
     }
-    assert_eq!(runtime().contract_version(), ContractVersion::V0_2_0);
+    assert_eq!(runtime().contract_version(), ContractVersion::V0_3_0);
     assert!(
         count >= 60,
         "expected the case files to hold at least 60 cases, found {count}"
@@ -32,18 +33,19 @@ fn every_case_file_passes() {
     );
 }
 
-/// The tools' text is the same in 0.1.0 and 0.2.0: every case but those that pin what
-/// 0.2.0 added (a call id that makes a retried send deliver once) passes through the
-/// 0.1.0 plugin under this host.
-#[test]
-fn every_case_passes_through_the_released_0_1_0_plugin() {
-    let runtime = runtime_v0_1_0();
-    assert_eq!(runtime.contract_version(), ContractVersion::V0_1_0);
+/// The released plugins through this host: 0.2.0 answers every case that does not pin
+/// a 0.3.0 rule, from the case files as they stood for 0.2.0 where 0.3.0 changed the
+/// text (`tests/cases/since_v0.2.0/`); 0.1.0 the same, but for the cases that pin what
+/// 0.2.0 added (a call id that makes a retried send deliver once).
+fn every_case_before_v0_3_0_passes(runtime: &Runtime<TestHost>, version: ContractVersion) {
+    assert_eq!(runtime.contract_version(), version);
     let mut failures = Vec::new();
     let mut count = 0;
-    for file in case_files() {
+    for file in case_files_before_v0_3_0() {
         for case in parse_cases(&file).unwrap_or_else(|err| panic!("{err:#}")) {
-            if !case.call_id.is_empty() {
+            let too_new = case.since == "0.3.0"
+                || (version == ContractVersion::V0_1_0 && !case.call_id.is_empty());
+            if too_new {
                 continue;
             }
             count += 1;
@@ -52,13 +54,28 @@ fn every_case_passes_through_the_released_0_1_0_plugin() {
             }
         }
     }
-    assert!(count >= 60, "found only {count} cases for 0.1.0");
+    assert!(
+        count >= 60,
+        "found only {count} cases for {}",
+        version.as_str()
+    );
     assert!(
         failures.is_empty(),
-        "{} of {count} cases failed under the 0.1.0 plugin:\n\n{}",
+        "{} of {count} cases failed under the {} plugin:\n\n{}",
         failures.len(),
+        version.as_str(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn every_case_passes_through_the_released_0_2_0_plugin() {
+    every_case_before_v0_3_0_passes(runtime_v0_2_0(), ContractVersion::V0_2_0);
+}
+
+#[test]
+fn every_case_passes_through_the_released_0_1_0_plugin() {
+    every_case_before_v0_3_0_passes(runtime_v0_1_0(), ContractVersion::V0_1_0);
 }
 
 #[test]

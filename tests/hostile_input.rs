@@ -198,7 +198,9 @@ fn control_characters_and_line_breaks_in_host_fields_are_folded() {
     let out = answer(vec![nasty], "sessions_list", "");
     assert_eq!(
         out,
-        "- \"a\\u001b[2J\\nb\" [live, top-level] | cwd=/tmp/x 1 of 1 considered sessions | preset=p q\n  title - fake [live, top-level]\n\n1 of 1 considered sessions\nTop-level sessions are messageable with sessions_send; subagent sessions are not."
+        // The id keeps its escape (shown as a JSON literal, so it can be passed back);
+        // in the title U+009B opens a CSI whose final byte is the `t` after it.
+        "- \"a\\u001b[2J\\nb\" [live, top-level] | cwd=/tmp/x 1 of 1 considered sessions | preset=p q\n  tile - fake [live, top-level]\n\n1 of 1 considered sessions\nTop-level sessions are messageable with sessions_send; subagent sessions are not."
     );
     assert!(!out.chars().any(|c| c.is_control() && c != '\n'));
 }

@@ -3,7 +3,9 @@
 //! and every answer keeps the invariants of `session_tools::invariants`.
 
 use conformance::{Faults, TestHost, runtime};
-use host_shim::{CallRequest, Corpus, Message, Role, Session, SessionHeader};
+use host_shim::{
+    CallRequest, Corpus, DeliveryState, InboxCount, Message, Role, Session, SessionHeader,
+};
 use session_tools::invariants;
 use std::sync::Arc;
 
@@ -130,7 +132,7 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                         .map(|_| (rng.below(4) == 3).then(|| text(rng)))
                         .collect();
                     let joined = texts.iter().flatten().cloned().reduce(|a, b| a + "\n" + &b);
-                    Message::new(seq, role, &source, replaced, joined)
+                    Message::new(seq, role, &source, replaced, joined).injected(rng.chance(15))
                 })
                 .collect();
             Session {
@@ -147,7 +149,21 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                 messages,
                 captured_through_seq: rng.below(60) as u64,
                 reject: maybe(rng, 15, text),
-                refuse_delivery: None,
+                delivery_state: if rng.chance(30) {
+                    DeliveryState::Waiting
+                } else {
+                    DeliveryState::HandedOver
+                },
+                inbox: (0..rng.below(3))
+                    .map(|_| {
+                        let count = InboxCount {
+                            waiting: rng.below(3) as u32,
+                            handed_over: rng.below(3) as u32,
+                        };
+                        (rng.pick(IDS).to_string(), count)
+                    })
+                    .collect(),
+                ..Session::new("", 0)
             }
         })
         .collect();
@@ -165,6 +181,15 @@ fn settings(rng: &mut Rng) -> String {
         ("frameMessages", &["true", "false"][..]),
         ("allowResume", &["true", "false"][..]),
         ("includeInjectedByDefault", &["true", "false"][..]),
+        ("maxHops", &["1", "2", "5", "64"][..]),
+        (
+            "readScope",
+            &["\"all\"", "\"workspace\"", "\"tree\"", "\"self\""][..],
+        ),
+        (
+            "sendScope",
+            &["\"all\"", "\"workspace\"", "\"tree\"", "\"none\""][..],
+        ),
     ] {
         if rng.chance(30) {
             parts.push(format!("\"{key}\": {}", rng.pick(values)));

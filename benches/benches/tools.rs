@@ -79,6 +79,7 @@ impl core::SessionQuery for NativeHost {
                     seq: m.seq,
                     role: role(m.role),
                     replaced: m.replaced,
+                    injected: m.injected,
                     source_lead_len: m.source_lead_len,
                     text_lead_len: m.text_lead_len,
                     text_chars: m.text_chars,
@@ -93,9 +94,17 @@ impl core::SessionQuery for NativeHost {
                 m.map(|m| core::MessageContent {
                     source: m.source,
                     text: m.text,
+                    injected: m.injected,
                 })
             })
             .collect()
+    }
+    fn inbox_status(&mut self, target: &str, sender: &str) -> core::InboxCount {
+        let count = host_shim::SessionQuery::inbox_status(&mut self.0, target, sender);
+        core::InboxCount {
+            waiting: count.waiting,
+            handed_over: count.handed_over,
+        }
     }
 }
 
@@ -116,6 +125,10 @@ impl core::Inbox for NativeHost {
             Ok(delivered) => Ok(core::Delivered {
                 woke: delivered.woke,
                 repeat: delivered.repeat,
+                state: match delivered.state {
+                    host_shim::DeliveryState::Waiting => core::DeliveryState::Waiting,
+                    host_shim::DeliveryState::HandedOver => core::DeliveryState::HandedOver,
+                },
             }),
             Err(host_shim::DeliveryRefusal::NotFound) => Err(core::DeliveryRefusal::NotFound),
             Err(host_shim::DeliveryRefusal::WouldNeedWake) => {
@@ -149,9 +162,7 @@ fn session(i: usize, messages: Vec<Message>) -> Session {
             i % 13
         )),
         messages,
-        captured_through_seq: 0,
-        reject: None,
-        refuse_delivery: None,
+        ..Session::new("", 0)
     }
 }
 
@@ -186,6 +197,7 @@ fn two_thousand_messages() -> Arc<Corpus> {
 struct Case {
     name: &'static str,
     corpus: Arc<Corpus>,
+    settings: &'static str,
     tool: &'static str,
     arguments: &'static str,
 }
@@ -196,30 +208,42 @@ fn cases() -> Vec<Case> {
         Case {
             name: "fixed cost (empty corpus, sessions_list)",
             corpus: Arc::new(Corpus::default()),
+            settings: "",
             tool: "sessions_list",
             arguments: "",
         },
         Case {
             name: "sessions_list 10k, empty query",
             corpus: big.clone(),
+            settings: "",
             tool: "sessions_list",
             arguments: "",
         },
         Case {
+            name: "sessions_list 10k, readScope workspace",
+            corpus: big.clone(),
+            settings: r#"{"readScope": "workspace"}"#,
+            tool: "sessions_list",
+            arguments: r#"{"scope": "all"}"#,
+        },
+        Case {
             name: "sessions_list 10k, query",
             corpus: big.clone(),
+            settings: "",
             tool: "sessions_list",
             arguments: r#"{"query": "parser repo-42 number", "scope": "all"}"#,
         },
         Case {
             name: "sessions_read 2k-message surface",
             corpus: two_thousand_messages(),
+            settings: "",
             tool: "sessions_read",
             arguments: r#"{"session_id": "session-00001"}"#,
         },
         Case {
             name: "sessions_send",
             corpus: big,
+            settings: "",
             tool: "sessions_send",
             arguments: r#"{"session_id": "session-09998", "message": "The parser refactor landed; rebase when you can."}"#,
         },
@@ -240,10 +264,11 @@ fn tools(c: &mut Criterion) {
         },
     )
     .expect("plugin loads");
-    let settings = session_tools::Settings::default();
     for case in cases() {
+        let settings = session_tools::Settings::from_json(case.settings).expect("valid settings");
         let request = CallRequest {
             caller: CALLER.into(),
+            settings: case.settings.into(),
             tool: case.tool.into(),
             arguments: case.arguments.into(),
             ..CallRequest::default()

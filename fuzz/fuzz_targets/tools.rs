@@ -5,7 +5,8 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use session_tools::host::Role;
+use session_tools::frame::frame;
+use session_tools::host::{DeliveryMode, Role};
 use session_tools::testing::{FakeHost, FakeSession, Part, session};
 use session_tools::{Settings, invariants};
 
@@ -53,6 +54,8 @@ struct FuzzSession {
     preset: Option<String>,
     title: Option<String>,
     reject: Option<String>,
+    keeps_waiting: bool,
+    inbox: Vec<(u8, u8, u8)>,
     messages: Vec<FuzzMessage>,
 }
 
@@ -62,6 +65,9 @@ struct FuzzMessage {
     role: u8,
     source: u8,
     replaced: bool,
+    injected: bool,
+    /// A frame from this sender at this hop, as a text part of its own.
+    frame: Option<(u8, u8)>,
     parts: Vec<(u8, String)>,
 }
 
@@ -100,9 +106,10 @@ fn arguments_json(arguments: &Arguments) -> String {
 }
 
 fn settings_json(settings: &[(u8, u8)]) -> String {
-    const KEYS: [&str; 8] = [
+    const KEYS: [&str; 11] = [
         "maxListResults", "maxReadMessages", "maxMessageChars", "maxSendChars",
         "defaultSendMode", "frameMessages", "allowResume", "includeInjectedByDefault",
+        "maxHops", "readScope", "sendScope",
     ];
     let mut map = serde_json::Map::new();
     for (key, value) in settings {
@@ -110,6 +117,9 @@ fn settings_json(settings: &[(u8, u8)]) -> String {
         let value: serde_json::Value = match key {
             "defaultSendMode" => if value % 2 == 0 { "queue" } else { "steer" }.into(),
             "frameMessages" | "allowResume" | "includeInjectedByDefault" => (value % 2 == 0).into(),
+            "maxHops" => (u64::from(*value) % 64 + 1).into(),
+            "readScope" => ["all", "workspace", "tree", "self"][*value as usize % 4].into(),
+            "sendScope" => ["all", "workspace", "tree", "none"][*value as usize % 4].into(),
             _ => (u64::from(*value) + 1).into(),
         };
         map.insert(key.to_string(), value);
@@ -137,9 +147,15 @@ fn fake_session(s: &FuzzSession) -> FakeSession {
     if let Some(reason) = &s.reject {
         fake = fake.reject(reason);
     }
+    if s.keeps_waiting {
+        fake = fake.keeps_waiting();
+    }
+    for (from, waiting, handed) in &s.inbox {
+        fake = fake.inbox_from(IDS[*from as usize % IDS.len()], u32::from(*waiting), u32::from(*handed));
+    }
     for m in &s.messages {
         let role = [Role::User, Role::Assistant, Role::System][m.role as usize % 3];
-        let parts = m
+        let mut parts: Vec<Part> = m
             .parts
             .iter()
             .map(|(kind, text)| match kind % 4 {
@@ -149,9 +165,17 @@ fn fake_session(s: &FuzzSession) -> FakeSession {
                 _ => Part::Text(text.clone()),
             })
             .collect();
+        if let Some((from, hop)) = m.frame {
+            let sender = IDS[from as usize % IDS.len()];
+            let framed = frame(sender, None, DeliveryMode::Queue, u32::from(hop), "go on");
+            parts.insert(0, Part::Text(framed));
+        }
         fake = fake.message(u64::from(m.seq), role, SOURCES[m.source as usize % SOURCES.len()], parts);
         if m.replaced {
             fake = fake.replaced();
+        }
+        if m.injected {
+            fake = fake.injected();
         }
     }
     fake

@@ -8,7 +8,7 @@ wit_bindgen::generate!({
 
 use crate::host;
 use crate::text::{Answer as CoreAnswer, RefusalCode};
-use exports::harness::sessions::tools::{Answer, Guest, Refusal, ToolSpec};
+use exports::harness::sessions::tools::{Answer, Guest, Refusal, ToolAnnotations, ToolSpec};
 use harness::sessions::{inbox, session_query as query};
 
 /// The imports of the world, as the core's host traits.
@@ -76,6 +76,7 @@ impl host::SessionQuery for Imports {
                     seq: m.seq,
                     role: role(m.role),
                     replaced: m.replaced,
+                    injected: m.injected,
                     source_lead_len: m.source_lead_len,
                     text_lead_len: m.text_lead_len,
                     text_chars: m.text_chars,
@@ -94,9 +95,18 @@ impl host::SessionQuery for Imports {
                 m.map(|m| host::MessageContent {
                     source: m.source,
                     text: m.text,
+                    injected: m.injected,
                 })
             })
             .collect()
+    }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> host::InboxCount {
+        let count = query::inbox_status(target, sender);
+        host::InboxCount {
+            waiting: count.waiting,
+            handed_over: count.handed_over,
+        }
     }
 }
 
@@ -117,6 +127,10 @@ impl host::Inbox for Imports {
             Ok(delivered) => Ok(host::Delivered {
                 woke: delivered.woke,
                 repeat: delivered.repeat,
+                state: match delivered.state {
+                    inbox::DeliveryState::Waiting => host::DeliveryState::Waiting,
+                    inbox::DeliveryState::HandedOver => host::DeliveryState::HandedOver,
+                },
             }),
             Err(inbox::DeliveryRefusal::NotFound) => Err(host::DeliveryRefusal::NotFound),
             Err(inbox::DeliveryRefusal::WouldNeedWake) => Err(host::DeliveryRefusal::WouldNeedWake),
@@ -135,6 +149,8 @@ fn answer(answer: CoreAnswer) -> Answer {
             RefusalCode::UnknownTool => Refusal::UnknownTool,
             RefusalCode::NotFound => Refusal::NotFound,
             RefusalCode::NotMessageable => Refusal::NotMessageable,
+            RefusalCode::NotPermitted => Refusal::NotPermitted,
+            RefusalCode::LoopGuard => Refusal::LoopGuard,
             RefusalCode::ResumeDisabled => Refusal::ResumeDisabled,
             RefusalCode::EmptyBody => Refusal::EmptyBody,
             RefusalCode::Rejected => Refusal::Rejected,
@@ -152,6 +168,13 @@ impl Guest for Plugin {
                 name: tool.name.to_string(),
                 description: tool.description.to_string(),
                 input_schema: tool.input_schema,
+                annotations: ToolAnnotations {
+                    title: tool.annotations.title.to_string(),
+                    read_only_hint: tool.annotations.read_only,
+                    destructive_hint: tool.annotations.destructive,
+                    idempotent_hint: tool.annotations.idempotent,
+                    open_world_hint: tool.annotations.open_world,
+                },
             })
             .collect())
     }

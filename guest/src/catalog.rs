@@ -4,6 +4,33 @@
 use crate::Settings;
 use crate::args::SESSION_ID_MAX_CHARS;
 
+/// A tool's MCP annotations (`tools.tool-annotations`): what a client decides from
+/// whether the tool may run without asking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Annotations {
+    pub title: &'static str,
+    pub read_only: bool,
+    /// For a tool that changes something: whether it may destroy or overwrite.
+    pub destructive: Option<bool>,
+    /// For a tool that changes something: whether repeating a call changes nothing
+    /// more (a retried send delivers once).
+    pub idempotent: Option<bool>,
+    /// Whether it reaches beyond the harness's own sessions.
+    pub open_world: bool,
+}
+
+impl Annotations {
+    const fn read_only(title: &'static str) -> Annotations {
+        Annotations {
+            title,
+            read_only: true,
+            destructive: None,
+            idempotent: None,
+            open_world: false,
+        }
+    }
+}
+
 /// One tool as the harness registers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSpec {
@@ -12,6 +39,7 @@ pub struct ToolSpec {
     /// JSON Schema of the arguments object, as JSON text. Every string states its
     /// bound (`maxLength`); `message`'s is the deployment's `maxSendChars`.
     pub input_schema: String,
+    pub annotations: Annotations,
 }
 
 /// The three tools for a deployment's settings.
@@ -25,6 +53,7 @@ pub fn tools(settings: &Settings) -> Vec<ToolSpec> {
                 r#"{{"type":"object","properties":{{"query":{{"type":"string","maxLength":{}}},"scope":{{"enum":["top-level","subagents","all"]}},"live_only":{{"type":"boolean"}},"limit":{{"type":"integer","minimum":1,"maximum":200}}}},"additionalProperties":false}}"#,
                 crate::list::QUERY_MAX_CHARS
             ),
+            annotations: Annotations::read_only("List sessions"),
         },
         ToolSpec {
             name: crate::read::NAME,
@@ -34,6 +63,7 @@ pub fn tools(settings: &Settings) -> Vec<ToolSpec> {
                 r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"max_messages":{{"type":"integer","minimum":1,"maximum":100}},"include_injected":{{"type":"boolean"}},"include_system":{{"type":"boolean"}}}},"required":["session_id"],"additionalProperties":false}}"#,
                 SESSION_ID_MAX_CHARS
             ),
+            annotations: Annotations::read_only("Read a session"),
         },
         ToolSpec {
             name: crate::send::NAME,
@@ -43,12 +73,19 @@ pub fn tools(settings: &Settings) -> Vec<ToolSpec> {
                 r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"message":{{"type":"string","maxLength":{}}},"mode":{{"enum":["queue","steer"]}}}},"required":["session_id","message"],"additionalProperties":false}}"#,
                 SESSION_ID_MAX_CHARS, settings.max_send_chars
             ),
+            annotations: Annotations {
+                title: "Send to a session",
+                read_only: false,
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: false,
+            },
         },
     ]
 }
 
 /// Bytes of names, descriptions and schemas together: the catalog's cost in every
-/// request prefix.
+/// request prefix (annotations are the client's, not the model's, and not counted).
 pub fn catalog_bytes(tools: &[ToolSpec]) -> usize {
     tools
         .iter()

@@ -126,6 +126,8 @@ pub struct MessageEntry {
     pub seq: u64,
     pub role: Role,
     pub replaced: bool,
+    /// The host knows the harness put it there.
+    pub injected: bool,
     pub source_lead_len: u32,
     pub text_lead_len: u32,
     /// Chars of the whole text; 0 when there is no text part.
@@ -147,6 +149,15 @@ pub struct MessageContent {
     pub source: String,
     /// The text parts joined by a line feed.
     pub text: String,
+    /// As [`MessageEntry::injected`].
+    pub injected: bool,
+}
+
+/// One sender's messages to one session (`session-query.inbox-count`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InboxCount {
+    pub waiting: u32,
+    pub handed_over: u32,
 }
 
 impl SurfaceIndex {
@@ -191,6 +202,15 @@ impl DeliveryMode {
     }
 }
 
+/// Where an accepted message is now (`inbox.delivery-state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryState {
+    /// In the target's inbox, handed over when its next turn or step begins.
+    Waiting,
+    /// In the target's model input or running turn already.
+    HandedOver,
+}
+
 /// The inbox accepted a message (now or, for a repeated key, before).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delivered {
@@ -198,6 +218,7 @@ pub struct Delivered {
     pub woke: bool,
     /// The key was delivered before; nothing new was delivered.
     pub repeat: bool,
+    pub state: DeliveryState,
 }
 
 /// Why the controller did not accept a message; nothing was delivered.
@@ -225,6 +246,8 @@ pub trait SessionQuery {
     /// Whole messages of one session by seq, answered like
     /// [`SessionQuery::get_sessions`].
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>>;
+    /// How many of `sender`'s messages to `target` wait and were handed over.
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount;
 }
 
 /// `inbox`: delivery into a top-level session.

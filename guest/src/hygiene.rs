@@ -5,6 +5,7 @@
 //! keep their lines, but a line that could pass for a header, a frame line or an
 //! omission line gets one more leading `\`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Longest title shown, in chars, including the closing `…` of a cut.
@@ -97,13 +98,86 @@ fn is_dash(ch: char) -> bool {
     )
 }
 
-/// Folds a value onto one line: line breaks and runs of white space become one space,
-/// invisible characters are dropped (without breaking a run of white space around
-/// them), the ends are trimmed.
+/// Text with its terminal escape sequences (ECMA-48) dropped whole, the first rule for
+/// every field and body: a CSI (`ESC [` or U+009B, parameter and intermediate bytes,
+/// then a final byte), an OSC (`ESC ]` or U+009D up to BEL, `ESC \\` or U+009C; one
+/// left open ends at its line's end), and a two-character `ESC` sequence (`ESC` and
+/// one byte from `0` to `~`). Text captured from a terminal keeps its words without
+/// `[31m` residue, and `ESC [0m---` reads as the `---` it shows.
+pub fn without_escapes(text: &str) -> Cow<'_, str> {
+    // U+009B and U+009D are C2 9B and C2 9D in UTF-8.
+    if !text.bytes().any(|byte| byte == 0x1b || byte == 0xc2) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(['\u{1b}', '\u{9b}', '\u{9d}']) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        rest = &rest[escape_len(rest)..];
+    }
+    if out.is_empty() && rest.len() == text.len() {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// Bytes of the escape sequence `text` starts with (at ESC, U+009B or U+009D).
+fn escape_len(text: &str) -> usize {
+    let mut chars = text.char_indices().peekable();
+    let Some((_, introducer)) = chars.next() else {
+        return 0;
+    };
+    let control_string = match introducer {
+        '\u{9b}' => false,
+        '\u{9d}' => true,
+        _ => match chars.peek().map(|&(_, ch)| ch) {
+            Some('[') => {
+                chars.next();
+                false
+            }
+            Some(']') => {
+                chars.next();
+                true
+            }
+            // Two characters: ESC and one final byte. (Longer ESC sequences, with
+            // intermediate bytes, are not in the spec's list: the ESC alone goes, as
+            // every control character does.)
+            Some('\x30'..='\x7e') => return 2,
+            _ => return 1,
+        },
+    };
+    if control_string {
+        while let Some(&(at, ch)) = chars.peek() {
+            match ch {
+                '\u{7}' | '\u{9c}' => return at + ch.len_utf8(),
+                '\u{1b}' if text[at + 1..].starts_with('\\') => return at + 2,
+                _ if is_line_break(ch) => return at,
+                _ => {
+                    chars.next();
+                }
+            }
+        }
+        return text.len();
+    }
+    // CSI: parameter and intermediate bytes, then the final byte.
+    while chars
+        .next_if(|&(_, ch)| ('\x20'..='\x3f').contains(&ch))
+        .is_some()
+    {}
+    chars.next_if(|&(_, ch)| ('\x40'..='\x7e').contains(&ch));
+    chars.peek().map_or(text.len(), |&(at, _)| at)
+}
+
+/// Folds a value onto one line: terminal escape sequences are dropped whole, line
+/// breaks and runs of white space become one space, invisible characters are dropped
+/// (without breaking a run of white space around them), the ends are trimmed.
 pub fn fold_line(raw: &str) -> String {
     if is_folded_ascii(raw) {
         return raw.to_string();
     }
+    let raw = without_escapes(raw);
     let mut out = String::with_capacity(raw.len());
     let mut pending_space = false;
     for ch in raw.chars() {
@@ -305,7 +379,9 @@ pub fn write_quoted_inner(out: &mut String, value: &str) {
 
 /// True when a body has nothing to show: only white space and invisible characters.
 pub fn is_blank(body: &str) -> bool {
-    body.chars().all(|ch| is_space(ch) || is_invisible(ch))
+    without_escapes(body)
+        .chars()
+        .all(|ch| is_space(ch) || is_invisible(ch))
 }
 
 /// Characters a body drops: control characters other than tab and line breaks, and the
@@ -357,13 +433,16 @@ fn line_needs_escape(line: &str) -> bool {
 /// The plugin's truncation marker starts with this; a body's own is written `…\[`.
 pub const TRUNCATION_MARKER: &str = "…[truncated";
 
-/// Writes a body keeping its lines: the characters bodies drop are left out, a line
+/// Writes a body keeping its lines: terminal escape sequences are dropped whole, the
+/// characters bodies drop are left out, a line
 /// that would read as the plugin's own gets one more leading `\` at its very start,
 /// and the body's own truncation markers become `…\[truncated`. At most `max_chars`
 /// of the characters that stay are written; returns how many more there were (the
 /// count a truncation marker reports). Removing one leading `\` from every line that
 /// starts with one, and the `\` of every `…\[truncated`, restores the cleaned body.
 pub fn write_body(out: &mut String, body: &str, max_chars: usize) -> usize {
+    let body = without_escapes(body);
+    let body = body.as_ref();
     // A body of no more bytes than `max_chars` has no more chars either: no cut.
     let (end, cut) = if body.len() <= max_chars {
         (body.len(), 0)
@@ -447,6 +526,42 @@ pub fn cut_chars(text: &str, max_chars: usize) -> (&str, usize) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn terminal_escape_sequences_are_dropped_whole() {
+        for (raw, kept) in [
+            (
+                "Billing export \u{1b}[31mmigration\u{1b}[0m",
+                "Billing export migration",
+            ),
+            ("\u{1b}[0m--- message ends ---", "--- message ends ---"),
+            ("a\u{1b}[1;38;5;208mb", "ab"),
+            ("a\u{9b}2Jb", "ab"),
+            ("title\u{1b}]0;pwned\u{7} end", "title end"),
+            (
+                "link \u{1b}]8;;http://x\u{1b}\\text\u{1b}]8;;\u{1b}\\",
+                "link text",
+            ),
+            ("a\u{9d}0;t\u{9c}b", "ab"),
+            ("open \u{1b}]0;never closed\nnext line", "open \nnext line"),
+            ("charset \u{1b}(Bdone", "charset (Bdone"),
+            ("save\u{1b}7 restore\u{1b}8", "save restore"),
+            ("lone \u{1b}", "lone "),
+            ("csi at end \u{1b}[", "csi at end "),
+            ("plain text", "plain text"),
+            ("é\u{a0}ü", "é\u{a0}ü"),
+        ] {
+            assert_eq!(without_escapes(raw), kept, "{raw:?}");
+        }
+        assert_eq!(
+            fold_line("Billing export \u{1b}[31mmigration\u{1b}[0m"),
+            "Billing export migration"
+        );
+        let mut out = String::new();
+        write_body(&mut out, "hi\n\u{1b}[0m--- message ends ---", usize::MAX);
+        assert_eq!(out, "hi\n\\--- message ends ---");
+        assert!(is_blank("\u{1b}[31m \u{1b}[0m"));
+    }
+
     fn escape_body(body: &str) -> String {
         let mut out = String::new();
         assert_eq!(write_body(&mut out, body, usize::MAX), 0);
@@ -477,9 +592,10 @@ mod tests {
 
     #[test]
     fn fold_line_drops_control_and_format_characters() {
-        assert_eq!(fold_line("\u{1b}[31mred\u{1b}[0m"), "[31mred[0m");
-        assert_eq!(fold_line("a\u{0}b\u{7f}c\u{9b}d"), "abcd");
+        assert_eq!(fold_line("\u{1b}[31mred\u{1b}[0m"), "red");
+        assert_eq!(fold_line("a\u{0}b\u{7f}c\u{80}d"), "abcd");
         assert_eq!(fold_line("a \u{1b} b"), "a b");
+        assert_eq!(fold_line("a \u{1b}\u{80} b"), "a b");
         assert_eq!(
             fold_line("\u{feff}a\u{200b}b\u{2060}c\u{202e}d\u{2066}e\u{ad}f\u{200d}g"),
             "abcdefg"
@@ -599,7 +715,7 @@ mod tests {
     fn bodies_drop_controls_and_bidi_but_keep_breaks_tabs_and_joiners() {
         assert_eq!(
             escape_body("a\tb\nc\u{1b}[0m\u{0}\u{7f}\u{202e}d\u{2066}\u{200d}e\u{2028}f\u{1c}"),
-            "a\tb\nc[0md\u{200d}e\u{2028}f\u{1c}"
+            "a\tb\ncd\u{200d}e\u{2028}f\u{1c}"
         );
     }
 

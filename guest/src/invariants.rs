@@ -65,6 +65,8 @@ fn is_dash_like(ch: char) -> bool {
 const SEND_CODES: &[&str] = &[
     "not-found",
     "not-messageable",
+    "not-permitted",
+    "loop-guard",
     "resume-disabled",
     "empty-body",
     "rejected",
@@ -135,7 +137,7 @@ pub fn check(
     let checked = match tool {
         "sessions_list" => check_list(caps.map(|c| c.rows), output),
         "sessions_read" => check_read(caps.map(|c| c.window), output),
-        "sessions_send" => check_send(output, deliveries, settings.frame_messages),
+        "sessions_send" => check_send(output, deliveries, &settings),
         _ => Err("an unknown tool got an answer".to_string()),
     };
     if deliveries.len() > 1 {
@@ -160,6 +162,7 @@ struct SettingsOracle {
     max_read_messages: u64,
     max_send_chars: u64,
     frame_messages: bool,
+    max_hops: u64,
 }
 
 impl SettingsOracle {
@@ -175,6 +178,7 @@ impl SettingsOracle {
                 .get("frameMessages")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+            max_hops: count("maxHops", 5),
         }
     }
 }
@@ -582,6 +586,30 @@ fn check_read(window_cap: Option<usize>, output: &str) -> Result<(), String> {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .ok_or("no readable count")?;
+    // The caller's own messages to it, when it has any: each part counted and not zero.
+    if let Some(own) = lines
+        .get(3)
+        .and_then(|l| l.strip_prefix("your messages to it: "))
+    {
+        let parts: Vec<&str> = own.split(", ").collect();
+        let counted = |part: &str, what: &str| {
+            part.strip_suffix(what)
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n > 0)
+        };
+        let fine = match parts.as_slice() {
+            [one] => counted(one, " waiting in its inbox") || counted(one, " handed over"),
+            [waiting, handed] => {
+                counted(waiting, " waiting in its inbox") && counted(handed, " handed over")
+            }
+            _ => false,
+        };
+        if !fine {
+            return Err(format!(
+                "the line about the caller's messages reads {own:?}"
+            ));
+        }
+    }
     let headers: Vec<&str> = lines[3..]
         .iter()
         .copied()
@@ -654,7 +682,18 @@ fn check_read(window_cap: Option<usize>, output: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_send(output: &str, deliveries: &[String], framed: bool) -> Result<(), String> {
+/// The acceptance's second line for each mode: where the message is now.
+const ACCEPTED_QUEUE: &str = "The message is queued in that session's inbox.";
+const ACCEPTED_STEERED: &str = "The message is steered into the turn that session is running now.";
+const ACCEPTED_STEER_WAITING: &str = "The message waits in that session's inbox and is handed into its running turn at its next step, or into its next turn if it is idle.";
+const REPLY_LATER: &str =
+    " Its reply will not return through this call; read it later with sessions_read.";
+
+fn check_send(
+    output: &str,
+    deliveries: &[String],
+    settings: &SettingsOracle,
+) -> Result<(), String> {
     let lines: Vec<&str> = output.split('\n').collect();
     if lines.len() != 2 || output.chars().filter(|&c| is_break(c)).count() != 1 {
         return Err("a send answer is not two lines".to_string());
@@ -664,16 +703,47 @@ fn check_send(output: &str, deliveries: &[String], framed: bool) -> Result<(), S
             return Err(format!("accepted with {} deliveries", deliveries.len()));
         }
         let rest = id_token(rest)?;
-        let rest = rest
-            .strip_prefix(" | mode=queue | chars=")
-            .or_else(|| rest.strip_prefix(" | mode=steer | chars="))
-            .ok_or("no mode after the id")?;
+        let (queue, rest) = match rest.strip_prefix(" | mode=queue | chars=") {
+            Some(rest) => (true, rest),
+            None => (
+                false,
+                rest.strip_prefix(" | mode=steer | chars=")
+                    .ok_or("no mode after the id")?,
+            ),
+        };
         let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let rest = rest
+            .strip_prefix(" | hop=")
+            .ok_or("no hop after the chars")?;
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let hop: u64 = rest[..digits]
+            .parse()
+            .map_err(|_| "the hop is not a number")?;
+        let rest = &rest[digits..];
         if !(rest.is_empty() || rest == " (woke a cold session)") {
             return Err(format!("the acceptance ends with {rest:?}"));
         }
-        if framed {
-            check_frame(&deliveries[0])?;
+        if hop == 0 || hop > settings.max_hops || (!settings.frame_messages && hop != 1) {
+            return Err(format!(
+                "accepted at hop {hop} (maxHops {})",
+                settings.max_hops
+            ));
+        }
+        let second = lines[1]
+            .strip_suffix(REPLY_LATER)
+            .ok_or("the acceptance does not say where the reply comes")?;
+        let fits = if queue {
+            second == ACCEPTED_QUEUE
+        } else {
+            second == ACCEPTED_STEERED || second == ACCEPTED_STEER_WAITING
+        };
+        if !fits {
+            return Err(format!(
+                "the acceptance's second line {second:?} does not fit the mode"
+            ));
+        }
+        if settings.frame_messages {
+            check_frame(&deliveries[0], hop)?;
         }
         return Ok(());
     }
@@ -690,19 +760,34 @@ fn check_send(output: &str, deliveries: &[String], framed: bool) -> Result<(), S
     if !lines[1].starts_with("Next step: ") {
         return Err("a refusal has no next-step line".to_string());
     }
+    if code == "loop-guard" {
+        let allows = format!(
+            "and this deployment allows {} (maxHops).",
+            settings.max_hops
+        );
+        let would = format!("would be hop {} in a chain", settings.max_hops + 1);
+        if !(lines[0].contains(&would) && lines[0].ends_with(&allows)) {
+            return Err("a loop-guard refusal not at maxHops + 1".to_string());
+        }
+        if !settings.frame_messages {
+            return Err("a loop-guard refusal without frames (every send is hop 1)".to_string());
+        }
+    }
     Ok(())
 }
 
-/// The frame's four lines, the body, and the closing line, under both readings.
-fn check_frame(body: &str) -> Result<(), String> {
+/// The frame's five head lines (its hop the acceptance's), the body, and the closing
+/// line, under both readings.
+fn check_frame(body: &str, hop: u64) -> Result<(), String> {
     let lines: Vec<&str> = body.split('\n').collect();
-    let head = lines.get(..4).ok_or("a frame of fewer than four lines")?;
+    let head = lines.get(..5).ok_or("a frame of fewer than five lines")?;
     if head.iter().any(|l| l.chars().any(is_break)) {
         return Err("the frame's head holds a line break".to_string());
     }
     if head[0] != "Cross-session message from another session of this harness."
         || !(head[2] == "delivery: queue" || head[2] == "delivery: steer")
-        || head[3] != "--- message begins ---"
+        || head[3] != format!("hop: {hop}")
+        || head[4] != "--- message begins ---"
         || lines.last() != Some(&"--- message ends ---")
     {
         return Err("the frame's fixed lines are not the plugin's".to_string());
@@ -762,8 +847,11 @@ mod tests {
     fn a_body_marker_and_a_closed_quote_are_caught() {
         let read = "session s [live, top-level]\ntitle: t\nreadable messages: 1 | captured through seq: 1\n--- user (seq 1, user) ---\nx…[truncated 5 chars] more";
         assert!(check_read(Some(5), read).is_err());
-        let frame = "Cross-session message from another session of this harness.\nfrom-session: me (\"a\") b\")\ndelivery: queue\n--- message begins ---\nhi\n--- message ends ---";
-        assert!(check_frame(frame).is_err());
+        let frame = "Cross-session message from another session of this harness.\nfrom-session: me (\"a\") b\")\ndelivery: queue\nhop: 1\n--- message begins ---\nhi\n--- message ends ---";
+        assert!(check_frame(frame, 1).is_err());
+        let closed = frame.replace(") b\")", ")");
+        assert_eq!(check_frame(&closed, 1), Ok(()));
+        assert!(check_frame(&closed, 2).is_err());
     }
 
     #[test]

@@ -6,12 +6,14 @@
 
 pub mod args;
 pub mod catalog;
+pub mod frame;
 pub mod host;
 pub mod hygiene;
 pub mod json_object;
 pub mod list;
 pub mod read;
 mod repeats;
+pub mod scope;
 pub mod send;
 pub mod settings;
 pub mod text;
@@ -61,7 +63,7 @@ pub fn call<H: SessionQuery + Inbox>(
             Err(text) => invalid(text),
         },
         read::NAME => match read::ReadRequest::parse(arguments, settings) {
-            Ok(request) => read::run(host, &request),
+            Ok(request) => read::run(host, caller, &request),
             Err(text) => invalid(text),
         },
         send::NAME => match send::SendRequest::parse(arguments, settings) {

@@ -4,6 +4,7 @@ use crate::args::{ArgResult, Args};
 use crate::host::{HostError, SessionHeader, SessionQuery};
 use crate::hygiene::{fold_line, fold_lower, show_title, write_row_field};
 use crate::repeats::repeats;
+use crate::scope::{Places, Reach};
 use crate::settings::Settings;
 use crate::text::write_identity;
 use std::cmp::Ordering;
@@ -35,6 +36,8 @@ pub struct ListRequest {
     pub limit: usize,
     /// The limit the model asked for when the cap lowered it.
     pub lowered_from: Option<u64>,
+    /// What the deployment lets the caller see (`readScope`).
+    pub reach: Reach,
 }
 
 impl ListRequest {
@@ -70,6 +73,7 @@ impl ListRequest {
             live_only,
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
             lowered_from: asked.filter(|asked| *asked > cap),
+            reach: settings.read_scope.reach(),
         })
     }
 }
@@ -146,6 +150,9 @@ pub fn run(
         })
         .collect();
     let mut details = Vec::new();
+    if request.reach != Reach::All {
+        in_reach(host, caller, request.reach, &mut candidates, &mut details);
+    }
 
     if request.terms.is_empty() {
         // Every candidate matches: only the first `limit` in order are looked at again.
@@ -200,6 +207,34 @@ pub fn run(
     let considered = candidates.len();
     let shown = &candidates[..considered.min(request.limit)];
     Ok(render(request, shown, &details, considered))
+}
+
+/// Keeps the candidates `reach` takes in: outside it a session does not exist for
+/// this caller. Headers asked for on the way are kept for the rows.
+fn in_reach<H: SessionQuery>(
+    host: &mut H,
+    caller: &str,
+    reach: Reach,
+    candidates: &mut Vec<Candidate>,
+    details: &mut Vec<Details>,
+) {
+    let mut places = Places::new(caller);
+    let asked: Vec<(&str, bool)> = candidates.iter().map(|c| (c.id, c.subagent)).collect();
+    let inside = places.reaches(host, reach, &asked);
+    let mut inside = inside.into_iter();
+    candidates.retain(|_| inside.next().unwrap_or(false));
+    for candidate in candidates.iter_mut() {
+        if let Some(header) = places.header(candidate.id) {
+            if details.is_empty() {
+                details.push(Details::default());
+            }
+            candidate.details = details.len() as u32;
+            details.push(Details {
+                header: Some(header.clone()),
+                title: None,
+            });
+        }
+    }
 }
 
 /// The bits of the terms that occur in `field` (folded and lowercased).
@@ -284,7 +319,16 @@ fn fetch_headers<H: SessionQuery>(
     details: &mut Vec<Details>,
     want: impl Fn(usize) -> bool,
 ) {
+    // Headers the scope already asked for are not asked again.
+    let known: Vec<bool> = (candidates.iter())
+        .map(|c| {
+            details
+                .get(c.details as usize)
+                .is_some_and(|d| d.header.is_some())
+        })
+        .collect();
     let ask = |host: &mut H, ids: &[String]| host.get_sessions(ids);
+    let want = |i: usize| want(i) && !known[i];
     fetch(host, candidates, details, want, ask, |d, header| {
         d.header = header
     });
@@ -407,6 +451,49 @@ mod tests {
         host.add(session("mid", 2_000).title("Middle").preset("fast"));
         host.add(session("new", 3_000).title("Newest").live(true));
         host
+    }
+
+    #[test]
+    fn read_scope_decides_what_is_listed_and_counted() {
+        let mut host = FakeHost::default();
+        host.add(session("root", 1).cwd("/w/app"));
+        host.add(session("me", 2).parent("root").cwd("/w/app/api"));
+        host.add(session("my-kid", 3).parent("me"));
+        host.add(session("neighbour", 4).cwd("/w/app/api/v2").title("Near"));
+        host.add(session("far", 5).cwd("/elsewhere"));
+        let list_in = |host: &mut FakeHost, scope: &str| {
+            let settings = Settings {
+                read_scope: crate::scope::ReadScope::parse(scope).unwrap(),
+                ..Settings::default()
+            };
+            let request = ListRequest::parse(r#"{"scope":"all"}"#, &settings).unwrap();
+            run(host, "me", &request).unwrap()
+        };
+        let out = list_in(&mut host, "self");
+        assert_eq!(ids_shown(&out), ["my-kid", "me"]);
+        assert!(out.contains("\n2 of 2 considered sessions\n"), "{out}");
+        assert_eq!(
+            ids_shown(&list_in(&mut host, "tree")),
+            ["my-kid", "root", "me"]
+        );
+        host.calls.clear();
+        let out = list_in(&mut host, "workspace");
+        assert_eq!(ids_shown(&out), ["neighbour", "my-kid", "root", "me"]);
+        assert!(
+            out.contains("- neighbour [cold, top-level] | cwd=/w/app/api/v2\n  Near\n"),
+            "{out}"
+        );
+        // The headers the scope asked for serve the rows: one batch each, no more.
+        assert_eq!(
+            host.calls
+                .iter()
+                .filter(|c| c.starts_with("get-sessions"))
+                .count(),
+            2,
+            "{:?}",
+            host.calls
+        );
+        assert_eq!(ids_shown(&list_in(&mut host, "all")).len(), 5);
     }
 
     #[test]
@@ -534,7 +621,7 @@ mod tests {
         host.add(session("a", 1).title("line one\nline two\u{1b}[2J"));
         host.add(session("b", 2));
         let out = list(&mut host, "x", "");
-        assert!(out.contains("\n  line one line two[2J\n"), "{out}");
+        assert!(out.contains("\n  line one line two\n"), "{out}");
         assert!(
             out.contains("- b [cold, top-level]\n  (untitled)\n"),
             "{out}"

@@ -2,11 +2,14 @@
 //! surface. It uses `session-query` only, so a read can never wake a session.
 
 use crate::args::{ArgResult, Args};
-use crate::host::{HostError, MessageContent, MessageEntry, Role, SessionQuery, SurfaceIndex};
+use crate::host::{
+    HostError, InboxCount, MessageContent, MessageEntry, Role, SessionQuery, SurfaceIndex,
+};
 use crate::hygiene::{
     TRUNCATION_MARKER, fold_field, fold_line, fold_starts_with, fold_title, is_blank, write_body,
     write_source_label,
 };
+use crate::scope::{Places, Reach};
 use crate::settings::Settings;
 use crate::text::{Answer, char_count, not_found, resolve_session, write_session_identity};
 use std::fmt::Write as _;
@@ -37,6 +40,8 @@ pub struct ReadRequest {
     pub include_injected: bool,
     pub include_system: bool,
     pub max_message_chars: usize,
+    /// What the deployment lets the caller see (`readScope`).
+    pub reach: Reach,
 }
 
 impl ReadRequest {
@@ -56,6 +61,7 @@ impl ReadRequest {
                 .unwrap_or(settings.include_injected_by_default),
             include_system: args.boolean("include_system")?.unwrap_or(false),
             max_message_chars: usize::try_from(settings.max_message_chars).unwrap_or(usize::MAX),
+            reach: settings.read_scope.reach(),
         })
     }
 }
@@ -66,9 +72,9 @@ impl ReadRequest {
 /// white space or invisible characters) costs one fetch of that whole message.
 pub const LEAD_CHARS: u32 = 40;
 
-/// What a message is to this call's filters.
+/// What a message is to a call's filters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     /// No text to read.
     Unreadable,
     Readable {
@@ -80,25 +86,33 @@ enum Kind {
 }
 
 /// A message that passed this call's filters.
-struct Readable {
+pub(crate) struct Readable {
     /// Its place in the surface's index.
-    entry: usize,
-    seq: u64,
-    injected: bool,
+    pub(crate) entry: usize,
+    pub(crate) seq: u64,
+    pub(crate) injected: bool,
     /// The whole message, once fetched.
-    content: Option<MessageContent>,
+    pub(crate) content: Option<MessageContent>,
 }
 
-/// A whole message's kind: text that is not blank is readable; the harness injected a
-/// user-role message whose text begins (after white space) with a known prefix; a
-/// plugin notice is recognised on the folded label, the way it is shown.
-fn kind_of(role: Role, source: &str, text: &str) -> Kind {
+/// The order reads show and chains are walked in: newest first (the host may hand
+/// messages over in any order), ties in index order. One function, so one sort.
+pub(crate) fn newest_first(item: &Readable) -> (std::cmp::Reverse<u64>, usize) {
+    (std::cmp::Reverse(item.seq), item.entry)
+}
+
+/// A whole message's kind: text that is not blank is readable; the harness injected it
+/// when the host says so (`host_says_injected`) or it is a user-role message whose
+/// text begins (after white space) with a known prefix; a plugin notice is recognised
+/// on the folded label, the way it is shown.
+pub(crate) fn kind_of(role: Role, source: &str, text: &str, host_says_injected: bool) -> Kind {
     if is_blank(text) {
         return Kind::Unreadable;
     }
     let start = text.trim_start();
     Kind::Readable {
-        injected: role == Role::User && INJECTED_PREFIXES.iter().any(|p| start.starts_with(p)),
+        injected: host_says_injected
+            || (role == Role::User && INJECTED_PREFIXES.iter().any(|p| start.starts_with(p))),
         plugin_notice: fold_starts_with(source, "plugin:"),
     }
 }
@@ -106,7 +120,7 @@ fn kind_of(role: Role, source: &str, text: &str) -> Kind {
 /// A message's kind from its leads, or `Unsettled` when the rest of it could change
 /// the verdict. Folding and trimming are streaming, so a lead's verdict is the whole
 /// message's once the lead is long enough to decide.
-fn kind_from_leads(entry: &MessageEntry, source_lead: &str, text_lead: &str) -> Kind {
+pub(crate) fn kind_from_leads(entry: &MessageEntry, source_lead: &str, text_lead: &str) -> Kind {
     if entry.text_chars == 0 {
         return Kind::Unreadable;
     }
@@ -116,14 +130,14 @@ fn kind_from_leads(entry: &MessageEntry, source_lead: &str, text_lead: &str) -> 
     let source_whole =
         source_lead.len() < LEAD_CHARS as usize || char_count(source_lead) < LEAD_CHARS as usize;
     if text_whole && source_whole {
-        return kind_of(entry.role, source_lead, text_lead);
+        return kind_of(entry.role, source_lead, text_lead, entry.injected);
     }
     if is_blank(text_lead) && !text_whole {
         return Kind::Unsettled;
     }
     let start = text_lead.trim_start();
-    let mut injected = false;
-    if entry.role == Role::User {
+    let mut injected = entry.injected;
+    if entry.role == Role::User && !injected {
         for prefix in INJECTED_PREFIXES {
             if start.starts_with(prefix) {
                 injected = true;
@@ -148,12 +162,24 @@ fn kind_from_leads(entry: &MessageEntry, source_lead: &str, text_lead: &str) -> 
     }
 }
 
-pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> Result<Answer, HostError> {
-    let Some(header) = resolve_session(host, &request.session_id) else {
-        return Ok(not_found(host, NAME, &request.session_id)?.answer());
+pub fn run(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    request: &ReadRequest,
+) -> Result<Answer, HostError> {
+    let mut places = Places::new(caller);
+    // Outside the deployment's readScope a session does not exist for this caller.
+    let header = resolve_session(host, &request.session_id)
+        .filter(|header| places.reaches_one(host, request.reach, header));
+    let Some(header) = header else {
+        return Ok(
+            not_found(host, &mut places, request.reach, NAME, &request.session_id)?.answer(),
+        );
     };
     let Some(surface) = host.get_surface(&header.id, LEAD_CHARS) else {
-        return Ok(not_found(host, NAME, &request.session_id)?.answer());
+        return Ok(
+            not_found(host, &mut places, request.reach, NAME, &request.session_id)?.answer(),
+        );
     };
     let title = host
         .title_snapshots(std::slice::from_ref(&header.id))
@@ -189,8 +215,10 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> Result<Answer
         for (&entry, content) in unsettled.iter().zip(whole) {
             // A message gone from the surface since its index was read is not readable.
             let Some(content) = content else { continue };
-            let role = surface.messages[entry].role;
-            if let Some(injected) = shown(kind_of(role, &content.source, &content.text)) {
+            let message = &surface.messages[entry];
+            let host_says = message.injected || content.injected;
+            let kind = kind_of(message.role, &content.source, &content.text, host_says);
+            if let Some(injected) = shown(kind) {
                 readable.push(Readable {
                     entry,
                     seq: surface.messages[entry].seq,
@@ -202,7 +230,6 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> Result<Answer
     }
     // Newest first; the host may hand messages over in any order. Only the window
     // needs its order.
-    let newest_first = |item: &Readable| (std::cmp::Reverse(item.seq), item.entry);
     let window_len = readable.len().min(request.max_messages);
     if window_len > 0 && window_len < readable.len() {
         readable.select_nth_unstable_by_key(window_len - 1, newest_first);
@@ -229,6 +256,7 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> Result<Answer
         readable.len(),
         surface.captured_through_seq
     );
+    write_own_messages(&mut out, host.inbox_status(&header.id, caller));
     for item in &readable[..window_len] {
         let message = &surface.messages[item.entry];
         let (source, text, unsent) = match &item.content {
@@ -256,6 +284,17 @@ pub fn run(host: &mut impl SessionQuery, request: &ReadRequest) -> Result<Answer
         let _ = write!(out, "\n({omitted} earlier messages omitted)");
     }
     Ok(Answer::ok(out))
+}
+
+/// The header line about the caller's own messages to the session read, when it has
+/// any: a zero count is left out.
+fn write_own_messages(out: &mut String, count: InboxCount) {
+    let waiting = (count.waiting > 0).then(|| format!("{} waiting in its inbox", count.waiting));
+    let handed = (count.handed_over > 0).then(|| format!("{} handed over", count.handed_over));
+    let parts: Vec<String> = waiting.into_iter().chain(handed).collect();
+    if !parts.is_empty() {
+        let _ = write!(out, "\nyour messages to it: {}", parts.join(", "));
+    }
 }
 
 /// One `get-messages` batch for the given index entries.
@@ -305,7 +344,7 @@ mod tests {
     use crate::testing::{FakeHost, session};
 
     fn read_with(host: &mut FakeHost, args: &str, settings: &Settings) -> String {
-        run(host, &ReadRequest::parse(args, settings).unwrap())
+        run(host, "me", &ReadRequest::parse(args, settings).unwrap())
             .unwrap()
             .text
     }
@@ -568,10 +607,95 @@ mod tests {
                 "get-session s1",
                 "get-surface s1",
                 "title-snapshots s1",
-                "get-messages s1 [407, 396]"
+                "get-messages s1 [407, 396]",
+                "inbox-status s1 me"
             ]
         );
         assert!(host.deliveries.is_empty());
+    }
+
+    #[test]
+    fn the_callers_own_messages_to_it_are_counted_in_the_header() {
+        let mut host = FakeHost::default();
+        host.add(
+            session("s", 1)
+                .inbox_from("me", 1, 2)
+                .inbox_from("other", 5, 5),
+        );
+        host.add(session("t", 2).inbox_from("me", 0, 2));
+        host.add(session("u", 3).inbox_from("me", 1, 0));
+        host.add(session("v", 4).inbox_from("other", 1, 1));
+        let header = |host: &mut FakeHost, id: &str| {
+            let out = read(host, &format!(r#"{{"session_id":"{id}"}}"#));
+            out.lines().nth(3).map(str::to_string)
+        };
+        assert_eq!(
+            header(&mut host, "s").as_deref(),
+            Some("your messages to it: 1 waiting in its inbox, 2 handed over")
+        );
+        assert_eq!(
+            header(&mut host, "t").as_deref(),
+            Some("your messages to it: 2 handed over")
+        );
+        assert_eq!(
+            header(&mut host, "u").as_deref(),
+            Some("your messages to it: 1 waiting in its inbox")
+        );
+        assert_eq!(header(&mut host, "v"), None);
+    }
+
+    #[test]
+    fn outside_read_scope_a_session_is_not_found_and_near_ids_come_from_inside() {
+        let mut host = FakeHost::default();
+        host.add(
+            session("me", 1)
+                .cwd("/w/app")
+                .text(1, Role::User, "user", "hi"),
+        );
+        host.add(
+            session("me-too", 2)
+                .cwd("/w/app/sub")
+                .text(1, Role::User, "user", "x"),
+        );
+        host.add(
+            session("me-else", 3)
+                .cwd("/elsewhere")
+                .text(1, Role::User, "user", "y"),
+        );
+        host.add(session("me-else-2", 4).cwd("/elsewhere"));
+        let settings = Settings {
+            read_scope: crate::scope::ReadScope::Workspace,
+            ..Settings::default()
+        };
+        assert!(
+            read_with(&mut host, r#"{"session_id":"me-too"}"#, &settings)
+                .starts_with("session me-too")
+        );
+        assert_eq!(
+            read_with(&mut host, r#"{"session_id":"me-else"}"#, &settings),
+            "sessions_read refused (not-found): no session has the id \"me-else\".\n\
+             Next step: re-run sessions_list for a valid id. Near ids: me."
+        );
+        // With readScope all, the same id reads.
+        assert!(read(&mut host, r#"{"session_id":"me-else"}"#).starts_with("session me-else"));
+    }
+
+    #[test]
+    fn the_host_saying_injected_hides_a_message_as_the_prefix_does() {
+        let mut host = FakeHost::default();
+        host.add(
+            session("s", 1)
+                .text(1, Role::User, "user", "AGENTS.md says: be brief")
+                .injected()
+                .text(2, Role::User, "user", "the person's words"),
+        );
+        let out = read(&mut host, r#"{"session_id":"s"}"#);
+        assert!(out.contains("readable messages: 1 |"), "{out}");
+        let out = read(&mut host, r#"{"session_id":"s","include_injected":true}"#);
+        assert!(
+            out.contains("--- user (seq 1, user, harness-injected) ---\nAGENTS.md says"),
+            "{out}"
+        );
     }
 
     /// The leads never decide differently from the whole message: for texts and labels
@@ -622,10 +746,12 @@ mod tests {
             let role = [Role::User, Role::Assistant, Role::System][next(3)];
             let lead = |s: &str| -> String { s.chars().take(LEAD_CHARS as usize).collect() };
             let (source_lead, text_lead) = (lead(&source), lead(&text));
+            let injected = next(4) == 0;
             let entry = MessageEntry {
                 seq: 1,
                 role,
                 replaced: false,
+                injected,
                 source_lead_len: source_lead.len() as u32,
                 text_lead_len: text_lead.len() as u32,
                 text_chars: text.chars().count() as u32,
@@ -633,7 +759,7 @@ mod tests {
             let whole = if text.is_empty() {
                 Kind::Unreadable
             } else {
-                kind_of(role, &source, &text)
+                kind_of(role, &source, &text, injected)
             };
             match kind_from_leads(&entry, &source_lead, &text_lead) {
                 Kind::Unsettled => {}
@@ -662,7 +788,17 @@ mod tests {
             out.ends_with("message 8\n(7 earlier messages omitted)"),
             "{out}"
         );
-        assert_eq!(host.calls.last().unwrap(), "get-messages s [10, 9, 8]");
+        assert!(
+            host.calls
+                .contains(&"get-messages s [10, 9, 8]".to_string())
+        );
+        assert_eq!(
+            host.calls
+                .iter()
+                .filter(|c| c.starts_with("get-messages"))
+                .count(),
+            1
+        );
     }
 
     #[test]
@@ -695,7 +831,11 @@ mod tests {
         // One batch for the unsettled ones, one for the window's others.
         assert_eq!(
             &host.calls[3..],
-            ["get-messages s [1, 2, 3, 4]", "get-messages s [5]"]
+            [
+                "get-messages s [1, 2, 3, 4]",
+                "get-messages s [5]",
+                "inbox-status s me"
+            ]
         );
         let out = read(
             &mut host,
@@ -731,9 +871,12 @@ mod tests {
             fn get_messages(&mut self, _: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
                 vec![None; seqs.len()]
             }
+            fn inbox_status(&mut self, target: &str, sender: &str) -> crate::host::InboxCount {
+                self.0.inbox_status(target, sender)
+            }
         }
         let request = ReadRequest::parse(r#"{"session_id":"s"}"#, &Settings::default()).unwrap();
-        let out = run(&mut gone, &request).unwrap().text;
+        let out = run(&mut gone, "me", &request).unwrap().text;
         let lead: String = long.chars().take(LEAD_CHARS as usize).collect();
         assert!(
             out.ends_with(&format!(

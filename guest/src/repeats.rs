@@ -48,7 +48,11 @@ fn slot_hash(id: &str) -> u64 {
 
 /// The whole id's hash, for the exact check of the ids that share a slot.
 #[derive(Default)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
+
+/// Hash maps and sets keyed by session id use this hasher: one hashing code in the
+/// plugin, and fast on ids.
+pub(crate) type IdHash = BuildHasherDefault<IdHasher>;
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -80,7 +84,7 @@ pub fn repeats<'a>(ids: impl ExactSizeIterator<Item = &'a str> + Clone) -> Vec<b
         let count = &mut counts[slot as usize];
         *count = count.saturating_add(1);
     }
-    let mut seen: HashSet<&str, BuildHasherDefault<IdHasher>> = HashSet::default();
+    let mut seen: HashSet<&str, IdHash> = HashSet::default();
     ids.zip(slot_of)
         .map(|(id, slot)| counts[slot as usize] > 1 && !seen.insert(id))
         .collect()

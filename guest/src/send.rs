@@ -3,13 +3,15 @@
 //! accepted one delivers exactly once.
 
 use crate::args::{ArgResult, Args};
-use crate::host::{DeliveryMode, DeliveryRefusal, HostError, Inbox, SessionQuery};
-use crate::hygiene::{
-    fold_field, fold_line, fold_title, is_blank, show_id, write_body, write_id, write_quoted_inner,
+use crate::frame::{current_hop, frame};
+use crate::host::{
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, HostError, Inbox, SessionHeader,
+    SessionQuery,
 };
+use crate::hygiene::{fold_field, fold_line, is_blank, show_id};
+use crate::scope::{Places, Reach, SendScope};
 use crate::settings::Settings;
 use crate::text::{Answer, Refusal, RefusalCode, char_count, not_found, resolve_session};
-use std::fmt::Write as _;
 
 pub const NAME: &str = "sessions_send";
 const TAKES: &[&str] = &["session_id", "message", "mode"];
@@ -84,8 +86,13 @@ pub fn run<H: SessionQuery + Inbox>(
             "nothing was delivered; call sessions_send again with the text to send.",
         ));
     }
-    let Some(header) = resolve_session(host, &request.session_id) else {
-        let mut refused = not_found(host, NAME, &request.session_id)?;
+    let read_reach = settings.read_scope.reach();
+    let mut places = Places::new(caller);
+    // Outside the deployment's readScope a session does not exist for this caller.
+    let header = resolve_session(host, &request.session_id)
+        .filter(|header| places.reaches_one(host, read_reach, header));
+    let Some(header) = header else {
+        let mut refused = not_found(host, &mut places, read_reach, NAME, &request.session_id)?;
         refused.cause.push_str(" Nothing was delivered.");
         return Ok(refused.answer());
     };
@@ -93,24 +100,34 @@ pub fn run<H: SessionQuery + Inbox>(
     let shown_id = show_id(target);
     // Checked before anything else touches the target.
     if header.is_subagent() {
-        let owner = match header.parent_id.as_deref() {
-            Some(parent) if !fold_line(parent).is_empty() => {
-                format!("its owning session is {}", show_id(parent))
-            }
-            _ => "its owning session is not recorded".to_string(),
-        };
-        return Ok(refusal(
-            RefusalCode::NotMessageable,
-            format!("session {shown_id} is a subagent; {owner}."),
-            "nothing was delivered. There is no supported way to message a subagent; \
-             it answers to the session that owns it.",
-        ));
+        return Ok(not_messageable(host, &mut places, read_reach, &header));
+    }
+    if !places.reaches_one(host, settings.send_scope.reach(), &header) {
+        return Ok(not_permitted(settings.send_scope, &shown_id));
     }
     if target == caller {
         return Ok(refusal(
             RefusalCode::Rejected,
             format!("session {shown_id} is this session; a session cannot send to its own inbox."),
             "nothing was delivered; send to another session's id from sessions_list.",
+        ));
+    }
+    // Without frames no hop travels: every send is hop 1.
+    let hop = if settings.frame_messages {
+        current_hop(host, caller)?.saturating_add(1)
+    } else {
+        1
+    };
+    if hop > settings.max_hops {
+        return Ok(refusal(
+            RefusalCode::LoopGuard,
+            format!(
+                "this message would be hop {hop} in a chain of cross-session messages, \
+                 and this deployment allows {} (maxHops).",
+                settings.max_hops
+            ),
+            "nothing was delivered. Finish the work in your own session or answer the person; \
+             their next message starts a new chain.",
         ));
     }
     // Checked before the target is resolved, so a cold session is left untouched.
@@ -127,6 +144,7 @@ pub fn run<H: SessionQuery + Inbox>(
             caller,
             sender_title.as_deref(),
             request.mode,
+            hop,
             &request.message,
         )
     } else {
@@ -135,27 +153,7 @@ pub fn run<H: SessionQuery + Inbox>(
     let key = delivery_key(caller, call_id);
     Ok(
         match host.deliver(target, &body, request.mode, settings.allow_resume, &key) {
-            Ok(delivered) => {
-                let mut out = format!(
-                    "accepted for {shown_id} | mode={} | chars={}",
-                    request.mode.as_str(),
-                    char_count(&request.message)
-                );
-                if delivered.woke {
-                    out.push_str(" (woke a cold session)");
-                }
-                out.push('\n');
-                out.push_str(match request.mode {
-                    DeliveryMode::Queue => "The message is queued in that session's inbox.",
-                    DeliveryMode::Steer => {
-                        "The message is steered into the turn that session is running now."
-                    }
-                });
-                out.push_str(
-                " Its reply will not return through this call; read it later with sessions_read.",
-            );
-                Answer::ok(out)
-            }
+            Ok(delivered) => accepted(&shown_id, request, hop, delivered),
             // The header was there a moment ago: the host lost the target, so this is not
             // the model's mistyped id, and a near id would only point back at it.
             Err(DeliveryRefusal::NotFound) => refusal(
@@ -195,6 +193,94 @@ pub fn run<H: SessionQuery + Inbox>(
     )
 }
 
+/// The acceptance: where the message is now, in words that fit its mode and state.
+fn accepted(shown_id: &str, request: &SendRequest, hop: u32, delivered: Delivered) -> Answer {
+    let mut out = format!(
+        "accepted for {shown_id} | mode={} | chars={} | hop={hop}",
+        request.mode.as_str(),
+        char_count(&request.message)
+    );
+    if delivered.woke {
+        out.push_str(" (woke a cold session)");
+    }
+    out.push('\n');
+    out.push_str(match (request.mode, delivered.state) {
+        (DeliveryMode::Queue, _) => "The message is queued in that session's inbox.",
+        (DeliveryMode::Steer, DeliveryState::HandedOver) => {
+            "The message is steered into the turn that session is running now."
+        }
+        (DeliveryMode::Steer, DeliveryState::Waiting) => {
+            "The message waits in that session's inbox and is handed into its running turn \
+             at its next step, or into its next turn if it is idle."
+        }
+    });
+    out.push_str(" Its reply will not return through this call; read it later with sessions_read.");
+    Answer::ok(out)
+}
+
+/// A subagent takes no messages; its owner is named when the caller may see it.
+fn not_messageable<H: SessionQuery>(
+    host: &mut H,
+    places: &mut Places,
+    read_reach: Reach,
+    header: &SessionHeader,
+) -> Answer {
+    let owner = match header.parent_id.as_deref() {
+        Some(parent) if !fold_line(parent).is_empty() => {
+            let visible = read_reach == Reach::All || {
+                // The owner's header says whether it is in sight; an unknown owner is
+                // not.
+                let owner = places.lookup(host, parent);
+                owner.is_some_and(|owner| places.reaches_one(host, read_reach, &owner))
+            };
+            if visible {
+                format!("its owning session is {}", show_id(parent))
+            } else {
+                "it is owned by a session outside what this deployment lets you see".to_string()
+            }
+        }
+        _ => "its owning session is not recorded".to_string(),
+    };
+    refusal(
+        RefusalCode::NotMessageable,
+        format!("session {} is a subagent; {owner}.", show_id(&header.id)),
+        "nothing was delivered. There is no supported way to message a subagent; \
+         it answers to the session that owns it.",
+    )
+}
+
+/// The target is in sight but outside `sendScope`.
+fn not_permitted(scope: SendScope, shown_id: &str) -> Answer {
+    let (cause, next) = match scope {
+        SendScope::None => (
+            format!(
+                "this deployment lets no session message another (sendScope: none); \
+                 session {shown_id} is not one it may message."
+            ),
+            "nothing was delivered. Answer in your own session; the user can enable sends \
+             with sendScope.",
+        ),
+        SendScope::Tree => (
+            format!(
+                "this deployment lets a session message only sessions under its own top-level \
+                 session (sendScope: tree); session {shown_id} is not one of them."
+            ),
+            "nothing was delivered. Message a session of your own tree (sessions_list shows \
+             them), or ask the user to widen sendScope.",
+        ),
+        SendScope::Workspace | SendScope::All => (
+            format!(
+                "this deployment lets a session message only sessions in its workspace \
+                 (sendScope: {}); session {shown_id} is not one of them.",
+                scope.as_str()
+            ),
+            "nothing was delivered. Message a session in your workspace (sessions_list shows \
+             them), or ask the user to widen sendScope.",
+        ),
+    };
+    refusal(RefusalCode::NotPermitted, cause, next)
+}
+
 fn resume_disabled(shown_id: &str) -> Answer {
     refusal(
         RefusalCode::ResumeDisabled,
@@ -206,28 +292,10 @@ fn resume_disabled(shown_id: &str) -> Answer {
     )
 }
 
-/// The provenance frame around a delivered body. The sender's id follows the id rule
-/// and its title cannot close its quotes; the body is cleaned and its lines escaped, so
-/// it cannot end the frame early or open a second one.
-pub fn frame(sender: &str, sender_title: Option<&str>, mode: DeliveryMode, body: &str) -> String {
-    let mut out = String::with_capacity(body.len() + 256);
-    out.push_str("Cross-session message from another session of this harness.\nfrom-session: ");
-    write_id(&mut out, sender);
-    out.push_str(" (\"");
-    write_quoted_inner(&mut out, &fold_title(sender_title));
-    let _ = write!(
-        out,
-        "\")\ndelivery: {}\n--- message begins ---\n",
-        mode.as_str()
-    );
-    write_body(&mut out, body, usize::MAX);
-    out.push_str("\n--- message ends ---");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::Role;
     use crate::testing::{FakeHost, session};
 
     fn host() -> FakeHost {
@@ -265,7 +333,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            "accepted for live-peer | mode=queue | chars=7\n\
+            "accepted for live-peer | mode=queue | chars=7 | hop=1\n\
              The message is queued in that session's inbox. Its reply will not return through this call; read it later with sessions_read."
         );
         assert_eq!(host.deliveries.len(), 1);
@@ -277,6 +345,7 @@ mod tests {
             "Cross-session message from another session of this harness.\n\
              from-session: me (\"The sender line two\")\n\
              delivery: queue\n\
+             hop: 1\n\
              --- message begins ---\n\
              hello ✓\n\
              --- message ends ---"
@@ -290,7 +359,7 @@ mod tests {
             &mut host,
             r#"{"session_id":"live-peer","message":"x","mode":"steer"}"#,
         );
-        assert!(out.starts_with("accepted for live-peer | mode=steer | chars=1\nThe message is steered into the turn"), "{out}");
+        assert!(out.starts_with("accepted for live-peer | mode=steer | chars=1 | hop=1\nThe message is steered into the turn"), "{out}");
         let settings = Settings {
             default_send_mode: DeliveryMode::Steer,
             ..Settings::default()
@@ -320,7 +389,7 @@ mod tests {
         );
         assert!(
             out.starts_with(
-                "accepted for cold-peer | mode=queue | chars=7 (woke a cold session)\n"
+                "accepted for cold-peer | mode=queue | chars=7 | hop=1 (woke a cold session)\n"
             ),
             "{out}"
         );
@@ -343,7 +412,8 @@ mod tests {
             out.starts_with("sessions_send refused (resume-disabled): session cold-peer is cold"),
             "{out}"
         );
-        assert_eq!(host.calls, ["get-session cold-peer"]);
+        // The caller's own surface, for its chain, but nothing more of the target.
+        assert_eq!(host.calls, ["get-session cold-peer", "get-surface me"]);
         assert!(!host.is_live("cold-peer"));
         // A live target still takes the message, and the host is told not to wake.
         let out = send_with(
@@ -530,6 +600,230 @@ mod tests {
         );
         assert_eq!(host.deliveries[0].body, "--- raw\n");
         assert!(!host.calls.iter().any(|c| c.starts_with("title-snapshots")));
+    }
+
+    fn scoped(read: &str, send: &str) -> Settings {
+        Settings {
+            read_scope: crate::scope::ReadScope::parse(read).unwrap(),
+            send_scope: SendScope::parse(send).unwrap(),
+            ..Settings::default()
+        }
+    }
+
+    fn family() -> FakeHost {
+        let mut host = FakeHost::default();
+        host.add(session("root", 1).live(true).cwd("/w/app"));
+        host.add(session("me", 2).live(true).parent("root").cwd("/w/app/api"));
+        host.add(session("neighbour", 3).live(true).cwd("/w/app/api/v2"));
+        host.add(session("far", 4).live(true).cwd("/elsewhere"));
+        host.add(session("far-kid", 5).live(true).parent("far"));
+        host
+    }
+
+    #[test]
+    fn send_scope_refuses_a_visible_session_outside_it() {
+        let code = |out: &str| out.split(')').next().unwrap_or("").to_string();
+        let mut host = family();
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"far","message":"hi"}"#,
+            &scoped("all", "workspace"),
+        );
+        assert_eq!(
+            out,
+            "sessions_send refused (not-permitted): this deployment lets a session message only sessions in its workspace (sendScope: workspace); session far is not one of them.\n\
+             Next step: nothing was delivered. Message a session in your workspace (sessions_list shows them), or ask the user to widen sendScope."
+        );
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"neighbour","message":"hi"}"#,
+            &scoped("all", "tree"),
+        );
+        assert_eq!(
+            out,
+            "sessions_send refused (not-permitted): this deployment lets a session message only sessions under its own top-level session (sendScope: tree); session neighbour is not one of them.\n\
+             Next step: nothing was delivered. Message a session of your own tree (sessions_list shows them), or ask the user to widen sendScope."
+        );
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"root","message":"hi"}"#,
+            &scoped("all", "none"),
+        );
+        assert_eq!(
+            out,
+            "sessions_send refused (not-permitted): this deployment lets no session message another (sendScope: none); session root is not one it may message.\n\
+             Next step: nothing was delivered. Answer in your own session; the user can enable sends with sendScope."
+        );
+        assert!(host.deliveries.is_empty());
+        // Inside both scopes: delivered. A sendScope wider than readScope acts as it.
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"neighbour","message":"hi"}"#,
+            &scoped("tree", "all"),
+        );
+        assert_eq!(code(&out), "sessions_send refused (not-found");
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"root","message":"hi"}"#,
+            &scoped("tree", "all"),
+        );
+        assert!(out.starts_with("accepted for root"), "{out}");
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"neighbour","message":"hi"}"#,
+            &scoped("workspace", "workspace"),
+        );
+        assert!(out.starts_with("accepted for neighbour"), "{out}");
+    }
+
+    #[test]
+    fn a_subagents_owner_is_named_only_when_in_sight() {
+        let mut host = family();
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"far-kid","message":"hi"}"#,
+            &scoped("all", "all"),
+        );
+        assert!(out.contains("its owning session is far."), "{out}");
+        // readScope workspace: far-kid itself is out of sight (not-found); under a
+        // caller whose tree holds the kid but not its owner, the owner is not named.
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"far-kid","message":"hi"}"#,
+            &scoped("workspace", "all"),
+        );
+        assert!(
+            out.starts_with("sessions_send refused (not-found)"),
+            "{out}"
+        );
+        let mut host = family();
+        host.add(session("my-kid", 6).parent("me"));
+        let settings = scoped("self", "all");
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"my-kid","message":"hi"}"#,
+            &settings,
+        );
+        assert!(out.contains("its owning session is me."), "{out}");
+        host.add(
+            session("stray-kid", 7)
+                .parent("elsewhere-gone")
+                .cwd("/w/app/api"),
+        );
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"stray-kid","message":"hi"}"#,
+            &scoped("workspace", "all"),
+        );
+        assert!(
+            out.contains("session stray-kid is a subagent; it is owned by a session outside what this deployment lets you see."),
+            "{out}"
+        );
+    }
+
+    fn chain_host(hop_in_surface: Option<u32>) -> FakeHost {
+        let mut me = session("me", 1)
+            .live(true)
+            .text(1, Role::User, "user", "start");
+        if let Some(hop) = hop_in_surface {
+            let framed = frame("peer", Some("Peer"), DeliveryMode::Queue, hop, "go on");
+            me =
+                me.text(2, Role::User, "user", &framed)
+                    .text(3, Role::Assistant, "model:a/b", "ok");
+        }
+        let mut host = FakeHost::default();
+        host.add(me);
+        host.add(session("peer", 2).live(true).title("Peer"));
+        host.add(session("cold", 3));
+        host
+    }
+
+    #[test]
+    fn each_send_is_one_hop_further_and_the_guard_stops_a_long_chain() {
+        let mut host = chain_host(Some(2));
+        let out = send(&mut host, r#"{"session_id":"peer","message":"reply"}"#);
+        assert!(
+            out.starts_with("accepted for peer | mode=queue | chars=5 | hop=3\n"),
+            "{out}"
+        );
+        assert!(
+            host.deliveries[0]
+                .body
+                .contains("\ndelivery: queue\nhop: 3\n--- message begins ---\n")
+        );
+        let mut host = chain_host(Some(5));
+        let out = send(&mut host, r#"{"session_id":"peer","message":"reply"}"#);
+        assert_eq!(
+            out,
+            "sessions_send refused (loop-guard): this message would be hop 6 in a chain of cross-session messages, and this deployment allows 5 (maxHops).\n\
+             Next step: nothing was delivered. Finish the work in your own session or answer the person; their next message starts a new chain."
+        );
+        assert!(host.deliveries.is_empty());
+        // maxHops raises the bound; the loop guard comes before resume-disabled.
+        let settings = Settings {
+            max_hops: 6,
+            ..Settings::default()
+        };
+        assert!(
+            send_with(
+                &mut host,
+                r#"{"session_id":"peer","message":"r"}"#,
+                &settings
+            )
+            .contains("| hop=6")
+        );
+        let settings = Settings {
+            allow_resume: false,
+            ..Settings::default()
+        };
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"cold","message":"r"}"#,
+            &settings,
+        );
+        assert!(
+            out.starts_with("sessions_send refused (loop-guard)"),
+            "{out}"
+        );
+        // Without frames no chain can be seen: hop 1, and the surface is not read.
+        let mut host = chain_host(Some(5));
+        let settings = Settings {
+            frame_messages: false,
+            ..Settings::default()
+        };
+        let out = send_with(
+            &mut host,
+            r#"{"session_id":"peer","message":"r"}"#,
+            &settings,
+        );
+        assert!(
+            out.starts_with("accepted for peer | mode=queue | chars=1 | hop=1\n"),
+            "{out}"
+        );
+        assert!(!host.calls.iter().any(|c| c.starts_with("get-surface")));
+        let mut host = chain_host(None);
+        assert!(send(&mut host, r#"{"session_id":"peer","message":"r"}"#).contains("| hop=1\n"));
+    }
+
+    #[test]
+    fn a_waiting_message_is_not_called_steered() {
+        let mut host = FakeHost::default();
+        host.add(session("me", 1).live(true));
+        host.add(session("busy", 2).live(true).keeps_waiting());
+        let out = send(
+            &mut host,
+            r#"{"session_id":"busy","message":"x","mode":"steer"}"#,
+        );
+        assert_eq!(
+            out,
+            "accepted for busy | mode=steer | chars=1 | hop=1\n\
+             The message waits in that session's inbox and is handed into its running turn at its next step, or into its next turn if it is idle. Its reply will not return through this call; read it later with sessions_read."
+        );
+        let out = send(&mut host, r#"{"session_id":"busy","message":"x"}"#);
+        assert!(out.ends_with("\nThe message is queued in that session's inbox. Its reply will not return through this call; read it later with sessions_read."), "{out}");
+        // Kept waiting: not on the target's surface.
+        assert!(host.sessions[1].surface.messages.is_empty());
+        assert_eq!(host.deliveries.len(), 2);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use crate::host::DeliveryMode;
 use crate::json_object::{JsonValue, ObjectError, TopLevel};
+use crate::scope::{ReadScope, SendScope};
 use crate::text::{describe_value, shorten};
 
 /// Per-deployment settings, with the defaults of the spec.
@@ -17,7 +18,14 @@ pub struct Settings {
     pub frame_messages: bool,
     pub allow_resume: bool,
     pub include_injected_by_default: bool,
+    /// The longest chain of cross-session messages one person's message can start.
+    pub max_hops: u32,
+    pub read_scope: ReadScope,
+    pub send_scope: SendScope,
 }
+
+/// `maxHops`'s range.
+pub const MAX_HOPS_RANGE: std::ops::RangeInclusive<u64> = 1..=64;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -31,12 +39,16 @@ impl Default for Settings {
             frame_messages: true,
             allow_resume: true,
             include_injected_by_default: false,
+            max_hops: 5,
+            read_scope: ReadScope::All,
+            send_scope: SendScope::All,
         }
     }
 }
 
 const KNOWN_KEYS: &str = "enabled, maxListResults, maxReadMessages, maxMessageChars, \
-     maxSendChars, defaultSendMode, frameMessages, allowResume, includeInjectedByDefault";
+     maxSendChars, defaultSendMode, frameMessages, allowResume, includeInjectedByDefault, \
+     maxHops, readScope, sendScope";
 
 impl Settings {
     /// Parses the deployment JSON. Empty text or `null` means all defaults. The error
@@ -85,6 +97,25 @@ impl Settings {
                 "allowResume" => settings.allow_resume = flag(key, value)?,
                 "includeInjectedByDefault" => {
                     settings.include_injected_by_default = flag(key, value)?
+                }
+                "maxHops" => {
+                    settings.max_hops = value
+                        .as_u64()
+                        .filter(|n| MAX_HOPS_RANGE.contains(n))
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or_else(|| wrong(key, "an integer from 1 to 64", value))?
+                }
+                "readScope" => {
+                    settings.read_scope = value
+                        .as_str()
+                        .and_then(ReadScope::parse)
+                        .ok_or_else(|| wrong(key, ReadScope::TAKES, value))?
+                }
+                "sendScope" => {
+                    settings.send_scope = value
+                        .as_str()
+                        .and_then(SendScope::parse)
+                        .ok_or_else(|| wrong(key, SendScope::TAKES, value))?
                 }
                 unknown => {
                     return Err(format!(
@@ -135,7 +166,8 @@ mod tests {
         let settings = Settings::from_json(
             r#"{"enabled":false,"maxListResults":3,"maxReadMessages":4,"maxMessageChars":5,
             "maxSendChars":6,"defaultSendMode":"steer","frameMessages":false,
-            "allowResume":false,"includeInjectedByDefault":true}"#,
+            "allowResume":false,"includeInjectedByDefault":true,"maxHops":64,
+            "readScope":"tree","sendScope":"none"}"#,
         )
         .unwrap();
         assert_eq!(
@@ -150,6 +182,9 @@ mod tests {
                 frame_messages: false,
                 allow_resume: false,
                 include_injected_by_default: true,
+                max_hops: 64,
+                read_scope: ReadScope::Tree,
+                send_scope: SendScope::None,
             }
         );
     }
@@ -186,6 +221,33 @@ mod tests {
             Settings::from_json(r#"{"defaultSendMode": "later"}"#).unwrap_err(),
             "invalid settings: defaultSendMode must be \"queue\" or \"steer\" (got \"later\")"
         );
+        for (settings, error) in [
+            (
+                r#"{"maxHops": 0}"#,
+                "maxHops must be an integer from 1 to 64 (got 0)",
+            ),
+            (
+                r#"{"maxHops": 65}"#,
+                "maxHops must be an integer from 1 to 64 (got 65)",
+            ),
+            (
+                r#"{"maxHops": "5"}"#,
+                "maxHops must be an integer from 1 to 64 (got \"5\")",
+            ),
+            (
+                r#"{"readScope": "team"}"#,
+                "readScope must be \"all\", \"workspace\", \"tree\" or \"self\" (got \"team\")",
+            ),
+            (
+                r#"{"sendScope": "self"}"#,
+                "sendScope must be \"all\", \"workspace\", \"tree\" or \"none\" (got \"self\")",
+            ),
+        ] {
+            assert_eq!(
+                Settings::from_json(settings).unwrap_err(),
+                format!("invalid settings: {error}")
+            );
+        }
         assert!(
             Settings::from_json("[1]")
                 .unwrap_err()

@@ -1,7 +1,9 @@
 //! An in-memory host for the core's unit tests: records every call it answers, so a
 //! test can say which session was touched, how, and in what order. Its controller
 //! follows host-shim's in-memory semantics (`host-shim/src/corpus.rs`): an accepted
-//! delivery makes the target live and appends the body as its newest user message.
+//! delivery makes the target live and, handed over (the default), appends the body as
+//! its newest user message; a session set to keep deliveries waiting keeps them in
+//! its inbox. `inbox-status` answers the scripted counts.
 
 use crate::host::*;
 use std::collections::HashMap;
@@ -23,6 +25,8 @@ pub struct FakeMessage {
     pub role: Role,
     pub source: String,
     pub replaced: bool,
+    /// The host says the harness injected it.
+    pub injected: bool,
     pub parts: Vec<Part>,
 }
 
@@ -77,6 +81,7 @@ pub fn push_message(index: &mut SurfaceIndex, message: &FakeMessage, lead_chars:
         seq: message.seq,
         role: message.role,
         replaced: message.replaced,
+        injected: message.injected,
         source_lead_len: source_lead.len() as u32,
         text_lead_len: text_lead.len() as u32,
         text_chars: u32::try_from(text.chars().count()).unwrap_or(u32::MAX),
@@ -97,6 +102,11 @@ pub struct FakeSession {
     pub surface: FakeSurface,
     /// The controller refuses deliveries with this reason.
     pub reject: Option<String>,
+    /// Where an accepted delivery is now: handed over (appended to the surface) or
+    /// waiting (kept out of it).
+    pub delivery_state: DeliveryState,
+    /// Scripted inbox counts per sender.
+    pub inbox: Vec<(String, InboxCount)>,
 }
 
 pub fn session(id: &str, created_at_ms: i64) -> FakeSession {
@@ -113,6 +123,8 @@ pub fn session(id: &str, created_at_ms: i64) -> FakeSession {
         title: None,
         surface: FakeSurface::default(),
         reject: None,
+        delivery_state: DeliveryState::HandedOver,
+        inbox: Vec::new(),
     }
 }
 
@@ -145,6 +157,20 @@ impl FakeSession {
         self.reject = Some(reason.to_string());
         self
     }
+    /// Deliveries to it are accepted and kept waiting.
+    pub fn keeps_waiting(mut self) -> Self {
+        self.delivery_state = DeliveryState::Waiting;
+        self
+    }
+    /// Scripted inbox counts of `sender`'s messages to it.
+    pub fn inbox_from(mut self, sender: &str, waiting: u32, handed_over: u32) -> Self {
+        let count = InboxCount {
+            waiting,
+            handed_over,
+        };
+        self.inbox.push((sender.to_string(), count));
+        self
+    }
     pub fn captured_through(mut self, seq: u64) -> Self {
         self.surface.captured_through_seq = seq;
         self
@@ -156,6 +182,7 @@ impl FakeSession {
             role,
             source: source.to_string(),
             replaced: false,
+            injected: false,
             parts,
         });
         self
@@ -163,6 +190,13 @@ impl FakeSession {
     /// Adds a message with one text part.
     pub fn text(self, seq: u64, role: Role, source: &str, text: &str) -> Self {
         self.message(seq, role, source, vec![Part::Text(text.to_string())])
+    }
+    /// Marks the last added message as injected by the harness (the host says so).
+    pub fn injected(mut self) -> Self {
+        if let Some(last) = self.surface.messages.last_mut() {
+            last.injected = true;
+        }
+        self
     }
     /// Marks the last added message as replaced.
     pub fn replaced(mut self) -> Self {
@@ -181,6 +215,7 @@ pub struct Delivery {
     pub may_wake: bool,
     pub woke: bool,
     pub key: String,
+    pub state: DeliveryState,
 }
 
 #[derive(Default)]
@@ -276,9 +311,19 @@ impl SessionQuery for FakeHost {
                 Some(MessageContent {
                     source: message.source.clone(),
                     text: message.text().unwrap_or_default(),
+                    injected: message.injected,
                 })
             })
             .collect()
+    }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        self.calls.push(format!("inbox-status {target} {sender}"));
+        (self.find(target).into_iter())
+            .flat_map(|s| &s.inbox)
+            .find(|(from, _)| from == sender)
+            .map(|(_, count)| *count)
+            .unwrap_or_default()
     }
 }
 
@@ -326,6 +371,26 @@ impl FakeHost {
         if woke && !may_wake {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
+        let state = session.delivery_state;
+        let delivered = Delivered {
+            woke,
+            repeat: false,
+            state,
+        };
+        let delivery = Delivery {
+            target: target.to_string(),
+            body: body.to_string(),
+            mode,
+            may_wake,
+            woke,
+            key: key.to_string(),
+            state,
+        };
+        if state == DeliveryState::Waiting {
+            session.header.live = true;
+            self.deliveries.push(delivery);
+            return Ok(delivered);
+        }
         let surface = &mut session.surface;
         let highest = surface.messages.iter().map(|m| m.seq).max().unwrap_or(0);
         let Some(seq) = highest.max(surface.captured_through_seq).checked_add(1) else {
@@ -339,20 +404,11 @@ impl FakeHost {
             role: Role::User,
             source: "user".to_string(),
             replaced: false,
+            injected: false,
             parts: vec![Part::Text(body.to_string())],
         });
         surface.captured_through_seq = seq;
-        self.deliveries.push(Delivery {
-            target: target.to_string(),
-            body: body.to_string(),
-            mode,
-            may_wake,
-            woke,
-            key: key.to_string(),
-        });
-        Ok(Delivered {
-            woke,
-            repeat: false,
-        })
+        self.deliveries.push(delivery);
+        Ok(delivered)
     }
 }

@@ -7,6 +7,7 @@ use crate::hygiene::{
     cut_chars, fold_line, show_id, write_id, write_quoted_inner, write_row_field,
 };
 use crate::json_object::{JsonValue, TopLevel};
+use crate::scope::{Places, Reach};
 
 /// Writes a session's identity as every tool shows it:
 /// `ID [live|cold, top-level|subagent]`, then ` | cwd=PATH` when it has one.
@@ -82,6 +83,8 @@ pub enum RefusalCode {
     UnknownTool,
     NotFound,
     NotMessageable,
+    NotPermitted,
+    LoopGuard,
     ResumeDisabled,
     EmptyBody,
     Rejected,
@@ -94,6 +97,8 @@ impl RefusalCode {
             RefusalCode::UnknownTool => "unknown-tool",
             RefusalCode::NotFound => "not-found",
             RefusalCode::NotMessageable => "not-messageable",
+            RefusalCode::NotPermitted => "not-permitted",
+            RefusalCode::LoopGuard => "loop-guard",
             RefusalCode::ResumeDisabled => "resume-disabled",
             RefusalCode::EmptyBody => "empty-body",
             RefusalCode::Rejected => "rejected",
@@ -146,16 +151,30 @@ impl Refusal {
     }
 }
 
+/// How many near ids a `not-found` refusal offers.
+const NEAR_IDS_SHOWN: usize = 3;
+
 /// Up to three known ids that look like `wanted` (prefix or substring either way,
 /// case-insensitive), closest first; shown on `not-found` so a model can correct a
 /// mistyped or shortened id.
 pub fn near_ids<'a>(wanted: &str, known: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut near = related_ids(wanted, known.map(|id| (id, false)));
+    near.truncate(NEAR_IDS_SHOWN);
+    near.into_iter().map(|(shown, _)| shown).collect()
+}
+
+/// Every known id that looks like `wanted`, closest first: as shown, and as known with
+/// whether the index calls it a subagent.
+fn related_ids<'a>(
+    wanted: &str,
+    known: impl Iterator<Item = (&'a str, bool)>,
+) -> Vec<(String, (&'a str, bool))> {
     let wanted = wanted.trim().to_lowercase();
     if wanted.is_empty() {
         return Vec::new();
     }
-    let mut scored: Vec<(usize, String)> = known
-        .filter_map(|id| {
+    let mut scored: Vec<(usize, String, (&str, bool))> = known
+        .filter_map(|(id, subagent)| {
             let lower = id.to_lowercase();
             let common = lower
                 .chars()
@@ -165,23 +184,39 @@ pub fn near_ids<'a>(wanted: &str, known: impl Iterator<Item = &'a str>) -> Vec<S
             let related = lower.contains(&wanted)
                 || (!lower.is_empty() && wanted.contains(&lower))
                 || common >= 4.max(char_count(&wanted) / 2);
-            related.then(|| (common, show_id(id)))
+            related.then(|| (common, show_id(id), (id, subagent)))
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(3).map(|(_, id)| id).collect()
+    scored
+        .into_iter()
+        .map(|(_, shown, id)| (shown, id))
+        .collect()
 }
 
 /// The `not-found` refusal for `id`, offering near ids from the host's listing (asked
-/// only now, on the failure path).
+/// only now, on the failure path), drawn only from the sessions `reach` takes in.
 pub fn not_found(
     host: &mut impl SessionQuery,
+    places: &mut Places,
+    reach: Reach,
     tool: &'static str,
     id: &str,
 ) -> Result<Refusal, HostError> {
     let index = host.list_sessions();
-    let near = near_ids(id, index.ids()?);
+    let known = index.ids()?.zip(index.entries.iter().map(|e| e.subagent));
+    let mut related = related_ids(id, known);
+    if reach != Reach::All {
+        let asked: Vec<(&str, bool)> = related.iter().map(|(_, known)| *known).collect();
+        let inside = places.reaches(host, reach, &asked);
+        let mut inside = inside.into_iter();
+        related.retain(|_| inside.next().unwrap_or(false));
+    }
+    let near: Vec<String> = (related.into_iter())
+        .take(NEAR_IDS_SHOWN)
+        .map(|(shown, _)| shown)
+        .collect();
     Ok(Refusal {
         tool,
         code: RefusalCode::NotFound,

@@ -4,17 +4,18 @@
 //! `cargo run -p host-shim --example embed` runs it.
 
 use host_shim::{
-    AnsweredKeys, CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, MessageContent,
-    Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
+    AnsweredKeys, CallRequest, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, Inbox,
+    InboxCount, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
 };
 use std::collections::BTreeMap;
 
-/// A harness's own state: here, a map of sessions, an inbox per session, and the
-/// answer given to each delivery key (so a retried call delivers once).
+/// A harness's own state: here, a map of sessions, an inbox per session (sender and
+/// body of each message waiting for the session's next turn), and the answer given to
+/// each delivery key (so a retried call delivers once).
 #[derive(Default)]
 struct MyHarness {
     sessions: BTreeMap<String, (SessionHeader, String)>,
-    inboxes: BTreeMap<String, Vec<String>>,
+    inboxes: BTreeMap<String, Vec<(String, String)>>,
     answered: AnsweredKeys,
 }
 
@@ -46,6 +47,17 @@ impl SessionQuery for MyHarness {
     fn get_messages(&mut self, _id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
         vec![None; seqs.len()]
     }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        let waiting = (self.inboxes.get(target).into_iter().flatten())
+            .filter(|(from, _)| from == sender)
+            .count();
+        // This harness never hands messages over in the example.
+        InboxCount {
+            waiting: waiting as u32,
+            handed_over: 0,
+        }
+    }
 }
 
 impl Inbox for MyHarness {
@@ -64,13 +76,17 @@ impl Inbox for MyHarness {
             Some((header, _)) => {
                 let woke = !header.live;
                 header.live = true;
+                // The call context names the sender; the plugin's key carries it too.
+                let sender = host_shim::inbox::key_sender(key).unwrap_or_default();
                 inboxes
                     .entry(target.to_string())
                     .or_default()
-                    .push(body.to_string());
+                    .push((sender.to_string(), body.to_string()));
+                // It waits for the target's next turn: say so, not "handed over".
                 Ok(Delivered {
                     woke,
                     repeat: false,
+                    state: DeliveryState::Waiting,
                 })
             }
         })

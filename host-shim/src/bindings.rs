@@ -1,10 +1,11 @@
-//! The contract's wasmtime bindings (`wit/plugin.wit`, `harness:sessions@0.2.0`, the
+//! The contract's wasmtime bindings (`wit/plugin.wit`, `harness:sessions@0.3.0`, the
 //! current version). Every import is generated trappable: the host's own guard
 //! ([`crate::guard`]) ends a call from inside an import when the plugin asks past a
 //! host bound. A harness never sees that: it implements [`crate::SessionQuery`] and
 //! [`crate::Inbox`], plain traits over the types re-exported here. Plugins built
-//! against the released 0.1.0 contract are served by [`crate::since_v0_1_0`] over the
-//! same traits; [`crate::plugin`] dispatches between the versions.
+//! against the released contracts are served by [`crate::since_v0_1_0`] and
+//! [`crate::since_v0_2_0`] over the same traits; [`crate::plugin`] dispatches between
+//! the versions.
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -13,19 +14,61 @@ wasmtime::component::bindgen!({
     additional_derives: [PartialEq, Eq],
 });
 
-pub use exports::harness::sessions::tools::{Answer, Refusal, ToolSpec};
-pub use harness::sessions::inbox::{Delivered, DeliveryMode, DeliveryRefusal};
+pub use exports::harness::sessions::tools::{Answer, Refusal, ToolAnnotations, ToolSpec};
+pub use harness::sessions::inbox::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState};
 pub use harness::sessions::session_query::{
-    MessageContent, MessageEntry, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex,
+    InboxCount, MessageContent, MessageEntry, Role, SessionEntry, SessionHeader, SessionIndex,
+    SurfaceIndex,
 };
+
+/// One tool of a plugin's catalog, whatever contract version the plugin was built
+/// against: a plugin built before 0.3.0 gives no annotations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tool {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema (as JSON text) of the arguments object.
+    pub input_schema: String,
+    pub annotations: Option<ToolAnnotations>,
+}
+
+impl From<ToolSpec> for Tool {
+    fn from(spec: ToolSpec) -> Tool {
+        Tool {
+            name: spec.name,
+            description: spec.description,
+            input_schema: spec.input_schema,
+            annotations: Some(spec.annotations),
+        }
+    }
+}
+
+impl ToolAnnotations {
+    /// As MCP's `ToolAnnotations` object (camelCase; a hint that is none left out).
+    pub fn to_mcp_json(&self) -> serde_json::Value {
+        let mut object = serde_json::Map::new();
+        object.insert("title".into(), self.title.clone().into());
+        object.insert("readOnlyHint".into(), self.read_only_hint.into());
+        if let Some(hint) = self.destructive_hint {
+            object.insert("destructiveHint".into(), hint.into());
+        }
+        if let Some(hint) = self.idempotent_hint {
+            object.insert("idempotentHint".into(), hint.into());
+        }
+        object.insert("openWorldHint".into(), self.open_world_hint.into());
+        serde_json::Value::Object(object)
+    }
+}
 
 /// The contract version a plugin was built against, as host-shim serves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContractVersion {
     /// `harness:sessions@0.1.0`, the first release (frozen in `wit/since_v0.1.0/`).
     V0_1_0,
-    /// `harness:sessions@0.2.0`, the current contract.
+    /// `harness:sessions@0.2.0` (frozen in `wit/since_v0.2.0/`).
     V0_2_0,
+    /// `harness:sessions@0.3.0`, the current contract.
+    V0_3_0,
 }
 
 impl ContractVersion {
@@ -33,6 +76,7 @@ impl ContractVersion {
         match self {
             ContractVersion::V0_1_0 => "0.1.0",
             ContractVersion::V0_2_0 => "0.2.0",
+            ContractVersion::V0_3_0 => "0.3.0",
         }
     }
 
@@ -40,6 +84,7 @@ impl ContractVersion {
     /// exports.
     pub fn exported_by<'a>(mut exports: impl Iterator<Item = &'a str>) -> Option<ContractVersion> {
         exports.find_map(|name| match name {
+            "harness:sessions/tools@0.3.0" => Some(ContractVersion::V0_3_0),
             "harness:sessions/tools@0.2.0" => Some(ContractVersion::V0_2_0),
             "harness:sessions/tools@0.1.0" => Some(ContractVersion::V0_1_0),
             _ => None,
@@ -55,6 +100,8 @@ impl Refusal {
             Refusal::UnknownTool => "unknown-tool",
             Refusal::NotFound => "not-found",
             Refusal::NotMessageable => "not-messageable",
+            Refusal::NotPermitted => "not-permitted",
+            Refusal::LoopGuard => "loop-guard",
             Refusal::ResumeDisabled => "resume-disabled",
             Refusal::EmptyBody => "empty-body",
             Refusal::Rejected => "rejected",
@@ -87,6 +134,43 @@ impl<'de> serde::Deserialize<'de> for DeliveryMode {
             other => Err(serde::de::Error::unknown_variant(
                 other,
                 &["queue", "steer"],
+            )),
+        }
+    }
+}
+
+impl InboxCount {
+    /// No message waiting or handed over.
+    pub const NONE: InboxCount = InboxCount {
+        waiting: 0,
+        handed_over: 0,
+    };
+}
+
+impl DeliveryState {
+    /// The state as records name it (`waiting`, `handed-over`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Waiting => "waiting",
+            DeliveryState::HandedOver => "handed-over",
+        }
+    }
+}
+
+impl serde::Serialize for DeliveryState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeliveryState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match <&str>::deserialize(deserializer)? {
+            "waiting" => Ok(DeliveryState::Waiting),
+            "handed-over" => Ok(DeliveryState::HandedOver),
+            other => Err(serde::de::Error::unknown_variant(
+                other,
+                &["waiting", "handed-over"],
             )),
         }
     }

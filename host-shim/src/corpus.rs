@@ -10,9 +10,13 @@
 //!   scripted `refuse_delivery` (`not-found` or `would-need-wake`); `rejected` with the
 //!   session's `reject` reason; `would-need-wake` for a cold session when waking is not
 //!   allowed. Otherwise it accepts: `woke` is true when the session was cold, the
-//!   session is live from then on, and the body becomes its newest message (role
-//!   `user`, source `user`, one text part, seq one past both its highest seq and its
-//!   captured-through seq, which moves to it).
+//!   session is live from then on, and the message is in the state the session's
+//!   `delivery_state` scripts: `handed-over` (the default) makes the body its newest
+//!   message (role `user`, source `user`, one text part, seq one past both its highest
+//!   seq and its captured-through seq, which moves to it); `waiting` leaves the
+//!   surface as it was.
+//! - `inbox-status` answers the session's scripted `inbox` counts for that sender
+//!   (zero when none are scripted).
 //! - A refused delivery changes nothing.
 //! - At most once per key: a delivery whose non-empty key this host has answered
 //!   before gets that answer again (an acceptance with `repeat` set) and changes
@@ -21,8 +25,8 @@
 //!   keeps it across them.
 
 use crate::bindings::{
-    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, Role, SessionHeader, SessionIndex,
-    SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
+    SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
 pub use crate::surface::Message;
@@ -67,7 +71,22 @@ struct SessionFile {
     #[serde(default)]
     refuse_delivery: Option<ScriptedRefusal>,
     #[serde(default)]
+    delivery_state: Option<DeliveryState>,
+    #[serde(default)]
+    inbox: Vec<InboxFile>,
+    #[serde(default)]
     messages: Vec<MessageFile>,
+}
+
+/// One sender's messages in a session's inbox, as `inbox-status` answers them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InboxFile {
+    from: String,
+    #[serde(default)]
+    waiting: u32,
+    #[serde(default)]
+    handed_over: u32,
 }
 
 /// A controller answer a corpus can script, for the refusals a header cannot predict.
@@ -89,6 +108,8 @@ struct MessageFile {
     source: Option<String>,
     #[serde(default)]
     replaced: bool,
+    #[serde(default)]
+    injected: bool,
     #[serde(default)]
     parts: Vec<PartFile>,
 }
@@ -155,6 +176,9 @@ fn check_object_forms(value: &serde_json::Value) -> Result<(), String> {
     let file = object(value, "the top level")?;
     for (i, session) in items(file.get("sessions")) {
         let session = object(session, &format!("sessions[{i}]"))?;
+        for (j, entry) in items(session.get("inbox")) {
+            object(entry, &format!("sessions[{i}].inbox[{j}]"))?;
+        }
         for (j, message) in items(session.get("messages")) {
             let message = object(message, &format!("sessions[{i}].messages[{j}]"))?;
             for (k, part) in items(message.get("parts")) {
@@ -177,6 +201,10 @@ pub struct Session {
     pub reject: Option<String>,
     /// The controller answers every delivery to this session with this refusal.
     pub refuse_delivery: Option<ScriptedRefusal>,
+    /// Where an accepted delivery is: handed over (on the surface) or waiting.
+    pub delivery_state: DeliveryState,
+    /// What `inbox-status` answers, by sender.
+    pub inbox: Vec<(String, InboxCount)>,
 }
 
 impl Session {
@@ -197,6 +225,8 @@ impl Session {
             captured_through_seq: 0,
             reject: None,
             refuse_delivery: None,
+            delivery_state: DeliveryState::HandedOver,
+            inbox: Vec::new(),
         }
     }
 
@@ -211,6 +241,9 @@ impl Session {
     /// `seq` is [`Session::next_seq`].
     fn accept(&mut self, body: &str, seq: u64) {
         self.header.live = true;
+        if self.delivery_state == DeliveryState::Waiting {
+            return;
+        }
         self.messages.push(Message::new(
             seq,
             Role::User,
@@ -263,6 +296,7 @@ impl From<SessionFile> for Session {
                     message.replaced,
                     text,
                 )
+                .injected(message.injected)
             })
             .collect();
         let last_seq = messages.iter().map(|m| m.seq).max().unwrap_or(0);
@@ -281,6 +315,16 @@ impl From<SessionFile> for Session {
             captured_through_seq: file.captured_through_seq.unwrap_or(last_seq),
             reject: file.reject,
             refuse_delivery: file.refuse_delivery,
+            delivery_state: file.delivery_state.unwrap_or(DeliveryState::HandedOver),
+            inbox: (file.inbox.into_iter())
+                .map(|i| {
+                    let count = InboxCount {
+                        waiting: i.waiting,
+                        handed_over: i.handed_over,
+                    };
+                    (i.from, count)
+                })
+                .collect(),
         }
     }
 }
@@ -420,6 +464,13 @@ impl SessionQuery for CorpusHost {
             .map(|&seq| session.and_then(|s| s.message(seq)))
             .collect()
     }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        (self.session(target).into_iter())
+            .flat_map(|s| &s.inbox)
+            .find(|(from, _)| from == sender)
+            .map_or(InboxCount::NONE, |(_, count)| *count)
+    }
 }
 
 impl CorpusHost {
@@ -475,6 +526,7 @@ impl CorpusHost {
                 "the session is full: its last message already has the largest seq".to_string(),
             ));
         };
+        let state = session.delivery_state;
         let corpus = &self.corpus;
         self.changed
             .entry(position)
@@ -483,6 +535,7 @@ impl CorpusHost {
         Ok(Delivered {
             woke,
             repeat: false,
+            state,
         })
     }
 }
@@ -595,7 +648,8 @@ mod tests {
             host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1"),
             Ok(Delivered {
                 woke: true,
-                repeat: false
+                repeat: false,
+                state: DeliveryState::HandedOver
             })
         );
         let after = host.session(&id).unwrap();
@@ -610,7 +664,8 @@ mod tests {
             host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1"),
             Ok(Delivered {
                 woke: true,
-                repeat: true
+                repeat: true,
+                state: DeliveryState::HandedOver
             })
         );
         assert_eq!(host.session(&id).unwrap().messages.len(), messages);
@@ -619,7 +674,8 @@ mod tests {
             host.deliver(&id, "again", DeliveryMode::Steer, false, ""),
             Ok(Delivered {
                 woke: false,
-                repeat: false
+                repeat: false,
+                state: DeliveryState::HandedOver
             })
         );
         // The shared corpus is untouched: the host changed its own copy.

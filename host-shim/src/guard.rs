@@ -6,8 +6,8 @@
 //! forwards nothing more.
 
 use crate::bindings::{
-    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, SessionHeader, SessionIndex,
-    SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
+    SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Harness, KEYS_KEPT, KEYS_KEPT_FOR};
 use serde::{Deserialize, Serialize};
@@ -67,6 +67,8 @@ pub struct HostStats {
     pub message_batches: u32,
     /// Whole messages asked for across all message batches.
     pub messages_asked: u32,
+    /// `inbox-status` calls.
+    pub inbox_status_reads: u32,
     /// `deliver` calls, accepted or not.
     pub delivery_attempts: u32,
     /// Deliveries the inbox accepted (repeats of a key not counted).
@@ -86,6 +88,8 @@ pub struct Delivery {
     pub mode: DeliveryMode,
     pub body: String,
     pub woke: bool,
+    /// Where the message was when the inbox accepted it.
+    pub state: DeliveryState,
     /// The delivery key (empty when the call had no id).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub key: String,
@@ -213,12 +217,14 @@ pub struct Guard<H> {
 }
 
 impl<H: Harness> Guard<H> {
+    /// A guard for one call: the harness is told a call begins.
     pub fn new(
-        harness: H,
+        mut harness: H,
         keys: std::sync::Arc<std::sync::Mutex<KeyLedger>>,
         bounds: HostBounds,
         memory_limit: usize,
     ) -> Guard<H> {
+        harness.begin_call();
         Guard {
             harness,
             keys,
@@ -228,6 +234,12 @@ impl<H: Harness> Guard<H> {
             deliveries: Vec::new(),
             stopped: None,
         }
+    }
+
+    /// The harness back, told the call has ended.
+    pub fn into_harness(mut self) -> H {
+        self.harness.end_call();
+        self.harness
     }
 
     fn stop<T>(&mut self, why: HostStop) -> wasmtime::Result<T> {
@@ -434,6 +446,16 @@ impl<H: Harness> Guard<H> {
         Ok(expand(messages, &places))
     }
 
+    pub(crate) fn inbox_status(
+        &mut self,
+        target: &str,
+        sender: &str,
+    ) -> wasmtime::Result<InboxCount> {
+        self.stats.inbox_status_reads += 1;
+        self.lower(|| "an inbox count".to_string(), 8)?;
+        Ok(self.harness.inbox_status(target, sender))
+    }
+
     pub(crate) fn deliver(
         &mut self,
         target: String,
@@ -486,6 +508,7 @@ impl<H: Harness> Guard<H> {
                     mode,
                     body,
                     woke: delivered.woke,
+                    state: delivered.state,
                     key,
                 });
             }

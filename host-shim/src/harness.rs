@@ -1,16 +1,23 @@
 //! What a harness implements to serve the plugin: the WIT's two imported interfaces
-//! (`harness:sessions@0.2.0`), one method per WIT function, over the WIT's own types.
+//! (`harness:sessions@0.3.0`), one method per WIT function, over the WIT's own types.
 //! The runtime calls these during a tool call only, one call at a time per store. A
-//! plugin built against 0.1.0 is served over the same methods.
+//! plugin built against 0.1.0 or 0.2.0 is served over the same methods.
 
 use crate::bindings::{
-    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, SessionHeader, SessionIndex,
-    SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, SessionHeader,
+    SessionIndex, SurfaceIndex,
 };
 
 /// `session-query`: read-only questions about the harness's sessions. Nothing here may
 /// wake, resume or charge a session.
 pub trait SessionQuery {
+    /// Not a WIT function: called as each tool call begins (a
+    /// [`crate::guard::Guard`] is made per call), so a harness can answer one call
+    /// from one state, as the WIT asks. Nothing by default.
+    fn begin_call(&mut self) {}
+    /// Not a WIT function: called as the call ends ([`crate::guard::Guard::into_harness`]);
+    /// the harness looks afresh from then on. Nothing by default.
+    fn end_call(&mut self) {}
     /// Every session the caller may see, as one index: the ids as one text, one small
     /// entry per session.
     fn list_sessions(&mut self) -> SessionIndex;
@@ -27,6 +34,10 @@ pub trait SessionQuery {
     /// Whole messages of one session's surface by seq, one entry per seq in the same
     /// order; `None` when the session or the message is gone.
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>>;
+    /// How many of the messages `sender` sent to `target` wait in its inbox and how
+    /// many were handed over (accepted deliveries, repeats not counted); both zero
+    /// when the harness knows of none.
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount;
 }
 
 /// `inbox`: delivery into a top-level session.
@@ -76,6 +87,12 @@ impl<H> Clone for Shared<H> {
 }
 
 impl<H: SessionQuery> SessionQuery for Shared<H> {
+    fn begin_call(&mut self) {
+        self.lock().begin_call()
+    }
+    fn end_call(&mut self) {
+        self.lock().end_call()
+    }
     fn list_sessions(&mut self) -> SessionIndex {
         self.lock().list_sessions()
     }
@@ -93,6 +110,9 @@ impl<H: SessionQuery> SessionQuery for Shared<H> {
     }
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
         self.lock().get_messages(id, seqs)
+    }
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        self.lock().inbox_status(target, sender)
     }
 }
 
@@ -187,6 +207,7 @@ mod tests {
             Ok(Delivered {
                 woke: false,
                 repeat: false,
+                state: crate::bindings::DeliveryState::Waiting,
             })
         };
         for n in 0..KEYS_KEPT + 10 {

@@ -37,7 +37,7 @@
 //!   claim returns to the inbox at the next hand-over: each message is handed over by
 //!   exactly one successful hook run.
 
-use crate::bindings::DeliveryMode;
+use crate::bindings::{DeliveryMode, DeliveryState, InboxCount};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -94,6 +94,14 @@ pub enum Put {
     New(PathBuf),
     /// A message with this key was accepted before: nothing changed.
     Repeat(SpooledMessage),
+}
+
+/// A message found in the state folder, and where it is now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub message: SpooledMessage,
+    /// Waiting (in the inbox, or claimed by a hook handing it over) or handed over.
+    pub state: DeliveryState,
 }
 
 /// A message waiting in a session's inbox.
@@ -313,16 +321,18 @@ impl StateDir {
 
     /// The message with this key for this session, wherever it is (waiting, claimed
     /// or handed over).
-    pub fn find(&self, session: &str, key: &str) -> Result<Option<SpooledMessage>> {
+    pub fn find(&self, session: &str, key: &str) -> Result<Option<Located>> {
         if key.is_empty() {
             return Ok(None);
         }
         let name = message_name(key);
+        let at =
+            |path: &Path, state| read_message(path).map(|message| Some(Located { message, state }));
         // In the order a message moves, so one moving on is still found.
         let inbox = self.session_path("inbox", session)?;
         let waiting = inbox.join(&name);
         if waiting.exists() {
-            return read_message(&waiting).map(Some);
+            return at(&waiting, DeliveryState::Waiting);
         }
         let claim_prefix = format!("{name}@");
         for entry in listing(&inbox)? {
@@ -331,21 +341,46 @@ impl StateDir {
                 .to_string_lossy()
                 .starts_with(&claim_prefix)
             {
-                return read_message(&entry.path()).map(Some);
+                return at(&entry.path(), DeliveryState::Waiting);
             }
         }
         let handed = self.session_path("handed", session)?.join(&name);
         if handed.exists() {
-            return read_message(&handed).map(Some);
+            return at(&handed, DeliveryState::HandedOver);
         }
         Ok(None)
+    }
+
+    /// How many of `sender`'s messages to `session` wait (in its inbox, or claimed by
+    /// a hook handing them over) and how many were handed over. Every message file of
+    /// the session is read: the sender is inside, not in the name.
+    pub fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount> {
+        let mut count = InboxCount::NONE;
+        if sender.is_empty() {
+            return Ok(count);
+        }
+        for kind in ["inbox", "handed"] {
+            for entry in listing(&self.session_path(kind, session)?)? {
+                let Ok(message) = read_message(&entry.path()) else {
+                    continue;
+                };
+                if message.sender != sender {
+                    continue;
+                }
+                match kind {
+                    "inbox" => count.waiting += 1,
+                    _ => count.handed_over += 1,
+                }
+            }
+        }
+        Ok(count)
     }
 
     /// Puts a message into its target's inbox exactly once: whole, synced, and not at
     /// all when a message with its key was accepted before.
     pub fn put(&self, message: &SpooledMessage) -> Result<Put> {
         if let Some(first) = self.find(&message.target, &message.key)? {
-            return Ok(Put::Repeat(first));
+            return Ok(Put::Repeat(first.message));
         }
         self.put_unseen(message)
     }
@@ -420,7 +455,7 @@ impl StateDir {
         sender: &str,
         body: &str,
         within: std::time::Duration,
-    ) -> Result<Option<SpooledMessage>> {
+    ) -> Result<Option<Located>> {
         if sender.is_empty() {
             return Ok(None);
         }
@@ -444,7 +479,11 @@ impl StateDir {
                     && message.sender == sender
                     && message.body == body
                 {
-                    return Ok(Some(message));
+                    let state = match kind {
+                        "inbox" => DeliveryState::Waiting,
+                        _ => DeliveryState::HandedOver,
+                    };
+                    return Ok(Some(Located { message, state }));
                 }
             }
         }
@@ -879,7 +918,7 @@ mod tests {
             state
                 .find_identical("s1", sender, body, window)
                 .unwrap()
-                .map(|m| m.key)
+                .map(|m| m.message.key)
         };
         assert_eq!(found("alice", "hello"), Some("5:alicetoolu_1".into()));
         assert_eq!(found("bob", "hello"), None);

@@ -41,11 +41,13 @@ pub mod record;
 pub mod runtime;
 pub mod since_v0_1_0;
 pub mod since_v0_2_0;
+pub mod since_v0_3_0;
 pub mod surface;
 
 pub use bindings::{
-    Answer, ContractVersion, Delivered, DeliveryMode, DeliveryRefusal, MessageContent,
-    MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, ToolSpec,
+    Answer, ContractVersion, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount,
+    MessageContent, MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex,
+    SurfaceIndex, Tool, ToolAnnotations, ToolSpec,
 };
 pub use cache::LoadKind;
 pub use claude::{ClaudeStore, TranscriptReads, WakeCommand};

@@ -11,7 +11,7 @@
 //! [`CallReport`] still says what the host did during it, and the runtime serves the
 //! next call as before.
 
-use crate::bindings::{Answer, ContractVersion, ToolSpec};
+use crate::bindings::{Answer, ContractVersion, Tool};
 use crate::cache::{self, LoadKind};
 use crate::guard::{Delivery, Guard, HostBounds, HostStats, HostStop};
 use crate::harness::Harness;
@@ -180,7 +180,7 @@ impl fmt::Display for LoadError {
             ),
             LoadError::NotAPlugin { exports } => write!(
                 f,
-                "the component is not a session-tools plugin: it exports neither harness:sessions/tools@0.2.0 nor @0.1.0 (it exports: {})",
+                "the component is not a session-tools plugin: it exports none of harness:sessions/tools@0.3.0, @0.2.0 or @0.1.0 (it exports: {})",
                 if exports.is_empty() {
                     "nothing".to_string()
                 } else {
@@ -725,7 +725,7 @@ impl<H: Harness> Runtime<H> {
 
     /// The catalog for the given settings JSON, served over `harness` (which the
     /// catalog never calls).
-    pub fn catalog_with(&self, harness: H, settings: &str) -> Result<Vec<ToolSpec>, CallError> {
+    pub fn catalog_with(&self, harness: H, settings: &str) -> Result<Vec<Tool>, CallError> {
         let mut store = self.store(harness);
         let result = self.pre.catalog(&mut store, settings);
         let tools = match result {
@@ -754,20 +754,20 @@ impl<H: Harness> Runtime<H> {
             Ok(text) => self.checked(text),
             Err(err) => Err(self.failure(store.data(), err)),
         };
-        let state = store.into_data();
+        let mut state = store.into_data();
         CallReport {
             answer,
-            deliveries: state.guard.deliveries,
+            deliveries: std::mem::take(&mut state.guard.deliveries),
             stats: state.guard.stats,
             peak_memory_bytes: state.peak_memory,
-            harness: state.guard.harness,
+            harness: state.guard.into_harness(),
         }
     }
 }
 
 impl<H: Harness + Default> Runtime<H> {
     /// [`Runtime::catalog_with`] over an empty harness.
-    pub fn catalog(&self, settings: &str) -> Result<Vec<ToolSpec>, CallError> {
+    pub fn catalog(&self, settings: &str) -> Result<Vec<Tool>, CallError> {
         self.catalog_with(H::default(), settings)
     }
 }

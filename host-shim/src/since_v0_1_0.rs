@@ -1,14 +1,16 @@
 //! Plugins built against the released 0.1.0 contract (`wit/since_v0.1.0/`), served over
-//! the same harness as 0.2.0 ones, as Zed keeps `since_vX.Y.Z`. Each 0.1.0 import is
-//! answered from the 0.2.0 calls through the same [`Guard`] (so the same bounds hold):
-//! a listing's headers are the index's sessions fetched in one header batch, a surface
-//! is its index with every message fetched whole, and deliveries carry no key. A 0.1.0
-//! plugin's answers carry no refusal code.
+//! the same harness as current ones, as Zed keeps `since_vX.Y.Z`. Each 0.1.0 import is
+//! answered from the current calls through the same [`Guard`] (so the same bounds
+//! hold): a listing's headers are the index's sessions fetched in one header batch, a
+//! surface is its index with every message fetched whole (injected text marked as for
+//! 0.2.0, [`crate::since_v0_2_0::marked_injected`]), and deliveries carry no key. A
+//! 0.1.0 plugin's answers carry no refusal code, and its catalog no annotations.
 
 use crate::bindings::{self as current, ContractVersion};
 use crate::guard::Guard;
 use crate::harness::Harness;
 use crate::runtime::CallRequest;
+use crate::since_v0_2_0::marked_injected;
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
@@ -86,15 +88,20 @@ impl<H: Harness> query::Host for Guard<H> {
             // A message gone between the two calls is gone from this surface.
             .filter_map(|(entry, content)| {
                 let content = content?;
+                let injected = entry.injected || content.injected;
+                let text = match marked_injected(&content.text, injected) {
+                    std::borrow::Cow::Owned(marked) => marked,
+                    std::borrow::Cow::Borrowed(_) => content.text,
+                };
                 Some(query::SurfaceMessage {
                     seq: entry.seq,
                     role: role(entry.role),
                     source: content.source,
                     replaced: entry.replaced,
-                    parts: if entry.text_chars == 0 && content.text.is_empty() {
+                    parts: if entry.text_chars == 0 && text.is_empty() {
                         Vec::new()
                     } else {
-                        vec![query::ContentPart::Text(content.text)]
+                        vec![query::ContentPart::Text(text)]
                     },
                 })
             })
@@ -134,12 +141,13 @@ impl<H: Harness> inbox::Host for Guard<H> {
     }
 }
 
-/// A 0.1.0 tool spec in the current shape (the record is the same).
-pub fn tool_spec(spec: exports::harness::sessions::tools::ToolSpec) -> current::ToolSpec {
-    current::ToolSpec {
+/// A 0.1.0 tool spec in the current shape (no annotations: 0.1.0 has none).
+pub fn tool_spec(spec: exports::harness::sessions::tools::ToolSpec) -> current::Tool {
+    current::Tool {
         name: spec.name,
         description: spec.description,
         input_schema: spec.input_schema,
+        annotations: None,
     }
 }
 
@@ -157,7 +165,7 @@ pub fn catalog<T: 'static>(
     pre: &PluginPre<T>,
     store: &mut Store<T>,
     settings: &str,
-) -> wasmtime::Result<Result<Vec<current::ToolSpec>, String>> {
+) -> wasmtime::Result<Result<Vec<current::Tool>, String>> {
     let plugin = pre.instantiate(&mut *store)?;
     let tools = plugin
         .harness_sessions_tools()

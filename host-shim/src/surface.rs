@@ -13,6 +13,8 @@ pub struct Message {
     pub role: Role,
     pub source: String,
     pub replaced: bool,
+    /// The harness put it there (a reminder, an instructions file, a hook's text).
+    pub injected: bool,
     /// The text parts joined by a line feed; `None` without a text part.
     text: Option<String>,
     text_chars: u32,
@@ -34,9 +36,16 @@ impl Message {
             role,
             source: source.to_string(),
             replaced,
+            injected: false,
             text,
             text_chars,
         }
+    }
+
+    /// The message, marked as injected by the harness or not.
+    pub fn injected(mut self, injected: bool) -> Message {
+        self.injected = injected;
+        self
     }
 
     pub fn text(&self) -> Option<&str> {
@@ -71,6 +80,7 @@ pub fn index_of(messages: &[Message], captured_through_seq: u64, lead_chars: u32
             seq: m.seq,
             role: m.role,
             replaced: m.replaced,
+            injected: m.injected,
             source_lead_len: 0,
             text_lead_len: 0,
             text_chars: m.text_chars,
@@ -86,5 +96,6 @@ pub fn message_of(messages: &[Message], seq: u64) -> Option<MessageContent> {
     Some(MessageContent {
         source: message.source.clone(),
         text: message.text().unwrap_or("").to_string(),
+        injected: message.injected,
     })
 }

@@ -496,6 +496,9 @@ impl SessionQuery for Gate {
     fn get_messages(&mut self, _id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
         vec![None; seqs.len()]
     }
+    fn inbox_status(&mut self, _target: &str, _sender: &str) -> host_shim::InboxCount {
+        host_shim::InboxCount::NONE
+    }
 }
 
 impl Inbox for Gate {

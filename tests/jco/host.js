@@ -87,6 +87,7 @@ export function parseCorpus(json) {
         role: m.role,
         source: m.source ?? m.role,
         replaced: m.replaced ?? false,
+        injected: m.injected ?? false,
         text,
         textChars: text === undefined ? 0 : charCount(text),
       };
@@ -107,6 +108,12 @@ export function parseCorpus(json) {
       capturedThroughSeq: s.captured_through_seq != null ? BigInt(s.captured_through_seq) : lastSeq,
       reject: s.reject ?? undefined,
       refuseDelivery: s.refuse_delivery ?? undefined,
+      deliveryState: s.delivery_state ?? 'handed-over',
+      inbox: (s.inbox ?? []).map((i) => ({
+        from: i.from,
+        waiting: i.waiting ?? 0,
+        handedOver: i.handed_over ?? 0,
+      })),
     };
   });
   // The first of repeated ids answers lookups; listings show every session.
@@ -116,11 +123,13 @@ export function parseCorpus(json) {
 }
 
 /**
- * The two imported interfaces (harness:sessions@0.2.0) over a corpus, recording what
+ * The two imported interfaces (harness:sessions@0.3.0) over a corpus, recording what
  * the inbox accepted. The controller follows host-shim's in-memory semantics
- * (host-shim/src/corpus.rs): an accepted delivery makes the target live and appends
- * the body as its newest user message; a key it has answered before gets that answer
- * again and delivers nothing. The host works on its own copy, so the corpus passed in
+ * (host-shim/src/corpus.rs): an accepted delivery makes the target live and, in the
+ * session's `delivery_state` (default `handed-over`), appends the body as its newest
+ * user message (`waiting` leaves the surface as it was); a key it has answered before
+ * gets that answer again and delivers nothing; `inboxStatus` answers the session's
+ * scripted `inbox` counts. The host works on its own copy, so the corpus passed in
  * never changes.
  */
 export function corpusHost(shared) {
@@ -143,10 +152,15 @@ export function corpusHost(shared) {
       return { err: { tag: 'rejected', val: 'the session is full: its last message already has the largest seq' } };
     }
     session.header.live = true;
-    session.messages.push({ seq, role: 'user', source: 'user', replaced: false, text: body, textChars: charCount(body) });
-    session.capturedThroughSeq = seq;
-    deliveries.push(key ? { target, mode, body, woke, key } : { target, mode, body, woke });
-    return { ok: { woke, repeat: false } };
+    const state = session.deliveryState;
+    if (state === 'handed-over') {
+      session.messages.push({ seq, role: 'user', source: 'user', replaced: false, injected: false, text: body, textChars: charCount(body) });
+      session.capturedThroughSeq = seq;
+    }
+    // Recorded as host-shim's --deliveries writes them.
+    const record = { target, mode, body, woke, state };
+    deliveries.push(key ? { ...record, key } : record);
+    return { ok: { woke, repeat: false, state } };
   };
   const imports = {
     'harness:sessions/session-query': {
@@ -176,6 +190,7 @@ export function corpusHost(shared) {
             seq: m.seq,
             role: m.role,
             replaced: m.replaced,
+            injected: m.injected,
             sourceLeadLen: utf8Bytes(source),
             textLeadLen: utf8Bytes(text),
             textChars: m.textChars,
@@ -192,8 +207,12 @@ export function corpusHost(shared) {
         const session = corpus.byId.get(id);
         return Array.from(seqs, (seq) => {
           const m = session?.messages.find((message) => message.seq === seq);
-          return m && { source: m.source, text: m.text ?? '' };
+          return m && { source: m.source, text: m.text ?? '', injected: m.injected };
         });
+      },
+      inboxStatus(target, sender) {
+        const count = corpus.byId.get(target)?.inbox.find((i) => i.from === sender);
+        return { waiting: count?.waiting ?? 0, handedOver: count?.handedOver ?? 0 };
       },
     },
     'harness:sessions/inbox': {
@@ -299,6 +318,8 @@ export function parseCases(text, file) {
       current[key] = value;
     } else if (key === 'call-id') {
       current.callId = value;
+    } else if (key === 'since') {
+      current.since = value;
     } else {
       throw new Error(`${current.name}: unknown key ${key}`);
     }

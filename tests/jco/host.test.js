@@ -86,5 +86,11 @@ test('the catalog is the same three tools under jco', () => {
   const tools = instantiate(corpusHost(parseCorpus('{"sessions": []}')).imports);
   assert.deepEqual(tools.catalog('').map((t) => t.name), ['sessions_list', 'sessions_read', 'sessions_send']);
   assert.deepEqual(tools.catalog('{"enabled": false}'), []);
+  // The MCP annotations cross as the WIT records them (an absent hint is undefined).
+  assert.deepEqual(tools.catalog('').map((t) => t.annotations), [
+    { title: 'List sessions', readOnlyHint: true, destructiveHint: undefined, idempotentHint: undefined, openWorldHint: false },
+    { title: 'Read a session', readOnlyHint: true, destructiveHint: undefined, idempotentHint: undefined, openWorldHint: false },
+    { title: 'Send to a session', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  ]);
   assert.throws(() => tools.catalog('{"nope": 1}'), (err) => String(err.payload).startsWith('invalid settings: unknown key "nope"'));
 });

@@ -6,7 +6,8 @@
 use anyhow::{Context, Result, bail};
 use host_shim::{
     Answer, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal,
-    Inbox, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
+    Inbox, InboxCount, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery,
+    SurfaceIndex,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -67,6 +68,10 @@ impl SessionQuery for TestHost {
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
         self.corpus.get_messages(id, seqs)
     }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        self.corpus.inbox_status(target, sender)
+    }
 }
 
 impl Inbox for TestHost {
@@ -97,6 +102,15 @@ pub fn runtime() -> &'static Runtime<TestHost> {
 /// The plugin as released with contract 0.1.0 (built from the commit that froze it),
 /// kept so every host-shim is checked to still load it.
 pub const PLUGIN_V0_1_0: &[u8] = include_bytes!("../fixtures/plugin-v0.1.0.wasm");
+
+/// The plugin as released with contract 0.2.0 (built from the commit that froze it).
+pub const PLUGIN_V0_2_0: &[u8] = include_bytes!("../fixtures/plugin-v0.2.0.wasm");
+
+/// A runtime over the 0.2.0 plugin, compiled once per test binary.
+pub fn runtime_v0_2_0() -> &'static Runtime<TestHost> {
+    static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::from_component(PLUGIN_V0_2_0).expect("the 0.2.0 plugin loads"))
+}
 
 /// A runtime over the 0.1.0 plugin, compiled once per test binary.
 pub fn runtime_v0_1_0() -> &'static Runtime<TestHost> {
@@ -165,6 +179,9 @@ pub struct Case {
     pub settings: String,
     /// The harness's call id for every call of the case (empty: none).
     pub call_id: String,
+    /// The contract version that brought the rule the case pins (`since: 0.3.0`);
+    /// empty for the rules every version keeps.
+    pub since: String,
     pub tool: String,
     pub arguments: String,
     pub output: String,
@@ -193,6 +210,7 @@ pub struct FollowUp {
 /// caller: SESSION-ID
 /// settings: {JSON}        (optional)
 /// call-id: ID             (optional: the harness's call id, for every call of the case)
+/// since: 0.3.0            (optional: a rule of that contract version, not run by older plugins)
 /// call: TOOL {JSON ARGS}  (args optional)
 /// --- output
 /// exact text, every line
@@ -293,6 +311,7 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
                 "caller" => case.caller = value.to_string(),
                 "settings" => case.settings = value.to_string(),
                 "call-id" => case.call_id = value.to_string(),
+                "since" => case.since = value.to_string(),
                 "call" => {
                     let (tool, args) = value.split_once(' ').unwrap_or((value, ""));
                     case.tool = tool.to_string();
@@ -308,6 +327,20 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
         cases.push(case);
     }
     Ok(cases)
+}
+
+/// The case files a plugin of a released contract version answers: each current file,
+/// or its copy frozen in `tests/cases/since_v0.2.0/` where 0.3.0 changed the text (a
+/// frame's hop, the accepted line). Cases marked `since: 0.3.0` are for the caller to
+/// leave out.
+pub fn case_files_before_v0_3_0() -> Vec<PathBuf> {
+    case_files()
+        .into_iter()
+        .map(|path| {
+            let frozen = (tests_dir().join("cases/since_v0.2.0")).join(path.file_name().unwrap());
+            if frozen.exists() { frozen } else { path }
+        })
+        .collect()
 }
 
 /// Every case file under `tests/cases/`, in name order.

@@ -359,11 +359,15 @@ fn catalog(
         .map(|tool| {
             let schema: serde_json::Value =
                 serde_json::from_str(&tool.input_schema).unwrap_or(tool.input_schema.into());
-            serde_json::json!({
+            let mut shown = serde_json::json!({
                 "name": tool.name,
                 "description": tool.description,
                 "input_schema": schema,
-            })
+            });
+            if let Some(annotations) = &tool.annotations {
+                shown["annotations"] = annotations.to_mcp_json();
+            }
+            shown
         })
         .collect();
     println!("{}", serde_json::to_string_pretty(&json)?);

@@ -9,7 +9,6 @@
 //! `isError` with its one-line error. A tool the catalog does not list is the
 //! protocol's own error (invalid params), as the MCP spec asks.
 
-use host_shim::bindings::ToolSpec;
 use host_shim::guard::Delivery;
 use host_shim::harness::{Harness, Shared};
 use host_shim::runtime::{CallRequest, Runtime};
@@ -63,9 +62,9 @@ pub struct McpServer<H: Harness> {
     record: Arc<Mutex<()>>,
 }
 
-/// A tool spec as MCP lists it: the plugin's own name, description and input schema,
-/// unchanged.
-fn mcp_tool(spec: &ToolSpec) -> anyhow::Result<Tool> {
+/// A tool as MCP lists it: the plugin's own name, description, input schema and
+/// annotations (a plugin before contract 0.3.0 gives none), unchanged.
+fn mcp_tool(spec: &host_shim::Tool) -> anyhow::Result<Tool> {
     let schema: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(&spec.input_schema).map_err(|err| {
             anyhow::anyhow!(
@@ -73,11 +72,15 @@ fn mcp_tool(spec: &ToolSpec) -> anyhow::Result<Tool> {
                 spec.name
             )
         })?;
-    Ok(Tool::new(
+    let mut tool = Tool::new(
         spec.name.clone(),
         spec.description.clone(),
         Arc::new(schema),
-    ))
+    );
+    if let Some(annotations) = &spec.annotations {
+        tool.annotations = Some(serde_json::from_value(annotations.to_mcp_json())?);
+    }
+    Ok(tool)
 }
 
 impl<H: Harness> McpServer<H> {

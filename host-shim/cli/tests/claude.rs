@@ -245,7 +245,7 @@ fn meta_records_are_on_the_surface_and_images_drop_out() {
         &[],
     );
     assert!(
-        text.contains("--- user (seq 1, user, harness-injected) ---\n<system-reminder>\nCaveat: The messages below"),
+        text.contains("--- user (seq 1, user, harness-injected) ---\nCaveat: The messages below"),
         "{text}"
     );
     assert!(
@@ -452,7 +452,9 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
     for _ in 0..2 {
         let (text, _) = call("sessions_send", &send, &state, &["--call-id", "toolu_01"]);
         assert!(
-            text.starts_with(&format!("accepted for {RICH} | mode=queue | chars=37\n")),
+            text.starts_with(&format!(
+                "accepted for {RICH} | mode=queue | chars=37 | hop=1\n"
+            )),
             "{text}"
         );
     }
@@ -468,7 +470,7 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
         .as_str()
         .unwrap();
     assert!(reason.starts_with(&format!(
-        "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"Checkout: split into steps\")\ndelivery: queue\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
+        "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"Checkout: split into steps\")\ndelivery: queue\nhop: 1\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
     )), "{reason}");
     // Handed over once: the next stop goes through, and a retried send is a repeat.
     assert_eq!(hook_answer("Stop", RICH, &state), None);
@@ -593,7 +595,9 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
         &["--settings", no_resume.to_str().unwrap()],
     );
     assert!(
-        text.starts_with(&format!("accepted for {SUMMARY} | mode=queue | chars=2\n")),
+        text.starts_with(&format!(
+            "accepted for {SUMMARY} | mode=queue | chars=2 | hop=1\n"
+        )),
         "{text}"
     );
     drop(registration);
@@ -639,7 +643,7 @@ fn the_wake_command_runs_for_a_cold_target_with_the_message_file() {
     );
     assert!(
         text.starts_with(&format!(
-            "accepted for {PROMPT} | mode=queue | chars=7 (woke a cold session)\n"
+            "accepted for {PROMPT} | mode=queue | chars=7 | hop=1 (woke a cold session)\n"
         )),
         "{text}"
     );
@@ -982,11 +986,12 @@ fn one_send_stats_each_transcript_it_needs_once_and_reads_the_live_registry_once
         "the send is accepted"
     );
     let after = report.harness.reads();
-    // The target's header (one stat) and the sender's title (one stat); no transcript
-    // read again, no rescan of the projects folder.
+    // The target's header (one stat) and the sender's transcript (one stat, for its
+    // surface, whose chain gives the hop, and its title); no transcript summarized
+    // again, no rescan of the projects folder; the sender's surface parsed once.
     assert_eq!(after.stats - before.stats, 2, "{before:?} {after:?}");
     assert_eq!(after.summary_bytes, before.summary_bytes);
-    assert_eq!(after.surface_bytes, before.surface_bytes);
+    assert_eq!(after.parsed - before.parsed, 1, "{before:?} {after:?}");
     // The live registry read once for the header and the delivery together.
     assert_eq!(report.harness.state().live_reads(), 1);
 }

@@ -50,8 +50,8 @@ pub mod transcript;
 pub mod wake;
 
 use crate::bindings::{
-    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, Role, SessionHeader, SessionIndex,
-    SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
+    SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
 use crate::inbox::{Put, StateDir};
@@ -372,10 +372,6 @@ fn summarize(path: &Path, layout: &Layout, stamp: Stamp, facts: &Facts, consumed
     }
 }
 
-/// Text the 0.2.0 plugin recognises as harness-injected only by its prefix: Claude
-/// Code's own rendering of injected context.
-const INJECTED_WRAPPER: &str = "<system-reminder>";
-
 /// A transcript's current model surface (see the module's opening), parsed up to its
 /// last whole line and advanced from there as the file grows.
 struct ParsedSurface {
@@ -489,15 +485,8 @@ impl ParsedSurface {
                 continue;
             }
             self.open_assistant = None;
-            // The 0.2.0 plugin knows injected text by its prefix only: what Claude Code
-            // injected without its own wrapper gets it.
-            let text = match text {
-                Some(text) if injected && !text.trim_start().starts_with(INJECTED_WRAPPER) => {
-                    Some(format!("{INJECTED_WRAPPER}\n{text}\n</system-reminder>"))
-                }
-                text => text,
-            };
-            messages.push(Message::new(number, Role::User, "user", replaced, text));
+            let message = Message::new(number, Role::User, "user", replaced, text);
+            messages.push(message.injected(injected));
         }
         self.scratch = surfaced;
     }
@@ -525,6 +514,12 @@ pub struct ClaudeStore {
     surfaces: VecDeque<ParsedSurface>,
     answered: AnsweredKeys,
     reads: TranscriptReads,
+    /// During a tool call, the ids whose transcripts a lookup has `stat`ed: a call
+    /// asks for one session more than once (a send: the caller's surface for its
+    /// chain, then its title), and its answers describe one state of the harness (the
+    /// WIT asks so), so each is `stat`ed once per call. `None` between calls: every
+    /// lookup looks.
+    statted: Option<std::collections::HashSet<String>>,
 }
 
 /// What a store has read of transcripts, for tests and benchmarks.
@@ -571,6 +566,7 @@ impl ClaudeStore {
             wake,
             found: Vec::new(),
             by_id: HashMap::new(),
+            statted: None,
             indexed: HashMap::new(),
             surfaces: VecDeque::new(),
             answered: AnsweredKeys::default(),
@@ -762,6 +758,11 @@ impl ClaudeStore {
         }
         let position = *self.by_id.get(id)?;
         let found = self.found[position].clone();
+        if let Some(statted) = &mut self.statted
+            && !statted.insert(id.to_string())
+        {
+            return Some(found); // looked at during this call
+        }
         self.reads.stats += 1;
         let Some(stamp) = Stamp::of(&found.path) else {
             self.scan();
@@ -823,6 +824,14 @@ impl ClaudeStore {
 }
 
 impl SessionQuery for ClaudeStore {
+    fn begin_call(&mut self) {
+        self.statted = Some(std::collections::HashSet::new());
+    }
+
+    fn end_call(&mut self) {
+        self.statted = None;
+    }
+
     fn list_sessions(&mut self) -> SessionIndex {
         self.scan();
         let live = self.state.live_sessions();
@@ -861,6 +870,14 @@ impl SessionQuery for ClaudeStore {
         seqs.iter()
             .map(|&seq| session.as_ref()?.message(seq))
             .collect()
+    }
+
+    /// From the spool: waiting until a hook (or the idle watcher) hands a message
+    /// over, handed over after. A state folder that cannot be read counts nothing.
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        self.state
+            .count_from(target, sender)
+            .unwrap_or(InboxCount::NONE)
     }
 }
 
@@ -904,11 +921,13 @@ impl ClaudeStore {
         let unusable = |err: anyhow::Error| {
             DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
         };
-        // Accepted before, by this process or another: the first answer.
+        // Accepted before, by this process or another: the first answer, and where
+        // that message is now.
         if let Some(first) = self.state.find(target, key).map_err(unusable)? {
             return Ok(Delivered {
-                woke: first.woke,
+                woke: first.message.woke,
                 repeat: true,
+                state: first.state,
             });
         }
         // The same words from the same sender lately: a retry with a new call id.
@@ -918,8 +937,9 @@ impl ClaudeStore {
             .map_err(unusable)?
         {
             return Ok(Delivered {
-                woke: first.woke,
+                woke: first.message.woke,
                 repeat: true,
+                state: first.state,
             });
         }
         let live = self.state.live_sessions().contains(target);
@@ -929,9 +949,11 @@ impl ClaudeStore {
         let wakes = !live && self.wake.is_some();
         let message = StateDir::message(target, mode, body, key, wakes);
         match self.state.put_unseen(&message).map_err(unusable)? {
+            // Another writer of this key landed first, a moment ago.
             Put::Repeat(first) => Ok(Delivered {
                 woke: first.woke,
                 repeat: true,
+                state: DeliveryState::Waiting,
             }),
             Put::New(path) => {
                 let woke = match self.wake.as_ref().filter(|_| wakes) {
@@ -949,9 +971,12 @@ impl ClaudeStore {
                     }
                     None => false,
                 };
+                // In the spool until a hook of the target hands it over (or its idle
+                // watcher writes it to the session).
                 Ok(Delivered {
                     woke,
                     repeat: false,
+                    state: DeliveryState::Waiting,
                 })
             }
         }

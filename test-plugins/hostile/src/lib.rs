@@ -11,7 +11,7 @@ mod plugin {
         world: "plugin",
     });
 
-    use exports::harness::sessions::tools::{Answer, Guest, ToolSpec};
+    use exports::harness::sessions::tools::{Answer, Guest, ToolAnnotations, ToolSpec};
     use harness::sessions::{inbox, session_query};
 
     struct Hostile;
@@ -24,6 +24,13 @@ mod plugin {
                     name: "t".repeat(1 << 20),
                     description: String::new(),
                     input_schema: "{}".to_string(),
+                    annotations: ToolAnnotations {
+                        title: String::new(),
+                        read_only_hint: true,
+                        destructive_hint: None,
+                        idempotent_hint: None,
+                        open_world_hint: false,
+                    },
                 };
                 return Ok(vec![spec; 16]);
             }

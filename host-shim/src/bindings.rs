@@ -128,7 +128,7 @@ impl serde::Serialize for DeliveryMode {
 
 impl<'de> serde::Deserialize<'de> for DeliveryMode {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match <&str>::deserialize(deserializer)? {
+        match <std::borrow::Cow<str>>::deserialize(deserializer)?.as_ref() {
             "queue" => Ok(DeliveryMode::Queue),
             "steer" => Ok(DeliveryMode::Steer),
             other => Err(serde::de::Error::unknown_variant(
@@ -165,7 +165,7 @@ impl serde::Serialize for DeliveryState {
 
 impl<'de> serde::Deserialize<'de> for DeliveryState {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match <&str>::deserialize(deserializer)? {
+        match <std::borrow::Cow<str>>::deserialize(deserializer)?.as_ref() {
             "waiting" => Ok(DeliveryState::Waiting),
             "handed-over" => Ok(DeliveryState::HandedOver),
             other => Err(serde::de::Error::unknown_variant(

@@ -126,6 +126,25 @@ fn bad_settings_are_a_clear_error_from_catalog_and_call() {
         err,
         "invalid settings: allowResume must be true or false (got \"no\")"
     );
+    // 0.3.0's settings get the same: the key, what it takes, what it got.
+    for (settings, error) in [
+        (r#"{"maxHops": 0}"#, "maxHops must be an integer from 1 to 64 (got 0)"),
+        (r#"{"maxHops": 65}"#, "maxHops must be an integer from 1 to 64 (got 65)"),
+        (r#"{"maxHops": "5"}"#, "maxHops must be an integer from 1 to 64 (got \"5\")"),
+        (
+            r#"{"readScope": "team"}"#,
+            "readScope must be \"all\", \"workspace\", \"tree\" or \"self\" (got \"team\")",
+        ),
+        (
+            r#"{"sendScope": "self"}"#,
+            "sendScope must be \"all\", \"workspace\", \"tree\" or \"none\" (got \"self\")",
+        ),
+    ] {
+        let err = runtime().catalog(settings).unwrap_err().to_string();
+        assert_eq!(err, format!("invalid settings: {error}"));
+        let outcome = call(&corpus("harness"), "s-me", settings, "sessions_list", "");
+        assert_eq!(outcome.answer.unwrap_err().to_string(), format!("invalid settings: {error}"));
+    }
     let outcome = call(
         &corpus("harness"),
         "s-me",

@@ -61,6 +61,14 @@ async def the_tools_and_their_answers():
         for tool, spec in zip(listed, catalog):
             check(tool.description == spec["description"] and tool.input_schema == spec["input_schema"],
                   f"{tool.name}: description and inputSchema are the plugin's own, unchanged")
+            shown = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+            check(shown == spec["annotations"],
+                  f"{tool.name}: the plugin's annotations reach the client: {shown}")
+        hints = {t.name: t.annotations for t in listed}
+        check(hints["sessions_read"].read_only_hint is True and hints["sessions_list"].read_only_hint is True
+              and hints["sessions_send"].read_only_hint is False and hints["sessions_send"].destructive_hint is False
+              and hints["sessions_send"].idempotent_hint is True and hints["sessions_send"].open_world_hint is False,
+              "a client reads list and read as read-only, send as additive, idempotent and closed-world")
 
         answer = await client.call_tool("sessions_list", {"scope": "all"})
         check(not answer.is_error and "- s-me [live, top-level] | cwd=" in text(answer)
@@ -84,7 +92,7 @@ async def the_tools_and_their_answers():
         send = {"session_id": "s-cold", "message": "Docs can ship."}
         first = await client.call_tool("sessions_send", send, meta=meta)
         again = await client.call_tool("sessions_send", send, meta=meta)
-        check(not first.is_error and text(first).startswith("accepted for s-cold | mode=queue | chars=14 (woke a cold session)"),
+        check(not first.is_error and text(first).startswith("accepted for s-cold | mode=queue | chars=14 | hop=1 (woke a cold session)"),
               f"an accepted send:\n{text(first)}")
         check(text(again) == text(first) and not again.is_error,
               f"the retried call is accepted again with the same text:\n{text(again)}")
@@ -185,7 +193,7 @@ async def claude_code_end_to_end():
         send = {"session_id": target, "message": "The clock fix is merged; rebase."}
         first = await client.call_tool("sessions_send", send, meta=meta)
         again = await client.call_tool("sessions_send", send, meta=meta)
-        check(not first.is_error and text(first).startswith(f"accepted for {target} | mode=queue | chars=32\n")
+        check(not first.is_error and text(first).startswith(f"accepted for {target} | mode=queue | chars=32 | hop=1\n")
               and text(again) == text(first),
               f"the send is accepted, and its retry with the same tool-use id too:\n{text(first)}")
         spooled = list((state / "inbox" / target).iterdir())
@@ -199,7 +207,7 @@ async def claude_code_end_to_end():
     answer = json.loads(hook("Stop", target))["hookSpecificOutput"]
     check(answer["hookEventName"] == "Stop" and answer["additionalContext"].startswith(
         "Cross-session message from another session of this harness.\n"
-        f"from-session: {sender} (\"Checkout: split into steps\")\ndelivery: queue\n"
+        f"from-session: {sender} (\"Checkout: split into steps\")\ndelivery: queue\nhop: 1\n"
         "--- message begins ---\nThe clock fix is merged; rebase.\n--- message ends ---"),
         f"the target's Stop hook hands the message over as its next turn: {answer}")
     check(hook("Stop", target) == "", "it is handed over once")

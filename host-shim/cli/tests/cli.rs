@@ -173,6 +173,11 @@ fn the_catalog_is_json_and_empty_when_disabled() {
         .collect();
     assert_eq!(names, ["sessions_list", "sessions_read", "sessions_send"]);
     assert_eq!(tools[0]["input_schema"]["type"], "object");
+    assert_eq!(
+        tools[0]["annotations"],
+        serde_json::json!({"title": "List sessions", "readOnlyHint": true, "openWorldHint": false})
+    );
+    assert_eq!(tools[2]["annotations"]["idempotentHint"], true);
     let settings = scratch("disabled.json");
     std::fs::write(&settings, r#"{"enabled": false}"#).unwrap();
     let output = host_shim(&["catalog", "--settings", settings.to_str().unwrap()]);

@@ -107,6 +107,17 @@ fn malformed_lines_get_json_rpc_errors_and_the_next_request_is_served() {
         .as_array()
         .unwrap();
     assert_eq!(tools.len(), 3);
+    // The plugin's MCP annotations, passed on: a client that refuses tools without
+    // readOnlyHint under a no-approval policy can run the two readers.
+    assert_eq!(
+        tools[1]["annotations"],
+        json!({"title": "Read a session", "readOnlyHint": true, "openWorldHint": false})
+    );
+    assert_eq!(
+        tools[2]["annotations"],
+        json!({"title": "Send to a session", "readOnlyHint": false, "destructiveHint": false,
+               "idempotentHint": true, "openWorldHint": false})
+    );
 }
 
 #[test]

@@ -479,6 +479,33 @@ def main():
         check(occurrences(me, words) == 1, "two servers at once: each message handed over once",
               [t for t in seen_texts(last_request(me)) if words in t[1]])
 
+    # 9c. A chain (contract 0.3.0): X's person asks it to message Y; the message's words
+    # carry a script, so Y's model, once its Stop hook hands the frame over, answers X
+    # with a send of its own. Y's frame is on its surface with no person's message
+    # after it, so Y's send is hop 2; X's, started by a person, was hop 1.
+    x, y = str(uuid.uuid4()), str(uuid.uuid4())
+    new_session(env, HOME / "left", x, "Chain start", [])
+    new_session(env, HOME / "right", y, "Chain middle", [])
+    answer_back = json.dumps([tool("sessions_send", session_id=x, message="chain reply")])
+    waiting_y = resume(env, HOME / "right", y, "Wait a little", [
+        {"tool": "Bash", "input": {"command": "sleep 5", "description": "wait"}},
+    ], background=True)
+    time.sleep(1)
+    resume(env, HOME / "left", x, "Ask the middle to answer", [
+        tool("sessions_send", session_id=y,
+             message=f"please answer\n{endpoint.SCRIPT_MARK}{answer_back}"),
+    ])
+    waiting_y.wait(timeout=120)
+    first = [c for c in tool_calls(x) if c[0] == "sessions_send"]
+    reply = [c for c in tool_calls(y) if c[0] == "sessions_send"]
+    check(bool(first) and (first[-1][2] or "").startswith(f"accepted for {y} | mode=queue")
+          and "| hop=1" in (first[-1][2] or ""),
+          "a send a person started is hop 1", first)
+    check(bool(reply) and (reply[-1][2] or "").startswith(f"accepted for {x} | mode=queue")
+          and "| hop=2" in (reply[-1][2] or ""),
+          "a reply to a handed-over message is hop 2 (the chain is read off the real transcript)",
+          reply)
+
     # 9b. A closed session woken by --wake-command with a real `claude --resume`.
     closed = str(uuid.uuid4())
     new_session(env, HOME / "shed", closed, "Sort the tools in the shed", [])

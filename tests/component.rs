@@ -128,9 +128,18 @@ fn bad_settings_are_a_clear_error_from_catalog_and_call() {
     );
     // 0.3.0's settings get the same: the key, what it takes, what it got.
     for (settings, error) in [
-        (r#"{"maxHops": 0}"#, "maxHops must be an integer from 1 to 64 (got 0)"),
-        (r#"{"maxHops": 65}"#, "maxHops must be an integer from 1 to 64 (got 65)"),
-        (r#"{"maxHops": "5"}"#, "maxHops must be an integer from 1 to 64 (got \"5\")"),
+        (
+            r#"{"maxHops": 0}"#,
+            "maxHops must be an integer from 1 to 64 (got 0)",
+        ),
+        (
+            r#"{"maxHops": 65}"#,
+            "maxHops must be an integer from 1 to 64 (got 65)",
+        ),
+        (
+            r#"{"maxHops": "5"}"#,
+            "maxHops must be an integer from 1 to 64 (got \"5\")",
+        ),
         (
             r#"{"readScope": "team"}"#,
             "readScope must be \"all\", \"workspace\", \"tree\" or \"self\" (got \"team\")",
@@ -143,7 +152,10 @@ fn bad_settings_are_a_clear_error_from_catalog_and_call() {
         let err = runtime().catalog(settings).unwrap_err().to_string();
         assert_eq!(err, format!("invalid settings: {error}"));
         let outcome = call(&corpus("harness"), "s-me", settings, "sessions_list", "");
-        assert_eq!(outcome.answer.unwrap_err().to_string(), format!("invalid settings: {error}"));
+        assert_eq!(
+            outcome.answer.unwrap_err().to_string(),
+            format!("invalid settings: {error}")
+        );
     }
     let outcome = call(
         &corpus("harness"),
@@ -513,4 +525,45 @@ fn a_listing_copies_headers_and_titles_only_for_the_rows_shown() {
     // The index: each id once, and 24 bytes of entry per session, nothing more.
     let ids: usize = (0..10_000).map(|i| format!("session-{i:05}").len()).sum();
     assert!(outcome.stats.lowered_bytes < (ids + 24 * 10_000 + 20 * 200) as u64);
+}
+
+#[test]
+fn a_send_reads_the_callers_surface_index_once_and_at_most_one_whole_message() {
+    let corpus = corpus("guard-rails");
+    // "me" has a frame at hop 2 under a reply, a reminder and injected text.
+    let outcome = call(
+        &corpus,
+        "me",
+        "",
+        "sessions_send",
+        r#"{"session_id": "peer", "message": "Handing back the schema."}"#,
+    );
+    assert!(outcome.answer.unwrap().text.contains("| hop=3\n"));
+    assert_eq!(
+        calls(outcome.stats),
+        HostStats {
+            header_gets: 1,
+            surface_reads: 1,
+            message_batches: 1,
+            messages_asked: 1,
+            title_batches: 1,
+            title_ids_asked: 1,
+            delivery_attempts: 1,
+            deliveries: 1,
+            ..untouched()
+        }
+    );
+    // A caller whose newest user message is a person's: the index settles it.
+    let outcome = call(
+        &corpus,
+        "reset",
+        r#"{"readScope": "all"}"#,
+        "sessions_send",
+        r#"{"session_id": "peer", "message": "New task."}"#,
+    );
+    assert!(outcome.answer.unwrap().text.contains("| hop=1\n"));
+    assert_eq!(
+        (outcome.stats.surface_reads, outcome.stats.message_batches),
+        (1, 0)
+    );
 }

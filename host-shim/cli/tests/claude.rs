@@ -462,10 +462,18 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
     assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 1);
     // The sender's read of the target says its message waits (the spool's word).
     let own_line = |state: &Path| {
-        let (text, _) = call("sessions_read", &format!(r#"{{"session_id":"{RICH}"}}"#), state, &[]);
+        let (text, _) = call(
+            "sessions_read",
+            &format!(r#"{{"session_id":"{RICH}"}}"#),
+            state,
+            &[],
+        );
         text.lines().nth(3).map(str::to_string)
     };
-    assert_eq!(own_line(&state).as_deref(), Some("your messages to it: 1 waiting in its inbox"));
+    assert_eq!(
+        own_line(&state).as_deref(),
+        Some("your messages to it: 1 waiting in its inbox")
+    );
     // Tool use and a new prompt do not take a queued message; nothing for others.
     assert_eq!(hook_answer("PostToolUse", RICH, &state), None);
     assert_eq!(hook_answer("Stop", SUMMARY, &state), None);
@@ -480,7 +488,10 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
     )), "{reason}");
     // Handed over once: the next stop goes through, and a retried send is a repeat.
     assert_eq!(hook_answer("Stop", RICH, &state), None);
-    assert_eq!(own_line(&state).as_deref(), Some("your messages to it: 1 handed over"));
+    assert_eq!(
+        own_line(&state).as_deref(),
+        Some("your messages to it: 1 handed over")
+    );
     call("sessions_send", &send, &state, &["--call-id", "toolu_01"]);
     assert_eq!(hook_answer("SessionStart", RICH, &state), None);
     assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 0);

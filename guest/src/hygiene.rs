@@ -105,8 +105,7 @@ fn is_dash(ch: char) -> bool {
 /// one byte from `0` to `~`). Text captured from a terminal keeps its words without
 /// `[31m` residue, and `ESC [0m---` reads as the `---` it shows.
 pub fn without_escapes(text: &str) -> Cow<'_, str> {
-    // U+009B and U+009D are C2 9B and C2 9D in UTF-8.
-    if !text.bytes().any(|byte| byte == 0x1b || byte == 0xc2) {
+    if !may_hold_escapes(text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
@@ -121,6 +120,14 @@ pub fn without_escapes(text: &str) -> Cow<'_, str> {
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// Whether `text` has a byte that can start an escape sequence: ESC, or the first byte
+/// of U+009B and U+009D (C2 9B, C2 9D). Every body and field passes here, so each is
+/// a `memchr` (a word at a time), not a loop over bytes.
+fn may_hold_escapes(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.contains(&0x1b) || bytes.contains(&0xc2)
 }
 
 /// Bytes of the escape sequence `text` starts with (at ESC, U+009B or U+009D).
@@ -379,9 +386,18 @@ pub fn write_quoted_inner(out: &mut String, value: &str) {
 
 /// True when a body has nothing to show: only white space and invisible characters.
 pub fn is_blank(body: &str) -> bool {
-    without_escapes(body)
-        .chars()
-        .all(|ch| is_space(ch) || is_invisible(ch))
+    // Decided at the first visible character, escape sequences skipped whole on the way.
+    let mut rest = body;
+    while let Some(ch) = rest.chars().next() {
+        if matches!(ch, '\u{1b}' | '\u{9b}' | '\u{9d}') {
+            rest = &rest[escape_len(rest)..];
+        } else if is_space(ch) || is_invisible(ch) {
+            rest = &rest[ch.len_utf8()..];
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 /// Characters a body drops: control characters other than tab and line breaks, and the

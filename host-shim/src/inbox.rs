@@ -37,7 +37,7 @@
 //!   claim returns to the inbox at the next hand-over: each message is handed over by
 //!   exactly one successful hook run.
 
-use crate::bindings::{DeliveryMode, DeliveryState, InboxCount};
+use crate::bindings::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -102,6 +102,70 @@ pub struct Located {
     pub message: SpooledMessage,
     /// Waiting (in the inbox, or claimed by a hook handing it over) or handed over.
     pub state: DeliveryState,
+}
+
+/// How long an identical message from the same sender to the same target counts as a
+/// repeat (SPEC, "Repeats a host should catch").
+pub const REPEAT_WINDOW: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// What [`spool_once`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Spooled {
+    /// Accepted before (the same key, or the same words from the same sender lately):
+    /// the first answer, with where that message is now.
+    Repeat(Delivered),
+    /// In the target's inbox now, at this path (a store may wake the target with it).
+    New(PathBuf),
+}
+
+/// The acceptance every store gives a delivery: a key accepted before, by this
+/// process or another, is a repeat; so are the same words from the same sender within
+/// [`REPEAT_WINDOW`] (a retry with a new call id); a cold target the call may not wake
+/// is refused; otherwise the message is spooled, once. `wakes` records that the store
+/// will wake the target with it.
+#[allow(clippy::too_many_arguments)]
+pub fn spool_once(
+    state: &StateDir,
+    target: &str,
+    body: &str,
+    mode: DeliveryMode,
+    key: &str,
+    live: bool,
+    may_wake: bool,
+    wakes: bool,
+) -> Result<Spooled, DeliveryRefusal> {
+    let unusable = |err: anyhow::Error| {
+        DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
+    };
+    let repeat = |first: Located| {
+        Spooled::Repeat(Delivered {
+            woke: first.message.woke,
+            repeat: true,
+            state: first.state,
+        })
+    };
+    if let Some(first) = state.find(target, key).map_err(unusable)? {
+        return Ok(repeat(first));
+    }
+    let sender = key_sender(key).unwrap_or_default();
+    if let Some(first) =
+        (state.find_identical(target, sender, body, REPEAT_WINDOW)).map_err(unusable)?
+    {
+        return Ok(repeat(first));
+    }
+    if !live && !may_wake {
+        return Err(DeliveryRefusal::WouldNeedWake);
+    }
+    let message = StateDir::message(target, mode, body, key, wakes);
+    Ok(match state.put_unseen(&message).map_err(unusable)? {
+        // Another writer of this key landed first, a moment ago.
+        Put::Repeat(first) => Spooled::Repeat(Delivered {
+            woke: first.woke,
+            repeat: true,
+            state: DeliveryState::Waiting,
+        }),
+        Put::New(path) => Spooled::New(path),
+    })
 }
 
 /// A message waiting in a session's inbox.

@@ -30,10 +30,12 @@
 pub mod bindings;
 pub mod cache;
 pub mod claude;
+pub mod codex;
 pub mod corpus;
 pub mod guard;
 pub mod harness;
 pub mod inbox;
+pub mod logfile;
 pub mod plugin;
 pub mod policy;
 pub mod private;
@@ -51,6 +53,7 @@ pub use bindings::{
 };
 pub use cache::LoadKind;
 pub use claude::{ClaudeStore, TranscriptReads, WakeCommand};
+pub use codex::{CodexStore, RolloutReads};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};

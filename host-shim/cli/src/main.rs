@@ -160,6 +160,10 @@ struct SourceArgs {
     /// ~/.claude/projects) instead of a corpus; sends go to the state folder's spool.
     #[arg(long, conflicts_with = "corpus")]
     claude_projects: Option<PathBuf>,
+    /// Serve Codex's own threads from this CODEX_HOME (usually ~/.codex) instead of a
+    /// corpus; sends go to the state folder's spool.
+    #[arg(long, conflicts_with_all = ["corpus", "claude_projects"])]
+    codex_home: Option<PathBuf>,
     #[command(flatten)]
     state: StateArgs,
     /// With --claude-projects: wake a cold target with this command, e.g.
@@ -179,10 +183,15 @@ struct SourceArgs {
 enum Store {
     Corpus(Corpus),
     Claude(Box<ClaudeStore>),
+    Codex(Box<host_shim::CodexStore>),
 }
 
 impl SourceArgs {
     fn store(&self) -> Result<Store> {
+        if let Some(home) = &self.codex_home {
+            let store = host_shim::CodexStore::open(home, self.state.open()?);
+            return Ok(Store::Codex(Box::new(store)));
+        }
         if let Some(projects) = &self.claude_projects {
             let wake = self
                 .wake_command
@@ -423,6 +432,9 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             drop(registration.lock().map(|mut r| r.take()));
             served
         }
+        // Codex's threads, served to any MCP client with --caller; the caller from
+        // Codex's own `_meta.threadId` is the next step (README, "Use it with Codex").
+        Store::Codex(store) => serve(&args, Shared::new(*store), caller, None, cache_dir),
     }
 }
 
@@ -581,6 +593,12 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
                 Some(store.skipped_lines())
             })
         }
+        Store::Codex(store) => {
+            let caller = args.caller.clone();
+            call_on(&args, *store, caller, cache_dir, |store| {
+                Some(store.skipped_lines())
+            })
+        }
     }
 }
 
@@ -595,11 +613,13 @@ fn call_on<H: Harness>(
 ) -> Result<()> {
     let settings_path = args.source.settings.as_deref();
     let Some(caller) = caller else {
-        bail!(if args.source.claude_projects.is_some() {
-            "no calling session: pass --caller ID (a session id from sessions_list)"
-        } else {
-            "no calling session: pass --caller ID or set \"caller\" in the corpus file"
-        });
+        bail!(
+            if args.source.claude_projects.is_some() || args.source.codex_home.is_some() {
+                "no calling session: pass --caller ID (a session id from sessions_list)"
+            } else {
+                "no calling session: pass --caller ID or set \"caller\" in the corpus file"
+            }
+        );
     };
     let request = CallRequest {
         caller,

@@ -39,7 +39,8 @@
 //! from the command line only, and session ids reach the state folder only as plain
 //! names ([`crate::inbox::checked_id`]).
 //!
-//! Cost: a listing reads at most [`HEAD_BYTES`] from the start and [`TAIL_BYTES`] from
+//! Cost: a listing reads at most [`HEAD_BYTES`](crate::logfile::HEAD_BYTES) from the start and
+//! [`TAIL_BYTES`](crate::logfile::TAIL_BYTES) from
 //! the end of each transcript, once per path, size and modification time; titles and
 //! facts past those windows of a large transcript are not seen. A read parses the one
 //! transcript, cached the same way.
@@ -54,57 +55,20 @@ use crate::bindings::{
     SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
-use crate::inbox::{Put, StateDir};
+use crate::inbox::{Spooled, StateDir};
+use crate::logfile::{
+    self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
+};
 use crate::surface::{Message, Surface};
 use anyhow::{Result, bail};
 use std::collections::{HashMap, VecDeque};
-use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
-use transcript::{Record, Surfaced, lines};
+use transcript::{Record, Surfaced};
 pub use wake::WakeCommand;
 
-/// Bytes read from the start of a transcript the first time it is listed.
-pub const HEAD_BYTES: u64 = 64 << 10;
-/// Bytes read from the end of a transcript the first time it is listed, and the size
-/// of each further step back when its preset lies further up.
-pub const TAIL_BYTES: u64 = 64 << 10;
-/// The most bytes appended since the last listing that are read forward into a
-/// transcript's facts; a transcript that grew more is summarized afresh.
-pub const APPEND_BYTES: u64 = 1 << 20;
 /// Transcripts whose parsed surface is kept.
 const SURFACES_KEPT: usize = 8;
-/// How long an identical message from the same sender to the same target counts as a
-/// repeat (SPEC, "Repeats a host should catch").
-pub const REPEAT_WINDOW: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// A file's identity for the caches: which file (device and inode), its size and
-/// modification time. The same file grown is read on from where the last read ended;
-/// another file at the path is read afresh.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    file: (u64, u64),
-    len: u64,
-    modified: SystemTime,
-}
-
-impl Stamp {
-    fn of(path: &Path) -> Option<Stamp> {
-        let meta = std::fs::metadata(path).ok()?;
-        Some(Stamp {
-            file: (meta.dev(), meta.ino()),
-            len: meta.len(),
-            modified: meta.modified().ok()?,
-        })
-    }
-
-    /// Whether `self` is `earlier`'s file, grown (or unchanged) past `offset`.
-    fn grew_from(&self, earlier: &Stamp, offset: u64) -> bool {
-        self.file == earlier.file && self.len >= offset && self.len >= earlier.len
-    }
-}
 
 /// Where a transcript sits, which says what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,134 +161,31 @@ impl Facts {
             skipped_lines: self.skipped_lines + later.skipped_lines,
         }
     }
+}
 
-    /// The facts of `buffer`'s complete lines (skipping its first piece unless
-    /// `starts_at_line`), and how many bytes those lines and the piece before them take
-    /// (a last piece without a line feed is not read: the window or the writer cut it).
-    fn of(buffer: &[u8], starts_at_line: bool) -> (Facts, u64) {
-        let mut facts = Facts::default();
-        let mut consumed = 0;
-        for (index, (line, complete)) in lines(buffer).enumerate() {
-            if !complete {
-                break;
-            }
-            consumed += line.len() as u64 + 1;
-            if (index == 0 && !starts_at_line) || line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match Record::parse(line) {
-                Some(record) => facts.take(record),
-                None => facts.skipped_lines += 1,
-            }
+impl LineFacts for Facts {
+    fn take_line(&mut self, line: &[u8]) {
+        match Record::parse(line) {
+            Some(record) => self.take(record),
+            None => self.skipped_lines += 1,
         }
-        (facts, consumed)
+    }
+
+    fn then(self, later: Facts) -> Facts {
+        Facts::then(self, later)
+    }
+
+    fn has_latest(&self) -> bool {
+        self.model.is_some()
     }
 }
 
-fn rfc3339_ms(text: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(text)
-        .ok()
-        .map(|time| time.timestamp_millis())
-}
-
-fn system_time_ms(time: SystemTime) -> i64 {
-    time.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-fn read_range(file: &mut std::fs::File, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
-    let mut buffer = Vec::with_capacity((end - start) as usize);
-    file.seek(SeekFrom::Start(start))?;
-    file.take(end - start).read_to_end(&mut buffer)?;
-    Ok(buffer)
-}
-
-/// A transcript's facts, kept between listings and advanced as the file grows.
+/// A transcript's facts, kept between listings and advanced as the file grows, and
+/// the header and title they give.
 #[derive(Debug)]
 struct Indexed {
-    stamp: Stamp,
-    /// Bytes of whole lines read so far: the next read starts here.
-    consumed: u64,
-    facts: Facts,
+    windowed: Windowed<Facts>,
     summary: Arc<Summary>,
-}
-
-/// Indexes a transcript: from `previous` when the file only grew by at most
-/// [`APPEND_BYTES`] (reading what was appended), else afresh from its first
-/// [`HEAD_BYTES`] and last [`TAIL_BYTES`], stepping further back only while the
-/// latest preset is not found. Returns the bytes read too.
-fn index(
-    path: &Path,
-    layout: &Layout,
-    stamp: Stamp,
-    previous: Option<Indexed>,
-) -> std::io::Result<(Indexed, u64)> {
-    let mut file = std::fs::File::open(path)?;
-    let (facts, consumed, read) = match previous {
-        Some(previous)
-            if stamp.grew_from(&previous.stamp, previous.consumed)
-                && stamp.len - previous.consumed <= APPEND_BYTES =>
-        {
-            let appended = read_range(&mut file, previous.consumed, stamp.len)?;
-            let (later, consumed) = Facts::of(&appended, true);
-            (
-                previous.facts.then(later),
-                previous.consumed + consumed,
-                appended.len() as u64,
-            )
-        }
-        _ if stamp.len <= HEAD_BYTES + TAIL_BYTES => {
-            let all = read_range(&mut file, 0, stamp.len)?;
-            let (facts, consumed) = Facts::of(&all, true);
-            (facts, consumed, all.len() as u64)
-        }
-        _ => {
-            let head = read_range(&mut file, 0, HEAD_BYTES)?;
-            let (head_facts, head_end) = Facts::of(&head, true);
-            let tail_start = stamp.len - TAIL_BYTES;
-            let tail = read_range(&mut file, tail_start, stamp.len)?;
-            let (mut later, tail_consumed) = Facts::of(&tail, false);
-            let mut read = (head.len() + tail.len()) as u64;
-            // Where the lines read so far begin: the tail's first whole line.
-            let mut parsed_from = match tail.iter().position(|&b| b == b'\n') {
-                Some(end) => tail_start + end as u64 + 1,
-                None => stamp.len,
-            };
-            let mut step = TAIL_BYTES;
-            while later.model.is_none() && parsed_from > head_end {
-                let start = parsed_from.saturating_sub(step).max(head_end);
-                let chunk = read_range(&mut file, start, parsed_from)?;
-                read += chunk.len() as u64;
-                // The chunk's first piece is the end of a line above it, unless the
-                // chunk starts where the head's lines ended.
-                let skip = if start == head_end {
-                    0
-                } else {
-                    match chunk.iter().position(|&b| b == b'\n') {
-                        Some(end) => end + 1,
-                        None => {
-                            step *= 2; // one line longer than the step: a bigger one
-                            continue;
-                        }
-                    }
-                };
-                let (earlier, _) = Facts::of(&chunk[skip..], true);
-                later = earlier.then(later);
-                parsed_from = start + skip as u64;
-            }
-            (head_facts.then(later), tail_start + tail_consumed, read)
-        }
-    };
-    let summary = summarize(path, layout, stamp, &facts, consumed);
-    Ok((
-        Indexed {
-            stamp,
-            consumed,
-            facts,
-            summary: Arc::new(summary),
-        },
-        read,
-    ))
 }
 
 /// A transcript's header and title from its facts.
@@ -700,14 +561,19 @@ impl ClaudeStore {
     /// The index of one transcript as it is now: the cached one when unchanged,
     /// advanced or rebuilt otherwise; `None` when it cannot be read.
     fn indexed(&mut self, path: &Path, layout: &Layout, stamp: Stamp) -> Option<Arc<Summary>> {
-        if let Some(previous) = self.indexed.get(path).filter(|p| p.stamp == stamp) {
+        if let Some(previous) = self.indexed.get(path).filter(|p| p.windowed.stamp == stamp) {
             return Some(previous.summary.clone());
         }
-        let previous = self.indexed.remove(path);
-        let (indexed, bytes) = index(path, layout, stamp, previous).ok()?;
+        let previous = self.indexed.remove(path).map(|p| p.windowed);
+        let (windowed, bytes) = logfile::index(path, stamp, previous).ok()?;
         self.reads.summarized += 1;
         self.reads.summary_bytes += bytes;
-        let summary = indexed.summary.clone();
+        let summary = summarize(path, layout, stamp, &windowed.facts, windowed.consumed);
+        let summary = Arc::new(summary);
+        let indexed = Indexed {
+            windowed,
+            summary: summary.clone(),
+        };
         self.indexed.insert(path.to_path_buf(), indexed);
         Some(summary)
     }
@@ -918,44 +784,12 @@ impl ClaudeStore {
                 "a subagent has no inbox; message its parent session".to_string(),
             ));
         }
-        let unusable = |err: anyhow::Error| {
-            DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
-        };
-        // Accepted before, by this process or another: the first answer, and where
-        // that message is now.
-        if let Some(first) = self.state.find(target, key).map_err(unusable)? {
-            return Ok(Delivered {
-                woke: first.message.woke,
-                repeat: true,
-                state: first.state,
-            });
-        }
-        // The same words from the same sender lately: a retry with a new call id.
-        let sender = crate::inbox::key_sender(key).unwrap_or_default();
-        if let Some(first) = (self.state)
-            .find_identical(target, sender, body, REPEAT_WINDOW)
-            .map_err(unusable)?
-        {
-            return Ok(Delivered {
-                woke: first.message.woke,
-                repeat: true,
-                state: first.state,
-            });
-        }
         let live = self.state.live_sessions().contains(target);
-        if !live && !may_wake {
-            return Err(DeliveryRefusal::WouldNeedWake);
-        }
         let wakes = !live && self.wake.is_some();
-        let message = StateDir::message(target, mode, body, key, wakes);
-        match self.state.put_unseen(&message).map_err(unusable)? {
-            // Another writer of this key landed first, a moment ago.
-            Put::Repeat(first) => Ok(Delivered {
-                woke: first.woke,
-                repeat: true,
-                state: DeliveryState::Waiting,
-            }),
-            Put::New(path) => {
+        match crate::inbox::spool_once(&self.state, target, body, mode, key, live, may_wake, wakes)?
+        {
+            Spooled::Repeat(first) => Ok(first),
+            Spooled::New(path) => {
                 let woke = match self.wake.as_ref().filter(|_| wakes) {
                     Some(wake) => {
                         match wake.spawn(target, found.summary.header.cwd.as_deref(), &path) {

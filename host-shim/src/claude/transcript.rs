@@ -393,29 +393,6 @@ fn handed_over_frames(text: &str) -> Option<Vec<Surfaced>> {
     (!frames.is_empty()).then_some(frames)
 }
 
-/// Splits a byte buffer into lines, each with whether it ended with a line feed (only
-/// the last piece can be incomplete).
-pub fn lines(buffer: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
-    let mut rest = buffer;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        match rest.iter().position(|&b| b == b'\n') {
-            Some(end) => {
-                let line = &rest[..end];
-                rest = &rest[end + 1..];
-                Some((line, true))
-            }
-            None => {
-                let line = rest;
-                rest = &[];
-                Some((line, false))
-            }
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,14 +522,5 @@ mod tests {
     fn a_half_written_line_does_not_parse() {
         assert!(Record::parse(br#"{"type":"user","message":{"role":"us"#).is_none());
         assert!(Record::parse(b"[1,2]").is_none());
-    }
-
-    #[test]
-    fn lines_say_whether_they_ended() {
-        let all: Vec<_> = lines(b"a\nb\nc").collect();
-        assert_eq!(
-            all,
-            vec![(&b"a"[..], true), (&b"b"[..], true), (&b"c"[..], false)]
-        );
     }
 }

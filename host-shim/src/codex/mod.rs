@@ -1,0 +1,583 @@
+//! A harness over Codex's own threads: the rollouts under `CODEX_HOME/sessions/`, read
+//! only, with the harness-neutral inbox ([`crate::inbox`]) for deliveries.
+//!
+//! What a thread is, from its rollout ([`rollout`]): its id is `session_meta`'s, as
+//! written; created is `session_meta`'s timestamp; cwd the latest `turn_context`'s,
+//! else `session_meta`'s; the preset the latest `turn_context` model; the title the
+//! newest name `session_index.jsonl` gives it, else the person's first message. A thread
+//! with `parent_thread_id` is a subagent owned by that thread; a fork is top-level, and
+//! its surface starts with the base thread's records before its `history_base`. Live is
+//! its writer lock held (`thread-writer-locks/<id>.lock`: the file outlives a crash,
+//! the lock does not). Archived threads (`archived_sessions/`) are not listed.
+//!
+//! The surface: the `response_item` messages after the last compaction (the
+//! compaction's replacement history first, its summary marked replaced), text parts
+//! only, seq = the record's ordinal, source `user` or `model:<provider>/<model>`
+//! (`codex` for developer and system instructions), injected as the content parts'
+//! provenance says (no part from the person).
+//!
+//! Trust model: the rollouts are Codex's, written by this user's processes; they are
+//! read only, a line that is not a record is skipped and counted, and nothing in them
+//! selects a file to open but a thread id made a plain name first
+//! ([`crate::inbox::checked_id`]). A `CODEX_HOME` that does not exist is an empty store.
+//!
+//! Cost: as the Claude store ([`crate::logfile`]): a listing reads each rollout's
+//! head and tail once per size and modification time, then only what was appended; a
+//! read parses the one rollout (and a fork's base up to its history base), cached and
+//! read on as it grows.
+
+pub mod rollout;
+
+use crate::bindings::{
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
+    SessionHeader, SessionIndex, SurfaceIndex,
+};
+use crate::harness::{Inbox, SessionQuery};
+use crate::inbox::{Spooled, StateDir};
+use crate::logfile::{
+    self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
+};
+use crate::surface::{Message, Surface};
+use rollout::{Meta, Record, Said};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Rollouts whose parsed surface is kept.
+const SURFACES_KEPT: usize = 8;
+
+/// What a listing gathers from a rollout.
+#[derive(Clone, Debug, Default)]
+struct Facts {
+    meta: Option<Meta>,
+    first_prompt: Option<String>,
+    turn_cwd: Option<String>,
+    model: Option<String>,
+    skipped_lines: u64,
+}
+
+impl LineFacts for Facts {
+    fn take_line(&mut self, line: &[u8]) {
+        let Some(record) = Record::parse(line) else {
+            self.skipped_lines += 1;
+            return;
+        };
+        match record.kind.as_str() {
+            "session_meta" if self.meta.is_none() => self.meta = Some(Meta::of(&record.payload)),
+            "turn_context" => {
+                let (cwd, model) = rollout::turn(&record.payload);
+                self.turn_cwd = cwd.or(self.turn_cwd.take());
+                self.model = model.or(self.model.take());
+            }
+            "response_item" if self.first_prompt.is_none() => {
+                if let Some(said) = Said::of(&record.payload).filter(|s| s.from_person) {
+                    self.first_prompt = said.text;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn then(self, later: Facts) -> Facts {
+        Facts {
+            meta: self.meta.or(later.meta),
+            first_prompt: self.first_prompt.or(later.first_prompt),
+            turn_cwd: later.turn_cwd.or(self.turn_cwd),
+            model: later.model.or(self.model),
+            skipped_lines: self.skipped_lines + later.skipped_lines,
+        }
+    }
+
+    fn has_latest(&self) -> bool {
+        self.model.is_some()
+    }
+}
+
+/// One rollout found by the last scan.
+#[derive(Clone, Debug)]
+struct Found {
+    path: PathBuf,
+    stamp: Stamp,
+    id: String,
+    facts: Arc<Facts>,
+}
+
+/// A rollout's surface, parsed up to its last whole line and advanced from there.
+struct ParsedSurface {
+    path: PathBuf,
+    stamp: Stamp,
+    consumed: u64,
+    provider: String,
+    model: String,
+    damaged: u64,
+    surface: Arc<Surface>,
+}
+
+impl ParsedSurface {
+    fn new(path: &Path, stamp: Stamp, provider: &str) -> ParsedSurface {
+        ParsedSurface {
+            path: path.to_path_buf(),
+            stamp,
+            consumed: 0,
+            provider: provider.to_string(),
+            model: "unknown".to_string(),
+            damaged: 0,
+            surface: Arc::new(Surface::default()),
+        }
+    }
+
+    /// Takes the whole lines of `bytes` (those before `before_ordinal`, when given).
+    /// Returns the bytes those lines take.
+    fn take(&mut self, bytes: &[u8], before_ordinal: Option<u64>) -> u64 {
+        let mut consumed = 0;
+        for (line, complete) in lines(bytes) {
+            if !complete {
+                break;
+            }
+            consumed += line.len() as u64 + 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let Some(record) = Record::parse(line) else {
+                self.damaged += 1;
+                continue;
+            };
+            let ordinal = record.ordinal.unwrap_or(0);
+            if before_ordinal.is_some_and(|end| ordinal >= end) {
+                break;
+            }
+            self.take_record(ordinal, &record);
+        }
+        consumed
+    }
+
+    fn take_record(&mut self, ordinal: u64, record: &Record) {
+        let surface = Arc::make_mut(&mut self.surface);
+        surface.captured_through_seq = surface.captured_through_seq.max(ordinal);
+        match record.kind.as_str() {
+            "turn_context" => {
+                if let (_, Some(model)) = rollout::turn(&record.payload) {
+                    self.model = model;
+                }
+            }
+            "response_item" => {
+                if let Some(said) = Said::of(&record.payload) {
+                    let message = message(ordinal, said, false, &self.provider, &self.model);
+                    Arc::make_mut(&mut self.surface).messages.push(message);
+                }
+            }
+            "compacted" => {
+                // The model's input from here on: the replacement history, the summary
+                // (its last item, whose text is the compaction's message) replaced.
+                let summary = record.payload.get("message").and_then(|m| m.as_str());
+                let history = (record.payload.get("replacement_history"))
+                    .and_then(|h| h.as_array())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let said: Vec<Said> = history.iter().filter_map(Said::of).collect();
+                let count = said.len() as u64;
+                let (provider, model) = (self.provider.clone(), self.model.clone());
+                let surface = Arc::make_mut(&mut self.surface);
+                surface.messages.clear();
+                for (index, mut said) in said.into_iter().enumerate() {
+                    // Each at its place just before the compaction, in order.
+                    let seq = ordinal.saturating_sub(count - 1 - index as u64);
+                    let replaced = summary.is_some() && said.text.as_deref() == summary;
+                    // The summary stands in for the conversation: shown, as replaced.
+                    said.injected &= !replaced;
+                    surface
+                        .messages
+                        .push(message(seq, said, replaced, &provider, &model));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A surface message from what the model was given.
+fn message(seq: u64, said: Said, replaced: bool, provider: &str, model: &str) -> Message {
+    let source = match said.role {
+        Role::User => "user".to_string(),
+        Role::Assistant => format!("model:{provider}/{model}"),
+        Role::System => "codex".to_string(),
+    };
+    Message::new(seq, said.role, &source, replaced, said.text).injected(said.injected)
+}
+
+/// What a store has read of rollouts, for tests and benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RolloutReads {
+    /// Rollouts indexed for a listing (an unchanged one is not read again).
+    pub summarized: u64,
+    /// Bytes read for those.
+    pub summary_bytes: u64,
+    /// Rollouts parsed whole for a read.
+    pub parsed: u64,
+    /// Bytes read for reads.
+    pub surface_bytes: u64,
+}
+
+/// The store: a `CODEX_HOME`, read only, and a state folder for the inbox.
+pub struct CodexStore {
+    home: PathBuf,
+    state: StateDir,
+    found: Vec<Found>,
+    by_id: HashMap<String, usize>,
+    indexed: HashMap<PathBuf, Windowed<Facts>>,
+    names: Option<(Stamp, HashMap<String, String>)>,
+    surfaces: VecDeque<ParsedSurface>,
+    answered: crate::harness::AnsweredKeys,
+    reads: RolloutReads,
+}
+
+impl CodexStore {
+    /// A store over `home` (a `CODEX_HOME`; one that does not exist yet is empty).
+    pub fn open(home: &Path, state: StateDir) -> CodexStore {
+        CodexStore {
+            home: home.to_path_buf(),
+            state,
+            found: Vec::new(),
+            by_id: HashMap::new(),
+            indexed: HashMap::new(),
+            names: None,
+            surfaces: VecDeque::new(),
+            answered: crate::harness::AnsweredKeys::default(),
+            reads: RolloutReads::default(),
+        }
+    }
+
+    pub fn reads(&self) -> RolloutReads {
+        self.reads
+    }
+
+    pub fn state(&self) -> &StateDir {
+        &self.state
+    }
+
+    /// Lines the last listing could not read: damaged ones and last lines still being
+    /// written.
+    pub fn skipped_lines(&self) -> u64 {
+        (self.found.iter())
+            .map(|f| f.facts.skipped_lines + u64::from(self.consumed(&f.path) < f.stamp.len))
+            .sum()
+    }
+
+    fn consumed(&self, path: &Path) -> u64 {
+        self.indexed.get(path).map_or(0, |w| w.consumed)
+    }
+
+    /// Every rollout under `sessions/` (any depth: `YYYY/MM/DD`).
+    fn rollouts(&self) -> Vec<PathBuf> {
+        let mut all = Vec::new();
+        let mut folders = vec![self.home.join("sessions")];
+        while let Some(folder) = folders.pop() {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    folders.push(path);
+                } else if kind.is_file()
+                    && path.extension().is_some_and(|e| e == "jsonl")
+                    && entry.file_name().to_string_lossy().starts_with("rollout-")
+                {
+                    all.push(path);
+                }
+            }
+        }
+        all.sort();
+        all
+    }
+
+    /// Finds every rollout and indexes those new or changed since last time.
+    fn scan(&mut self) {
+        let mut found = Vec::new();
+        for path in self.rollouts() {
+            let Some(stamp) = Stamp::of(&path) else {
+                continue;
+            };
+            let facts = match self.indexed.remove(&path) {
+                Some(previous) if previous.stamp == stamp => previous,
+                previous => {
+                    let Ok((windowed, bytes)) = logfile::index(&path, stamp, previous) else {
+                        continue;
+                    };
+                    self.reads.summarized += 1;
+                    self.reads.summary_bytes += bytes;
+                    windowed
+                }
+            };
+            let id = (facts.facts.meta.as_ref())
+                .and_then(|m| m.id.clone())
+                .unwrap_or_else(|| id_from_name(&path));
+            found.push(Found {
+                path: path.clone(),
+                stamp,
+                id,
+                facts: Arc::new(facts.facts.clone()),
+            });
+            self.indexed.insert(path, facts);
+        }
+        let listed: HashSet<&PathBuf> = found.iter().map(|f| &f.path).collect();
+        self.indexed.retain(|path, _| listed.contains(path));
+        self.by_id.clear();
+        for (position, f) in found.iter().enumerate() {
+            self.by_id.entry(f.id.clone()).or_insert(position);
+        }
+        self.found = found;
+        self.read_names();
+    }
+
+    /// `session_index.jsonl`: the names the person gave threads, the newest line
+    /// winning; read again only when it changed.
+    fn read_names(&mut self) {
+        let path = self.home.join("session_index.jsonl");
+        let Some(stamp) = Stamp::of(&path) else {
+            self.names = None;
+            return;
+        };
+        if self.names.as_ref().is_some_and(|(s, _)| *s == stamp) {
+            return;
+        }
+        let mut names = HashMap::new();
+        let bytes = crate::private::read_regular(&path, 16 << 20).unwrap_or_default();
+        for (line, complete) in lines(&bytes) {
+            let Some(entry) = complete
+                .then(|| serde_json::from_slice::<serde_json::Value>(line).ok())
+                .flatten()
+            else {
+                continue;
+            };
+            let id = entry.get("id").or_else(|| entry.get("thread_id"));
+            let name = entry.get("thread_name").or_else(|| entry.get("name"));
+            if let (Some(id), Some(name)) =
+                (id.and_then(|v| v.as_str()), name.and_then(|v| v.as_str()))
+            {
+                names.insert(id.to_string(), name.to_string());
+            }
+        }
+        self.names = Some((stamp, names));
+    }
+
+    fn lookup(&mut self, id: &str) -> Option<Found> {
+        if !self.by_id.contains_key(id) {
+            self.scan();
+        }
+        let found = self.found[*self.by_id.get(id)?].clone();
+        match Stamp::of(&found.path) {
+            Some(stamp) if stamp == found.stamp => Some(found),
+            _ => {
+                self.scan();
+                self.by_id.get(id).map(|&p| self.found[p].clone())
+            }
+        }
+    }
+
+    /// Whether a Codex process holds the thread now: its writer lock is taken.
+    fn is_live(&self, id: &str) -> bool {
+        let Ok(id) = crate::inbox::checked_id(id) else {
+            return false;
+        };
+        let path = self
+            .home
+            .join("thread-writer-locks")
+            .join(format!("{id}.lock"));
+        let Ok(file) = std::fs::File::open(path) else {
+            return false; // no lock file: never held, or cannot be probed: cold
+        };
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    }
+
+    fn header(&self, found: &Found) -> SessionHeader {
+        let facts = &found.facts;
+        let meta = facts.meta.clone().unwrap_or_default();
+        SessionHeader {
+            id: found.id.clone(),
+            created_at_ms: (meta.created.as_deref())
+                .and_then(rfc3339_ms)
+                .unwrap_or_else(|| system_time_ms(found.stamp.modified)),
+            live: self.is_live(&found.id),
+            parent_id: meta.parent.clone(),
+            origin: if meta.subagent { "subagent" } else { "user" }.to_string(),
+            cwd: facts.turn_cwd.clone().or(meta.cwd),
+            preset: facts.model.clone(),
+        }
+    }
+
+    fn title(&self, found: &Found) -> Option<String> {
+        (self.names.as_ref())
+            .and_then(|(_, names)| names.get(&found.id).cloned())
+            .or_else(|| found.facts.first_prompt.clone())
+    }
+
+    /// The thread's surface now: parsed once (a fork's base first), then read on.
+    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
+        let found = self.lookup(id)?;
+        let position = self.surfaces.iter().position(|s| s.path == found.path);
+        let mut parsed = match position.and_then(|p| self.surfaces.remove(p)) {
+            Some(parsed) if parsed.stamp == found.stamp => {
+                let surface = parsed.surface.clone();
+                self.surfaces.push_back(parsed);
+                return Some(surface);
+            }
+            Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
+            _ => {
+                self.reads.parsed += 1;
+                let meta = found.facts.meta.clone().unwrap_or_default();
+                let provider = meta.provider.as_deref().unwrap_or("codex");
+                let mut parsed = ParsedSurface::new(&found.path, found.stamp, provider);
+                if let (Some(base), Some((end_ordinal, end_byte))) =
+                    (meta.forked_from, meta.base_end)
+                {
+                    self.take_base(&mut parsed, &base, end_ordinal, end_byte);
+                }
+                parsed
+            }
+        };
+        let mut file = std::fs::File::open(&found.path).ok()?;
+        let bytes = read_range(&mut file, parsed.consumed, found.stamp.len).ok()?;
+        self.reads.surface_bytes += bytes.len() as u64;
+        parsed.consumed += parsed.take(&bytes, None);
+        parsed.stamp = found.stamp;
+        let surface = parsed.surface.clone();
+        if self.surfaces.len() == SURFACES_KEPT {
+            self.surfaces.pop_front();
+        }
+        self.surfaces.push_back(parsed);
+        Some(surface)
+    }
+
+    /// A fork's surface begins with its base thread's records before its history base.
+    fn take_base(
+        &mut self,
+        parsed: &mut ParsedSurface,
+        base: &str,
+        end_ordinal: u64,
+        end_byte: u64,
+    ) {
+        let Some(found) = self.lookup(base) else {
+            return;
+        };
+        let Ok(mut file) = std::fs::File::open(&found.path) else {
+            return;
+        };
+        let end = end_byte.min(found.stamp.len);
+        let Ok(bytes) = read_range(&mut file, 0, end) else {
+            return;
+        };
+        self.reads.surface_bytes += bytes.len() as u64;
+        parsed.take(&bytes, Some(end_ordinal));
+    }
+}
+
+/// A thread id from a rollout's name (`rollout-<local time>-<id>.jsonl`), for a rollout
+/// whose `session_meta` cannot be read: the last five dash-separated groups.
+fn id_from_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parts: Vec<&str> = stem.split('-').collect();
+    if parts.len() >= 5 {
+        parts[parts.len() - 5..].join("-")
+    } else {
+        stem
+    }
+}
+
+impl SessionQuery for CodexStore {
+    fn list_sessions(&mut self) -> SessionIndex {
+        self.scan();
+        let headers: Vec<SessionHeader> = self.found.iter().map(|f| self.header(f)).collect();
+        SessionIndex::of(&headers)
+    }
+
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        let found = self.lookup(id)?;
+        Some(self.header(&found))
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.get_session(id)).collect()
+    }
+
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        ids.iter()
+            .map(|id| {
+                let found = self.lookup(id)?;
+                self.title(&found)
+            })
+            .collect()
+    }
+
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        Some(self.surface(id)?.index(lead_chars))
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        let surface = self.surface(id);
+        seqs.iter()
+            .map(|&seq| surface.as_ref()?.message(seq))
+            .collect()
+    }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        self.state
+            .count_from(target, sender)
+            .unwrap_or(InboxCount::NONE)
+    }
+}
+
+impl Inbox for CodexStore {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        let mut answered = std::mem::take(&mut self.answered);
+        let answer = answered.once(key, || {
+            let Some(found) = self.lookup(target) else {
+                return Err(DeliveryRefusal::NotFound);
+            };
+            if self.header(&found).is_subagent() {
+                return Err(DeliveryRefusal::Rejected(
+                    "a spawned agent has no inbox; message the thread that spawned it".to_string(),
+                ));
+            }
+            let live = self.is_live(target);
+            // No wake command for Codex: a cold thread gets it at its next start.
+            let spooled = crate::inbox::spool_once(
+                &self.state,
+                target,
+                body,
+                mode,
+                key,
+                live,
+                may_wake,
+                false,
+            )?;
+            Ok(match spooled {
+                Spooled::Repeat(first) => first,
+                // In the spool until a hook of the thread hands it over.
+                Spooled::New(_) => Delivered {
+                    woke: false,
+                    repeat: false,
+                    state: DeliveryState::Waiting,
+                },
+            })
+        });
+        self.answered = answered;
+        answer
+    }
+}

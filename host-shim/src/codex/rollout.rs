@@ -1,0 +1,175 @@
+//! One line of a Codex rollout (`CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`), as
+//! Codex 0.169.0 writes it: `{timestamp, ordinal, type, payload}`. Only what the store
+//! uses is read; a line that is not such a record is skipped and counted.
+//!
+//! - `session_meta` (the first record): the thread's id, creation time, cwd, provider,
+//!   and, for a spawned agent, `parent_thread_id` and `thread_source: "subagent"`; for
+//!   a fork, `forked_from_id` and `history_base` (the base thread's records before
+//!   `end_ordinal_exclusive`, which the fork's file does not copy).
+//! - `turn_context`: the cwd and model of each turn.
+//! - `response_item` with `payload.type: "message"`: what the model sees, each content
+//!   part with its provenance in
+//!   `internal_chat_message_metadata_passthrough.content_item_metadata[]` (`user` for
+//!   the person; `harness`, `skills`, `agents_md`, a hook, … for what Codex put there).
+//!   Function calls and their output, reasoning and the rest are not messages.
+//! - `compacted`: a compaction: `replacement_history` is the model's input from then on
+//!   (ending with the summary, whose text is `message`).
+
+use crate::bindings::Role;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+pub struct Record {
+    #[serde(default)]
+    pub ordinal: Option<u64>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub payload: serde_json::Value,
+}
+
+impl Record {
+    pub fn parse(line: &[u8]) -> Option<Record> {
+        serde_json::from_slice(line).ok()
+    }
+}
+
+fn text_of<'a>(value: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    value.get(key)?.as_str().filter(|s| !s.is_empty())
+}
+
+/// A thread's `session_meta`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    pub id: Option<String>,
+    pub created: Option<String>,
+    pub cwd: Option<String>,
+    pub provider: Option<String>,
+    pub parent: Option<String>,
+    pub subagent: bool,
+    pub forked_from: Option<String>,
+    /// The base thread's records a fork's surface starts with: those before this
+    /// ordinal, within this many bytes of its file.
+    pub base_end: Option<(u64, u64)>,
+}
+
+impl Meta {
+    pub fn of(payload: &serde_json::Value) -> Meta {
+        let base = payload.get("history_base");
+        let base_end = base.and_then(|base| {
+            Some((
+                base.get("end_ordinal_exclusive")?.as_u64()?,
+                base.get("end_byte_offset")?.as_u64()?,
+            ))
+        });
+        Meta {
+            id: text_of(payload, "id").map(str::to_string),
+            created: text_of(payload, "timestamp").map(str::to_string),
+            cwd: text_of(payload, "cwd").map(str::to_string),
+            provider: text_of(payload, "model_provider").map(str::to_string),
+            parent: text_of(payload, "parent_thread_id").map(str::to_string),
+            subagent: text_of(payload, "thread_source") == Some("subagent"),
+            forked_from: text_of(payload, "forked_from_id").map(str::to_string),
+            base_end,
+        }
+    }
+}
+
+/// One message of the model's input, from a `response_item` (or an item of a
+/// compaction's `replacement_history`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Said {
+    pub role: Role,
+    /// The text parts joined by a line feed; `None` without one.
+    pub text: Option<String>,
+    /// Codex put it there: no text part of it came from the person (or, for the
+    /// model's own messages, never).
+    pub injected: bool,
+    /// Some text part came from the person.
+    pub from_person: bool,
+}
+
+impl Said {
+    /// The message a response item is, if it is one.
+    pub fn of(item: &serde_json::Value) -> Option<Said> {
+        if item.get("type")?.as_str()? != "message" {
+            return None;
+        }
+        let role = match item.get("role")?.as_str()? {
+            "assistant" => Role::Assistant,
+            "user" => Role::User,
+            _ => Role::System, // developer and system instructions
+        };
+        let provenances: Vec<Option<&str>> = item
+            .pointer("/internal_chat_message_metadata_passthrough/content_item_metadata")
+            .and_then(|m| m.as_array())
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|m| m.pointer("/provenance/type").and_then(|t| t.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut texts: Vec<&str> = Vec::new();
+        let mut from_person = false;
+        let mut from_codex = false;
+        for (index, part) in (item.get("content")?.as_array()?.iter()).enumerate() {
+            let kind = part.get("type").and_then(|t| t.as_str()).unwrap_or("");
+            if !matches!(kind, "input_text" | "output_text" | "text") {
+                continue; // images, audio, … never cross
+            }
+            let Some(text) = part.get("text").and_then(|t| t.as_str()) else {
+                continue;
+            };
+            texts.push(text);
+            match provenances.get(index).copied().flatten() {
+                Some("user") => from_person = true,
+                Some(_) => from_codex = true,
+                None => {}
+            }
+        }
+        let text = (!texts.is_empty()).then(|| texts.join("\n"));
+        Some(Said {
+            role,
+            text,
+            injected: role != Role::Assistant && from_codex && !from_person,
+            from_person: role == Role::User && from_person,
+        })
+    }
+}
+
+/// The turn's cwd and model, from a `turn_context`.
+pub fn turn(payload: &serde_json::Value) -> (Option<String>, Option<String>) {
+    (
+        text_of(payload, "cwd").map(str::to_string),
+        text_of(payload, "model").map(str::to_string),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn provenance_says_who_wrote_a_message() {
+        let person = json!({"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": "Plan the beds"}],
+            "internal_chat_message_metadata_passthrough": {"content_item_metadata": [{"provenance": {"type": "user"}}]}});
+        let said = Said::of(&person).unwrap();
+        assert_eq!((said.injected, said.from_person), (false, true));
+        let context = json!({"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": "<environment_context>…"}],
+            "internal_chat_message_metadata_passthrough": {"content_item_metadata": [{"provenance": {"type": "harness", "hook": false}}]}});
+        assert!(Said::of(&context).unwrap().injected);
+        let model = json!({"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Done."}, {"type": "output_text", "text": "Twice."}]});
+        let said = Said::of(&model).unwrap();
+        assert_eq!(said.text.as_deref(), Some("Done.\nTwice."));
+        assert!(!said.injected);
+        assert_eq!(
+            Said::of(&json!({"type": "function_call", "name": "x"})),
+            None
+        );
+    }
+}

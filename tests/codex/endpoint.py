@@ -1,0 +1,146 @@
+"""A scripted OpenAI Responses API endpoint on loopback, for driving the real Codex CLI
+offline (the Codex counterpart of tests/claude_code/endpoint.py).
+
+Codex is pointed at it with a `[model_providers.scripted]` table whose `base_url` is
+this server and `wire_api = "responses"`. It answers `GET /v1/models` with an empty
+list and streams `POST /v1/responses` as server-sent events. What the "model" does is
+written into the person's prompt, one line:
+
+    @script [{"tool": "NAME", "input": {...}}, {"tool": "NAME", "namespace": "NS", "input": {...}}, {"say": "TEXT"}]
+
+A step's `tokens` sets the total token count its response reports (default 15): a large
+one makes Codex compact the thread before its next turn.
+
+Each request continues the conversation's newest script: the number of function
+calls made since that prompt says which step comes next. A `tool` step calls the tool
+(a function call, in the tool's namespace when it has one); a `say` step, or a script
+run out, answers with text and ends the turn. A conversation with no script (a
+compaction, a turn a hook continued after the script ended) gets a short answer.
+Every request is appended to the log file as one JSON line.
+"""
+
+import itertools
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SCRIPT_MARK = "@script "
+_ids = itertools.count(1)
+_log_lock = threading.Lock()
+
+
+def texts(item):
+    """The text parts of one input item (a message), in order."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [p.get("text", "") for p in content or [] if isinstance(p, dict)]
+
+
+def newest_script(items):
+    """The newest script among the user messages, and the items after it."""
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        if item.get("type") != "message" or item.get("role") != "user":
+            continue
+        for text in texts(item):
+            for line in text.splitlines():
+                line = line.strip()
+                if line.startswith(SCRIPT_MARK):
+                    return json.loads(line[len(SCRIPT_MARK):]), items[index + 1:]
+    return None, []
+
+
+def next_action(request):
+    """What the scripted model does now: ("call", step) or ("say", text)."""
+    script, after = newest_script(request.get("input", []))
+    if script is None:
+        return ("say", "ok")
+    done = sum(1 for item in after if item.get("type") == "function_call")
+    if done >= len(script):
+        return ("say", "done")
+    step = script[done]
+    if "say" in step:
+        return ("say", step["say"], step.get("tokens", 15))
+    return ("call", step)
+
+
+def events(request, action):
+    """The server-sent events of one response."""
+    n = next(_ids)
+    response_id = f"resp_scripted_{n:06d}"
+    if action[0] == "say":
+        item = {"type": "message", "role": "assistant", "id": f"msg_scripted_{n:06d}",
+                "content": [{"type": "output_text", "text": action[1], "annotations": []}]}
+    else:
+        step = action[1]
+        item = {"type": "function_call", "id": f"fc_scripted_{n:06d}", "call_id": f"call_scripted_{n:06d}",
+                "name": step["tool"], "arguments": json.dumps(step.get("input", {}))}
+        if step.get("namespace"):
+            item["namespace"] = step["namespace"]
+    # A step may report a large token count, so Codex compacts before the next turn.
+    total = action[1].get("tokens", 15) if action[0] == "call" else (action[2] if len(action) > 2 else 15)
+    usage = {"input_tokens": total - 5, "input_tokens_details": None, "output_tokens": 5,
+             "output_tokens_details": None, "total_tokens": total}
+    return [
+        ("response.created", {"type": "response.created", "response": {"id": response_id}}),
+        ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ("response.completed", {"type": "response.completed",
+                                "response": {"id": response_id, "usage": usage}}),
+    ]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    log_path = None
+
+    def log_message(self, *args):
+        pass
+
+    def log(self, record):
+        if self.log_path:
+            with _log_lock, open(self.log_path, "a") as log:
+                log.write(json.dumps(record) + "\n")
+
+    def reply(self, status, content_type, body):
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        self.log({"method": "GET", "path": self.path})
+        self.reply(200, "application/json", json.dumps({"object": "list", "data": [], "models": []}).encode())
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            self.reply(400, "application/json", b'{"error": "not JSON"}')
+            return
+        if not self.path.rstrip("/").endswith("/responses"):
+            self.log({"method": "POST", "path": self.path, "request": request})
+            self.reply(404, "application/json", b'{"error": "not found"}')
+            return
+        action = next_action(request)
+        self.log({"method": "POST", "path": self.path, "request": request, "action": action})
+        body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                       for name, data in events(request, action)).encode()
+        self.reply(200, "text/event-stream", body)
+
+
+def serve(port, log_path):
+    """Serves on 127.0.0.1:`port` in a daemon thread; returns the server."""
+    Handler.log_path = log_path
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
+    threading.Event().wait()

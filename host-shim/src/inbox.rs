@@ -168,6 +168,89 @@ pub fn spool_once(
     })
 }
 
+/// What a hook run handed over, and what it could not read.
+#[derive(Debug, Default)]
+pub struct HookReport {
+    pub handed_over: Vec<SpooledMessage>,
+    /// Messages the event takes that were waiting (a concurrent hook may have claimed
+    /// some first).
+    pub picked: usize,
+    /// Files in the inbox that are not messages, each with what is wrong.
+    pub unreadable: Vec<String>,
+}
+
+/// Which waiting messages a hook event takes (oldest first, in each case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takes {
+    /// The `steer` messages: the running turn takes them at its next step.
+    Steer,
+    /// The `steer` messages and the oldest `queue` one: a turn that ends continues
+    /// with one queued message, so each becomes its own turn.
+    SteerAndOldestQueued,
+    /// Everything waiting: a turn or a session is starting.
+    All,
+}
+
+/// What every harness's hook adapter does: picks the waiting messages the event
+/// takes, at most `cap` chars of them (at least one), and hands them over, `answer`
+/// writing the harness's answer with their joined text; a message leaves the spool
+/// only after that ([`StateDir::hand_over`]).
+pub fn hand_over_waiting(
+    state: &StateDir,
+    session: &str,
+    takes: Takes,
+    cap: usize,
+    answer: impl FnOnce(&str) -> Result<()>,
+) -> Result<HookReport> {
+    let contents = state.waiting(session)?;
+    let is_steer = |w: &Waiting| w.message.mode == DeliveryMode::Steer;
+    let oldest_queued = contents.messages.iter().position(|w| !is_steer(w));
+    let picked: Vec<Waiting> = (contents.messages.iter().enumerate())
+        .filter(|&(i, w)| match takes {
+            Takes::Steer => is_steer(w),
+            Takes::SteerAndOldestQueued => is_steer(w) || Some(i) == oldest_queued,
+            Takes::All => true,
+        })
+        .map(|(_, w)| w.clone())
+        .collect();
+    let picked = within_answer_cap(picked, cap);
+    let mut report = HookReport {
+        handed_over: Vec::new(),
+        picked: picked.len(),
+        unreadable: contents.unreadable,
+    };
+    if !picked.is_empty() {
+        report.handed_over =
+            state.hand_over(session, picked, |messages| answer(&joined(messages)))?;
+    }
+    Ok(report)
+}
+
+/// Messages handed over together: their bodies, oldest first, joined by a blank line.
+pub fn joined(messages: &[SpooledMessage]) -> String {
+    messages
+        .iter()
+        .map(|m| m.body.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The first messages whose text, joined by blank lines, fits in `cap` chars; at
+/// least one.
+pub fn within_answer_cap(picked: Vec<Waiting>, cap: usize) -> Vec<Waiting> {
+    let mut chars = 0;
+    let mut kept = Vec::new();
+    for waiting in picked {
+        let more = waiting.message.body.chars().count() + if kept.is_empty() { 0 } else { 2 };
+        if !kept.is_empty() && chars + more > cap {
+            break;
+        }
+        chars += more;
+        kept.push(waiting);
+    }
+    kept
+}
+
 /// A message waiting in a session's inbox.
 #[derive(Clone, Debug)]
 pub struct Waiting {

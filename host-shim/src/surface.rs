@@ -5,6 +5,35 @@
 
 use crate::bindings::{MessageContent, MessageEntry, Role, SurfaceIndex};
 
+/// The first line of the plugin's frame around a sent message.
+pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session of this harness.";
+
+/// The frame's last line: a body line that reads like it is escaped by the plugin (a
+/// leading backslash), so in a hand-over this line only ever ends a frame.
+const FRAME_LAST_LINE: &str = "--- message ends ---";
+
+/// The frames of a hook's hand-over (several messages are joined by a blank line), or
+/// `None` when the text is not one: each must start with the frame's first line and
+/// end with its last. Every store shows a handed-over message as the frame itself
+/// (user role, not injected), whatever the harness recorded it in.
+pub fn handed_over_frames(text: &str) -> Option<Vec<&str>> {
+    let mut frames = Vec::new();
+    let mut rest = text.trim_end_matches('\n');
+    while !rest.is_empty() {
+        if !rest.starts_with(FRAME_FIRST_LINE) {
+            return None;
+        }
+        let end = rest.find(&format!("\n{FRAME_LAST_LINE}"))? + 1 + FRAME_LAST_LINE.len();
+        let after = &rest[end..];
+        if !(after.is_empty() || after.starts_with('\n')) {
+            return None;
+        }
+        frames.push(&rest[..end]);
+        rest = after.trim_start_matches('\n');
+    }
+    (!frames.is_empty()).then_some(frames)
+}
+
 /// One message of a session's current model surface, as the host keeps it: the text
 /// parts already joined (the only content that ever crosses), its length counted once.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,12 +9,13 @@ use host_shim::{
 };
 use std::path::{Path, PathBuf};
 
-const GARDEN: &str = "01a23b69-bd46-7060-9af0-509a2688740e";
-const ORCHARD: &str = "01a23b69-c296-71d1-a266-d205f54c73c5";
-const HELPER: &str = "01a23b69-c386-7e22-8e44-9ba33301f12a";
-const HERBS: &str = "01a23b69-c682-7d10-b4db-340269e87a3f";
-const COMPACTED: &str = "01a23b69-c976-7b53-b090-d8c5a1ded699";
-const ARCHIVED: &str = "01a23b69-cf96-7442-9447-bebbab678515";
+const GARDEN: &str = "01a23b72-a3cd-71d1-b3d0-19989707ce0b";
+const ORCHARD: &str = "01a23b72-ab02-7282-ba7a-193ba89b0a05";
+const HELPER: &str = "01a23b72-abe5-7af2-b9a0-c3a7d8325a48";
+const HERBS: &str = "01a23b72-ae99-7430-b098-a0d375fd0e92";
+const COMPACTED: &str = "01a23b72-b129-7783-8561-a14d6afe1205";
+const MAIL: &str = "01a23b72-b93e-76f1-b84e-d94be305c929";
+const ARCHIVED: &str = "01a23b72-b645-7e71-a835-516702d97a29";
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/codex-0.169.0")
@@ -65,11 +66,11 @@ fn copy_tree(from: &Path, to: &Path) {
 #[test]
 fn threads_and_spawned_agents_are_listed_and_archived_ones_are_not() {
     let out = call("sessions_list", r#"{"scope":"all"}"#, GARDEN);
-    for id in [GARDEN, ORCHARD, HELPER, HERBS, COMPACTED] {
+    for id in [GARDEN, ORCHARD, HELPER, HERBS, COMPACTED, MAIL] {
         assert!(out.contains(&format!("- {id} [")), "{id} in:\n{out}");
     }
     assert!(!out.contains(ARCHIVED), "{out}");
-    assert!(out.contains("\n5 of 5 considered sessions\n"), "{out}");
+    assert!(out.contains("\n6 of 6 considered sessions\n"), "{out}");
     // The person's first message is the title; the latest turn's cwd and model.
     assert!(
         out.contains(&format!(
@@ -230,7 +231,7 @@ fn damaged_lines_are_skipped_and_counted_and_a_missing_home_is_empty() {
     text.push_str("not json\n{\"type\": \"response_item\", \"half");
     std::fs::write(&rollout, text).unwrap();
     let mut store = store_over(&home, "damaged-state");
-    assert_eq!(store.list_sessions().entries.len(), 5);
+    assert_eq!(store.list_sessions().entries.len(), 6);
     assert_eq!(
         store.skipped_lines(),
         2,
@@ -263,4 +264,39 @@ fn a_name_in_the_session_index_is_the_title_the_newest_line_winning() {
             )
         ]
     );
+}
+
+#[test]
+fn a_message_codex_hook_handed_over_is_on_the_surface_as_the_frame() {
+    // The generator sent it from the garden thread and Codex's UserPromptSubmit hook
+    // (`host-shim codex-hook`) handed it over; Codex records hook context as a
+    // developer message, which the store shows as the frame itself.
+    let out = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{MAIL}"}}"#),
+        GARDEN,
+    );
+    assert!(
+        out.contains(&format!(
+            "--- user (seq 21, user) ---\nCross-session message from another session of this harness.\nfrom-session: {GARDEN} (\"Plan the vegetable garden beds"
+        )),
+        "{out}"
+    );
+    // Shown in a read as any body is: the frame's own lines escaped.
+    assert!(
+        out.contains(
+            "hop: 1\n\\--- message begins ---\nThe seed order arrived.\n\\--- message ends ---"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("harness-injected"), "{out}");
+    // The sender's next send from that thread is one hop further.
+    let (out, _) = call_on(
+        store_over(&fixtures(), "chain"),
+        "sessions_send",
+        &format!(r#"{{"session_id":"{GARDEN}","message":"Thanks."}}"#),
+        MAIL,
+    );
+    // A person spoke after the frame ("Any news?"): a new chain.
+    assert!(out.contains("| hop=1\n"), "{out}");
 }

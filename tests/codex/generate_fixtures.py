@@ -13,7 +13,11 @@ What it makes Codex write (each thread is the binary's own rollout file):
 - "herbs": a fork of "garden" (`codex exec fork`), which starts at a later ordinal;
 - "compacted": a turn whose response reports a large token count, so Codex compacts
   the thread before the next turn;
-- "old plan": a thread archived with `codex archive` (moved to archived_sessions/).
+- "old plan": a thread archived with `codex archive` (moved to archived_sessions/);
+- "mail": a thread another thread sent a message to (`host-shim call sessions_send
+  --codex-home`), handed over by `host-shim codex-hook` from `hooks.json` at its next
+  prompt (`--dangerously-bypass-hook-trust`: `codex exec` has no way to trust a hook;
+  a person trusts it once with `/hooks`).
 
 CODEX_HOME is a private folder under the repository's target/ (Codex refuses helper
 binaries under /tmp). Only sessions/, archived_sessions/ and session_index.jsonl are
@@ -39,6 +43,8 @@ PORT = 18741
 WORK = ROOT / "target" / "codex-fixtures"
 HOME = WORK / "home"
 CODEX_HOME = HOME / ".codex"
+HOST_SHIM = Path(os.environ.get("HOST_SHIM", ROOT / "target" / "debug" / "host-shim"))
+STATE = WORK / "state"
 
 
 def script(text, steps):
@@ -75,6 +81,8 @@ def exec_(cwd, prompt, *extra):
 def main():
     if not CODEX.exists():
         raise SystemExit(f"{CODEX} is missing: run `npm ci` in {HERE} first")
+    if not HOST_SHIM.exists():
+        raise SystemExit(f"{HOST_SHIM} is missing: run `cargo build -p host-shim-cli` first")
     shutil.rmtree(WORK, ignore_errors=True)
     CODEX_HOME.mkdir(parents=True)
     (CODEX_HOME / "config.toml").write_text(
@@ -85,6 +93,10 @@ def main():
         'env_key = "SCRIPTED_API_KEY"\n'
         'wire_api = "responses"\n'
     )
+    hook = {"type": "command", "command": f"{HOST_SHIM} codex-hook --state-dir {STATE}"}
+    (CODEX_HOME / "hooks.json").write_text(json.dumps({"hooks": {
+        event: [{"hooks": [hook]}] for event in ("SessionStart", "UserPromptSubmit", "Stop")
+    }}, indent=1))
     endpoint.serve(PORT, str(WORK / "requests.log"))
     garden_dir, orchard_dir = WORK / "garden", WORK / "orchard"
     for folder in (garden_dir, orchard_dir):
@@ -119,6 +131,18 @@ def main():
 
     old = exec_(garden_dir, script("An old plan to drop", [{"say": "Dropped."}]))
     codex(["archive", old], garden_dir)
+
+    mail = exec_(garden_dir, script("Wait for the seed order", [{"say": "Waiting."}]))
+    sent = subprocess.run(
+        [str(HOST_SHIM), "call", "sessions_send",
+         json.dumps({"session_id": mail, "message": "The seed order arrived."}),
+         "--codex-home", str(CODEX_HOME), "--state-dir", str(STATE),
+         "--caller", garden, "--call-id", "generate-1"],
+        capture_output=True, text=True, timeout=60)
+    if sent.returncode != 0 or not sent.stdout.startswith("accepted for"):
+        raise SystemExit(f"the send failed:\n{sent.stdout}\n{sent.stderr}")
+    codex(["exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "resume", mail,
+           script("Any news?", [{"say": "Yes: the seed order arrived."}])], garden_dir)
 
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir(parents=True)

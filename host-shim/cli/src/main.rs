@@ -11,7 +11,7 @@ use host_shim::{
     RuntimeOptions, Shared, StateDir, WakeCommand,
 };
 use host_shim_plugin::PLUGIN_WASM;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -72,6 +72,14 @@ enum Command {
     /// (PostToolUse: steer messages; Stop: the oldest queued one; UserPromptSubmit and
     /// SessionStart: all that wait).
     ClaudeHook {
+        #[command(flatten)]
+        state: StateArgs,
+    },
+    /// A Codex command hook (hooks.json): reads the hook's JSON on stdin and hands the
+    /// messages spooled for that thread over on stdout (Stop: the oldest queued one, as
+    /// a block decision that continues the turn; UserPromptSubmit and SessionStart:
+    /// all that wait, as context).
+    CodexHook {
         #[command(flatten)]
         state: StateArgs,
     },
@@ -309,6 +317,7 @@ fn main() -> ExitCode {
         Command::Call(args) => call(args, cache_dir),
         Command::Mcp(args) => mcp(args, cache_dir),
         Command::ClaudeHook { state } => claude_hook(&state),
+        Command::CodexHook { state } => codex_hook(&state),
         Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
             .with_context(|| format!("cannot write {}", out.display())),
     };
@@ -543,14 +552,28 @@ fn serve<H: Harness>(
 }
 
 fn claude_hook(state: &StateArgs) -> Result<()> {
+    run_hook(state, "claude-hook", host_shim::claude::hook::answer)
+}
+
+fn codex_hook(state: &StateArgs) -> Result<()> {
+    run_hook(state, "codex-hook", host_shim::codex::hook::answer)
+}
+
+/// One hook run: its input from stdin, its answer to stdout, what it could not read
+/// on stderr.
+fn run_hook(
+    state: &StateArgs,
+    name: &str,
+    answer: fn(&StateDir, &[u8], &mut dyn Write) -> Result<host_shim::inbox::HookReport>,
+) -> Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
         .context("cannot read the hook's input from stdin")?;
     let state = state.open()?;
-    let report = host_shim::claude::hook::answer(&state, &input, &mut std::io::stdout().lock())?;
+    let report = answer(&state, &input, &mut std::io::stdout().lock())?;
     for problem in &report.unreadable {
-        eprintln!("host-shim claude-hook: skipped {problem}");
+        eprintln!("host-shim {name}: skipped {problem}");
     }
     Ok(())
 }

@@ -29,8 +29,7 @@
 //! clears that. An open idle session's own `host-shim mcp` hands messages to it through
 //! Claude Code's messaging socket ([`super::idle`]).
 
-use crate::bindings::DeliveryMode;
-use crate::inbox::{SpooledMessage, StateDir, Waiting};
+use crate::inbox::{HookReport, StateDir, Takes, hand_over_waiting};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::io::Write;
@@ -46,14 +45,6 @@ struct HookInput {
     hook_event_name: Option<String>,
     #[serde(default)]
     agent_id: Option<String>,
-}
-
-/// What a hook run handed over, and what it could not read.
-#[derive(Debug, Default)]
-pub struct HookReport {
-    pub handed_over: Vec<SpooledMessage>,
-    /// Files in the inbox that are not messages, each with what is wrong.
-    pub unreadable: Vec<String>,
 }
 
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out`.
@@ -78,30 +69,7 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
     // The session works from here on (a Stop that hands something over continues
     // it); a Stop that hands nothing over leaves it idle, below.
     state.set_idle(&session, false)?;
-    let contents = state.waiting(&session)?;
-    let is_steer = |w: &Waiting| w.message.mode == DeliveryMode::Steer;
-    let oldest_queued = contents.messages.iter().position(|w| !is_steer(w));
-    let picked: Vec<Waiting> = (contents.messages.iter().enumerate())
-        .filter(|&(i, w)| match takes {
-            Takes::Steer => is_steer(w),
-            Takes::SteerAndOldestQueued => is_steer(w) || Some(i) == oldest_queued,
-            Takes::All => true,
-        })
-        .map(|(_, w)| w.clone())
-        .collect();
-    let picked = within_answer_cap(picked, ANSWER_CHARS);
-    let mut report = HookReport {
-        handed_over: Vec::new(),
-        unreadable: contents.unreadable,
-    };
-    if picked.is_empty() {
-        if event == "Stop" {
-            state.set_idle(&session, true)?;
-        }
-        return Ok(report);
-    }
-    report.handed_over = state.hand_over(&session, picked, |messages| {
-        let text = joined(messages);
+    let report = hand_over_waiting(state, &session, takes, ANSWER_CHARS, |text| {
         // Every event hands over as context: at Stop, Claude Code 2.1.328 then
         // continues the session with the text shown once, where `decision: block`
         // would show it twice, once as a hook error.
@@ -112,38 +80,8 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
             .and_then(|()| out.flush())
             .context("cannot write the hook's answer")
     })?;
-    Ok(report)
-}
-
-/// Messages handed over together: their bodies, oldest first, joined by a blank line.
-pub fn joined(messages: &[SpooledMessage]) -> String {
-    messages
-        .iter()
-        .map(|m| m.body.as_str())
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
-/// The first messages whose text, joined by blank lines, fits in `cap` chars; at
-/// least one.
-pub fn within_answer_cap(picked: Vec<Waiting>, cap: usize) -> Vec<Waiting> {
-    let mut chars = 0;
-    let mut kept = Vec::new();
-    for waiting in picked {
-        let more = waiting.message.body.chars().count() + if kept.is_empty() { 0 } else { 2 };
-        if !kept.is_empty() && chars + more > cap {
-            break;
-        }
-        chars += more;
-        kept.push(waiting);
+    if report.picked == 0 && event == "Stop" {
+        state.set_idle(&session, true)?;
     }
-    kept
-}
-
-/// Which waiting messages an event takes (oldest first, in each case).
-#[derive(Clone, Copy)]
-enum Takes {
-    Steer,
-    SteerAndOldestQueued,
-    All,
+    Ok(report)
 }

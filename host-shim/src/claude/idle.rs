@@ -16,8 +16,9 @@
 //! message leaves the inbox only after the socket took all of it (the spool's claim,
 //! answer, move), so a socket that fails leaves it waiting for the next hook.
 
-use super::hook::{ANSWER_CHARS, joined, within_answer_cap};
+use super::hook::ANSWER_CHARS;
 use crate::inbox::StateDir;
+use crate::inbox::{joined, within_answer_cap};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::os::unix::net::UnixStream;

@@ -344,12 +344,7 @@ const STOP_FEEDBACK: &str = "Stop hook feedback:\n";
 const PEER_MESSAGE: &str = "Another Claude session sent a message:\n";
 const PEER_NOTE: &str = "\n\nThis came from another Claude session";
 
-/// The first line of the plugin's frame around a sent message.
-pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session of this harness.";
-
-/// The frame's last line: a body line that reads like it is escaped by the plugin
-/// (a leading backslash), so in a hand-over this line only ever ends a frame.
-const FRAME_LAST_LINE: &str = "--- message ends ---";
+pub use crate::surface::FRAME_FIRST_LINE;
 
 /// Texts Claude Code writes as user records that the person did not type: slash
 /// commands and their output, caveats, notifications of background tasks, shell
@@ -368,29 +363,20 @@ const HARNESS_WRAPPERS: &[&str] = &[
     "[Request interrupted",
 ];
 
-/// The frames of a hook's hand-over (several messages are joined by a blank line),
-/// or `None` when the text is not one: each must start with the frame's first line
-/// and end with its last.
+/// The frames of a hook's hand-over, each a surface message of its own
+/// ([`crate::surface::handed_over_frames`]).
 fn handed_over_frames(text: &str) -> Option<Vec<Surfaced>> {
-    let mut frames = Vec::new();
-    let mut rest = text.trim_end_matches('\n');
-    while !rest.is_empty() {
-        if !rest.starts_with(FRAME_FIRST_LINE) {
-            return None;
-        }
-        let end = rest.find(&format!("\n{FRAME_LAST_LINE}"))? + 1 + FRAME_LAST_LINE.len();
-        let after = &rest[end..];
-        if !(after.is_empty() || after.starts_with('\n')) {
-            return None;
-        }
-        frames.push(Surfaced {
-            text: Some(rest[..end].to_string()),
-            frame: true,
-            ..Surfaced::default()
-        });
-        rest = after.trim_start_matches('\n');
-    }
-    (!frames.is_empty()).then_some(frames)
+    let frames = crate::surface::handed_over_frames(text)?;
+    Some(
+        frames
+            .into_iter()
+            .map(|frame| Surfaced {
+                text: Some(frame.to_string()),
+                frame: true,
+                ..Surfaced::default()
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

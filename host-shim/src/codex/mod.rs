@@ -26,6 +26,7 @@
 //! read parses the one rollout (and a fork's base up to its history base), cached and
 //! read on as it grows.
 
+pub mod hook;
 pub mod rollout;
 
 use crate::bindings::{
@@ -37,7 +38,7 @@ use crate::inbox::{Spooled, StateDir};
 use crate::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
-use crate::surface::{Message, Surface};
+use crate::surface::{Message, Surface, handed_over_frames};
 use rollout::{Meta, Record, Said};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -161,7 +162,17 @@ impl ParsedSurface {
                 }
             }
             "response_item" => {
-                if let Some(said) = Said::of(&record.payload) {
+                if let Some(mut said) = Said::of(&record.payload) {
+                    // A hook's hand-over (Codex records it as developer context): the
+                    // frames themselves, as the person's side of the conversation.
+                    if said
+                        .text
+                        .as_deref()
+                        .is_some_and(|t| handed_over_frames(t).is_some())
+                    {
+                        said.role = Role::User;
+                        said.injected = false;
+                    }
                     let message = message(ordinal, said, false, &self.provider, &self.model);
                     Arc::make_mut(&mut self.surface).messages.push(message);
                 }

@@ -1,0 +1,145 @@
+//! `host-shim codex-hook`: a Codex command hook (`hooks.json`) that hands the messages
+//! spooled for a thread to that thread. It reads the hook's JSON input on stdin
+//! (`session_id` is the thread id, `hook_event_name` the event) and answers on stdout:
+//!
+//! - `Stop`: the waiting `steer` messages and the oldest `queue` message, as
+//!   `{"decision": "block", "reason": …}`: Codex continues the same turn with the text.
+//!   One queued message per stop, so each becomes its own continuation.
+//! - `UserPromptSubmit` and `SessionStart`: everything waiting, as
+//!   `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`.
+//! - Any other event, or nothing waiting: no output.
+//!
+//! One answer carries messages, oldest first, up to [`ANSWER_CHARS`] (at least one);
+//! the rest wait for the next hook. A message leaves the spool only after the answer
+//! is written, and the hook exits with success only after it left (see
+//! [`crate::inbox`]): each message is handed over by exactly one successful run.
+
+use crate::inbox::{HookReport, StateDir, Takes, hand_over_waiting};
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use std::io::Write;
+
+/// The most text one answer carries (as for Claude Code's hooks).
+pub const ANSWER_CHARS: usize = 10_000;
+
+/// The fields of a hook's input this hook reads (Codex sends more: `turn_id`,
+/// `transcript_path`, …).
+#[derive(Debug, Deserialize)]
+struct HookInput {
+    session_id: Option<String>,
+    hook_event_name: Option<String>,
+}
+
+/// Answers one hook: `input` is the hook's JSON, the answer goes to `out`.
+pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
+    let input: HookInput = serde_json::from_slice(input).context(
+        "the hook input is not a JSON object; run host-shim codex-hook as a Codex command hook (it reads the hook's JSON on stdin)",
+    )?;
+    let (Some(thread), Some(event)) = (input.session_id, input.hook_event_name) else {
+        bail!(
+            "the hook input has no session_id or hook_event_name; run host-shim codex-hook as a Codex command hook"
+        );
+    };
+    let takes = match event.as_str() {
+        "Stop" => Takes::SteerAndOldestQueued,
+        "UserPromptSubmit" | "SessionStart" => Takes::All,
+        _ => return Ok(HookReport::default()),
+    };
+    hand_over_waiting(state, &thread, takes, ANSWER_CHARS, |text| {
+        let output = if event == "Stop" {
+            serde_json::json!({"decision": "block", "reason": text})
+        } else {
+            serde_json::json!({
+                "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+            })
+        };
+        writeln!(out, "{output}")
+            .and_then(|()| out.flush())
+            .context("cannot write the hook's answer")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::DeliveryMode;
+
+    const THREAD: &str = "01a23b69-bd46-7060-9af0-509a2688740e";
+
+    fn state() -> StateDir {
+        let root = std::env::temp_dir().join(format!(
+            "host-shim-codex-hook-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        StateDir::open(&root).unwrap()
+    }
+
+    fn run(state: &StateDir, event: &str) -> Option<serde_json::Value> {
+        let input = serde_json::json!({"session_id": THREAD, "hook_event_name": event,
+            "turn_id": "t1", "transcript_path": "/x.jsonl"});
+        let mut out = Vec::new();
+        answer(state, input.to_string().as_bytes(), &mut out).unwrap();
+        (!out.is_empty()).then(|| serde_json::from_slice(&out).unwrap())
+    }
+
+    fn spool(state: &StateDir, body: &str, mode: DeliveryMode, key: &str) {
+        state
+            .put(&StateDir::message(THREAD, mode, body, key, false))
+            .unwrap();
+    }
+
+    #[test]
+    fn stop_blocks_with_the_oldest_queued_message_once() {
+        let state = state();
+        assert_eq!(run(&state, "Stop"), None);
+        spool(&state, "first", DeliveryMode::Queue, "k1");
+        spool(&state, "second", DeliveryMode::Queue, "k2");
+        assert_eq!(
+            run(&state, "Stop"),
+            Some(serde_json::json!({"decision": "block", "reason": "first"}))
+        );
+        assert_eq!(
+            run(&state, "Stop"),
+            Some(serde_json::json!({"decision": "block", "reason": "second"}))
+        );
+        assert_eq!(run(&state, "Stop"), None);
+        // Handed over: a repeat of the key is not delivered again.
+        assert!(matches!(
+            state.put(&StateDir::message(
+                THREAD,
+                DeliveryMode::Queue,
+                "first",
+                "k1",
+                false
+            )),
+            Ok(crate::inbox::Put::Repeat(_))
+        ));
+    }
+
+    #[test]
+    fn a_prompt_or_a_start_takes_everything_waiting_as_context() {
+        let state = state();
+        spool(&state, "one", DeliveryMode::Queue, "k1");
+        spool(&state, "two", DeliveryMode::Steer, "k2");
+        assert_eq!(run(&state, "PostToolUse"), None);
+        assert_eq!(
+            run(&state, "UserPromptSubmit"),
+            Some(serde_json::json!({"hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit", "additionalContext": "one\n\ntwo"}}))
+        );
+        assert_eq!(run(&state, "SessionStart"), None);
+    }
+
+    #[test]
+    fn bad_input_is_a_clear_error() {
+        let state = state();
+        let mut out = Vec::new();
+        let err = answer(&state, b"nope", &mut out).unwrap_err().to_string();
+        assert!(err.contains("not a JSON object"), "{err}");
+        let err = answer(&state, b"{}", &mut out).unwrap_err().to_string();
+        assert!(err.contains("no session_id"), "{err}");
+        assert!(out.is_empty());
+    }
+}

@@ -23,9 +23,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// Where a client puts an id for the tool call that stays the same when the call is
-/// retried. Claude Code sends the model's tool-use id under this key; other clients
-/// send nothing that survives a retry (`progressToken` is per request).
-pub const CALL_ID_META_KEYS: &[&str] = &["claudecode/toolUseId"];
+/// retried. Claude Code sends the model's tool-use id under the first key, Codex its
+/// call id under the second; other clients send nothing that survives a retry
+/// (`progressToken` is per request).
+pub const CALL_ID_META_KEYS: &[&str] = &["claudecode/toolUseId", "callId"];
+
+/// Where a client names the calling session in a request's `_meta`: Codex gives every
+/// MCP server the calling thread's id there (and no id in the server's environment),
+/// so one server serves every thread of a Codex process, subagents included.
+pub const CALLER_META_KEY: &str = "threadId";
 
 /// The calling session, if the server knows it (without one, every call says how to
 /// name it).
@@ -115,6 +121,7 @@ impl<H: Harness> McpServer<H> {
         name: &str,
         arguments: Option<&serde_json::Map<String, serde_json::Value>>,
         call_id: &str,
+        caller_from_client: Option<&str>,
     ) -> Result<CallToolResult, ErrorData> {
         if !self.tools.iter().any(|tool| tool.name == name) {
             return Err(ErrorData::invalid_params(
@@ -133,11 +140,16 @@ impl<H: Harness> McpServer<H> {
                 None,
             ));
         }
-        let Caller::Known(caller) = &self.options.caller else {
+        let caller_known = match (caller_from_client, &self.options.caller) {
+            (Some(caller), _) => Caller::Known(caller.to_string()),
+            (None, known) => known.clone(),
+        };
+        let Caller::Known(caller) = &caller_known else {
             return Ok(CallToolResult::error(vec![ContentBlock::text(
                 "host-shim mcp does not know which session is calling: start it with --caller ID, \
-                 or from a client that sets CLAUDE_CODE_SESSION_ID (Claude Code does), or over a \
-                 store that names its caller; nothing was run",
+                 or from a client that sets CLAUDE_CODE_SESSION_ID (Claude Code does) or names \
+                 it in each call's _meta.threadId (Codex does), or over a store that names its \
+                 caller; nothing was run",
             )]));
         };
         let caller = (self.options.caller_of_call.as_ref())
@@ -193,6 +205,15 @@ pub fn call_id(meta: &serde_json::Map<String, serde_json::Value>) -> String {
         .find_map(|key| meta.get(*key).and_then(|value| value.as_str()))
         .unwrap_or_default()
         .to_string()
+}
+
+/// The calling session a client named in a request's `_meta`, if any (see
+/// [`CALLER_META_KEY`]).
+pub fn caller_id(meta: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    (meta.get(CALLER_META_KEY))
+        .and_then(|value| value.as_str())
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
 }
 
 /// The handle the SDK serves: cheap to clone into each request's task.
@@ -252,10 +273,12 @@ impl<H: Harness> ServerHandler for Served<H> {
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.0.clone();
         let call_id = call_id(&context.meta);
+        let caller = caller_id(&context.meta);
         // The plugin runs synchronously: off the protocol's threads, so calls in flight
         // run at once, up to the runtime's pool.
         tokio::task::spawn_blocking(move || {
-            server.call_blocking(&request.name, request.arguments.as_ref(), &call_id)
+            let arguments = request.arguments.as_ref();
+            server.call_blocking(&request.name, arguments, &call_id, caller.as_deref())
         })
         .await
         .map_err(|err| ErrorData::internal_error(format!("the call's task failed: {err}"), None))?

@@ -16,9 +16,19 @@ fn corpus() -> String {
 /// Sends `lines` (after the handshake), closes stdin, and returns every response by
 /// id (a response with no id under `null`) and the exit status.
 fn exchange(extra: &[&str], lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
+    exchange_over(&["--corpus", &corpus()], extra, lines)
+}
+
+/// [`exchange`] with a server over the store `source` names.
+fn exchange_over(
+    source: &[&str],
+    extra: &[&str],
+    lines: &[String],
+) -> (Vec<Value>, std::process::ExitStatus) {
     let scratch = std::env::temp_dir().join(format!("host-shim-mcp-{}", std::process::id()));
     let mut child = common::host_shim()
-        .args(["mcp", "--corpus", &corpus()])
+        .arg("mcp")
+        .args(source)
         .args(extra)
         .env("XDG_CACHE_HOME", scratch)
         .env_remove("CLAUDE_CODE_SESSION_ID")
@@ -157,4 +167,68 @@ fn invalid_settings_stop_the_server_before_it_serves() {
         "{err}"
     );
     std::fs::remove_file(settings).unwrap();
+}
+
+#[test]
+fn codex_names_the_calling_thread_and_the_call_in_meta() {
+    // Codex starts one server for its process and names the calling thread and the
+    // call in each tools/call's _meta; the server needs no --caller.
+    const GARDEN: &str = "01a23b72-a3cd-71d1-b3d0-19989707ce0b";
+    const ORCHARD: &str = "01a23b72-ab02-7282-ba7a-193ba89b0a05";
+    let home = common::codex_home();
+    let state = std::env::temp_dir().join(format!("host-shim-mcp-codex-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    let send = |id: u32, call: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "sessions_send",
+            "arguments": {"session_id": ORCHARD, "message": "Pears too."},
+            "_meta": {"threadId": GARDEN, "sessionId": GARDEN, "callId": call}}})
+        .to_string()
+    };
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "sessions_list", "arguments": {"scope": "all"},
+            "_meta": {"threadId": GARDEN, "sessionId": GARDEN, "callId": "call_a"}}})
+        .to_string(),
+        send(2, "call_b"),
+        // Codex retried the call: the same call id delivers once.
+        send(3, "call_b"),
+    ];
+    let (responses, status) = exchange_over(
+        &[
+            "--codex-home",
+            home.to_str().unwrap(),
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+        &[],
+        &lines,
+    );
+    assert!(status.success(), "{status}");
+    let text = |id: u32| {
+        by_id(&responses, json!(id))["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        text(1).contains(&format!("- {GARDEN} [cold, top-level]")),
+        "{}",
+        text(1)
+    );
+    assert!(
+        text(1).contains("| this session\n  Plan the vegetable garden beds"),
+        "{}",
+        text(1)
+    );
+    assert!(
+        text(2).starts_with(&format!("accepted for {ORCHARD} | mode=queue")),
+        "{}",
+        text(2)
+    );
+    assert_eq!(text(2), text(3));
+    let spooled = std::fs::read_dir(state.join("inbox").join(ORCHARD))
+        .unwrap()
+        .count();
+    assert_eq!(spooled, 1);
 }

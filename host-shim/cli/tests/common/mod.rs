@@ -16,6 +16,11 @@ pub fn claude_projects() -> PathBuf {
     tests_dir().join("fixtures/claude-projects")
 }
 
+/// The CODEX_HOME the real Codex 0.169.0 wrote (tests/codex/generate_fixtures.py).
+pub fn codex_home() -> PathBuf {
+    tests_dir().join("fixtures/codex-0.169.0")
+}
+
 /// The corpus of the harness tests.
 pub fn harness_corpus() -> PathBuf {
     tests_dir().join("corpora/harness.json")

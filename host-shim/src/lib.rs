@@ -28,6 +28,7 @@
 //! ```
 
 pub mod bindings;
+pub mod both;
 pub mod cache;
 pub mod claude;
 pub mod codex;
@@ -51,6 +52,7 @@ pub use bindings::{
     MessageContent, MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex,
     SurfaceIndex, Tool, ToolAnnotations, ToolSpec,
 };
+pub use both::Both;
 pub use cache::LoadKind;
 pub use claude::{ClaudeStore, TranscriptReads, WakeCommand};
 pub use codex::{CodexStore, RolloutReads};

@@ -157,22 +157,43 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// The tour over Claude Code's own sessions, read only: every session listed, then the
+/// Which harness a tour is over, in its words.
+pub struct Tour {
+    /// What the sessions are, e.g. "Claude Code's sessions".
+    pub sessions: &'static str,
+    /// Where they live, for the error when there are none.
+    pub folder: &'static str,
+    /// The README section that lets them message each other.
+    pub section: &'static str,
+}
+
+pub const CLAUDE_TOUR: Tour = Tour {
+    sessions: "Claude Code's sessions",
+    folder: "the projects folder holds no Claude Code sessions",
+    section: "Use it with Claude Code",
+};
+
+pub const CODEX_TOUR: Tour = Tour {
+    sessions: "Codex's threads",
+    folder: "the CODEX_HOME holds no Codex threads",
+    section: "Use it with Codex",
+};
+
+/// The tour over a harness's own sessions, read only: every session listed, then the
 /// newest other top-level session read. `caller` defaults to the newest top-level
 /// session.
-pub fn run_claude(
+pub fn run_over<H: host_shim::Harness>(
     out: &mut impl Write,
-    mut store: host_shim::ClaudeStore,
+    mut store: H,
+    tour: &Tour,
     caller: Option<&str>,
     cache_dir: Option<PathBuf>,
 ) -> Result<()> {
-    use host_shim::SessionQuery;
     let options = RuntimeOptions {
         cache_dir,
         ..RuntimeOptions::default()
     };
-    let runtime: Runtime<host_shim::ClaudeStore> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options)?;
+    let runtime: Runtime<H> = Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options)?;
     // Newest first, top-level only: who calls, and whom the tour reads.
     let index = store.list_sessions();
     let mut top_level: Vec<(i64, String)> = Vec::new();
@@ -189,12 +210,13 @@ pub fn run_claude(
         .map(str::to_string)
         .or_else(|| top_level.first().map(|(_, id)| id.clone()))
     else {
-        anyhow::bail!("the projects folder holds no Claude Code sessions to tour");
+        anyhow::bail!("{} to tour", tour.folder);
     };
     let target = top_level.iter().map(|(_, id)| id).find(|id| **id != caller);
     writeln!(
         out,
-        "Claude Code's sessions ({} transcripts), as the model in session {caller} sees them:",
+        "{} ({} of them), as the model in session {caller} sees them:",
+        tour.sessions,
         index.entries.len()
     )?;
     let mut steps = vec![("sessions_list", r#"{"scope": "all"}"#.to_string())];
@@ -217,7 +239,8 @@ pub fn run_claude(
     }
     writeln!(
         out,
-        "\nNothing was sent, and no transcript was touched. To let these sessions message each other, see the README: \"Use it with Claude Code\"."
+        "\nNothing was sent, and no log was touched. To let these sessions message each other, see the README: \"{}\".",
+        tour.section
     )?;
     Ok(())
 }

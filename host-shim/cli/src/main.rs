@@ -127,10 +127,13 @@ struct CallArgs {
 struct DemoArgs {
     /// Tour Claude Code's sessions in this projects folder (usually ~/.claude/projects)
     /// instead of the demo corpus: list them all and read the newest.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "codex_home")]
     claude_projects: Option<PathBuf>,
+    /// Tour Codex's threads in this CODEX_HOME (usually ~/.codex) instead.
+    #[arg(long)]
+    codex_home: Option<PathBuf>,
     /// The session the tour calls from (default: the newest top-level session).
-    #[arg(long, requires = "claude_projects")]
+    #[arg(long)]
     caller: Option<String>,
     #[command(flatten)]
     state: StateArgs,
@@ -169,8 +172,9 @@ struct SourceArgs {
     #[arg(long, conflicts_with = "corpus")]
     claude_projects: Option<PathBuf>,
     /// Serve Codex's own threads from this CODEX_HOME (usually ~/.codex) instead of a
-    /// corpus; sends go to the state folder's spool.
-    #[arg(long, conflicts_with_all = ["corpus", "claude_projects"])]
+    /// corpus; sends go to the state folder's spool. With --claude-projects: both
+    /// harnesses' sessions in one listing, each messageable from the other.
+    #[arg(long, conflicts_with = "corpus")]
     codex_home: Option<PathBuf>,
     #[command(flatten)]
     state: StateArgs,
@@ -192,13 +196,24 @@ enum Store {
     Corpus(Corpus),
     Claude(Box<ClaudeStore>),
     Codex(Box<host_shim::CodexStore>),
+    Both(Box<host_shim::Both<ClaudeStore, host_shim::CodexStore>>),
 }
 
 impl SourceArgs {
     fn store(&self) -> Result<Store> {
         if let Some(home) = &self.codex_home {
-            let store = host_shim::CodexStore::open(home, self.state.open()?);
-            return Ok(Store::Codex(Box::new(store)));
+            let codex = host_shim::CodexStore::open(home, self.state.open()?);
+            let Some(projects) = &self.claude_projects else {
+                return Ok(Store::Codex(Box::new(codex)));
+            };
+            let wake = (self.wake_command.as_deref())
+                .map(WakeCommand::parse)
+                .transpose()?;
+            let claude = claude_store(projects, &self.state, wake)?;
+            return Ok(Store::Both(Box::new(host_shim::Both {
+                first: claude,
+                second: codex,
+            })));
         }
         if let Some(projects) = &self.claude_projects {
             let wake = self
@@ -300,12 +315,22 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let cache_dir = cli.cache_dir();
     let outcome = match cli.command.unwrap_or(Command::Demo(DemoArgs::default())) {
-        Command::Demo(args) => match &args.claude_projects {
-            None => crate::demo::run(&mut std::io::stdout().lock(), cache_dir),
-            Some(projects) => claude_store(projects, &args.state, None).and_then(|store| {
-                crate::demo::run_claude(
+        Command::Demo(args) => match (&args.claude_projects, &args.codex_home) {
+            (None, None) => crate::demo::run(&mut std::io::stdout().lock(), cache_dir),
+            (Some(projects), _) => claude_store(projects, &args.state, None).and_then(|store| {
+                crate::demo::run_over(
                     &mut std::io::stdout().lock(),
                     store,
+                    &crate::demo::CLAUDE_TOUR,
+                    args.caller.as_deref(),
+                    cache_dir,
+                )
+            }),
+            (None, Some(home)) => args.state.open().and_then(|state| {
+                crate::demo::run_over(
+                    &mut std::io::stdout().lock(),
+                    host_shim::CodexStore::open(home, state),
+                    &crate::demo::CODEX_TOUR,
                     args.caller.as_deref(),
                     cache_dir,
                 )
@@ -444,6 +469,10 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         // Codex's threads, served to any MCP client with --caller; the caller from
         // Codex's own `_meta.threadId` is the next step (README, "Use it with Codex").
         Store::Codex(store) => serve(&args, Shared::new(*store), caller, None, cache_dir),
+        // Both harnesses: a Claude Code session names itself in the environment, a
+        // Codex thread in each call's _meta. (The Claude-only extras, the live
+        // registration and the idle watcher, run with --claude-projects alone.)
+        Store::Both(both) => serve(&args, Shared::new(*both), caller, None, cache_dir),
     }
 }
 
@@ -620,6 +649,12 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             let caller = args.caller.clone();
             call_on(&args, *store, caller, cache_dir, |store| {
                 Some(store.skipped_lines())
+            })
+        }
+        Store::Both(both) => {
+            let caller = args.caller.clone();
+            call_on(&args, *both, caller, cache_dir, |both| {
+                Some(both.first.skipped_lines() + both.second.skipped_lines())
             })
         }
     }

@@ -820,7 +820,7 @@ fn the_demo_tours_the_sessions_and_no_transcript_is_ever_written() {
     // The newest top-level session calls; the next newest is read.
     assert!(
         text.starts_with(&format!(
-            "Claude Code's sessions (7 transcripts), as the model in session {RICH} sees them:"
+            "Claude Code's sessions (7 of them), as the model in session {RICH} sees them:"
         )),
         "{text}"
     );
@@ -831,7 +831,7 @@ fn the_demo_tours_the_sessions_and_no_transcript_is_ever_written() {
         "{text}"
     );
     assert!(
-        text.contains("Nothing was sent, and no transcript was touched."),
+        text.contains("Nothing was sent, and no log was touched."),
         "{text}"
     );
     // Sends, hand-overs and reads leave the transcripts as they were.

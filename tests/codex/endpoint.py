@@ -42,7 +42,9 @@ def newest_script(items):
     """The newest script among the user messages, and the items after it."""
     for index in range(len(items) - 1, -1, -1):
         item = items[index]
-        if item.get("type") != "message" or item.get("role") != "user":
+        # The person's messages, and what a hook gave the model (Codex passes hook
+        # context as a developer message).
+        if item.get("type") != "message" or item.get("role") not in ("user", "developer"):
             continue
         for text in texts(item):
             for line in text.splitlines():

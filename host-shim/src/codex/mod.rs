@@ -163,13 +163,13 @@ impl ParsedSurface {
             }
             "response_item" => {
                 if let Some(mut said) = Said::of(&record.payload) {
-                    // A hook's hand-over (Codex records it as developer context): the
-                    // frames themselves, as the person's side of the conversation.
-                    if said
-                        .text
-                        .as_deref()
-                        .is_some_and(|t| handed_over_frames(t).is_some())
-                    {
+                    // A hook's hand-over (Codex records context as a developer message,
+                    // a Stop's block reason wrapped in `<hook_prompt>`): the frames
+                    // themselves, as the person's side of the conversation.
+                    let text = said.text.as_deref().unwrap_or("");
+                    let inner = rollout::hook_prompt(text).unwrap_or(text);
+                    if handed_over_frames(inner).is_some() {
+                        said.text = Some(inner.to_string());
                         said.role = Role::User;
                         said.injected = false;
                     }

@@ -138,6 +138,14 @@ impl Said {
     }
 }
 
+/// What a Stop hook's block gave the model, unwrapped: Codex 0.169.0 records the
+/// reason as a user message `<hook_prompt hook_run_id="…">REASON</hook_prompt>`.
+pub fn hook_prompt(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("<hook_prompt")?;
+    let inner = &rest[rest.find('>')? + 1..];
+    inner.strip_suffix("</hook_prompt>")
+}
+
 /// The turn's cwd and model, from a `turn_context`.
 pub fn turn(payload: &serde_json::Value) -> (Option<String>, Option<String>) {
     (
@@ -150,6 +158,18 @@ pub fn turn(payload: &serde_json::Value) -> (Option<String>, Option<String>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_stop_hooks_reason_is_unwrapped() {
+        assert_eq!(
+            hook_prompt(
+                "<hook_prompt hook_run_id=\"stop:2:/h/hooks.json\">the reason</hook_prompt>"
+            ),
+            Some("the reason")
+        );
+        assert_eq!(hook_prompt("<hook_prompt>x"), None);
+        assert_eq!(hook_prompt("plain"), None);
+    }
 
     #[test]
     fn provenance_says_who_wrote_a_message() {

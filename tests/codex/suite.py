@@ -1,0 +1,218 @@
+"""The real Codex CLI in the loop: the pinned `@openai/codex` binary, driven offline by
+the scripted Responses API endpoint in `endpoint.py`, set up as the README's "Use it
+with Codex" tells a new user, on a private CODEX_HOME (not under /tmp: Codex refuses
+helper binaries there).
+
+Each check asserts what the model saw: the tool results and hook texts as they come
+back to the endpoint in Codex's next request, once where once is promised.
+
+    HOST_SHIM=target/debug/host-shim python3 tests/codex/suite.py
+
+Exits non-zero when any check fails, naming each.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import endpoint  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
+CODEX = str((ROOT / os.environ.get("CODEX", "tests/codex/node_modules/.bin/codex")).resolve())
+WORK = ROOT / "target" / "codex-suite"
+HOME = WORK / "home"
+CODEX_HOME = HOME / ".codex"
+STATE = WORK / "state"
+LOG = WORK / "endpoint.jsonl"
+PORT = 18771
+TOOLS = "mcp__session_tools"
+FRAME = "Cross-session message from another session of this harness."
+
+failures = []
+
+
+def check(condition, what, detail=""):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+        if detail:
+            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
+    return condition
+
+
+def set_up():
+    """config.toml and hooks.json as the README's "Use it with Codex" has them."""
+    CODEX_HOME.mkdir(parents=True)
+    hook = f"{HOST_SHIM} codex-hook --state-dir {STATE}"
+    (CODEX_HOME / "config.toml").write_text(
+        'model = "scripted-1"\nmodel_provider = "scripted"\n\n'
+        "[model_providers.scripted]\n"
+        'name = "Scripted"\n'
+        f'base_url = "http://127.0.0.1:{PORT}/v1"\n'
+        'env_key = "SCRIPTED_API_KEY"\n'
+        'wire_api = "responses"\n\n'
+        "[mcp_servers.session-tools]\n"
+        f'command = "{HOST_SHIM}"\n'
+        f'args = ["mcp", "--codex-home", "{CODEX_HOME}", "--state-dir", "{STATE}"]\n'
+    )
+    (CODEX_HOME / "hooks.json").write_text(json.dumps({"hooks": {
+        event: [{"hooks": [{"type": "command", "command": hook}]}]
+        for event in ("SessionStart", "UserPromptSubmit", "Stop")
+    }}, indent=1))
+
+
+def script(text, steps):
+    return f"{text}\n{endpoint.SCRIPT_MARK}{json.dumps(steps)}"
+
+
+def tool(name, **arguments):
+    return {"tool": name, "namespace": TOOLS, "input": arguments}
+
+
+def codex(args, cwd):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME),
+           "CODEX_HOME": str(CODEX_HOME), "SCRIPTED_API_KEY": "scripted", "LANG": "C.UTF-8"}
+    # `codex exec` cannot trust a hook (a person does, once, with /hooks).
+    run = subprocess.run([CODEX, "exec", "--dangerously-bypass-hook-trust",
+                          "--skip-git-repo-check", *args], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=180)
+    output = run.stdout + run.stderr
+    if run.returncode != 0:
+        raise SystemExit(f"codex exec failed:\n{output}")
+    match = re.search(r"session id: ([0-9a-f-]{36})", output)
+    return match.group(1) if match else None
+
+
+def requests():
+    if not LOG.exists():
+        return []
+    return [json.loads(line)["request"] for line in LOG.read_text().splitlines()
+            if json.loads(line).get("method") == "POST"]
+
+
+def tool_results(name):
+    """Every result of tool `name` the model was given, as text (the last request
+    carries them all)."""
+    results = []
+    for request in requests()[-1:]:
+        calls = {i.get("call_id"): i.get("name") for i in request.get("input", [])
+                 if i.get("type") == "function_call"}
+        for item in request.get("input", []):
+            if item.get("type") == "function_call_output" and calls.get(item.get("call_id")) == name:
+                output = item.get("output")
+                # Codex gives an MCP result as a "Wall time: … Output:" part, then the
+                # tool's own text.
+                if isinstance(output, list):
+                    output = output[-1].get("text", "") if output else ""
+                results.append(output or "")
+    return results
+
+
+def all_tool_results(name):
+    """Every result of tool `name` in any request (each thread's calls)."""
+    results = set()
+    for request in requests():
+        calls = {i.get("call_id"): i.get("name") for i in request.get("input", [])
+                 if i.get("type") == "function_call"}
+        for item in request.get("input", []):
+            if item.get("type") == "function_call_output" and calls.get(item.get("call_id")) == name:
+                output = item.get("output")
+                if isinstance(output, list):
+                    output = output[-1].get("text", "") if output else ""
+                results.add(output or "")
+    return sorted(results)
+
+
+def texts_seen(request):
+    """Every text the model was given in one request."""
+    seen = []
+    for item in request.get("input", []):
+        if item.get("type") == "message":
+            seen.extend(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict))
+    return seen
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    set_up()
+    endpoint.serve(PORT, str(LOG))
+    folder = WORK / "garden"
+    folder.mkdir(parents=True)
+
+    # A second thread to talk to, then a thread that lists, reads and sends.
+    beds = codex([script("Plan the beds", [{"say": "Three beds."}])], folder)
+    caller = codex([script("Look around", [
+        tool("sessions_list", scope="all"),
+        tool("sessions_read", session_id=beds),
+        tool("sessions_send", session_id=beds, message="Water the beds, please."),
+        {"say": "Done."},
+    ])], folder)
+    listing = (tool_results("sessions_list") or [""])[-1]
+    check(f"- {caller} [live, top-level]" in listing and "| this session" in listing,
+          "a thread lists itself as this session, live (its writer lock is held)", listing)
+    check(f"- {beds} [cold, top-level]" in listing and "Plan the beds" in listing,
+          "and the other thread, cold, with its title", listing)
+    read = (tool_results("sessions_read") or [""])[-1]
+    check(f"session {beds} [cold, top-level]" in read and "Three beds." in read
+          and "environment_context" not in read,
+          "a read shows the other thread's words, not Codex's own context", read)
+    sent = (tool_results("sessions_send") or [""])[-1]
+    check(sent.startswith(f"accepted for {beds} | mode=queue") and "| hop=1" in sent,
+          "a send is accepted, hop 1", sent)
+    check(len(list((STATE / "inbox" / beds).glob("*.json"))) == 1,
+          "the message waits in the target's spool")
+
+    # The target's next prompt: its UserPromptSubmit hook hands the frame over, once.
+    codex(["resume", beds, script("Anything new?", [{"say": "The beds need water."}])], folder)
+    seen = texts_seen(requests()[-1])
+    framed = [t for t in seen if t.startswith(FRAME) and "Water the beds, please." in t]
+    check(len(framed) == 1, "the target's hook hands the message over once, as the frame",
+          [t[:200] for t in seen])
+    check(not list((STATE / "inbox" / beds).glob("*.json")) and
+          len(list((STATE / "handed" / beds).glob("*.json"))) == 1,
+          "and it left the inbox for handed/")
+    codex(["resume", beds, script("And now?", [{"say": "Nothing new."}])], folder)
+    seen = texts_seen(requests()[-1])
+    check(sum("Water the beds, please." in t for t in seen) == 1,
+          "the next turn carries it once (in history), not handed over again")
+
+    # A message that arrives while the target works is handed over at its Stop, which
+    # continues the turn with it; its words script the target's answer, a send back
+    # with no person's message in between: one hop further.
+    answer_back = json.dumps([tool("sessions_send", session_id=caller, message="Watered.")])
+    working = subprocess.Popen(
+        [sys.executable, __file__, "--resume", beds,
+         script("Dig for a while", [{"tool": "exec_command", "input": {"cmd": "sleep 5"}},
+                                    {"say": "Dug."}])])
+    import time
+    time.sleep(2)
+    codex(["resume", caller, script("Ask the beds to answer", [
+        tool("sessions_send", session_id=beds,
+             message=f"Tell me when watered.\n{endpoint.SCRIPT_MARK}{answer_back}"),
+    ])], folder)
+    check(working.wait(timeout=180) == 0, "the working thread's run ends")
+    replies = [r for r in all_tool_results("sessions_send") if f"accepted for {caller}" in r]
+    check(len(replies) == 1 and "| hop=2" in replies[0],
+          "a reply within the turn the message continued is hop 2 (the chain read off the real rollout)",
+          replies)
+
+    if failures:
+        print(f"{len(failures)} check(s) failed:")
+        for what in failures:
+            print(f"  - {what}")
+        sys.exit(1)
+    print("every check held")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--resume"]:
+        # One `codex exec resume` in its own process (the suite runs two at once).
+        codex(["resume", sys.argv[2], sys.argv[3]], WORK / "garden")
+    else:
+        main()

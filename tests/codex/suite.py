@@ -138,6 +138,99 @@ def texts_seen(request):
     return seen
 
 
+def claude_code_and_codex(thread, folder):
+    """A Claude Code session (the pinned real binary, its own scripted endpoint) and a
+    Codex thread, each with the one server over both harnesses, messaging each other;
+    each message handed over once by the target's own harness's hook."""
+    import importlib.util
+    import uuid
+    spec = importlib.util.spec_from_file_location(
+        "claude_endpoint", ROOT / "tests" / "claude_code" / "endpoint.py")
+    claude_endpoint = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(claude_endpoint)
+    claude_bin = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
+    if not check(claude_bin.exists(), "the pinned Claude Code is installed (npm ci in tests/claude_code)"):
+        return
+    claude_home = WORK / "claude-home"
+    claude_home.mkdir()
+    claude_log = WORK / "claude-endpoint.jsonl"
+    server = claude_endpoint.start(str(claude_log))
+    env = {"HOME": str(claude_home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "LANG": "C.UTF-8", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_port}",
+           "ANTHROPIC_API_KEY": "sk-scripted-endpoint", "DISABLE_TELEMETRY": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+    projects = claude_home / ".claude" / "projects"
+    both = ["--claude-projects", str(projects), "--codex-home", str(CODEX_HOME),
+            "--state-dir", str(STATE)]
+    # The README's two-harness set-up: one server over both, in each client.
+    subprocess.run([str(claude_bin), "mcp", "add", "--scope", "user", "session-tools", "--",
+                    HOST_SHIM, "mcp", *both], env=env, check=True, capture_output=True,
+                   cwd=claude_home)
+    hook = {"type": "command", "command": f"{HOST_SHIM} claude-hook --state-dir {STATE}"}
+    (claude_home / ".claude" / "settings.json").write_text(json.dumps({
+        "permissions": {"allow": ["mcp__session-tools"]},
+        "hooks": {event: [{"hooks": [hook]}] for event in ("SessionStart", "UserPromptSubmit", "Stop")},
+    }))
+    config = (CODEX_HOME / "config.toml").read_text()
+    (CODEX_HOME / "config.toml").write_text(config.replace(
+        f'args = ["mcp", "--codex-home", "{CODEX_HOME}", "--state-dir", "{STATE}"]',
+        "args = " + json.dumps(["mcp", *both])))
+
+    def claude(args):
+        cwd = WORK / "claude-garden"
+        cwd.mkdir(exist_ok=True)
+        done = subprocess.run([str(claude_bin), "-p", *args], env=env, cwd=cwd,
+                              capture_output=True, text=True, timeout=180)
+        if done.returncode != 0:
+            print(f"     claude exited {done.returncode}: {done.stderr[-800:]}")
+
+    def claude_requests():
+        return [json.loads(line) for line in claude_log.read_text().splitlines()
+                if line.strip() and "count_tokens" not in json.loads(line)["path"]]
+
+    def claude_texts(request):
+        seen = []
+        for message in request.get("messages", []):
+            content = message.get("content")
+            for part in content if isinstance(content, list) else [{"text": content}]:
+                if isinstance(part, dict):
+                    text = part.get("text") or part.get("content")
+                    if isinstance(text, list):
+                        text = "\n".join(p.get("text", "") for p in text if isinstance(p, dict))
+                    if isinstance(text, str):
+                        seen.append(text)
+        return seen
+
+    session = str(uuid.uuid4())
+    claude(["--session-id", session, "Plan the herbs\n" + claude_endpoint.SCRIPT_MARK + "[]"])
+    # Codex → Claude Code, handed over by Claude Code's UserPromptSubmit hook.
+    codex(["resume", thread, script("Ask the Claude Code session", [
+        tool("sessions_send", session_id=session, message="From Codex: which herbs?"),
+    ])], folder)
+    sent = (tool_results("sessions_send") or [""])[-1]
+    check(sent.startswith(f"accepted for {session} | mode=queue"),
+          "a Codex thread's send to a Claude Code session is accepted", sent)
+    claude(["--resume", session, "Any mail?\n" + claude_endpoint.SCRIPT_MARK + "[]"])
+    last = claude_requests()[-1]["request"]
+    count = sum(t.count("From Codex: which herbs?") for t in claude_texts(last))
+    check(count == 1 and any(FRAME in t for t in claude_texts(last)),
+          "Claude Code's hook hands the Codex thread's message over once, framed", count)
+    # Claude Code → Codex, handed over by Codex's UserPromptSubmit hook.
+    send_step = {"tool": "mcp__session-tools__sessions_send",
+                 "input": {"session_id": thread, "message": "From Claude Code: basil."}}
+    claude(["--resume", session, "Answer the thread\n" + claude_endpoint.SCRIPT_MARK
+            + json.dumps([send_step])])
+    results = [t for r in claude_requests() for t in claude_texts(r["request"])
+               if f"accepted for {thread}" in t]
+    check(bool(results), "a Claude Code session's send to a Codex thread is accepted", results[-1:])
+    codex(["resume", thread, script("Mail?", [{"say": "Basil it is."}])], folder)
+    seen = texts_seen(requests()[-1])
+    check(sum(t.count("From Claude Code: basil.") for t in seen) == 1
+          and any(t.startswith(FRAME) for t in seen),
+          "Codex's hook hands the Claude Code session's message over once, framed")
+    server.shutdown()
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     set_up()
@@ -201,6 +294,8 @@ def main():
     check(len(replies) == 1 and "| hop=2" in replies[0],
           "a reply within the turn the message continued is hop 2 (the chain read off the real rollout)",
           replies)
+
+    claude_code_and_codex(caller, folder)
 
     if failures:
         print(f"{len(failures)} check(s) failed:")

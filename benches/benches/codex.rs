@@ -144,11 +144,18 @@ fn codex(c: &mut Criterion) {
             store = Some(report.harness);
         })
     });
+    // A store that has listed (as Claude's has when it opens): the read parses the one
+    // rollout.
+    let listed = || {
+        let mut store = open();
+        host_shim::SessionQuery::list_sessions(&mut store);
+        store
+    };
     group.bench_function(
         "sessions_read of a 3 MB thread, first (parse it whole)",
         |b| {
             b.iter_batched(
-                open,
+                listed,
                 |fresh| {
                     let report = runtime.call(fresh, &read);
                     assert!(report.answer.unwrap().text.contains("readable messages"));

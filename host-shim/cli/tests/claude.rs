@@ -1013,3 +1013,38 @@ fn one_send_stats_each_transcript_it_needs_once_and_reads_the_live_registry_once
     // The live registry read once for the header and the delivery together.
     assert_eq!(report.harness.state().live_reads(), 1);
 }
+
+#[test]
+fn frames_handed_over_together_are_one_surface_message_with_its_own_seq() {
+    // A Stop that hands two messages over at once: one attachment carrying both frames.
+    let projects = scratch("two-frames").join("projects");
+    let folder = projects.join("-home-ada-two");
+    std::fs::create_dir_all(&folder).unwrap();
+    let id = "d0000000-0000-4000-8000-00000000000d";
+    let frame = |body: &str| {
+        format!(
+            "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"t\")\ndelivery: queue\nhop: 1\n--- message begins ---\n{body}\n--- message ends ---"
+        )
+    };
+    let lines = [
+        serde_json::json!({"type": "user", "sessionId": id, "cwd": "/home/ada/two",
+            "timestamp": "2026-12-01T00:00:00Z", "message": {"role": "user", "content": "hello"}}),
+        serde_json::json!({"type": "attachment", "sessionId": id, "timestamp": "2026-12-01T00:00:01Z",
+            "attachment": {"type": "hook_additional_context", "hookName": "Stop", "hookEvent": "Stop",
+                "content": [format!("{}\n\n{}", frame("first"), frame("second"))]},
+            "rendered": [{"content": "<system-reminder>\nStop hook additional context: …\n</system-reminder>"}]}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(folder.join(format!("{id}.jsonl")), text).unwrap();
+    let mut store = store(&projects, &scratch("two-frames-state"));
+    let surface = host_shim::SessionQuery::get_surface(&mut store, id, 40).unwrap();
+    let seqs: Vec<u64> = surface.messages.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, [1, 2], "one message per record, each its own seq");
+    let whole = host_shim::SessionQuery::get_messages(&mut store, id, &[2]);
+    let whole = whole[0].as_ref().unwrap();
+    assert_eq!(
+        whole.text,
+        format!("{}\n\n{}", frame("first"), frame("second"))
+    );
+    assert!(!whole.injected);
+}

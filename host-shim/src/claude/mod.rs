@@ -312,6 +312,7 @@ impl ParsedSurface {
         };
         let mut surfaced = std::mem::take(&mut self.scratch);
         record.into_surfaced(&mut surfaced);
+        join_frames(&mut surfaced);
         let messages = &mut Arc::make_mut(&mut self.session).messages;
         for Surfaced {
             role,
@@ -351,6 +352,27 @@ impl ParsedSurface {
         }
         self.scratch = surfaced;
     }
+}
+
+/// The frames one hand-over carried, as one surface message: a message's seq is its
+/// record's line, so the messages of one record need one seq each (the WIT's seqs are
+/// unique within a surface). Each frame is still there, whole, oldest first.
+fn join_frames(surfaced: &mut Vec<Surfaced>) {
+    let Some(first) = surfaced.iter().position(|s| s.frame) else {
+        return;
+    };
+    let mut joined = surfaced[first].text.take().unwrap_or_default();
+    let mut index = first + 1;
+    while index < surfaced.len() {
+        if surfaced[index].frame {
+            let next = surfaced.remove(index);
+            joined.push_str("\n\n");
+            joined.push_str(next.text.as_deref().unwrap_or(""));
+        } else {
+            index += 1;
+        }
+    }
+    surfaced[first].text = Some(joined);
 }
 
 /// One transcript found by the last scan.

@@ -228,6 +228,8 @@ def claude_code_and_codex(thread, folder):
     check(sum(t.count("From Claude Code: basil.") for t in seen) == 1
           and any(t.startswith(FRAME) for t in seen),
           "Codex's hook hands the Claude Code session's message over once, framed")
+    live = sorted((STATE / "live").glob("*.json")) if (STATE / "live").is_dir() else []
+    check(live == [], "no live registration is left after the Claude Code sessions end", live)
     server.shutdown()
 
 

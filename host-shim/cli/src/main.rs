@@ -438,51 +438,79 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             let harness = Shared::new(CorpusHost::new(Arc::new(corpus)));
             serve(&args, harness, caller, None, cache_dir)
         }
-        Store::Claude(store) => {
-            let harness = Shared::new(*store);
-            let registration = Arc::new(std::sync::Mutex::new(None));
-            // A resumed session is known at once; a new one once its first prompt is
-            // written.
-            if let Some(id) = caller.clone()
-                && !try_register(&harness, &id, &registration)
-            {
-                let (harness, registration) = (harness.clone(), registration.clone());
-                std::thread::spawn(move || register_when_seen(&harness, &id, &registration));
-            }
-            // An open, idle interactive session gets its messages through Claude
-            // Code's messaging socket, without waiting for its person.
-            if let (Some(id), Some(socket)) = (
-                caller.clone(),
-                host_shim::claude::idle::MessagingSocket::from_env(),
-            ) {
-                let state = harness.lock().state().clone();
-                std::thread::spawn(move || host_shim::claude::idle::watch(state, id, socket));
-            }
-            // A subagent's calls reach its session's server: the tool-use id names it.
-            let of_call = harness.clone();
-            let caller_of_call: crate::mcp::CallerOfCall =
-                Box::new(move |caller, call_id| subagent_of_call(&of_call, caller, call_id));
-            let served = serve(&args, harness, caller, Some(caller_of_call), cache_dir);
-            drop(registration.lock().map(|mut r| r.take()));
-            served
-        }
-        // Codex's threads, served to any MCP client with --caller; the caller from
-        // Codex's own `_meta.threadId` is the next step (README, "Use it with Codex").
+        Store::Claude(store) => serve_claude(&args, Shared::new(*store), caller, cache_dir),
+        // Codex's threads: Codex names the calling thread in each call's _meta.
         Store::Codex(store) => serve(&args, Shared::new(*store), caller, None, cache_dir),
-        // Both harnesses: a Claude Code session names itself in the environment, a
-        // Codex thread in each call's _meta. (The Claude-only extras, the live
-        // registration and the idle watcher, run with --claude-projects alone.)
-        Store::Both(both) => serve(&args, Shared::new(*both), caller, None, cache_dir),
+        // Both harnesses: a Claude Code session names itself in the environment (and
+        // gets the Claude extras), a Codex thread in each call's _meta.
+        Store::Both(both) => serve_claude(&args, Shared::new(*both), caller, cache_dir),
     }
+}
+
+/// A harness with Claude Code's sessions in it: the Claude store, alone or beside
+/// Codex's.
+trait ClaudeSide {
+    fn claude(&mut self) -> &mut ClaudeStore;
+}
+
+impl ClaudeSide for ClaudeStore {
+    fn claude(&mut self) -> &mut ClaudeStore {
+        self
+    }
+}
+
+impl ClaudeSide for host_shim::Both<ClaudeStore, host_shim::CodexStore> {
+    fn claude(&mut self) -> &mut ClaudeStore {
+        &mut self.first
+    }
+}
+
+/// The MCP server for a Claude Code client: its session registered live once its
+/// transcript exists, an idle interactive session handed its messages through Claude
+/// Code's messaging socket, and a subagent's calls told from its session's.
+fn serve_claude<H: Harness + ClaudeSide>(
+    args: &McpArgs,
+    harness: Shared<H>,
+    caller: Option<String>,
+    cache_dir: Option<PathBuf>,
+) -> Result<()> {
+    let registration = Arc::new(std::sync::Mutex::new(None));
+    // A resumed session is known at once; a new one once its first prompt is written.
+    if let Some(id) = caller.clone()
+        && !try_register(&harness, &id, &registration)
+    {
+        let (harness, registration) = (harness.clone(), registration.clone());
+        std::thread::spawn(move || register_when_seen(&harness, &id, &registration));
+    }
+    // An open, idle interactive session gets its messages through Claude Code's
+    // messaging socket, without waiting for its person.
+    if let (Some(id), Some(socket)) = (
+        caller.clone(),
+        host_shim::claude::idle::MessagingSocket::from_env(),
+    ) {
+        let state = harness.lock().claude().state().clone();
+        std::thread::spawn(move || host_shim::claude::idle::watch(state, id, socket));
+    }
+    // A subagent's calls reach its session's server: the tool-use id names it.
+    let of_call = harness.clone();
+    let caller_of_call: crate::mcp::CallerOfCall =
+        Box::new(move |caller, call_id| subagent_of_call(&of_call, caller, call_id));
+    let served = serve(args, harness, caller, Some(caller_of_call), cache_dir);
+    drop(registration.lock().map(|mut r| r.take()));
+    served
 }
 
 /// The subagent that made a call, when its transcript holds the call's tool-use id.
 /// Claude Code writes that record as the call starts, so a call found in no transcript
 /// yet is looked for again for up to a second (without holding the store).
-fn subagent_of_call(harness: &Shared<ClaudeStore>, caller: &str, call_id: &str) -> Option<String> {
+fn subagent_of_call<H: ClaudeSide>(
+    harness: &Shared<H>,
+    caller: &str,
+    call_id: &str,
+) -> Option<String> {
     let deadline = std::time::Instant::now() + Duration::from_secs(1);
     loop {
-        if let Some(maker) = harness.lock().maker_of_call(caller, call_id) {
+        if let Some(maker) = harness.lock().claude().maker_of_call(caller, call_id) {
             return maker;
         }
         if std::time::Instant::now() >= deadline {
@@ -496,8 +524,8 @@ fn subagent_of_call(harness: &Shared<ClaudeStore>, caller: &str, call_id: &str) 
 /// clears the registration on SIGINT, SIGTERM and SIGHUP: a probe such as `claude mcp
 /// list` (a session id with no transcript, stopped within a second) registers nothing,
 /// and a server Claude Code stops leaves nothing behind.
-fn register_when_seen(
-    harness: &Shared<ClaudeStore>,
+fn register_when_seen<H: ClaudeSide>(
+    harness: &Shared<H>,
     id: &str,
     registration: &std::sync::Mutex<Option<host_shim::inbox::LiveRegistration>>,
 ) {
@@ -512,14 +540,18 @@ fn register_when_seen(
 }
 
 /// Registers `id` when its transcript exists; whether it did (or gave up trying).
-fn try_register(
-    harness: &Shared<ClaudeStore>,
+fn try_register<H: ClaudeSide>(
+    harness: &Shared<H>,
     id: &str,
     registration: &std::sync::Mutex<Option<host_shim::inbox::LiveRegistration>>,
 ) -> bool {
     {
-        if harness.lock().knows(id) {
-            let registered = harness.lock().state().register_live_clearing_on_signals(id);
+        if harness.lock().claude().knows(id) {
+            let registered = harness
+                .lock()
+                .claude()
+                .state()
+                .register_live_clearing_on_signals(id);
             match registered {
                 Ok(live) => {
                     if let Ok(mut slot) = registration.lock() {

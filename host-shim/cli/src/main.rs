@@ -110,7 +110,7 @@ struct CallArgs {
     /// is keyed by it (default: none, so every send delivers).
     #[arg(long, default_value = "")]
     call_id: String,
-    /// Write what the inbox accepted as a JSON array of {target, mode, body, woke, key},
+    /// Write what the inbox accepted as a JSON array of {target, mode, body, woke, state, key},
     /// whatever the outcome (`[]` when nothing was accepted; key only when the call had
     /// an id).
     #[arg(long)]

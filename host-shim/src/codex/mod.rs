@@ -558,15 +558,20 @@ impl Inbox for CodexStore {
     ) -> Result<Delivered, DeliveryRefusal> {
         let mut answered = std::mem::take(&mut self.answered);
         let answer = answered.once(key, || {
-            let Some(found) = self.lookup(target) else {
+            // The plugin read the target's header in this call: known, its rollout is
+            // not looked at again (a new id is still looked for).
+            let known = self.by_id.get(target).map(|&p| self.found[p].clone());
+            let Some(found) = known.or_else(|| self.lookup(target)) else {
                 return Err(DeliveryRefusal::NotFound);
             };
-            if self.header(&found).is_subagent() {
+            // One lock probe: the header's.
+            let header = self.header(&found);
+            if header.is_subagent() {
                 return Err(DeliveryRefusal::Rejected(
                     "a spawned agent has no inbox; message the thread that spawned it".to_string(),
                 ));
             }
-            let live = self.is_live(target);
+            let live = header.live;
             // No wake command for Codex: a cold thread gets it at its next start.
             let spooled = crate::inbox::spool_once(
                 &self.state,

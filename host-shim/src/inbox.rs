@@ -114,8 +114,9 @@ pub enum Spooled {
     /// Accepted before (the same key, or the same words from the same sender lately):
     /// the first answer, with where that message is now.
     Repeat(Delivered),
-    /// In the target's inbox now, at this path (a store may wake the target with it).
-    New(PathBuf),
+    /// In the target's inbox now (a store may wake the target with it, or hand it
+    /// over itself).
+    New(Waiting),
 }
 
 /// The acceptance every store gives a delivery: a key accepted before, by this
@@ -164,7 +165,7 @@ pub fn spool_once(
             repeat: true,
             state: DeliveryState::Waiting,
         }),
-        Put::New(path) => Spooled::New(path),
+        Put::New(path) => Spooled::New(Waiting { path, message }),
     })
 }
 
@@ -252,7 +253,7 @@ pub fn within_answer_cap(picked: Vec<Waiting>, cap: usize) -> Vec<Waiting> {
 }
 
 /// A message waiting in a session's inbox.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Waiting {
     pub path: PathBuf,
     pub message: SpooledMessage,

@@ -2,11 +2,13 @@
 //! folder both rely on. A folder is trusted only when this user owns it and nobody
 //! else can write it (and it is not a symlink); a file is read only when it is a
 //! regular file of bounded size, opened without following a symlink or waiting on a
-//! FIFO. Each caller states its own trust model on top (`cache.rs`, `inbox.rs`).
+//! FIFO; a socket is spoken to only when this user owns it and the folder holding it.
+//! Each caller states its own trust model on top (`cache.rs`, `inbox.rs`,
+//! `codex/daemon.rs`).
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// `session-tools` under an XDG base folder: the variable's value when it is an
@@ -41,6 +43,11 @@ pub fn trusted_dir(dir: &Path) -> std::result::Result<(), String> {
     if !meta.file_type().is_dir() {
         return Err("it is not a directory (a symlink?)".to_string());
     }
+    private_to_this_user(&meta)
+}
+
+/// Says why a folder or file with this metadata is not this user's alone, if so.
+fn private_to_this_user(meta: &Metadata) -> std::result::Result<(), String> {
     if meta.uid() != effective_uid() {
         return Err(format!(
             "it is owned by uid {}, not by this user (uid {})",
@@ -55,6 +62,44 @@ pub fn trusted_dir(dir: &Path) -> std::result::Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Where to connect to the Unix socket at `path`, which may be a symlink to a shorter
+/// path (a socket address holds at most 108 bytes): `Ok(None)` when nothing is there,
+/// or a link to nothing; the socket's own path when this user owns the link, the
+/// socket and the folder holding the socket, and nobody else can write that folder
+/// (so nobody else can put another socket in its place).
+pub fn own_socket(path: &Path) -> std::result::Result<Option<PathBuf>, String> {
+    let gone = |err: &std::io::Error| err.kind() == std::io::ErrorKind::NotFound;
+    let link = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if gone(&err) => return Ok(None),
+        Err(err) => return Err(format!("cannot inspect {} ({err})", path.display())),
+    };
+    if link.uid() != effective_uid() {
+        return Err(format!(
+            "{} is owned by uid {}, not by this user (uid {})",
+            path.display(),
+            link.uid(),
+            effective_uid()
+        ));
+    }
+    let socket = match std::fs::canonicalize(path) {
+        Ok(socket) => socket,
+        Err(err) if gone(&err) => return Ok(None),
+        Err(err) => return Err(format!("cannot follow {} ({err})", path.display())),
+    };
+    let meta = std::fs::metadata(&socket)
+        .map_err(|err| format!("cannot inspect {} ({err})", socket.display()))?;
+    if !meta.file_type().is_socket() {
+        return Err(format!("{} is not a socket", socket.display()));
+    }
+    private_to_this_user(&meta).map_err(|why| format!("{}: {why}", socket.display()))?;
+    let folder = socket.parent().unwrap_or(Path::new("/"));
+    let folder_meta = std::fs::metadata(folder)
+        .map_err(|err| format!("cannot inspect {} ({err})", folder.display()))?;
+    private_to_this_user(&folder_meta).map_err(|why| format!("{}: {why}", folder.display()))?;
+    Ok(Some(socket))
 }
 
 /// Opens `path` for reading if it is a regular file of at most `max_bytes`: without

@@ -32,13 +32,19 @@ fn store_over(home: &Path, name: &str) -> CodexStore {
     CodexStore::open(home, StateDir::open(&scratch(name).join("state")).unwrap())
 }
 
+static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// One tool call through the plugin, as `caller`, over `store`; the text and the store.
 fn call_on(store: CodexStore, tool: &str, arguments: &str, caller: &str) -> (String, CodexStore) {
     let runtime: Runtime<CodexStore> =
         Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let request = CallRequest {
         caller: caller.to_string(),
-        call_id: format!("call-{tool}"),
+        // A new call each time (a repeated id would be a retry of the same send).
+        call_id: format!(
+            "call-{tool}-{}",
+            CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ),
         tool: tool.to_string(),
         arguments: arguments.to_string(),
         ..CallRequest::default()
@@ -299,4 +305,213 @@ fn a_message_codex_hook_handed_over_is_on_the_surface_as_the_frame() {
     );
     // A person spoke after the frame ("Any news?"): a new chain.
     assert!(out.contains("| hop=1\n"), "{out}");
+}
+
+// Hand-over through the Codex app-server daemon, against a stand-in that answers as the
+// real 0.169.0 daemon did (tests/codex/suite.py drives the real one).
+
+mod fake_codex_daemon;
+use fake_codex_daemon::{FakeDaemon, Script};
+
+/// A copy of the fixtures with a stand-in daemon answering `statuses`.
+fn home_with_daemon(
+    name: &str,
+    statuses: &[(&str, &str)],
+    refuse_turns: bool,
+) -> (PathBuf, FakeDaemon) {
+    let home = scratch(name).join("home");
+    copy_tree(&fixtures(), &home);
+    let script = Script {
+        statuses: (statuses.iter())
+            .map(|(id, status)| (id.to_string(), status.to_string()))
+            .collect(),
+        refuse_turns,
+    };
+    let daemon = FakeDaemon::start(&home, script);
+    (home, daemon)
+}
+
+/// What `host-shim codex-hook` answers for `thread` at `event`.
+fn hook_answer(store: &CodexStore, thread: &str, event: &str) -> String {
+    let input = format!(r#"{{"session_id":"{thread}","hook_event_name":"{event}"}}"#);
+    let mut out = Vec::new();
+    host_shim::codex::hook::answer(store.state(), input.as_bytes(), &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn send(store: CodexStore, to: &str, message: &str, mode: &str) -> (String, CodexStore) {
+    call_on(
+        store,
+        "sessions_send",
+        &format!(r#"{{"session_id":"{to}","message":"{message}","mode":"{mode}"}}"#),
+        GARDEN,
+    )
+}
+
+#[test]
+fn an_idle_thread_the_daemon_holds_gets_the_message_as_a_new_turn_at_once() {
+    let (home, daemon) = home_with_daemon("daemon-idle", &[(ORCHARD, "idle")], false);
+    let store = store_over(&home, "daemon-idle-state");
+    let (out, store) = send(store, ORCHARD, "Count the pears too.", "queue");
+    assert!(
+        out.starts_with(&format!(
+            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1\n"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        daemon.methods(),
+        ["initialize", "thread/read", "turn/start"]
+    );
+    let texts = daemon.turn_texts();
+    assert!(
+        texts[0].starts_with(&format!(
+            "Cross-session message from another session of this harness.\nfrom-session: {GARDEN} "
+        )) && texts[0]
+            .contains("\n--- message begins ---\nCount the pears too.\n--- message ends ---"),
+        "{texts:?}"
+    );
+    // Handed over: the sender's read says so, and no hook hands it over again.
+    let (out, store) = call_on(
+        store,
+        "sessions_read",
+        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
+        GARDEN,
+    );
+    assert!(
+        out.contains("\nyour messages to it: 1 handed over\n"),
+        "{out}"
+    );
+    assert_eq!(hook_answer(&store, ORCHARD, "UserPromptSubmit"), "");
+}
+
+#[test]
+fn a_cold_thread_is_resumed_by_the_daemon_and_everything_waiting_goes_in_one_turn() {
+    let (home, daemon) = home_with_daemon("daemon-cold", &[], false);
+    // A message spooled before the daemon could take any (hooks only).
+    let store = store_over(&home, "daemon-cold-state").through_daemon(false);
+    let (out, store) = send(store, ORCHARD, "First.", "queue");
+    assert!(
+        out.starts_with(&format!(
+            "accepted for {ORCHARD} | mode=queue | chars=6 | hop=1\n"
+        )),
+        "{out}"
+    );
+    assert!(daemon.methods().is_empty(), "{:?}", daemon.methods());
+    let (out, store) = send(store.through_daemon(true), ORCHARD, "Second.", "queue");
+    assert!(
+        out.starts_with(&format!(
+            "accepted for {ORCHARD} | mode=queue | chars=7 | hop=1 (woke a cold session)\n"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        daemon.methods(),
+        ["initialize", "thread/read", "thread/resume", "turn/start"]
+    );
+    let text = &daemon.turn_texts()[0];
+    let (first, second) = (
+        text.find("\nFirst.\n").unwrap(),
+        text.find("\nSecond.\n").unwrap(),
+    );
+    assert!(first < second, "oldest first: {text}");
+    let (out, _) = call_on(
+        store,
+        "sessions_read",
+        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
+        GARDEN,
+    );
+    assert!(
+        out.contains("\nyour messages to it: 2 handed over\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_running_turn_takes_a_steer_at_once_and_a_queued_message_waits_for_its_end() {
+    let (home, daemon) = home_with_daemon("daemon-active", &[(ORCHARD, "active")], false);
+    let store = store_over(&home, "daemon-active-state");
+    let (out, store) = send(store, ORCHARD, "After this turn.", "queue");
+    assert!(out.contains("hop=1\nThe message is queued"), "{out}");
+    assert!(daemon.turn_texts().is_empty());
+    let (out, store) = send(store, ORCHARD, "Now, please.", "steer");
+    assert!(
+        out.contains("hop=1\nThe message is steered into the turn that session is running now."),
+        "{out}"
+    );
+    let texts = daemon.turn_texts();
+    assert_eq!(texts.len(), 1);
+    assert!(
+        texts[0].contains("\nNow, please.\n") && !texts[0].contains("After this turn."),
+        "{texts:?}"
+    );
+    // The queued one is the Stop hook's to hand over.
+    let stop = hook_answer(&store, ORCHARD, "Stop");
+    assert!(
+        stop.contains("After this turn.") && !stop.contains("Now, please."),
+        "{stop}"
+    );
+}
+
+#[test]
+fn when_the_daemon_refuses_the_turn_the_message_waits_for_the_hooks() {
+    let (home, daemon) = home_with_daemon("daemon-refuses", &[(ORCHARD, "idle")], true);
+    let store = store_over(&home, "daemon-refuses-state");
+    let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
+    assert!(
+        out.contains("hop=1\nThe message waits in that session's inbox"),
+        "{out}"
+    );
+    assert_eq!(daemon.turn_texts().len(), 1);
+    let prompt = hook_answer(&store, ORCHARD, "UserPromptSubmit");
+    assert!(prompt.contains("Count the pears too."), "{prompt}");
+}
+
+#[test]
+fn a_thread_another_process_holds_is_left_to_its_hooks() {
+    let (home, daemon) = home_with_daemon("daemon-held", &[], false);
+    let locks = home.join("thread-writer-locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let lock = std::fs::File::create(locks.join(format!("{ORCHARD}.lock"))).unwrap();
+    lock.lock().unwrap();
+    let store = store_over(&home, "daemon-held-state");
+    let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
+    assert!(
+        out.contains("The message waits in that session's inbox"),
+        "{out}"
+    );
+    assert_eq!(daemon.methods(), ["initialize", "thread/read"]);
+    assert!(hook_answer(&store, ORCHARD, "Stop").contains("Count the pears too."));
+}
+
+#[test]
+fn a_daemon_socket_in_a_folder_others_can_write_is_not_spoken_to() {
+    let (home, daemon) = home_with_daemon("daemon-open", &[(ORCHARD, "idle")], false);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&daemon.folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let store = store_over(&home, "daemon-open-state");
+    let (out, _) = send(store, ORCHARD, "Count the pears too.", "steer");
+    assert!(
+        out.contains("The message waits in that session's inbox"),
+        "{out}"
+    );
+    assert!(daemon.methods().is_empty(), "{:?}", daemon.methods());
+}
+
+#[test]
+fn a_stopped_daemons_leftover_link_is_no_daemon() {
+    let (home, daemon) = home_with_daemon("daemon-stopped", &[(ORCHARD, "idle")], false);
+    drop(daemon); // the socket and its folder go; the link in CODEX_HOME stays
+    assert!(
+        std::fs::symlink_metadata(home.join("app-server-control/app-server-control.sock")).is_ok()
+    );
+    let store = store_over(&home, "daemon-stopped-state");
+    let (out, store) = send(store, ORCHARD, "Count the pears too.", "queue");
+    assert!(
+        out.starts_with(&format!(
+            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1\n"
+        )),
+        "{out}"
+    );
+    assert!(hook_answer(&store, ORCHARD, "UserPromptSubmit").contains("Count the pears too."));
 }

@@ -176,6 +176,11 @@ struct SourceArgs {
     /// harnesses' sessions in one listing, each messageable from the other.
     #[arg(long, conflicts_with = "corpus")]
     codex_home: Option<PathBuf>,
+    /// With --codex-home: never hand a message over through the Codex app-server
+    /// daemon; every message waits for the thread's hooks. By default, when the daemon
+    /// runs, an idle or cold thread gets a message at once as a new turn.
+    #[arg(long, requires = "codex_home")]
+    codex_hooks_only: bool,
     #[command(flatten)]
     state: StateArgs,
     /// With --claude-projects: wake a cold target with this command, e.g.
@@ -202,7 +207,8 @@ enum Store {
 impl SourceArgs {
     fn store(&self) -> Result<Store> {
         if let Some(home) = &self.codex_home {
-            let codex = host_shim::CodexStore::open(home, self.state.open()?);
+            let codex = host_shim::CodexStore::open(home, self.state.open()?)
+                .through_daemon(!self.codex_hooks_only);
             let Some(projects) = &self.claude_projects else {
                 return Ok(Store::Codex(Box::new(codex)));
             };

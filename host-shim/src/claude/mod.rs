@@ -811,10 +811,11 @@ impl ClaudeStore {
         match crate::inbox::spool_once(&self.state, target, body, mode, key, live, may_wake, wakes)?
         {
             Spooled::Repeat(first) => Ok(first),
-            Spooled::New(path) => {
+            Spooled::New(waiting) => {
                 let woke = match self.wake.as_ref().filter(|_| wakes) {
                     Some(wake) => {
-                        match wake.spawn(target, found.summary.header.cwd.as_deref(), &path) {
+                        match wake.spawn(target, found.summary.header.cwd.as_deref(), &waiting.path)
+                        {
                             Ok(()) => true,
                             Err(err) => {
                                 // The message waits in the spool for the session's next start.

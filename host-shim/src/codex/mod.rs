@@ -26,19 +26,22 @@
 //! read parses the one rollout (and a fork's base up to its history base), cached and
 //! read on as it grows.
 
+pub mod daemon;
 pub mod hook;
 pub mod rollout;
+pub mod websocket;
 
 use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
     SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
-use crate::inbox::{Spooled, StateDir};
+use crate::inbox::{Spooled, StateDir, Takes, Waiting};
 use crate::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
 use crate::surface::{Message, Surface, handed_over_frames};
+use daemon::{AppServer, ThreadStatus};
 use rollout::{Meta, Record, Said};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -240,6 +243,7 @@ pub struct CodexStore {
     surfaces: VecDeque<ParsedSurface>,
     answered: crate::harness::AnsweredKeys,
     reads: RolloutReads,
+    through_daemon: bool,
 }
 
 impl CodexStore {
@@ -255,7 +259,15 @@ impl CodexStore {
             surfaces: VecDeque::new(),
             answered: crate::harness::AnsweredKeys::default(),
             reads: RolloutReads::default(),
+            through_daemon: true,
         }
+    }
+
+    /// Whether a delivery may go through the Codex app-server daemon when one runs
+    /// ([`daemon`]; on by default): off, every message waits for the thread's hooks.
+    pub fn through_daemon(mut self, on: bool) -> CodexStore {
+        self.through_daemon = on;
+        self
     }
 
     pub fn reads(&self) -> RolloutReads {
@@ -547,6 +559,118 @@ impl SessionQuery for CodexStore {
     }
 }
 
+/// What the daemon will do with a new message for a thread.
+struct DaemonPlan {
+    /// Load the thread first (it is cold: no process holds it).
+    resume: bool,
+    /// The waiting messages the new turn (or the running one) takes.
+    takes: Takes,
+}
+
+impl CodexStore {
+    /// Whether the app-server daemon can take a message for `target` now, and how
+    /// ([`daemon`]): an idle thread it holds gets everything waiting as a new turn; a
+    /// running one the waiting `steer` messages (a `queue` message waits for the turn's
+    /// end, where the Stop hook hands it over); a cold thread is loaded first (the plugin
+    /// only delivers to a cold thread when waking is allowed). A thread another process
+    /// holds (its writer lock taken, not by the daemon) is left to its hooks.
+    fn daemon_plan(
+        &self,
+        target: &str,
+        live: bool,
+        mode: DeliveryMode,
+    ) -> Option<(AppServer, DaemonPlan)> {
+        if !self.through_daemon {
+            return None;
+        }
+        let said = |err: anyhow::Error| {
+            eprintln!(
+                "host-shim: the Codex app-server daemon cannot take a message for {target} now, so it waits for the thread's hooks: {err:#}"
+            );
+        };
+        let mut server = AppServer::connect(&self.home).map_err(said).ok()??;
+        let status = match server.thread_status(target) {
+            Ok(status) => status,
+            Err(err) => {
+                said(err);
+                return None;
+            }
+        };
+        let plan = match status {
+            ThreadStatus::Idle => DaemonPlan {
+                resume: false,
+                takes: Takes::All,
+            },
+            ThreadStatus::Active if mode == DeliveryMode::Steer => DaemonPlan {
+                resume: false,
+                takes: Takes::Steer,
+            },
+            ThreadStatus::NotLoaded if !live => DaemonPlan {
+                resume: true,
+                takes: Takes::All,
+            },
+            _ => {
+                server.close();
+                return None;
+            }
+        };
+        Some((server, plan))
+    }
+
+    /// Hands the waiting messages the plan takes (`ours` among them) to the thread
+    /// through the daemon: each is claimed, given in one `turn/start`, and moved to
+    /// `handed/` once the daemon named the turn it is in; when the daemon fails, they go
+    /// back to the inbox for the thread's hooks.
+    fn hand_over_through(
+        &self,
+        mut server: AppServer,
+        plan: DaemonPlan,
+        target: &str,
+        key: &str,
+        ours: &Waiting,
+    ) -> Delivered {
+        let said = |err: &anyhow::Error| {
+            eprintln!(
+                "host-shim: the Codex app-server daemon did not take the message for {target}; it waits for the thread's hooks: {err:#}"
+            );
+        };
+        let mut woke = false;
+        if plan.resume {
+            match server.resume(target) {
+                Ok(()) => woke = true,
+                Err(err) => said(&err),
+            }
+        }
+        let mut handed = false;
+        if woke || !plan.resume {
+            let report = crate::inbox::hand_over_waiting(
+                &self.state,
+                target,
+                plan.takes,
+                hook::ANSWER_CHARS,
+                |text| server.start_turn(target, text).map(drop),
+            );
+            match report {
+                Ok(report) => handed = report.handed_over.contains(&ours.message),
+                Err(err) => said(&err),
+            }
+        }
+        server.close();
+        // A hook may have handed it over meanwhile.
+        let state = if handed {
+            DeliveryState::HandedOver
+        } else {
+            (self.state.find(target, key).ok().flatten())
+                .map_or(DeliveryState::Waiting, |now| now.state)
+        };
+        Delivered {
+            woke,
+            repeat: false,
+            state,
+        }
+    }
+}
+
 impl Inbox for CodexStore {
     fn deliver(
         &mut self,
@@ -571,22 +695,25 @@ impl Inbox for CodexStore {
                     "a spawned agent has no inbox; message the thread that spawned it".to_string(),
                 ));
             }
-            let live = header.live;
-            // No wake command for Codex: a cold thread gets it at its next start.
+            let daemon = self.daemon_plan(target, header.live, mode);
+            let wakes = matches!(&daemon, Some((_, plan)) if plan.resume);
             let spooled = crate::inbox::spool_once(
                 &self.state,
                 target,
                 body,
                 mode,
                 key,
-                live,
+                header.live,
                 may_wake,
-                false,
-            )?;
-            Ok(match spooled {
-                Spooled::Repeat(first) => first,
+                wakes,
+            );
+            Ok(match (spooled?, daemon) {
+                (Spooled::Repeat(first), _) => first,
+                (Spooled::New(ours), Some((server, plan))) => {
+                    self.hand_over_through(server, plan, target, key, &ours)
+                }
                 // In the spool until a hook of the thread hands it over.
-                Spooled::New(_) => Delivered {
+                (Spooled::New(_), None) => Delivered {
                     woke: false,
                     repeat: false,
                     state: DeliveryState::Waiting,

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -76,8 +77,7 @@ def tool(name, **arguments):
 
 
 def codex(args, cwd):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME),
-           "CODEX_HOME": str(CODEX_HOME), "SCRIPTED_API_KEY": "scripted", "LANG": "C.UTF-8"}
+    env = codex_env()
     # `codex exec` cannot trust a hook (a person does, once, with /hooks).
     run = subprocess.run([CODEX, "exec", "--dangerously-bypass-hook-trust",
                           "--skip-git-repo-check", *args], cwd=cwd, env=env,
@@ -96,11 +96,13 @@ def requests():
             if json.loads(line).get("method") == "POST"]
 
 
-def tool_results(name):
+def tool_results(name, thread=None):
     """Every result of tool `name` the model was given, as text (the last request
-    carries them all)."""
+    carries them all): of `thread`'s last request when given (Codex keys each request's
+    prompt cache by its thread), else of the last request."""
+    mine = [r for r in requests() if thread is None or r.get("prompt_cache_key") == thread]
     results = []
-    for request in requests()[-1:]:
+    for request in mine[-1:]:
         calls = {i.get("call_id"): i.get("name") for i in request.get("input", [])
                  if i.get("type") == "function_call"}
         for item in request.get("input", []):
@@ -233,6 +235,110 @@ def claude_code_and_codex(thread, folder):
     server.shutdown()
 
 
+def codex_env():
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME),
+            "CODEX_HOME": str(CODEX_HOME), "SCRIPTED_API_KEY": "scripted", "LANG": "C.UTF-8"}
+
+
+def daemon(command):
+    """`codex app-server daemon COMMAND`; its last line of JSON, parsed."""
+    run = subprocess.run([CODEX, "app-server", "daemon", command], env=codex_env(),
+                         capture_output=True, text=True, timeout=180)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else {"exit": run.returncode, "stderr": run.stderr[-800:]}
+
+
+def through_the_daemon(caller, folder):
+    """With the app-server daemon running (offline, on this CODEX_HOME), a send to a
+    cold thread wakes it at once: the daemon resumes it and runs the message as a new
+    turn, with no hook and no person; the send says handed over only then."""
+    shed = codex([script("Tidy the shed", [{"say": "Shed tidy."}])], folder)
+    started = daemon("start")
+    if not check(started.get("status") in ("started", "alreadyRunning"),
+                 "the app-server daemon starts offline", started):
+        return
+    try:
+        codex(["resume", caller, script("Ask the shed", [
+            tool("sessions_send", session_id=shed,
+                 message=f"Is the shed tidy?\n{endpoint.SCRIPT_MARK}"
+                         + json.dumps([{"say": "The shed is tidy."}])),
+            tool("sessions_read", session_id=shed),
+        ])], folder)
+        sent = (tool_results("sessions_send", caller) or [""])[-1]
+        check(sent.startswith(f"accepted for {shed} | mode=queue")
+              and sent.split("\n")[0].endswith("| hop=1 (woke a cold session)"),
+              "a send to a cold thread with the daemon running wakes it", sent)
+        deadline = time.time() + 60
+        turns = []
+        while time.time() < deadline and not turns:
+            turns = [r for r in requests() if any(
+                t.startswith(FRAME) and "Is the shed tidy?" in t for t in texts_seen(r))]
+            time.sleep(0.5)
+        check(len(turns) == 1,
+              "the daemon runs the message in the cold thread at once, as its own turn",
+              len(turns))
+        check(not list((STATE / "inbox" / shed).glob("*.json")) and
+              len(list((STATE / "handed" / shed).glob("*.json"))) == 1,
+              "the message went straight to handed/, so no hook hands it over again")
+        read = (tool_results("sessions_read", caller) or [""])[-1]
+        check("\nyour messages to it: 1 handed over\n" in read,
+              "the sender's read right after says it was handed over", read)
+        # Now the daemon holds the thread, idle: a message starts a turn (no waking), and
+        # a steer sent while that turn runs goes into it at its next step.
+        sleep = {"tool": "exec_command", "input": {"cmd": "sleep 4"}}
+        codex(["resume", caller, script("Keep the shed busy", [
+            tool("sessions_send", session_id=shed,
+                 message=f"Sweep the shed.\n{endpoint.SCRIPT_MARK}"
+                         + json.dumps([sleep, {"say": "Swept."}])),
+            tool("sessions_send", session_id=shed, mode="steer", message="Also oil the hinges."),
+        ])], folder)
+        queued, steered = ([""] * 2 + tool_results("sessions_send", caller))[-2:]
+        check(queued.startswith(f"accepted for {shed} | mode=queue")
+              and queued.split("\n")[0].endswith("| hop=1"),
+              "a send to an idle thread the daemon holds is taken at once, nothing woken", queued)
+        check("The message is steered into the turn that session is running now." in steered,
+              "a steer while the daemon runs that turn is handed into it", steered)
+        deadline = time.time() + 60
+        into = []
+        while time.time() < deadline and not into:
+            into = [r for r in requests()
+                    if any("Also oil the hinges." in t for t in texts_seen(r))
+                    and any(i.get("type") == "function_call_output" for i in r["input"][-4:])]
+            time.sleep(0.5)
+        check(bool(into) and any("Sweep the shed." in t for t in texts_seen(into[0])),
+              "the real model input has the steer inside the running turn, after its tool step",
+              len(into))
+        # The woken thread's answers, then a person's next prompt there: the hook finds
+        # nothing waiting, and the model sees each message once.
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(
+                "Swept." in t for r in requests() for t in texts_seen(r)):
+            time.sleep(0.5)
+        daemon("stop")
+        codex(["resume", shed, script("Anything else?", [{"say": "No."}])], folder)
+        seen = texts_seen(requests()[-1])
+        check(all(sum(words in t for t in seen) == 1 for words in
+                  ("Is the shed tidy?", "Sweep the shed.", "Also oil the hinges."))
+              and any("The shed is tidy." in t for t in seen)
+              and any("Swept." in t for t in seen),
+              "the thread's history holds each message once, and the answers it gave",
+              [t[:120] for t in seen])
+    finally:
+        daemon("stop")
+        stop_the_daemons_updater()
+
+
+def stop_the_daemons_updater():
+    """`daemon stop` leaves the daemon's update loop running (Codex 0.169.0); it is this
+    CODEX_HOME's own process, named in its pid file, and a CI run must not leave it."""
+    try:
+        pid = json.loads((CODEX_HOME / "app-server-daemon" / "daemon-updater.pid").read_text())["pid"]
+        if str(CODEX_HOME) in Path(f"/proc/{pid}/cmdline").read_text():
+            os.kill(pid, 15)
+    except (OSError, ValueError, KeyError):
+        pass
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     set_up()
@@ -285,7 +391,6 @@ def main():
         [sys.executable, __file__, "--resume", beds,
          script("Dig for a while", [{"tool": "exec_command", "input": {"cmd": "sleep 5"}},
                                     {"say": "Dug."}])])
-    import time
     time.sleep(2)
     codex(["resume", caller, script("Ask the beds to answer", [
         tool("sessions_send", session_id=beds,
@@ -298,6 +403,7 @@ def main():
           replies)
 
     claude_code_and_codex(caller, folder)
+    through_the_daemon(caller, folder)
 
     if failures:
         print(f"{len(failures)} check(s) failed:")

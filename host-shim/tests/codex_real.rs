@@ -326,6 +326,7 @@ fn home_with_daemon(
             .map(|(id, status)| (id.to_string(), status.to_string()))
             .collect(),
         refuse_turns,
+        slow_turns: None,
     };
     let daemon = FakeDaemon::start(&home, script);
     (home, daemon)
@@ -514,4 +515,26 @@ fn a_stopped_daemons_leftover_link_is_no_daemon() {
         "{out}"
     );
     assert!(hook_answer(&store, ORCHARD, "UserPromptSubmit").contains("Count the pears too."));
+}
+
+#[test]
+fn a_daemon_slower_than_its_time_leaves_the_message_waiting_and_the_call_whole() {
+    let home = scratch("daemon-slow").join("home");
+    copy_tree(&fixtures(), &home);
+    let script = Script {
+        statuses: [(ORCHARD.to_string(), "idle".to_string())].into(),
+        refuse_turns: false,
+        slow_turns: Some(std::time::Duration::from_millis(600)),
+    };
+    let daemon = FakeDaemon::start(&home, script);
+    // The default time (half the default 1 s deadline) runs out first: the call still
+    // answers within its deadline, and the message waits.
+    let store = store_over(&home, "daemon-slow-state");
+    let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
+    assert!(
+        out.contains("hop=1\nThe message waits in that session's inbox"),
+        "{out}"
+    );
+    assert_eq!(daemon.turn_texts().len(), 1);
+    assert!(hook_answer(&store, ORCHARD, "Stop").contains("Count the pears too."));
 }

@@ -205,10 +205,13 @@ enum Store {
 }
 
 impl SourceArgs {
-    fn store(&self) -> Result<Store> {
+    /// The store; `deadline` is the calls' (a hand-over through Codex's daemon gets
+    /// half of it).
+    fn store(&self, deadline: Duration) -> Result<Store> {
         if let Some(home) = &self.codex_home {
             let codex = host_shim::CodexStore::open(home, self.state.open()?)
-                .through_daemon(!self.codex_hooks_only);
+                .through_daemon(!self.codex_hooks_only)
+                .daemon_time(deadline / 2);
             let Some(projects) = &self.claude_projects else {
                 return Ok(Store::Codex(Box::new(codex)));
             };
@@ -438,18 +441,19 @@ fn mcp(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         .ok()
         .filter(|id| !id.is_empty());
     let caller = args.caller.clone().or(from_client);
-    match args.source.store()? {
+    let options = args.limits.options(cache_dir, args.max_concurrent_calls)?;
+    match args.source.store(options.limits.deadline)? {
         Store::Corpus(corpus) => {
             let caller = caller.or_else(|| corpus.caller().map(str::to_string));
             let harness = Shared::new(CorpusHost::new(Arc::new(corpus)));
-            serve(&args, harness, caller, None, cache_dir)
+            serve(&args, harness, caller, None, options)
         }
-        Store::Claude(store) => serve_claude(&args, Shared::new(*store), caller, cache_dir),
+        Store::Claude(store) => serve_claude(&args, Shared::new(*store), caller, options),
         // Codex's threads: Codex names the calling thread in each call's _meta.
-        Store::Codex(store) => serve(&args, Shared::new(*store), caller, None, cache_dir),
+        Store::Codex(store) => serve(&args, Shared::new(*store), caller, None, options),
         // Both harnesses: a Claude Code session names itself in the environment (and
         // gets the Claude extras), a Codex thread in each call's _meta.
-        Store::Both(both) => serve_claude(&args, Shared::new(*both), caller, cache_dir),
+        Store::Both(both) => serve_claude(&args, Shared::new(*both), caller, options),
     }
 }
 
@@ -478,7 +482,7 @@ fn serve_claude<H: Harness + ClaudeSide>(
     args: &McpArgs,
     harness: Shared<H>,
     caller: Option<String>,
-    cache_dir: Option<PathBuf>,
+    options: RuntimeOptions,
 ) -> Result<()> {
     let registration = Arc::new(std::sync::Mutex::new(None));
     // A resumed session is known at once; a new one once its first prompt is written.
@@ -501,7 +505,7 @@ fn serve_claude<H: Harness + ClaudeSide>(
     let of_call = harness.clone();
     let caller_of_call: crate::mcp::CallerOfCall =
         Box::new(move |caller, call_id| subagent_of_call(&of_call, caller, call_id));
-    let served = serve(args, harness, caller, Some(caller_of_call), cache_dir);
+    let served = serve(args, harness, caller, Some(caller_of_call), options);
     drop(registration.lock().map(|mut r| r.take()));
     served
 }
@@ -578,14 +582,13 @@ fn serve<H: Harness>(
     harness: Shared<H>,
     caller: Option<String>,
     caller_of_call: Option<crate::mcp::CallerOfCall>,
-    cache_dir: Option<PathBuf>,
+    options: RuntimeOptions,
 ) -> Result<()> {
     use crate::mcp::{Caller, McpOptions, McpServer};
     let caller = match caller {
         Some(id) => Caller::Known(id),
         None => Caller::Unknown,
     };
-    let options = args.limits.options(cache_dir, args.max_concurrent_calls)?;
     let runtime = Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
     say_wasi(&runtime);
     let version = runtime.contract_version();
@@ -663,7 +666,8 @@ fn read_arguments(args: &CallArgs) -> Result<String> {
 }
 
 fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
-    match args.source.store()? {
+    let options = args.limits.options(cache_dir, None)?;
+    match args.source.store(options.limits.deadline)? {
         Store::Corpus(corpus) => {
             let caller = args
                 .caller
@@ -673,25 +677,25 @@ fn call(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
                 &args,
                 CorpusHost::new(Arc::new(corpus)),
                 caller,
-                cache_dir,
+                options,
                 |_| None,
             )
         }
         Store::Claude(store) => {
             let caller = args.caller.clone();
-            call_on(&args, *store, caller, cache_dir, |store| {
+            call_on(&args, *store, caller, options, |store| {
                 Some(store.skipped_lines())
             })
         }
         Store::Codex(store) => {
             let caller = args.caller.clone();
-            call_on(&args, *store, caller, cache_dir, |store| {
+            call_on(&args, *store, caller, options, |store| {
                 Some(store.skipped_lines())
             })
         }
         Store::Both(both) => {
             let caller = args.caller.clone();
-            call_on(&args, *both, caller, cache_dir, |both| {
+            call_on(&args, *both, caller, options, |both| {
                 Some(both.first.skipped_lines() + both.second.skipped_lines())
             })
         }
@@ -704,7 +708,7 @@ fn call_on<H: Harness>(
     args: &CallArgs,
     harness: H,
     caller: Option<String>,
-    cache_dir: Option<PathBuf>,
+    options: RuntimeOptions,
     skipped_lines: impl Fn(&H) -> Option<u64>,
 ) -> Result<()> {
     let settings_path = args.source.settings.as_deref();
@@ -724,7 +728,6 @@ fn call_on<H: Harness>(
         tool: args.tool.clone(),
         arguments: read_arguments(args)?,
     };
-    let options = args.limits.options(cache_dir, None)?;
     let runtime: Runtime<H> =
         Runtime::with_options(&plugin_bytes(args.source.plugin.as_deref())?, &options)?;
     say_wasi(&runtime);

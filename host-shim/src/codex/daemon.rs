@@ -17,9 +17,10 @@
 //! is spoken to only when this user owns the link, the socket and that folder, and
 //! nobody else can write the folder ([`crate::private::own_socket`]): otherwise a
 //! message could go to someone else's process. Nothing the daemon answers is run or
-//! opened: answers are parsed as JSON, at most [`MAX_MESSAGE_BYTES`] each, and every
-//! read and write gives up after [`IO_TIMEOUT`], so a wedged daemon costs a send that
-//! long and no more. Requests the daemon makes of this client (approvals) are
+//! opened: answers are parsed as JSON, at most [`MAX_MESSAGE_BYTES`] each, and the
+//! whole exchange has a time budget (the caller's: the store gives it half a call's
+//! deadline), every read and write giving up when it is spent, so a wedged daemon
+//! costs a send that long and no more, and never makes the call miss its deadline. Requests the daemon makes of this client (approvals) are
 //! answered with an error: this client starts turns and leaves at once.
 
 use super::websocket::WebSocket;
@@ -27,10 +28,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// How long one read or write on the socket may take.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(15);
+use std::time::{Duration, Instant};
 
 /// The largest message read from the daemon (its own limit is 16 MiB; the answers
 /// read here are a thread's summary, without its turns).
@@ -60,11 +58,15 @@ pub enum ThreadStatus {
 pub struct AppServer {
     socket: WebSocket<UnixStream>,
     next_id: u64,
+    /// When the exchange's time is spent.
+    until: Instant,
 }
 
 impl AppServer {
     /// Connects to the daemon of `codex_home`: `Ok(None)` when none listens there.
-    pub fn connect(codex_home: &Path) -> Result<Option<AppServer>> {
+    /// Everything said over this connection must end within `budget`.
+    pub fn connect(codex_home: &Path, budget: Duration) -> Result<Option<AppServer>> {
+        let until = Instant::now() + budget;
         let path = socket_path(codex_home);
         let socket = match crate::private::own_socket(&path) {
             Ok(Some(socket)) => socket,
@@ -77,11 +79,14 @@ impl AppServer {
             Err(err) if err.kind() == std::io::ErrorKind::ConnectionRefused => return Ok(None),
             Err(err) => return Err(err).context(format!("cannot connect to {}", socket.display())),
         };
-        stream.set_read_timeout(Some(IO_TIMEOUT))?;
-        stream.set_write_timeout(Some(IO_TIMEOUT))?;
+        time_left(&stream, until)?;
         let socket = WebSocket::upgrade(stream, "localhost", MAX_MESSAGE_BYTES)
             .context("the Codex app-server daemon's socket did not speak WebSocket")?;
-        let mut server = AppServer { socket, next_id: 1 };
+        let mut server = AppServer {
+            socket,
+            next_id: 1,
+            until,
+        };
         server.request(
             "initialize",
             json!({"clientInfo": {"name": "host-shim", "version": env!("CARGO_PKG_VERSION")}}),
@@ -137,6 +142,7 @@ impl AppServer {
     }
 
     fn notify(&mut self, method: &str) -> Result<()> {
+        time_left(self.socket.stream(), self.until)?;
         self.socket
             .send_text(&json!({"method": method}).to_string())
     }
@@ -146,8 +152,12 @@ impl AppServer {
         let id = self.next_id;
         self.next_id += 1;
         let request = json!({"id": id, "method": method, "params": params});
+        time_left(self.socket.stream(), self.until)?;
         self.socket.send_text(&request.to_string())?;
         loop {
+            time_left(self.socket.stream(), self.until).with_context(|| {
+                format!("no answer to {method} from the Codex app-server daemon")
+            })?;
             let text = self.socket.read_text().with_context(|| {
                 format!("no answer to {method} from the Codex app-server daemon")
             })?;
@@ -173,4 +183,15 @@ impl AppServer {
             }
         }
     }
+}
+
+/// Sets the stream's timeouts to the time left; an error when none is.
+fn time_left(stream: &UnixStream, until: Instant) -> Result<()> {
+    let left = until.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        bail!("the time for the Codex app-server daemon is spent");
+    }
+    stream.set_read_timeout(Some(left))?;
+    stream.set_write_timeout(Some(left))?;
+    Ok(())
 }

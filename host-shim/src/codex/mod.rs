@@ -46,6 +46,7 @@ use rollout::{Meta, Record, Said};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Rollouts whose parsed surface is kept.
 const SURFACES_KEPT: usize = 8;
@@ -244,7 +245,12 @@ pub struct CodexStore {
     answered: crate::harness::AnsweredKeys,
     reads: RolloutReads,
     through_daemon: bool,
+    daemon_time: Duration,
 }
+
+/// The time a hand-over through the daemon may take by default: half the default call
+/// deadline.
+pub const DAEMON_TIME: Duration = Duration::from_millis(500);
 
 impl CodexStore {
     /// A store over `home` (a `CODEX_HOME`; one that does not exist yet is empty).
@@ -260,7 +266,16 @@ impl CodexStore {
             answered: crate::harness::AnsweredKeys::default(),
             reads: RolloutReads::default(),
             through_daemon: true,
+            daemon_time: DAEMON_TIME,
         }
+    }
+
+    /// How long a hand-over through the daemon may take ([`DAEMON_TIME`] by default):
+    /// it runs inside the plugin's call, whose deadline counts it, so give it well under
+    /// that deadline. Past it, the message waits for the thread's hooks.
+    pub fn daemon_time(mut self, budget: Duration) -> CodexStore {
+        self.daemon_time = budget;
+        self
     }
 
     /// Whether a delivery may go through the Codex app-server daemon when one runs
@@ -588,7 +603,9 @@ impl CodexStore {
                 "host-shim: the Codex app-server daemon cannot take a message for {target} now, so it waits for the thread's hooks: {err:#}"
             );
         };
-        let mut server = AppServer::connect(&self.home).map_err(said).ok()??;
+        let mut server = AppServer::connect(&self.home, self.daemon_time)
+            .map_err(said)
+            .ok()??;
         let status = match server.thread_status(target) {
             Ok(status) => status,
             Err(err) => {

@@ -86,6 +86,11 @@ impl<S: Read + Write> WebSocket<S> {
         })
     }
 
+    /// The stream beneath (to set its timeouts).
+    pub fn stream(&self) -> &S {
+        &self.stream
+    }
+
     /// Sends one text message (one masked frame, as a client must).
     pub fn send_text(&mut self, text: &str) -> Result<()> {
         self.send_frame(TEXT, text.as_bytes())

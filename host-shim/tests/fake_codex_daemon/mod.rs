@@ -23,6 +23,8 @@ pub struct Script {
     pub statuses: HashMap<String, String>,
     /// `turn/start` answers with an error.
     pub refuse_turns: bool,
+    /// `turn/start` is answered this late.
+    pub slow_turns: Option<std::time::Duration>,
 }
 
 pub struct FakeDaemon {
@@ -149,6 +151,9 @@ fn serve(
                 json!({"id": id, "error": {"code": -32600, "message": "thread is shutting down"}})
             }
             "turn/start" => {
+                if let Some(late) = script.slow_turns {
+                    std::thread::sleep(late);
+                }
                 send(
                     &mut stream,
                     &json!({"id": 900, "method": "item/tool/requestUserInput", "params": {}}),

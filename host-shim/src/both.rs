@@ -14,39 +14,103 @@ use crate::bindings::{
     SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
+use std::collections::HashMap;
 
 /// The sessions of `first` and `second` as one harness. An id both hold is answered
 /// by `first`.
 pub struct Both<A, B> {
     pub first: A,
     pub second: B,
+    /// Which harness holds each session seen so far (ids are never reused), so a
+    /// question about one harness's session is not asked of the other first: a store
+    /// asked for an id it does not hold looks through its whole folder again.
+    sides: HashMap<String, Side>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    First,
+    Second,
+}
+
+impl<A, B> Both<A, B> {
+    pub fn new(first: A, second: B) -> Both<A, B> {
+        Both {
+            first,
+            second,
+            sides: HashMap::new(),
+        }
+    }
 }
 
 impl<A: SessionQuery, B: SessionQuery> Both<A, B> {
-    /// Whether `first` holds the session: it answers for it.
-    fn in_first(&mut self, id: &str) -> bool {
-        self.first.get_session(id).is_some()
+    /// The harness that holds the session, asking (`first`, then `second`) only when
+    /// not known yet.
+    fn side_of(&mut self, id: &str) -> Option<Side> {
+        if let Some(&side) = self.sides.get(id) {
+            return Some(side);
+        }
+        let side = if self.first.get_session(id).is_some() {
+            Side::First
+        } else if self.second.get_session(id).is_some() {
+            Side::Second
+        } else {
+            return None;
+        };
+        self.sides.insert(id.to_string(), side);
+        Some(side)
     }
 
-    /// A batch answered by `first`, and what it did not know by `second`.
+    fn learn(&mut self, ids: impl IntoIterator<Item = String>, side: Side) {
+        for id in ids {
+            self.sides.entry(id).or_insert(side);
+        }
+    }
+
+    /// A batch: each id asked of the harness known to hold it; an unknown one of
+    /// `first`, then what `first` did not answer of `second`. Each harness is asked
+    /// at most once.
     fn batch<T>(
         &mut self,
         ids: &[String],
         ask_first: impl FnOnce(&mut A, &[String]) -> Vec<Option<T>>,
         ask_second: impl FnOnce(&mut B, &[String]) -> Vec<Option<T>>,
     ) -> Vec<Option<T>> {
-        let mut answers = ask_first(&mut self.first, ids);
-        answers.resize_with(ids.len(), || None);
-        let missing: Vec<usize> = (0..ids.len()).filter(|&i| answers[i].is_none()).collect();
-        if missing.is_empty() {
-            return answers;
+        let mut answers: Vec<Option<T>> = std::iter::repeat_with(|| None).take(ids.len()).collect();
+        let known: Vec<Option<Side>> = ids.iter().map(|id| self.sides.get(id).copied()).collect();
+        let for_first: Vec<usize> = (0..ids.len())
+            .filter(|&i| known[i] != Some(Side::Second))
+            .collect();
+        if !for_first.is_empty() {
+            let asked: Vec<String> = for_first.iter().map(|&i| ids[i].clone()).collect();
+            for (i, answer) in for_first
+                .into_iter()
+                .zip(ask_first(&mut self.first, &asked))
+            {
+                if answer.is_some() {
+                    self.sides.entry(ids[i].clone()).or_insert(Side::First);
+                }
+                answers[i] = answer;
+            }
         }
-        let asked: Vec<String> = missing.iter().map(|&i| ids[i].clone()).collect();
-        for (i, answer) in missing
-            .into_iter()
-            .zip(ask_second(&mut self.second, &asked))
-        {
-            answers[i] = answer;
+        let for_second: Vec<usize> = (0..ids.len())
+            .filter(|&i| match known[i] {
+                Some(Side::Second) => true,
+                Some(Side::First) => false,
+                None => answers[i].is_none(),
+            })
+            .collect();
+        if !for_second.is_empty() {
+            let asked: Vec<String> = for_second.iter().map(|&i| ids[i].clone()).collect();
+            for (i, answer) in for_second
+                .into_iter()
+                .zip(ask_second(&mut self.second, &asked))
+            {
+                if answer.is_some() {
+                    self.sides.entry(ids[i].clone()).or_insert(Side::Second);
+                }
+                answers[i] = answer;
+            }
         }
         answers
     }
@@ -66,15 +130,18 @@ impl<A: SessionQuery, B: SessionQuery> SessionQuery for Both<A, B> {
     fn list_sessions(&mut self) -> SessionIndex {
         let mut index = self.first.list_sessions();
         let more = self.second.list_sessions();
+        self.learn(ids_of(&index), Side::First);
+        self.learn(ids_of(&more), Side::Second);
         index.ids.push_str(&more.ids);
         index.entries.extend(more.entries);
         index
     }
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
-        self.first
-            .get_session(id)
-            .or_else(|| self.second.get_session(id))
+        match self.side_of(id)? {
+            Side::First => self.first.get_session(id),
+            Side::Second => self.second.get_session(id),
+        }
     }
 
     fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
@@ -86,7 +153,6 @@ impl<A: SessionQuery, B: SessionQuery> SessionQuery for Both<A, B> {
     }
 
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
-        // A session without a title is asked of `second` too, which does not know it.
         self.batch(
             ids,
             |a, ids| a.title_snapshots(ids),
@@ -95,26 +161,41 @@ impl<A: SessionQuery, B: SessionQuery> SessionQuery for Both<A, B> {
     }
 
     fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
-        self.first
-            .get_surface(id, lead_chars)
-            .or_else(|| self.second.get_surface(id, lead_chars))
+        match self.side_of(id)? {
+            Side::First => self.first.get_surface(id, lead_chars),
+            Side::Second => self.second.get_surface(id, lead_chars),
+        }
     }
 
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
-        if self.in_first(id) {
-            self.first.get_messages(id, seqs)
-        } else {
-            self.second.get_messages(id, seqs)
+        match self.side_of(id) {
+            Some(Side::First) => self.first.get_messages(id, seqs),
+            Some(Side::Second) => self.second.get_messages(id, seqs),
+            None => vec![None; seqs.len()],
         }
     }
 
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
-        if self.in_first(target) {
-            self.first.inbox_status(target, sender)
-        } else {
-            self.second.inbox_status(target, sender)
+        match self.side_of(target) {
+            Some(Side::First) => self.first.inbox_status(target, sender),
+            Some(Side::Second) => self.second.inbox_status(target, sender),
+            None => InboxCount::NONE,
         }
     }
+}
+
+/// The ids of an index, in entry order.
+fn ids_of(index: &SessionIndex) -> Vec<String> {
+    let mut at = 0;
+    let mut ids = Vec::with_capacity(index.entries.len());
+    for entry in &index.entries {
+        let end = at + entry.id_len as usize;
+        if let Some(id) = index.ids.get(at..end) {
+            ids.push(id.to_string());
+        }
+        at = end;
+    }
+    ids
 }
 
 impl<A: SessionQuery + Inbox, B: SessionQuery + Inbox> Inbox for Both<A, B> {
@@ -126,10 +207,10 @@ impl<A: SessionQuery + Inbox, B: SessionQuery + Inbox> Inbox for Both<A, B> {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        if self.in_first(target) {
-            self.first.deliver(target, body, mode, may_wake, key)
-        } else {
-            self.second.deliver(target, body, mode, may_wake, key)
+        match self.side_of(target) {
+            Some(Side::First) => self.first.deliver(target, body, mode, may_wake, key),
+            Some(Side::Second) => self.second.deliver(target, body, mode, may_wake, key),
+            None => Err(DeliveryRefusal::NotFound),
         }
     }
 }
@@ -155,10 +236,7 @@ mod tests {
 
     #[test]
     fn one_listing_and_each_question_to_the_harness_that_holds_the_session() {
-        let mut both = Both {
-            first: host(&["a1", "a2"]),
-            second: host(&["b1"]),
-        };
+        let mut both = Both::new(host(&["a1", "a2"]), host(&["b1"]));
         let index = both.list_sessions();
         assert_eq!(index.ids, "a1a2b1");
         assert_eq!(index.entries.len(), 3);
@@ -177,6 +255,93 @@ mod tests {
         assert!(delivered.is_ok());
         assert!(both.second.session("b1").unwrap().header.live);
         assert!(!both.first.session("a1").unwrap().header.live);
+        assert_eq!(
+            both.deliver("nobody", "hi", DeliveryMode::Queue, true, ""),
+            Err(DeliveryRefusal::NotFound)
+        );
+    }
+
+    /// A harness that notes every id it is asked about.
+    struct Asked<H> {
+        inner: H,
+        ids: Vec<String>,
+    }
+
+    impl<H: SessionQuery> SessionQuery for Asked<H> {
+        fn list_sessions(&mut self) -> SessionIndex {
+            self.inner.list_sessions()
+        }
+        fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+            self.ids.push(id.to_string());
+            self.inner.get_session(id)
+        }
+        fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+            self.ids.extend_from_slice(ids);
+            self.inner.get_sessions(ids)
+        }
+        fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+            self.ids.extend_from_slice(ids);
+            self.inner.title_snapshots(ids)
+        }
+        fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+            self.ids.push(id.to_string());
+            self.inner.get_surface(id, lead_chars)
+        }
+        fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+            self.ids.push(id.to_string());
+            self.inner.get_messages(id, seqs)
+        }
+        fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+            self.ids.push(target.to_string());
+            self.inner.inbox_status(target, sender)
+        }
+    }
+
+    impl<H: Inbox> Inbox for Asked<H> {
+        fn deliver(
+            &mut self,
+            target: &str,
+            body: &str,
+            mode: DeliveryMode,
+            may_wake: bool,
+            key: &str,
+        ) -> Result<Delivered, DeliveryRefusal> {
+            self.ids.push(target.to_string());
+            self.inner.deliver(target, body, mode, may_wake, key)
+        }
+    }
+
+    fn asked(ids: &[&str]) -> Asked<CorpusHost> {
+        Asked {
+            inner: host(ids),
+            ids: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_session_of_one_harness_is_not_asked_of_the_other_once_known() {
+        // Known from a listing.
+        let mut both = Both::new(asked(&["a1"]), asked(&["b1"]));
+        both.list_sessions();
+        let b1 = vec!["b1".to_string()];
+        assert!(both.get_session("b1").is_some());
+        assert_eq!(both.title_snapshots(&b1), [Some("title of b1".to_string())]);
+        assert!(both.get_surface("b1", 10).is_some());
+        both.get_messages("b1", &[1]);
+        both.inbox_status("b1", "a1");
+        assert!(
+            both.deliver("b1", "hi", DeliveryMode::Queue, true, "")
+                .is_ok()
+        );
+        assert!(both.first.ids.is_empty(), "{:?}", both.first.ids);
+        assert_eq!(both.second.ids.len(), 6);
+        // Known from the first answer: `first` is asked once, then no more.
+        let mut both = Both::new(asked(&["a1"]), asked(&["b1"]));
+        assert!(both.get_sessions(&b1)[0].is_some());
+        assert!(both.get_surface("b1", 10).is_some());
+        assert!(both.get_session("b1").is_some());
+        assert_eq!(both.first.ids, ["b1"]);
+        // An id neither holds is asked of both, and refused.
         assert_eq!(
             both.deliver("nobody", "hi", DeliveryMode::Queue, true, ""),
             Err(DeliveryRefusal::NotFound)

@@ -538,3 +538,57 @@ fn a_daemon_slower_than_its_time_leaves_the_message_waiting_and_the_call_whole()
     assert_eq!(daemon.turn_texts().len(), 1);
     assert!(hook_answer(&store, ORCHARD, "Stop").contains("Count the pears too."));
 }
+
+#[test]
+fn one_send_stats_each_rollout_it_needs_once_and_probes_the_targets_lock_once() {
+    let mut store = store_over(&fixtures(), "one-send");
+    store.list_sessions(); // a server has listed before
+    let before = store.reads();
+    let (out, store) = send(store, ORCHARD, "Counted.", "queue");
+    assert!(out.starts_with("accepted for "), "{out}");
+    let after = store.reads();
+    // The target's rollout (its header, then the delivery) and the sender's (its
+    // surface, whose chain gives the hop, and its title): one stat each; nothing
+    // indexed again, no rescan of the sessions folder.
+    assert_eq!(after.stats - before.stats, 2, "{before:?} {after:?}");
+    assert_eq!(after.summarized, before.summarized, "{before:?} {after:?}");
+    // The target's writer lock, once for its header and the delivery together.
+    assert_eq!(
+        after.lock_probes - before.lock_probes,
+        1,
+        "{before:?} {after:?}"
+    );
+}
+
+#[test]
+fn a_rollout_that_grew_is_indexed_again_alone() {
+    let home = scratch("grew").join("home");
+    copy_tree(&fixtures(), &home);
+    let mut store = store_over(&home, "grew-state");
+    store.list_sessions();
+    let before = store.reads();
+    let rollout = std::fs::read_dir(home.join("sessions/2026/12/03"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains(ORCHARD))
+        .unwrap();
+    let mut text = std::fs::read_to_string(&rollout).unwrap();
+    text.push_str(r#"{"timestamp":"2026-12-03T10:40:00.000Z","ordinal":999,"type":"turn_context","payload":{"cwd":"/work/elsewhere","model":"scripted-2"}}"#);
+    text.push('\n');
+    std::fs::write(&rollout, text).unwrap();
+    let header = store.get_session(ORCHARD).unwrap();
+    assert_eq!(header.cwd.as_deref(), Some("/work/elsewhere"));
+    assert_eq!(header.preset.as_deref(), Some("scripted-2"));
+    let after = store.reads();
+    assert_eq!(
+        after.summarized - before.summarized,
+        1,
+        "{before:?} {after:?}"
+    );
+    assert_eq!(
+        after.stats - before.stats,
+        1,
+        "no rescan: {before:?} {after:?}"
+    );
+}

@@ -219,10 +219,7 @@ impl SourceArgs {
                 .map(WakeCommand::parse)
                 .transpose()?;
             let claude = claude_store(projects, &self.state, wake)?;
-            return Ok(Store::Both(Box::new(host_shim::Both {
-                first: claude,
-                second: codex,
-            })));
+            return Ok(Store::Both(Box::new(host_shim::Both::new(claude, codex))));
         }
         if let Some(projects) = &self.claude_projects {
             let wake = self

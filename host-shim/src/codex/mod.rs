@@ -107,6 +107,20 @@ struct Found {
     facts: Arc<Facts>,
 }
 
+impl Found {
+    fn of(path: &Path, indexed: &Windowed<Facts>) -> Found {
+        let id = (indexed.facts.meta.as_ref())
+            .and_then(|m| m.id.clone())
+            .unwrap_or_else(|| id_from_name(path));
+        Found {
+            path: path.to_path_buf(),
+            stamp: indexed.stamp,
+            id,
+            facts: Arc::new(indexed.facts.clone()),
+        }
+    }
+}
+
 /// A rollout's surface, parsed up to its last whole line and advanced from there.
 struct ParsedSurface {
     path: PathBuf,
@@ -231,6 +245,10 @@ pub struct RolloutReads {
     pub parsed: u64,
     /// Bytes read for reads.
     pub surface_bytes: u64,
+    /// `stat`s of rollouts (a listing stats every one; a lookup the one it needs).
+    pub stats: u64,
+    /// Writer locks probed (a thread's liveness).
+    pub lock_probes: u64,
 }
 
 /// The store: a `CODEX_HOME`, read only, and a state folder for the inbox.
@@ -246,6 +264,21 @@ pub struct CodexStore {
     reads: RolloutReads,
     through_daemon: bool,
     daemon_time: Duration,
+    /// During a tool call, what this call found of each thread it looked up: whether
+    /// its rollout was `stat`ed and whether it is live. A call asks for one thread more
+    /// than once (a send: its header, then the delivery), and its answers describe one
+    /// state of the harness, so each is looked at once per call. `None` between calls:
+    /// every lookup looks.
+    this_call: Option<ThisCall>,
+    /// Writer locks probed ([`RolloutReads::lock_probes`]; probing needs no `&mut`).
+    lock_probes: std::cell::Cell<u64>,
+}
+
+/// What one tool call has looked at (see [`CodexStore::this_call`]).
+#[derive(Default)]
+struct ThisCall {
+    statted: HashSet<String>,
+    live: std::cell::RefCell<HashMap<String, bool>>,
 }
 
 /// The time a hand-over through the daemon may take by default: half the default call
@@ -267,6 +300,8 @@ impl CodexStore {
             reads: RolloutReads::default(),
             through_daemon: true,
             daemon_time: DAEMON_TIME,
+            this_call: None,
+            lock_probes: std::cell::Cell::new(0),
         }
     }
 
@@ -286,7 +321,10 @@ impl CodexStore {
     }
 
     pub fn reads(&self) -> RolloutReads {
-        self.reads
+        RolloutReads {
+            lock_probes: self.lock_probes.get(),
+            ..self.reads
+        }
     }
 
     pub fn state(&self) -> &StateDir {
@@ -336,6 +374,7 @@ impl CodexStore {
     fn scan(&mut self) {
         let mut found = Vec::new();
         for path in self.rollouts() {
+            self.reads.stats += 1;
             let Some(stamp) = Stamp::of(&path) else {
                 continue;
             };
@@ -350,15 +389,7 @@ impl CodexStore {
                     windowed
                 }
             };
-            let id = (facts.facts.meta.as_ref())
-                .and_then(|m| m.id.clone())
-                .unwrap_or_else(|| id_from_name(&path));
-            found.push(Found {
-                path: path.clone(),
-                stamp,
-                id,
-                facts: Arc::new(facts.facts.clone()),
-            });
+            found.push(Found::of(&path, &facts));
             self.indexed.insert(path, facts);
         }
         let listed: HashSet<&PathBuf> = found.iter().map(|f| &f.path).collect();
@@ -402,22 +433,62 @@ impl CodexStore {
         self.names = Some((stamp, names));
     }
 
+    /// The thread `id` as its rollout is now: `stat`ed once per call; a rollout that
+    /// changed is indexed again alone (one that went away, or now names another
+    /// thread, rescans the folder).
     fn lookup(&mut self, id: &str) -> Option<Found> {
         if !self.by_id.contains_key(id) {
             self.scan();
         }
-        let found = self.found[*self.by_id.get(id)?].clone();
-        match Stamp::of(&found.path) {
-            Some(stamp) if stamp == found.stamp => Some(found),
-            _ => {
-                self.scan();
-                self.by_id.get(id).map(|&p| self.found[p].clone())
-            }
+        let position = *self.by_id.get(id)?;
+        let found = self.found[position].clone();
+        if let Some(this_call) = &mut self.this_call
+            && !this_call.statted.insert(id.to_string())
+        {
+            return Some(found); // looked at during this call
         }
+        self.reads.stats += 1;
+        let rescan = |store: &mut CodexStore| {
+            store.scan();
+            store.by_id.get(id).map(|&p| store.found[p].clone())
+        };
+        let Some(stamp) = Stamp::of(&found.path) else {
+            return rescan(self);
+        };
+        if stamp == found.stamp {
+            return Some(found);
+        }
+        let previous = self.indexed.remove(&found.path);
+        let Ok((windowed, bytes)) = logfile::index(&found.path, stamp, previous) else {
+            return rescan(self);
+        };
+        self.reads.summarized += 1;
+        self.reads.summary_bytes += bytes;
+        let updated = Found::of(&found.path, &windowed);
+        self.indexed.insert(found.path.clone(), windowed);
+        if updated.id != id {
+            return rescan(self);
+        }
+        self.found[position] = updated.clone();
+        Some(updated)
     }
 
-    /// Whether a Codex process holds the thread now: its writer lock is taken.
+    /// Whether a Codex process holds the thread now: its writer lock is taken. Probed
+    /// once per call.
     fn is_live(&self, id: &str) -> bool {
+        let known = (self.this_call.as_ref()).and_then(|c| c.live.borrow().get(id).copied());
+        if let Some(live) = known {
+            return live;
+        }
+        let live = self.probe_writer_lock(id);
+        if let Some(this_call) = &self.this_call {
+            this_call.live.borrow_mut().insert(id.to_string(), live);
+        }
+        live
+    }
+
+    fn probe_writer_lock(&self, id: &str) -> bool {
+        self.lock_probes.set(self.lock_probes.get() + 1);
         let Ok(id) = crate::inbox::checked_id(id) else {
             return false;
         };
@@ -532,6 +603,14 @@ fn id_from_name(path: &Path) -> String {
 }
 
 impl SessionQuery for CodexStore {
+    fn begin_call(&mut self) {
+        self.this_call = Some(ThisCall::default());
+    }
+
+    fn end_call(&mut self) {
+        self.this_call = None;
+    }
+
     fn list_sessions(&mut self) -> SessionIndex {
         self.scan();
         let headers: Vec<SessionHeader> = self.found.iter().map(|f| self.header(f)).collect();

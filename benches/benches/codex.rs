@@ -4,102 +4,12 @@
 //! `cargo bench -p benches --bench codex`. The rollouts sit in the page cache after the
 //! first run: these are the store's costs, not the disk's.
 
+use benches::codex_home::{codex_home, id};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{CallRequest, CodexStore, Runtime, RuntimeOptions, StateDir};
+use host_shim::{Both, CallRequest, ClaudeStore, CodexStore, Runtime, RuntimeOptions, StateDir};
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-const THREADS: usize = 1_000;
-const THREAD_BYTES: usize = 3 << 20;
-
-fn id(n: usize) -> String {
-    format!("01a2{n:04x}-0000-7000-8000-{n:012x}")
-}
-
-/// One rollout of about 3 MB: `session_meta` (with long base instructions, as Codex
-/// writes them), then turns of a turn context, the person's prompt, a shell call with
-/// a large output and the model's answer.
-fn write_rollout(path: &Path, n: usize) {
-    let id = id(n);
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut ordinal = 0u64;
-    let mut line = |out: &mut std::io::BufWriter<std::fs::File>, kind: &str, payload: String| {
-        let record = format!(
-            r#"{{"timestamp":"2026-11-{:02}T10:00:00.000Z","ordinal":{ordinal},"type":"{kind}","payload":{payload}}}"#,
-            1 + n % 28
-        );
-        ordinal += 1;
-        writeln!(out, "{record}").unwrap();
-        record.len() + 1
-    };
-    let cwd = format!("/home/bench/project-{}", n % 50);
-    let mut written = line(
-        &mut out,
-        "session_meta",
-        format!(
-            r#"{{"id":"{id}","timestamp":"2026-11-{:02}T10:00:00.000Z","cwd":"{cwd}","source":"cli","thread_source":"user","model_provider":"openai","base_instructions":{{"text":"{}"}}}}"#,
-            1 + n % 28,
-            "i".repeat(20 << 10)
-        ),
-    );
-    let output = "o".repeat(16 << 10);
-    let mut turn = 0;
-    while written < THREAD_BYTES {
-        written += line(
-            &mut out,
-            "turn_context",
-            format!(r#"{{"cwd":"{cwd}","model":"gpt-5.5-codex"}}"#),
-        );
-        written += line(
-            &mut out,
-            "response_item",
-            format!(
-                r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":"Turn {turn}: please look at module {turn}"}}],"internal_chat_message_metadata_passthrough":{{"content_item_metadata":[{{"provenance":{{"type":"user"}}}}]}}}}"#
-            ),
-        );
-        written += line(
-            &mut out,
-            "response_item",
-            format!(
-                r#"{{"type":"function_call","name":"exec_command","arguments":"{{\"cmd\":\"cargo test -p module{turn}\"}}","call_id":"call_{turn}"}}"#
-            ),
-        );
-        written += line(
-            &mut out,
-            "response_item",
-            format!(
-                r#"{{"type":"function_call_output","call_id":"call_{turn}","output":"{output}"}}"#
-            ),
-        );
-        written += line(
-            &mut out,
-            "response_item",
-            format!(
-                r#"{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"Module {turn} is fixed: {}"}}]}}"#,
-                "a".repeat(600)
-            ),
-        );
-        turn += 1;
-    }
-}
-
-/// The CODEX_HOME of 1,000 rollouts, written on the first run.
-fn codex_home() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-codex-home");
-    let done = root.join(".complete");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&root);
-        for n in 0..THREADS {
-            let day = root.join(format!("sessions/2026/11/{:02}", 1 + n % 28));
-            std::fs::create_dir_all(&day).unwrap();
-            let name = format!("rollout-2026-11-{:02}T10-00-00-{}.jsonl", 1 + n % 28, id(n));
-            write_rollout(&day.join(name), n);
-        }
-        std::fs::write(&done, "").unwrap();
-    }
-    root
-}
 
 fn codex(c: &mut Criterion) {
     let home = codex_home();
@@ -170,8 +80,88 @@ fn codex(c: &mut Criterion) {
             store = Some(report.harness);
         })
     });
+    // A live thread: it grew since the store last looked (one line appended before
+    // each read; the rollout is cut back after).
+    let grown = rollout_of(&home, 1);
+    let length = std::fs::metadata(&grown).unwrap().len();
+    for round in 0..1000 {
+        append_turn(&grown);
+        let t = std::time::Instant::now();
+        let report = runtime.call(store.take().unwrap(), &read);
+        let el = t.elapsed();
+        store = Some(report.harness);
+        if round % 100 == 0 {
+            eprintln!("DEBUG {round} {el:?} {:?}", store.as_ref().unwrap().reads());
+        }
+    }
+    group.bench_function(
+        "sessions_read of a 3 MB thread that grew since the last call",
+        |b| {
+            b.iter_batched(
+                || append_turn(&grown),
+                |()| {
+                    let report = runtime.call(store.take().unwrap(), &read);
+                    store = Some(report.harness);
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&grown)
+        .unwrap()
+        .set_len(length)
+        .unwrap();
+    group.finish();
+
+    // Both harnesses in one server: Claude Code's 1,000 sessions beside the 1,000
+    // threads; a read of a Codex thread is asked of the Codex store only.
+    let projects = benches::claude_projects::projects();
+    let both_runtime: Runtime<Both<ClaudeStore, CodexStore>> =
+        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let mut both = Some(Both::new(
+        ClaudeStore::open(&projects, state.clone(), None).unwrap(),
+        open(),
+    ));
+    let report = both_runtime.call(both.take().unwrap(), &list);
+    assert!(report.answer.unwrap().text.contains("2000 considered"));
+    both = Some(report.harness);
+    let mut group =
+        c.benchmark_group("both stores, 1,000 Claude Code sessions and 1,000 Codex threads");
+    group.sample_size(10);
+    group.bench_function("sessions_read of a 3 MB Codex thread, cached", |b| {
+        b.iter(|| {
+            let report = both_runtime.call(both.take().unwrap(), &read);
+            assert!(report.answer.unwrap().text.contains("readable messages"));
+            both = Some(report.harness);
+        })
+    });
     group.finish();
     let _ = std::fs::remove_dir_all(state_root);
+}
+
+/// The rollout of thread `n`.
+fn rollout_of(home: &Path, n: usize) -> PathBuf {
+    let day = home.join(format!("sessions/2026/11/{:02}", 1 + n % 28));
+    day.join(format!(
+        "rollout-2026-11-{:02}T10-00-00-{}.jsonl",
+        1 + n % 28,
+        id(n)
+    ))
+}
+
+/// One more of the person's messages at the rollout's end, as a live thread grows
+/// (each with the next ordinal, as Codex numbers them).
+fn append_turn(path: &Path) {
+    static ORDINAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
+    let ordinal = ORDINAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(
+        file,
+        r#"{{"timestamp":"2026-11-02T11:00:00.000Z","ordinal":{ordinal},"type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"One more thing."}}]}}}}"#
+    )
+    .unwrap();
 }
 
 criterion_group!(benches, codex);

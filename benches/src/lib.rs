@@ -1,1 +1,5 @@
-//! The benchmarks live in `benches/tools.rs`: `cargo bench -p benches`.
+//! The benchmarks live in `benches/`: `cargo bench -p benches` (`--bench tools`,
+//! `claude`, `codex`). This library writes the big folders they share.
+
+pub mod claude_projects;
+pub mod codex_home;

@@ -591,4 +591,43 @@ fn a_rollout_that_grew_is_indexed_again_alone() {
         1,
         "no rescan: {before:?} {after:?}"
     );
+    // Read (the rollout parsed whole once), grown again, read again: only the new
+    // line is read, for the header and for the surface.
+    let (out, store) = call_on(
+        store,
+        "sessions_read",
+        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
+        GARDEN,
+    );
+    assert!(out.contains("readable messages"), "{out}");
+    let before = store.reads();
+    let line = r#"{"timestamp":"2026-12-03T10:41:00.000Z","ordinal":1000,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"One more thing."}]}}"#;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&rollout)
+        .unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    let (out, store) = call_on(
+        store,
+        "sessions_read",
+        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
+        GARDEN,
+    );
+    assert!(
+        out.contains("--- user (seq 1000, user) ---\nOne more thing."),
+        "{out}"
+    );
+    let after = store.reads();
+    let appended = line.len() as u64 + 1;
+    assert_eq!(
+        after.summary_bytes - before.summary_bytes,
+        appended,
+        "{before:?} {after:?}"
+    );
+    assert_eq!(
+        after.surface_bytes - before.surface_bytes,
+        appended,
+        "{before:?} {after:?}"
+    );
+    assert_eq!(after.parsed, before.parsed, "{before:?} {after:?}");
 }

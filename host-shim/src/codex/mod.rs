@@ -278,7 +278,9 @@ pub struct CodexStore {
 #[derive(Default)]
 struct ThisCall {
     statted: HashSet<String>,
-    live: std::cell::RefCell<HashMap<String, bool>>,
+    /// By position in `found` (a listing fills it without a string per thread); a
+    /// rescan, which moves positions, empties it.
+    live: std::cell::RefCell<Vec<Option<bool>>>,
 }
 
 /// The time a hand-over through the daemon may take by default: half the default call
@@ -399,6 +401,9 @@ impl CodexStore {
             self.by_id.entry(f.id.clone()).or_insert(position);
         }
         self.found = found;
+        if let Some(this_call) = &self.this_call {
+            this_call.live.borrow_mut().clear();
+        }
         self.read_names();
     }
 
@@ -476,14 +481,19 @@ impl CodexStore {
     /// Whether a Codex process holds the thread now: its writer lock is taken. Probed
     /// once per call.
     fn is_live(&self, id: &str) -> bool {
-        let known = (self.this_call.as_ref()).and_then(|c| c.live.borrow().get(id).copied());
-        if let Some(live) = known {
+        let memo = (self.this_call.as_ref()).zip(self.by_id.get(id).copied());
+        let Some((this_call, position)) = memo else {
+            return self.probe_writer_lock(id);
+        };
+        if let Some(&Some(live)) = this_call.live.borrow().get(position) {
             return live;
         }
         let live = self.probe_writer_lock(id);
-        if let Some(this_call) = &self.this_call {
-            this_call.live.borrow_mut().insert(id.to_string(), live);
+        let mut known = this_call.live.borrow_mut();
+        if known.len() <= position {
+            known.resize(self.found.len().max(position + 1), None);
         }
+        known[position] = Some(live);
         live
     }
 

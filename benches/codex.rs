@@ -1,0 +1,158 @@
+//! The Codex store on a big CODEX_HOME: 1,000 threads of 3 MB each (written once under
+//! the temporary folder in Codex 0.169.0's rollout shape, then reused), listed and read
+//! through the component, beside the Claude store's figures (`benches/claude.rs`).
+//! `cargo bench -p benches --bench codex`. The rollouts sit in the page cache after the
+//! first run: these are the store's costs, not the disk's.
+
+use benches::codex_home::{codex_home, id};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use host_shim::{Both, CallRequest, ClaudeStore, CodexStore, Runtime, RuntimeOptions, StateDir};
+use host_shim_plugin::PLUGIN_WASM;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn codex(c: &mut Criterion) {
+    let home = codex_home();
+    let state_root = std::env::temp_dir().join(format!(
+        "session-tools-bench-codex-state-{}",
+        std::process::id()
+    ));
+    let state = StateDir::open(&state_root).unwrap();
+    let open = || CodexStore::open(&home, state.clone());
+    let runtime: Runtime<CodexStore> =
+        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let list = CallRequest {
+        caller: id(0),
+        tool: "sessions_list".into(),
+        arguments: r#"{"scope": "all"}"#.into(),
+        ..CallRequest::default()
+    };
+    let read = CallRequest {
+        arguments: format!(r#"{{"session_id": "{}"}}"#, id(1)),
+        tool: "sessions_read".into(),
+        ..list.clone()
+    };
+    let mut group = c.benchmark_group("codex store, 1,000 threads of 3 MB");
+    group.sample_size(10);
+    group.bench_function(
+        "sessions_list, first (open the store: bounded reads of every rollout)",
+        |b| {
+            b.iter_batched(
+                || (),
+                |()| {
+                    let report = runtime.call(open(), &list);
+                    assert!(report.answer.unwrap().text.contains("1000 considered"));
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    let mut store = Some(open());
+    group.bench_function("sessions_list, cached (stat every rollout)", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &list);
+            store = Some(report.harness);
+        })
+    });
+    // A store that has listed (as Claude's has when it opens): the read parses the one
+    // rollout.
+    let listed = || {
+        let mut store = open();
+        host_shim::SessionQuery::list_sessions(&mut store);
+        store
+    };
+    group.bench_function(
+        "sessions_read of a 3 MB thread, first (parse it whole)",
+        |b| {
+            b.iter_batched(
+                listed,
+                |fresh| {
+                    let report = runtime.call(fresh, &read);
+                    assert!(report.answer.unwrap().text.contains("readable messages"));
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    group.bench_function("sessions_read of a 3 MB thread, cached", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &read);
+            store = Some(report.harness);
+        })
+    });
+    // A live thread: it grew since the store last looked (one line appended before
+    // each read; the rollout is cut back after).
+    let grown = rollout_of(&home, 1);
+    let length = std::fs::metadata(&grown).unwrap().len();
+    group.bench_function(
+        "sessions_read of a 3 MB thread that grew since the last call",
+        |b| {
+            b.iter_batched(
+                || append_turn(&grown),
+                |()| {
+                    let report = runtime.call(store.take().unwrap(), &read);
+                    store = Some(report.harness);
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&grown)
+        .unwrap()
+        .set_len(length)
+        .unwrap();
+    group.finish();
+
+    // Both harnesses in one server: Claude Code's 1,000 sessions beside the 1,000
+    // threads; a read of a Codex thread is asked of the Codex store only.
+    let projects = benches::claude_projects::projects();
+    let both_runtime: Runtime<Both<ClaudeStore, CodexStore>> =
+        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let mut both = Some(Both::new(
+        ClaudeStore::open(&projects, state.clone(), None).unwrap(),
+        open(),
+    ));
+    let report = both_runtime.call(both.take().unwrap(), &list);
+    assert!(report.answer.unwrap().text.contains("2000 considered"));
+    both = Some(report.harness);
+    let mut group =
+        c.benchmark_group("both stores, 1,000 Claude Code sessions and 1,000 Codex threads");
+    group.sample_size(10);
+    group.bench_function("sessions_read of a 3 MB Codex thread, cached", |b| {
+        b.iter(|| {
+            let report = both_runtime.call(both.take().unwrap(), &read);
+            assert!(report.answer.unwrap().text.contains("readable messages"));
+            both = Some(report.harness);
+        })
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(state_root);
+}
+
+/// The rollout of thread `n`.
+fn rollout_of(home: &Path, n: usize) -> PathBuf {
+    let day = home.join(format!("sessions/2026/11/{:02}", 1 + n % 28));
+    day.join(format!(
+        "rollout-2026-11-{:02}T10-00-00-{}.jsonl",
+        1 + n % 28,
+        id(n)
+    ))
+}
+
+/// One more of the person's messages at the rollout's end, as a live thread grows
+/// (each with the next ordinal, as Codex numbers them).
+fn append_turn(path: &Path) {
+    static ORDINAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
+    let ordinal = ORDINAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(
+        file,
+        r#"{{"timestamp":"2026-11-02T11:00:00.000Z","ordinal":{ordinal},"type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"One more thing."}}]}}}}"#
+    )
+    .unwrap();
+}
+
+criterion_group!(benches, codex);
+criterion_main!(benches);

@@ -631,3 +631,57 @@ fn a_rollout_that_grew_is_indexed_again_alone() {
     );
     assert_eq!(after.parsed, before.parsed, "{before:?} {after:?}");
 }
+
+#[test]
+fn a_big_rollout_is_listed_from_its_head_and_tail_alone() {
+    // The garden thread, its middle padded with 4 MB of tool output (Codex writes
+    // function calls and their output between the messages): a listing reads only the
+    // first and last 64 KiB, and still finds the id, the first prompt and the latest
+    // turn's model and cwd.
+    let home = scratch("big").join("home");
+    copy_tree(&fixtures(), &home);
+    let rollout = std::fs::read_dir(home.join("sessions/2026/12/03"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains(GARDEN))
+        .unwrap();
+    let text = std::fs::read_to_string(&rollout).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let output = format!(
+        r#"{{"timestamp":"2026-12-03T10:27:00.000Z","ordinal":500,"type":"response_item","payload":{{"type":"function_call_output","call_id":"call_pad","output":"{}"}}}}"#,
+        "o".repeat(16 << 10)
+    );
+    let middle = lines.len() / 2;
+    let padding = vec![output.as_str(); 256];
+    lines.splice(middle..middle, padding);
+    let big = lines.join("\n") + "\n";
+    std::fs::write(&rollout, &big).unwrap();
+    let mut store = store_over(&home, "big-state");
+    let index = store.list_sessions();
+    assert_eq!(index.entries.len(), 6);
+    let reads = store.reads();
+    let others: u64 = std::fs::read_dir(home.join("sessions/2026/12/03"))
+        .unwrap()
+        .flatten()
+        .filter(|e| !e.path().to_string_lossy().contains(GARDEN))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    let garden_read = reads.summary_bytes - others;
+    assert!(
+        garden_read <= 2 * (64 << 10),
+        "read {garden_read} bytes of a {} byte rollout",
+        big.len()
+    );
+    let header = store.get_session(GARDEN).unwrap();
+    assert_eq!(header.preset.as_deref(), Some("scripted-1"));
+    assert_eq!(
+        header.cwd.as_deref(),
+        Some("/work/main/target/codex-fixtures/garden")
+    );
+    assert!(
+        store.title_snapshots(&[GARDEN.to_string()])[0]
+            .as_deref()
+            .is_some_and(|t| t.starts_with("Plan the vegetable garden beds"))
+    );
+}

@@ -14,6 +14,7 @@ Exits non-zero when any check fails, naming each.
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -308,6 +309,9 @@ def through_the_daemon(caller, folder):
         check(bool(into) and any("Sweep the shed." in t for t in texts_seen(into[0])),
               "the real model input has the steer inside the running turn, after its tool step",
               len(into))
+        # A person's interactive Codex attached to the daemon (`codex --remote unix://`):
+        # its idle thread gets a message at once, as a new turn on their screen.
+        interactive_thread_on_the_daemon(caller, folder)
         # The woken thread's answers, then a person's next prompt there: the hook finds
         # nothing waiting, and the model sees each message once.
         deadline = time.time() + 60
@@ -326,6 +330,96 @@ def through_the_daemon(caller, folder):
     finally:
         daemon("stop")
         stop_the_daemons_updater()
+
+
+def claude_suite():
+    """tests/claude_code/suite.py as a module: its tmux pane and its waiting."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "claude_suite", ROOT / "tests" / "claude_code" / "suite.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rollout_ids():
+    return {p.name[-42:-6] for p in (CODEX_HOME / "sessions").rglob("rollout-*.jsonl")}
+
+
+def interactive_thread_on_the_daemon(caller, folder):
+    """The interactive Codex, in a terminal of its own (tmux), attached to the daemon
+    as its README says (`--remote unix://`): a person's prompt, then, while the thread
+    sits idle, a message from another thread, which appears on their screen as a new
+    turn and is answered, with no prompt of theirs."""
+    if not check(shutil.which("tmux") is not None,
+                 "tmux is installed (the interactive check drives codex in a terminal)"):
+        return
+    helpers = claude_suite()
+    name = "codex-suite-tui"
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    words = ["env", *(f"{k}={v}" for k, v in codex_env().items()), CODEX,
+             "--remote", "unix://", "-c", 'approval_policy="never"']
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45",
+                    "-c", str(folder), " ".join(shlex.quote(w) for w in words)], check=True)
+    pane = helpers.Pane(name)
+    try:
+        # A first start asks the person what they answer once: trust this folder ("1.
+        # Trust and continue"), and, with hooks.json in place, review the hooks (the
+        # README's step 4: "2. Trust all and continue"). Each shows a moment after the
+        # prompt does.
+        hooks_offered = False
+        deadline = time.time() + 90
+        ready_since = None
+        while time.time() < deadline:
+            screen = pane.screen()
+            if "Hooks need review" in screen:
+                hooks_offered = "2. Trust all and continue" in screen
+                pane.keys("Down")
+                time.sleep(0.3)
+                pane.keys("Enter")
+                ready_since = None
+            elif "Trust this folder?" in screen and "1. Trust and continue" in screen:
+                pane.keys("Enter")
+                ready_since = None
+            elif "Ask Codex to do anything" in screen:
+                ready_since = ready_since or time.time()
+                if time.time() - ready_since > 5:
+                    break
+            time.sleep(0.5)
+        check(hooks_offered, "codex asks to review the hooks, offering to trust them all")
+        if not check(ready_since is not None and "Ask Codex to do anything" in pane.screen(),
+                     "the interactive codex starts, attached to the daemon", pane.screen()):
+            return
+        before = rollout_ids()
+        pane.type("Mind the tools")
+        helpers.wait_for(lambda: rollout_ids() - before, 30)
+        helpers.wait_for(lambda: "Worked for" in pane.screen(), 30)
+        new = sorted(rollout_ids() - before)
+        if not check(len(new) == 1, "the person's prompt starts a thread",
+                     f"{new}\n{pane.screen()}"):
+            return
+        person = new[0]
+        codex(["resume", caller, script("Tell the person", [
+            tool("sessions_send", session_id=person, message="The tools are oiled."),
+        ])], folder)
+        sent = (tool_results("sessions_send", caller) or [""])[-1]
+        check(sent.startswith(f"accepted for {person} | mode=queue")
+              and sent.split("\n")[0].endswith("| hop=1"),
+              "a send to the idle interactive thread is accepted (it is live: nothing woken)",
+              sent)
+        shown = helpers.wait_for(
+            lambda: FRAME in pane.screen() and "The tools are oiled." in pane.screen()
+            and pane.screen().count("Worked for") >= 2, 60)
+        check(shown, "the person's screen shows the message as a new turn, answered, at once",
+              pane.screen())
+        asked = [r for r in requests() if r.get("prompt_cache_key") == person
+                 and any(t.startswith(FRAME) and "The tools are oiled." in t for t in texts_seen(r))]
+        check(len(asked) >= 1, "the model of that thread got the frame as the person's message")
+        check(not list((STATE / "inbox" / person).glob("*.json"))
+              and len(list((STATE / "handed" / person).glob("*.json"))) == 1,
+              "and the spool says handed over")
+    finally:
+        pane.close()
 
 
 def stop_the_daemons_updater():

@@ -326,7 +326,7 @@ fn home_with_daemon(
             .map(|(id, status)| (id.to_string(), status.to_string()))
             .collect(),
         refuse_turns,
-        slow_turns: None,
+        ..Script::default()
     };
     let daemon = FakeDaemon::start(&home, script);
     (home, daemon)
@@ -523,8 +523,8 @@ fn a_daemon_slower_than_its_time_leaves_the_message_waiting_and_the_call_whole()
     copy_tree(&fixtures(), &home);
     let script = Script {
         statuses: [(ORCHARD.to_string(), "idle".to_string())].into(),
-        refuse_turns: false,
         slow_turns: Some(std::time::Duration::from_millis(600)),
+        ..Script::default()
     };
     let daemon = FakeDaemon::start(&home, script);
     // The default time (half the default 1 s deadline) runs out first: the call still
@@ -684,4 +684,36 @@ fn a_big_rollout_is_listed_from_its_head_and_tail_alone() {
             .as_deref()
             .is_some_and(|t| t.starts_with("Plan the vegetable garden beds"))
     );
+}
+
+#[test]
+fn a_cold_thread_the_daemon_cannot_resume_or_may_not_wake_waits_unwoken() {
+    let home = scratch("daemon-no-resume").join("home");
+    copy_tree(&fixtures(), &home);
+    let daemon = FakeDaemon::start(
+        &home,
+        Script {
+            refuse_resumes: true,
+            ..Script::default()
+        },
+    );
+    let store = store_over(&home, "daemon-no-resume-state");
+    let (out, mut store) = send(store, ORCHARD, "Count the pears too.", "queue");
+    assert!(
+        out.starts_with(&format!(
+            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1\n"
+        )),
+        "not woken: {out}"
+    );
+    assert_eq!(
+        daemon.methods(),
+        ["initialize", "thread/read", "thread/resume"]
+    );
+    // A delivery that may not wake a cold thread is refused before the daemon is asked.
+    assert_eq!(
+        store.deliver(GARDEN, "x", DeliveryMode::Queue, false, ""),
+        Err(host_shim::DeliveryRefusal::WouldNeedWake)
+    );
+    assert_eq!(daemon.methods().len(), 3);
+    assert!(hook_answer(&store, ORCHARD, "UserPromptSubmit").contains("Count the pears too."));
 }

@@ -665,8 +665,8 @@ impl SessionQuery for CodexStore {
 
 /// What the daemon will do with a new message for a thread.
 struct DaemonPlan {
-    /// Load the thread first (it is cold: no process holds it).
-    resume: bool,
+    /// The daemon loaded the thread for it (it was cold: no process held it).
+    resumed: bool,
     /// The waiting messages the new turn (or the running one) takes.
     takes: Takes,
 }
@@ -675,9 +675,10 @@ impl CodexStore {
     /// Whether the app-server daemon can take a message for `target` now, and how
     /// ([`daemon`]): an idle thread it holds gets everything waiting as a new turn; a
     /// running one the waiting `steer` messages (a `queue` message waits for the turn's
-    /// end, where the Stop hook hands it over); a cold thread is loaded first (the plugin
-    /// only delivers to a cold thread when waking is allowed). A thread another process
-    /// holds (its writer lock taken, not by the daemon) is left to its hooks.
+    /// end, where the Stop hook hands it over); a cold thread is loaded now, before the
+    /// message is spooled, so the spool records only a wake that happened (the caller
+    /// asks only when waking is allowed). A thread another process holds (its writer
+    /// lock taken, not by the daemon) is left to its hooks.
     fn daemon_plan(
         &self,
         target: &str,
@@ -704,16 +705,22 @@ impl CodexStore {
         };
         let plan = match status {
             ThreadStatus::Idle => DaemonPlan {
-                resume: false,
+                resumed: false,
                 takes: Takes::All,
             },
             ThreadStatus::Active if mode == DeliveryMode::Steer => DaemonPlan {
-                resume: false,
+                resumed: false,
                 takes: Takes::Steer,
             },
-            ThreadStatus::NotLoaded if !live => DaemonPlan {
-                resume: true,
-                takes: Takes::All,
+            ThreadStatus::NotLoaded if !live => match server.resume(target) {
+                Ok(()) => DaemonPlan {
+                    resumed: true,
+                    takes: Takes::All,
+                },
+                Err(err) => {
+                    said(err);
+                    return None;
+                }
             },
             _ => {
                 server.close();
@@ -735,32 +742,22 @@ impl CodexStore {
         key: &str,
         ours: &Waiting,
     ) -> Delivered {
-        let said = |err: &anyhow::Error| {
-            eprintln!(
-                "host-shim: the Codex app-server daemon did not take the message for {target}; it waits for the thread's hooks: {err:#}"
-            );
+        let report = crate::inbox::hand_over_waiting(
+            &self.state,
+            target,
+            plan.takes,
+            hook::ANSWER_CHARS,
+            |text| server.start_turn(target, text).map(drop),
+        );
+        let handed = match report {
+            Ok(report) => report.handed_over.contains(&ours.message),
+            Err(err) => {
+                eprintln!(
+                    "host-shim: the Codex app-server daemon did not take the message for {target}; it waits for the thread's hooks: {err:#}"
+                );
+                false
+            }
         };
-        let mut woke = false;
-        if plan.resume {
-            match server.resume(target) {
-                Ok(()) => woke = true,
-                Err(err) => said(&err),
-            }
-        }
-        let mut handed = false;
-        if woke || !plan.resume {
-            let report = crate::inbox::hand_over_waiting(
-                &self.state,
-                target,
-                plan.takes,
-                hook::ANSWER_CHARS,
-                |text| server.start_turn(target, text).map(drop),
-            );
-            match report {
-                Ok(report) => handed = report.handed_over.contains(&ours.message),
-                Err(err) => said(&err),
-            }
-        }
         server.close();
         // A hook may have handed it over meanwhile.
         let state = if handed {
@@ -770,7 +767,7 @@ impl CodexStore {
                 .map_or(DeliveryState::Waiting, |now| now.state)
         };
         Delivered {
-            woke,
+            woke: plan.resumed,
             repeat: false,
             state,
         }
@@ -801,8 +798,11 @@ impl Inbox for CodexStore {
                     "a spawned agent has no inbox; message the thread that spawned it".to_string(),
                 ));
             }
-            let daemon = self.daemon_plan(target, header.live, mode);
-            let wakes = matches!(&daemon, Some((_, plan)) if plan.resume);
+            // A cold thread the call may not wake is refused by the spool, unasked.
+            let daemon = (header.live || may_wake)
+                .then(|| self.daemon_plan(target, header.live, mode))
+                .flatten();
+            let wakes = matches!(&daemon, Some((_, plan)) if plan.resumed);
             let spooled = crate::inbox::spool_once(
                 &self.state,
                 target,

@@ -23,6 +23,8 @@ pub struct Script {
     pub statuses: HashMap<String, String>,
     /// `turn/start` answers with an error.
     pub refuse_turns: bool,
+    /// `thread/resume` answers with an error.
+    pub refuse_resumes: bool,
     /// `turn/start` is answered this late.
     pub slow_turns: Option<std::time::Duration>,
 }
@@ -142,6 +144,9 @@ fn serve(
                 let status = (script.statuses.get(&thread).cloned())
                     .unwrap_or_else(|| "notLoaded".to_string());
                 json!({"id": id, "result": {"thread": {"id": thread, "status": {"type": status}}}})
+            }
+            "thread/resume" if script.refuse_resumes => {
+                json!({"id": id, "error": {"code": -32600, "message": "no rollout found"}})
             }
             "thread/resume" => {
                 script.statuses.insert(thread.clone(), "idle".to_string());

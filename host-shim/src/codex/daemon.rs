@@ -18,10 +18,15 @@
 //! nobody else can write the folder ([`crate::private::own_socket`]): otherwise a
 //! message could go to someone else's process. Nothing the daemon answers is run or
 //! opened: answers are parsed as JSON, at most [`MAX_MESSAGE_BYTES`] each, and the
-//! whole exchange has a time budget (the caller's: the store gives it half a call's
+//! whole exchange has a time budget (the caller's: the CLI gives it half a call's
 //! deadline), every read and write giving up when it is spent, so a wedged daemon
-//! costs a send that long and no more, and never makes the call miss its deadline. Requests the daemon makes of this client (approvals) are
-//! answered with an error: this client starts turns and leaves at once.
+//! costs a send that long and no more, and never makes the call miss its deadline.
+//! Requests the daemon makes of this client (approvals) are answered with an error:
+//! this client starts turns and leaves at once.
+//!
+//! Reach: the daemon holds the threads it resumed and those of an interactive
+//! `codex --remote unix://`; a plain `codex` runs an app server of its own, with no
+//! socket, and its threads get messages from the hooks.
 
 use super::websocket::WebSocket;
 use anyhow::{Context, Result, anyhow, bail};

@@ -1,7 +1,7 @@
 //! The harness-neutral inbox: the state folder (`$XDG_STATE_HOME/session-tools`, or
 //! `--state-dir`) with a durable spool per session and the registry of live sessions.
-//! Every store delivers here and every harness's hook adapter hands over from here;
-//! nothing in it knows a harness. Several processes use
+//! Every store delivers here and every harness's hook adapter hands over from here (as
+//! does the Codex store through Codex's daemon); nothing in it knows a harness. Several processes use
 //! it at once (MCP servers delivering, hooks handing over), none of them holding a
 //! lock: every change is one atomic filesystem step.
 //!
@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! inbox/<session>/<name>.json          waiting for the session's next hook
-//! inbox/<session>/<name>.json@<pid>    claimed by a hook (process <pid>) handing it over
+//! inbox/<session>/<name>.json@<pid>    claimed by process <pid> handing it over (a hook, or the daemon path)
 //! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat)
 //! tmp/                                 messages being written
 //! live/<pid>.json                      a host-shim process serving a session
@@ -31,8 +31,9 @@
 //!   `tmp/`, never a half message; orphans of dead processes are swept.
 //! - At most once per delivery key: the file is named from the key's SHA-256, and a
 //!   key already waiting, claimed or handed over is a repeat that changes nothing.
-//! - A message leaves the inbox only after the hook's answer is written: a hook
-//!   claims it (rename), writes its answer, then moves it to `handed/`. A hook that
+//! - A message leaves the inbox only after the hook's answer is written (or the Codex
+//!   daemon's answer read): a hook claims it (rename), writes its answer, then moves it
+//!   to `handed/`. A hook that
 //!   dies before the move exits without success, which the harness ignores, and its
 //!   claim returns to the inbox at the next hand-over: each message is handed over by
 //!   exactly one successful hook run.

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! inbox/<session>/<name>.json          waiting for the session's next hook
-//! inbox/<session>/<name>.json@<pid>    claimed by process <pid> handing it over (a hook, or the daemon path)
+//! inbox/<session>/<name>.json@<pid>    being handed over by process <pid> (a hook or a store)
 //! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat)
 //! tmp/                                 messages being written
 //! live/<pid>.json                      a host-shim process serving a session

@@ -3,7 +3,7 @@
 //! answered from the current calls through the same [`Guard`] (so the same bounds
 //! hold): a listing's headers are the index's sessions fetched in one header batch, a
 //! surface is its index with every message fetched whole (injected text marked as for
-//! 0.2.0, [`crate::since_v0_2_0::marked_injected`]), and deliveries carry no key. A
+//! 0.2.0, `since_v0_2_0::marked_injected`), and deliveries carry no key. A
 //! 0.1.0 plugin's answers carry no refusal code, and its catalog no annotations.
 
 use crate::bindings::{self as current, ContractVersion};

@@ -4,7 +4,7 @@
 //! hold); what 0.2.0 has no word for is left out: a delivery's state, the inbox counts
 //! and a catalog's annotations. A 0.2.0 plugin knows injected text only by its prefix,
 //! so a message the harness says it injected reaches it wrapped in `<system-reminder>`
-//! unless it already starts with a prefix the plugin knows ([`marked_injected`]): it
+//! unless it already starts with a prefix the plugin knows (`marked_injected`): it
 //! hides and marks it as it did when the Claude store wrapped such text itself.
 
 use crate::bindings::{self as current, ContractVersion};

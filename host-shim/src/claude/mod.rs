@@ -39,11 +39,10 @@
 //! from the command line only, and session ids reach the state folder only as plain
 //! names ([`crate::inbox::checked_id`]).
 //!
-//! Cost: a listing reads at most [`HEAD_BYTES`](crate::logfile::HEAD_BYTES) from the start and
-//! [`TAIL_BYTES`](crate::logfile::TAIL_BYTES) from
-//! the end of each transcript, once per path, size and modification time; titles and
-//! facts past those windows of a large transcript are not seen. A read parses the one
-//! transcript, cached the same way.
+//! Cost: a listing reads at most [`crate::logfile::HEAD_BYTES`] from the start and
+//! [`crate::logfile::TAIL_BYTES`] from the end of each transcript, once per path, size
+//! and modification time; titles and facts past those windows of a large transcript
+//! are not seen. A read parses the one transcript, cached the same way.
 
 pub mod hook;
 pub mod idle;

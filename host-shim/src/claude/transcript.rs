@@ -11,7 +11,7 @@
 //! - `user` records: the person's prompts and tool results, and Claude Code's own
 //!   wrappers (`isMeta` records such as caveats and `Stop hook feedback:`, the
 //!   `<command-name>`/`<local-command-stdout>` records of a slash command, task
-//!   notifications). [`Record::surfaced`] tells them apart.
+//!   notifications). [`Record::into_surfaced`] tells them apart.
 //! - `assistant` records, one per content block of an API message (the blocks of one
 //!   message share `message.id`).
 //! - `attachment` records: reminders, listings, the date, hook context

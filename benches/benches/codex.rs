@@ -84,16 +84,6 @@ fn codex(c: &mut Criterion) {
     // each read; the rollout is cut back after).
     let grown = rollout_of(&home, 1);
     let length = std::fs::metadata(&grown).unwrap().len();
-    for round in 0..1000 {
-        append_turn(&grown);
-        let t = std::time::Instant::now();
-        let report = runtime.call(store.take().unwrap(), &read);
-        let el = t.elapsed();
-        store = Some(report.harness);
-        if round % 100 == 0 {
-            eprintln!("DEBUG {round} {el:?} {:?}", store.as_ref().unwrap().reads());
-        }
-    }
     group.bench_function(
         "sessions_read of a 3 MB thread that grew since the last call",
         |b| {

@@ -82,16 +82,8 @@ impl<A: SessionQuery, B: SessionQuery> Both<A, B> {
             .filter(|&i| known[i] != Some(Side::Second))
             .collect();
         if !for_first.is_empty() {
-            let asked: Vec<String> = for_first.iter().map(|&i| ids[i].clone()).collect();
-            for (i, answer) in for_first
-                .into_iter()
-                .zip(ask_first(&mut self.first, &asked))
-            {
-                if answer.is_some() {
-                    self.sides.entry(ids[i].clone()).or_insert(Side::First);
-                }
-                answers[i] = answer;
-            }
+            let given = ask_first(&mut self.first, &picked(ids, &for_first));
+            self.take_answers(ids, for_first, given, Side::First, &mut answers);
         }
         let for_second: Vec<usize> = (0..ids.len())
             .filter(|&i| match known[i] {
@@ -101,19 +93,34 @@ impl<A: SessionQuery, B: SessionQuery> Both<A, B> {
             })
             .collect();
         if !for_second.is_empty() {
-            let asked: Vec<String> = for_second.iter().map(|&i| ids[i].clone()).collect();
-            for (i, answer) in for_second
-                .into_iter()
-                .zip(ask_second(&mut self.second, &asked))
-            {
-                if answer.is_some() {
-                    self.sides.entry(ids[i].clone()).or_insert(Side::Second);
-                }
-                answers[i] = answer;
-            }
+            let given = ask_second(&mut self.second, &picked(ids, &for_second));
+            self.take_answers(ids, for_second, given, Side::Second, &mut answers);
         }
         answers
     }
+
+    /// Puts `given`, the answers for the ids at `at`, in their places, noting that
+    /// `side` holds each session it answered for.
+    fn take_answers<T>(
+        &mut self,
+        ids: &[String],
+        at: Vec<usize>,
+        given: Vec<Option<T>>,
+        side: Side,
+        answers: &mut [Option<T>],
+    ) {
+        for (i, answer) in at.into_iter().zip(given) {
+            if answer.is_some() {
+                self.sides.entry(ids[i].clone()).or_insert(side);
+            }
+            answers[i] = answer;
+        }
+    }
+}
+
+/// The ids at `at`, in that order.
+fn picked(ids: &[String], at: &[usize]) -> Vec<String> {
+    at.iter().map(|&i| ids[i].clone()).collect()
 }
 
 impl<A: SessionQuery, B: SessionQuery> SessionQuery for Both<A, B> {

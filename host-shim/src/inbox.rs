@@ -123,8 +123,9 @@ pub enum Spooled {
 /// The acceptance every store gives a delivery: a key accepted before, by this
 /// process or another, is a repeat; so are the same words from the same sender within
 /// [`REPEAT_WINDOW`] (a retry with a new call id); a cold target the call may not wake
-/// is refused; otherwise the message is spooled, once. `wakes` records that the store
-/// will wake the target with it.
+/// is refused; otherwise the message is spooled, once. `wakes` is asked only then,
+/// just before the message is spooled (a store may wake the target in it), and records
+/// whether the target was or will be woken with it.
 #[allow(clippy::too_many_arguments)]
 pub fn spool_once(
     state: &StateDir,
@@ -134,7 +135,7 @@ pub fn spool_once(
     key: &str,
     live: bool,
     may_wake: bool,
-    wakes: bool,
+    wakes: impl FnOnce() -> bool,
 ) -> Result<Spooled, DeliveryRefusal> {
     let unusable = |err: anyhow::Error| {
         DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
@@ -158,7 +159,7 @@ pub fn spool_once(
     if !live && !may_wake {
         return Err(DeliveryRefusal::WouldNeedWake);
     }
-    let message = StateDir::message(target, mode, body, key, wakes);
+    let message = StateDir::message(target, mode, body, key, wakes());
     Ok(match state.put_unseen(&message).map_err(unusable)? {
         // Another writer of this key landed first, a moment ago.
         Put::Repeat(first) => Spooled::Repeat(Delivered {

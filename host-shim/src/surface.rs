@@ -99,6 +99,12 @@ impl Surface {
     pub fn message(&self, seq: u64) -> Option<MessageContent> {
         message_of(&self.messages, seq)
     }
+
+    /// `get-messages`' answer: one entry per seq, all `None` without a surface (an
+    /// unknown session).
+    pub fn messages(surface: Option<&Surface>, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        seqs.iter().map(|&seq| surface?.message(seq)).collect()
+    }
 }
 
 /// `messages` as an index, each lead at most `lead_chars` chars.

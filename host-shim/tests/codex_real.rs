@@ -57,6 +57,16 @@ fn call(tool: &str, arguments: &str, caller: &str) -> String {
     call_on(store_over(&fixtures(), tool), tool, arguments, caller).0
 }
 
+/// The rollout of thread `id` in a copy of the fixtures.
+fn rollout_of(home: &Path, id: &str) -> PathBuf {
+    std::fs::read_dir(home.join("sessions/2026/12/03"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains(id))
+        .unwrap()
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap().flatten() {
@@ -227,12 +237,7 @@ fn a_held_writer_lock_is_live_and_a_released_one_is_cold() {
 fn damaged_lines_are_skipped_and_counted_and_a_missing_home_is_empty() {
     let home = scratch("damaged").join("home");
     copy_tree(&fixtures(), &home);
-    let rollout = std::fs::read_dir(home.join("sessions/2026/12/03"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains(GARDEN))
-        .unwrap();
+    let rollout = rollout_of(&home, GARDEN);
     let mut text = std::fs::read_to_string(&rollout).unwrap();
     text.push_str("not json\n{\"type\": \"response_item\", \"half");
     std::fs::write(&rollout, text).unwrap();
@@ -567,12 +572,7 @@ fn a_rollout_that_grew_is_indexed_again_alone() {
     let mut store = store_over(&home, "grew-state");
     store.list_sessions();
     let before = store.reads();
-    let rollout = std::fs::read_dir(home.join("sessions/2026/12/03"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains(ORCHARD))
-        .unwrap();
+    let rollout = rollout_of(&home, ORCHARD);
     let mut text = std::fs::read_to_string(&rollout).unwrap();
     text.push_str(r#"{"timestamp":"2026-12-03T10:40:00.000Z","ordinal":999,"type":"turn_context","payload":{"cwd":"/work/elsewhere","model":"scripted-2"}}"#);
     text.push('\n');
@@ -640,12 +640,7 @@ fn a_big_rollout_is_listed_from_its_head_and_tail_alone() {
     // turn's model and cwd.
     let home = scratch("big").join("home");
     copy_tree(&fixtures(), &home);
-    let rollout = std::fs::read_dir(home.join("sessions/2026/12/03"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains(GARDEN))
-        .unwrap();
+    let rollout = rollout_of(&home, GARDEN);
     let text = std::fs::read_to_string(&rollout).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     let output = format!(
@@ -716,4 +711,24 @@ fn a_cold_thread_the_daemon_cannot_resume_or_may_not_wake_waits_unwoken() {
     );
     assert_eq!(daemon.methods().len(), 3);
     assert!(hook_answer(&store, ORCHARD, "UserPromptSubmit").contains("Count the pears too."));
+}
+
+#[test]
+fn a_repeated_send_does_not_ask_the_daemon_again() {
+    let (home, daemon) = home_with_daemon("daemon-repeat", &[], false);
+    let store = store_over(&home, "daemon-repeat-state");
+    let (_, store) = send(store, ORCHARD, "Count the pears too.", "queue");
+    let asked = daemon.methods();
+    assert_eq!(
+        asked,
+        ["initialize", "thread/read", "thread/resume", "turn/start"]
+    );
+    // The same words again, a new call id: a repeat, answered from the spool; a cold
+    // thread is not woken for it.
+    let (out, _) = send(store, ORCHARD, "Count the pears too.", "queue");
+    assert!(
+        out.contains("(woke a cold session)"),
+        "the first answer: {out}"
+    );
+    assert_eq!(daemon.methods(), asked);
 }

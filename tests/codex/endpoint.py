@@ -135,6 +135,24 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, "text/event-stream", body)
 
 
+def codex_config(port):
+    """The lines of Codex's config.toml that point it at this endpoint on `port`."""
+    return ('model = "scripted-1"\nmodel_provider = "scripted"\n\n'
+            "[model_providers.scripted]\n"
+            'name = "Scripted"\n'
+            f'base_url = "http://127.0.0.1:{port}/v1"\n'
+            'env_key = "SCRIPTED_API_KEY"\n'
+            'wire_api = "responses"\n')
+
+
+def hooks_json(command):
+    """Codex's hooks.json running `command` at every event host-shim codex-hook answers."""
+    return json.dumps({"hooks": {
+        event: [{"hooks": [{"type": "command", "command": command}]}]
+        for event in ("SessionStart", "UserPromptSubmit", "Stop")
+    }}, indent=1)
+
+
 def serve(port, log_path):
     """Serves on 127.0.0.1:`port` in a daemon thread; returns the server."""
     Handler.log_path = log_path

@@ -85,18 +85,9 @@ def main():
         raise SystemExit(f"{HOST_SHIM} is missing: run `cargo build -p host-shim-cli` first")
     shutil.rmtree(WORK, ignore_errors=True)
     CODEX_HOME.mkdir(parents=True)
-    (CODEX_HOME / "config.toml").write_text(
-        'model = "scripted-1"\nmodel_provider = "scripted"\n\n'
-        "[model_providers.scripted]\n"
-        'name = "Scripted"\n'
-        f'base_url = "http://127.0.0.1:{PORT}/v1"\n'
-        'env_key = "SCRIPTED_API_KEY"\n'
-        'wire_api = "responses"\n'
-    )
-    hook = {"type": "command", "command": f"{HOST_SHIM} codex-hook --state-dir {STATE}"}
-    (CODEX_HOME / "hooks.json").write_text(json.dumps({"hooks": {
-        event: [{"hooks": [hook]}] for event in ("SessionStart", "UserPromptSubmit", "Stop")
-    }}, indent=1))
+    (CODEX_HOME / "config.toml").write_text(endpoint.codex_config(PORT))
+    hook = f"{HOST_SHIM} codex-hook --state-dir {STATE}"
+    (CODEX_HOME / "hooks.json").write_text(endpoint.hooks_json(hook))
     endpoint.serve(PORT, str(WORK / "requests.log"))
     garden_dir, orchard_dir = WORK / "garden", WORK / "orchard"
     for folder in (garden_dir, orchard_dir):

@@ -53,20 +53,12 @@ def set_up():
     CODEX_HOME.mkdir(parents=True)
     hook = f"{HOST_SHIM} codex-hook --state-dir {STATE}"
     (CODEX_HOME / "config.toml").write_text(
-        'model = "scripted-1"\nmodel_provider = "scripted"\n\n'
-        "[model_providers.scripted]\n"
-        'name = "Scripted"\n'
-        f'base_url = "http://127.0.0.1:{PORT}/v1"\n'
-        'env_key = "SCRIPTED_API_KEY"\n'
-        'wire_api = "responses"\n\n'
+        endpoint.codex_config(PORT) + "\n"
         "[mcp_servers.session-tools]\n"
         f'command = "{HOST_SHIM}"\n'
         f'args = ["mcp", "--codex-home", "{CODEX_HOME}", "--state-dir", "{STATE}"]\n'
     )
-    (CODEX_HOME / "hooks.json").write_text(json.dumps({"hooks": {
-        event: [{"hooks": [{"type": "command", "command": hook}]}]
-        for event in ("SessionStart", "UserPromptSubmit", "Stop")
-    }}, indent=1))
+    (CODEX_HOME / "hooks.json").write_text(endpoint.hooks_json(hook))
 
 
 def script(text, steps):
@@ -97,39 +89,33 @@ def requests():
             if json.loads(line).get("method") == "POST"]
 
 
+def results_in(request, name):
+    """The results of tool `name` one request carries, in order, as text."""
+    calls = {i.get("call_id"): i.get("name") for i in request.get("input", [])
+             if i.get("type") == "function_call"}
+    results = []
+    for item in request.get("input", []):
+        if item.get("type") == "function_call_output" and calls.get(item.get("call_id")) == name:
+            output = item.get("output")
+            # Codex gives an MCP result as a "Wall time: … Output:" part, then the
+            # tool's own text.
+            if isinstance(output, list):
+                output = output[-1].get("text", "") if output else ""
+            results.append(output or "")
+    return results
+
+
 def tool_results(name, thread=None):
     """Every result of tool `name` the model was given, as text (the last request
     carries them all): of `thread`'s last request when given (Codex keys each request's
     prompt cache by its thread), else of the last request."""
     mine = [r for r in requests() if thread is None or r.get("prompt_cache_key") == thread]
-    results = []
-    for request in mine[-1:]:
-        calls = {i.get("call_id"): i.get("name") for i in request.get("input", [])
-                 if i.get("type") == "function_call"}
-        for item in request.get("input", []):
-            if item.get("type") == "function_call_output" and calls.get(item.get("call_id")) == name:
-                output = item.get("output")
-                # Codex gives an MCP result as a "Wall time: … Output:" part, then the
-                # tool's own text.
-                if isinstance(output, list):
-                    output = output[-1].get("text", "") if output else ""
-                results.append(output or "")
-    return results
+    return results_in(mine[-1], name) if mine else []
 
 
 def all_tool_results(name):
     """Every result of tool `name` in any request (each thread's calls)."""
-    results = set()
-    for request in requests():
-        calls = {i.get("call_id"): i.get("name") for i in request.get("input", [])
-                 if i.get("type") == "function_call"}
-        for item in request.get("input", []):
-            if item.get("type") == "function_call_output" and calls.get(item.get("call_id")) == name:
-                output = item.get("output")
-                if isinstance(output, list):
-                    output = output[-1].get("text", "") if output else ""
-                results.add(output or "")
-    return sorted(results)
+    return sorted({result for request in requests() for result in results_in(request, name)})
 
 
 def texts_seen(request):

@@ -753,10 +753,7 @@ impl SessionQuery for ClaudeStore {
     }
 
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
-        let session = self.surface(id);
-        seqs.iter()
-            .map(|&seq| session.as_ref()?.message(seq))
-            .collect()
+        Surface::messages(self.surface(id).as_deref(), seqs)
     }
 
     /// From the spool: waiting until a hook (or the idle watcher) hands a message
@@ -807,8 +804,16 @@ impl ClaudeStore {
         }
         let live = self.state.live_sessions().contains(target);
         let wakes = !live && self.wake.is_some();
-        match crate::inbox::spool_once(&self.state, target, body, mode, key, live, may_wake, wakes)?
-        {
+        match crate::inbox::spool_once(
+            &self.state,
+            target,
+            body,
+            mode,
+            key,
+            live,
+            may_wake,
+            || wakes,
+        )? {
             Spooled::Repeat(first) => Ok(first),
             Spooled::New(waiting) => {
                 let woke = match self.wake.as_ref().filter(|_| wakes) {

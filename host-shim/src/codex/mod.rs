@@ -650,10 +650,7 @@ impl SessionQuery for CodexStore {
     }
 
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
-        let surface = self.surface(id);
-        seqs.iter()
-            .map(|&seq| surface.as_ref()?.message(seq))
-            .collect()
+        Surface::messages(self.surface(id).as_deref(), seqs)
     }
 
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
@@ -798,11 +795,8 @@ impl Inbox for CodexStore {
                     "a spawned agent has no inbox; message the thread that spawned it".to_string(),
                 ));
             }
-            // A cold thread the call may not wake is refused by the spool, unasked.
-            let daemon = (header.live || may_wake)
-                .then(|| self.daemon_plan(target, header.live, mode))
-                .flatten();
-            let wakes = matches!(&daemon, Some((_, plan)) if plan.resumed);
+            // Asked only for a new message (not a repeat, nor a refused wake).
+            let mut daemon = None;
             let spooled = crate::inbox::spool_once(
                 &self.state,
                 target,
@@ -811,7 +805,10 @@ impl Inbox for CodexStore {
                 key,
                 header.live,
                 may_wake,
-                wakes,
+                || {
+                    daemon = self.daemon_plan(target, header.live, mode);
+                    matches!(&daemon, Some((_, plan)) if plan.resumed)
+                },
             );
             Ok(match (spooled?, daemon) {
                 (Spooled::Repeat(first), _) => first,

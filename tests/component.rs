@@ -223,6 +223,7 @@ fn untouched() -> HostStats {
 fn calls(stats: HostStats) -> HostStats {
     HostStats {
         lowered_bytes: 0,
+        lifted_bytes: 0,
         ..stats
     }
 }

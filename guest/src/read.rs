@@ -625,6 +625,8 @@ mod tests {
         host.add(session("t", 2).inbox_from("me", 0, 2));
         host.add(session("u", 3).inbox_from("me", 1, 0));
         host.add(session("v", 4).inbox_from("other", 1, 1));
+        // The WIT counts only between sessions the host knows: the caller is one.
+        host.add(session("me", 5));
         let header = |host: &mut FakeHost, id: &str| {
             let out = read(host, &format!(r#"{{"session_id":"{id}"}}"#));
             out.lines().nth(3).map(str::to_string)

@@ -319,6 +319,10 @@ impl SessionQuery for FakeHost {
 
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
         self.calls.push(format!("inbox-status {target} {sender}"));
+        // Both zero when either session is unknown (the WIT).
+        if self.find(sender).is_none() {
+            return InboxCount::default();
+        }
         (self.find(target).into_iter())
             .flat_map(|s| &s.inbox)
             .find(|(from, _)| from == sender)

@@ -16,7 +16,8 @@
 //!   seq and its captured-through seq, which moves to it); `waiting` leaves the
 //!   surface as it was.
 //! - `inbox-status` answers the session's scripted `inbox` counts for that sender
-//!   (zero when none are scripted).
+//!   (zero when none are scripted), and both zero when the sender or the target is no
+//!   session of the corpus, as the WIT says.
 //! - A refused delivery changes nothing.
 //! - At most once per key: a delivery whose non-empty key this host has answered
 //!   before gets that answer again (an acceptance with `repeat` set) and changes
@@ -466,6 +467,10 @@ impl SessionQuery for CorpusHost {
     }
 
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        // Both zero when either session is unknown (the WIT).
+        if self.session(sender).is_none() {
+            return InboxCount::NONE;
+        }
         (self.session(target).into_iter())
             .flat_map(|s| &s.inbox)
             .find(|(from, _)| from == sender)

@@ -31,6 +31,14 @@ pub struct HostBounds {
     pub ids_per_batch: usize,
     /// Bytes of host data handed to the plugin in one call, all imports together.
     pub lowered_bytes: usize,
+    /// Bytes of one session id the plugin passes (a target, a sender, an id of a
+    /// batch), checked before the harness is asked. The ids harnesses serve are UUIDs
+    /// or names of that kind; the default leaves room for any id a host lists (the
+    /// plugin passes listed ids back) and stops a megabyte one.
+    pub id_bytes: usize,
+    /// Bytes the plugin hands the host in one call, all imports together (ids,
+    /// bodies, keys), counted before the harness is asked.
+    pub lifted_bytes: usize,
 }
 
 impl Default for HostBounds {
@@ -42,6 +50,8 @@ impl Default for HostBounds {
             body_bytes: 256 << 10,
             ids_per_batch: 100_000,
             lowered_bytes: 256 << 20,
+            id_bytes: 64 << 10,
+            lifted_bytes: 64 << 20,
         }
     }
 }
@@ -79,6 +89,8 @@ pub struct HostStats {
     pub wakes: u32,
     /// Bytes of host data handed to the plugin (strings and their records).
     pub lowered_bytes: u64,
+    /// Bytes the plugin handed the host (ids, bodies, keys).
+    pub lifted_bytes: u64,
 }
 
 /// One message the inbox accepted, as `--deliveries` writes it.
@@ -117,6 +129,14 @@ pub enum HostStop {
     },
     /// The plugin was handed more than `lowered_bytes` of host data in one call.
     LoweredBytes { limit: usize },
+    /// The plugin passed a session id longer than `id_bytes`.
+    IdBytes {
+        what: &'static str,
+        limit: usize,
+        size: usize,
+    },
+    /// The plugin handed the host more than `lifted_bytes` in one call.
+    LiftedBytes { limit: usize },
     /// One answer of the host is larger than the plugin's whole memory.
     TooLargeForPlugin {
         what: String,
@@ -156,6 +176,14 @@ impl fmt::Display for HostStop {
             HostStop::LoweredBytes { limit } => write!(
                 f,
                 "the plugin asked the host for more than {limit} bytes of session data in one call"
+            ),
+            HostStop::IdBytes { what, limit, size } => write!(
+                f,
+                "the plugin passed {what} of {size} bytes, past the host's limit of {limit} bytes for a session id; the harness was not asked"
+            ),
+            HostStop::LiftedBytes { limit } => write!(
+                f,
+                "the plugin handed the host more than {limit} bytes in one call; the host stopped it"
             ),
             HostStop::TooLargeForPlugin { what, size, limit } => write!(
                 f,
@@ -326,6 +354,38 @@ impl<H: Harness> Guard<H> {
         Ok(())
     }
 
+    /// Accounts for `ids`, about to be passed to the harness as `what`: each at most
+    /// `id_bytes`, all of a call's at most `lifted_bytes` with what else it passed.
+    fn lift_ids<'a>(
+        &mut self,
+        what: &'static str,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> wasmtime::Result<()> {
+        let mut total = 0usize;
+        for id in ids {
+            if id.len() > self.bounds.id_bytes {
+                return self.stop(HostStop::IdBytes {
+                    what,
+                    limit: self.bounds.id_bytes,
+                    size: id.len(),
+                });
+            }
+            total = total.saturating_add(id.len());
+        }
+        self.lift(total)
+    }
+
+    /// Accounts for `size` bytes the plugin handed the host.
+    fn lift(&mut self, size: usize) -> wasmtime::Result<()> {
+        self.stats.lifted_bytes = self.stats.lifted_bytes.saturating_add(size as u64);
+        if self.stats.lifted_bytes > self.bounds.lifted_bytes as u64 {
+            return self.stop(HostStop::LiftedBytes {
+                limit: self.bounds.lifted_bytes,
+            });
+        }
+        Ok(())
+    }
+
     /// Accounts for a batch's whole answer, repeats included, before it is built.
     fn lower_batch(
         &mut self,
@@ -352,6 +412,7 @@ impl<H: Harness> Guard<H> {
 
     pub(crate) fn get_session(&mut self, id: &str) -> wasmtime::Result<Option<SessionHeader>> {
         self.stats.header_gets += 1;
+        self.lift_ids("a session id", [id])?;
         let header = self.harness.get_session(id);
         let size = 8 + header.as_ref().map_or(0, header_size);
         self.lower(|| format!("the header of session {id:?}"), size)?;
@@ -369,6 +430,10 @@ impl<H: Harness> Guard<H> {
             ids.len(),
         );
         self.batch("headers", ids.len())?;
+        self.lift_ids(
+            "an id in a batch of headers",
+            ids.iter().map(String::as_str),
+        )?;
         let (unique, places) = distinct(ids);
         let headers = self.harness.get_sessions(&unique);
         let sizes: Vec<usize> = (headers.iter())
@@ -393,6 +458,7 @@ impl<H: Harness> Guard<H> {
             ids.len(),
         );
         self.batch("titles", ids.len())?;
+        self.lift_ids("an id in a batch of titles", ids.iter().map(String::as_str))?;
         let (unique, places) = distinct(ids);
         let titles = self.harness.title_snapshots(&unique);
         let sizes: Vec<usize> = (titles.iter())
@@ -412,6 +478,7 @@ impl<H: Harness> Guard<H> {
         lead_chars: u32,
     ) -> wasmtime::Result<Option<SurfaceIndex>> {
         self.stats.surface_reads += 1;
+        self.lift_ids("a session id", [id])?;
         let surface = self.harness.get_surface(id, lead_chars);
         let size = 32
             + surface.as_ref().map_or(0, |s| {
@@ -433,6 +500,8 @@ impl<H: Harness> Guard<H> {
             seqs.len(),
         );
         self.batch("messages", seqs.len())?;
+        self.lift_ids("a session id", [id])?;
+        self.lift(seqs.len().saturating_mul(8))?;
         let (unique, places) = distinct(seqs);
         let messages = self.harness.get_messages(id, &unique);
         let sizes: Vec<usize> = (messages.iter())
@@ -452,6 +521,7 @@ impl<H: Harness> Guard<H> {
         sender: &str,
     ) -> wasmtime::Result<InboxCount> {
         self.stats.inbox_status_reads += 1;
+        self.lift_ids("an inbox-status session id", [target, sender])?;
         self.lower(|| "an inbox count".to_string(), 8)?;
         Ok(self.harness.inbox_status(target, sender))
     }
@@ -487,6 +557,8 @@ impl<H: Harness> Guard<H> {
                 size: key.len(),
             });
         }
+        self.lift_ids("a delivery target", [target.as_str()])?;
+        self.lift(body.len().saturating_add(key.len()))?;
         let admitted = key.is_empty()
             || (self.keys.lock())
                 .unwrap_or_else(std::sync::PoisonError::into_inner)

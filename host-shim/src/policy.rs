@@ -7,6 +7,7 @@
 //! {"deadline_ms": 1000, "memory_bytes": 67108864, "output_bytes": 1048576,
 //!  "deliveries_per_call": 1, "delivery_attempts_per_call": 4, "key_bytes": 1024,
 //!  "body_bytes": 262144, "ids_per_batch": 100000, "lowered_bytes": 268435456,
+//!  "id_bytes": 65536, "lifted_bytes": 67108864,
 //!  "pooling": true, "max_concurrent_calls": 64, "spectre_mitigations": true}
 //! ```
 
@@ -38,6 +39,10 @@ pub struct Policy {
     pub ids_per_batch: usize,
     /// Bytes of host data handed to the plugin in one call.
     pub lowered_bytes: usize,
+    /// Bytes of one session id the plugin passes.
+    pub id_bytes: usize,
+    /// Bytes the plugin hands the host in one call.
+    pub lifted_bytes: usize,
     /// Pre-allocate instance slots and reuse them.
     pub pooling: bool,
     /// Calls served at once (at least 1).
@@ -66,6 +71,8 @@ impl Policy {
             body_bytes: bounds.body_bytes,
             ids_per_batch: bounds.ids_per_batch,
             lowered_bytes: bounds.lowered_bytes,
+            id_bytes: bounds.id_bytes,
+            lifted_bytes: bounds.lifted_bytes,
             pooling: options.pooling,
             max_concurrent_calls: options.max_concurrent_calls,
             spectre_mitigations: options.spectre_mitigations,
@@ -87,6 +94,8 @@ impl Policy {
                 body_bytes: self.body_bytes,
                 ids_per_batch: self.ids_per_batch,
                 lowered_bytes: self.lowered_bytes,
+                id_bytes: self.id_bytes,
+                lifted_bytes: self.lifted_bytes,
             },
             pooling: self.pooling,
             max_concurrent_calls: self.max_concurrent_calls,

@@ -144,6 +144,12 @@ impl RuntimeOptions {
                     .to_string(),
             ));
         }
+        if self.bounds.id_bytes < 256 {
+            return Err(LoadError::Policy(format!(
+                "invalid limits: id_bytes must be at least 256 (a shorter limit stops calls about ordinary sessions); got {}",
+                self.bounds.id_bytes
+            )));
+        }
         Ok(())
     }
 }
@@ -214,7 +220,7 @@ pub enum CallError {
     Output { limit: usize, size: usize },
     /// The plugin's error text was longer than the output cap.
     ErrorText { limit: usize, size: usize },
-    /// The plugin's catalog (names, descriptions, schemas) was larger than the
+    /// The plugin's catalog (names, descriptions, schemas, titles) was larger than the
     /// output cap.
     Catalog { limit: usize, size: usize },
     /// The host ended the call at one of its bounds.
@@ -739,6 +745,7 @@ impl<H: Harness> Runtime<H> {
                 .saturating_add(tool.name.len())
                 .saturating_add(tool.description.len())
                 .saturating_add(tool.input_schema.len())
+                .saturating_add(tool.annotations.as_ref().map_or(0, |a| a.title.len()))
         });
         if size > limit {
             return Err(CallError::Catalog { limit, size });

@@ -38,9 +38,11 @@ const WRAPPER_OPEN: &str = "<system-reminder>\n";
 const WRAPPER_CLOSE: &str = "\n</system-reminder>";
 
 /// A message's text as a plugin before 0.3.0 must see it to know it was injected:
-/// wrapped when the harness says so and no known prefix says it already.
+/// wrapped when the harness says so and no known prefix says it already. A message
+/// with no text stays empty (the WIT: an empty wrapper is no message text).
 pub(crate) fn marked_injected(text: &str, injected: bool) -> Cow<'_, str> {
     if injected
+        && !text.is_empty()
         && !KNOWN_PREFIXES
             .iter()
             .any(|p| text.trim_start().starts_with(p))
@@ -286,6 +288,8 @@ mod tests {
         );
         assert_eq!(marked_injected("  [MNEMON] x", true), "  [MNEMON] x");
         assert_eq!(marked_injected("a person", false), "a person");
+        // No text: nothing to wrap, as the index says (no empty block).
+        assert_eq!(marked_injected("", true), "");
     }
 
     #[test]

@@ -253,6 +253,50 @@ fn damaged_lines_are_skipped_and_counted_and_a_missing_home_is_empty() {
 }
 
 #[test]
+fn a_file_named_like_a_rollout_without_its_session_record_is_no_thread() {
+    let home = scratch("not-rollouts").join("home");
+    copy_tree(&fixtures(), &home);
+    let day = home.join("sessions/2026/12/03");
+    let named = |id: &str| day.join(format!("rollout-2026-12-03T09-00-00-{id}.jsonl"));
+    // Random bytes, a JSON line of another kind, and a session record still being
+    // written (no line feed yet).
+    let noise: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(named("01a23b72-0000-7000-8000-000000000001"), noise).unwrap();
+    std::fs::write(
+        named("01a23b72-0000-7000-8000-000000000002"),
+        "{\"type\":\"response_item\",\"payload\":{}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        named("01a23b72-0000-7000-8000-000000000003"),
+        "{\"type\":\"session_meta\",\"payload\":{\"id\":\"01a2",
+    )
+    .unwrap();
+    let mut store = store_over(&home, "not-rollouts-state");
+    assert_eq!(
+        store.list_sessions().entries.len(),
+        6,
+        "only the real threads"
+    );
+    for n in 1..=3 {
+        let id = format!("01a23b72-0000-7000-8000-00000000000{n}");
+        assert!(store.get_session(&id).is_none(), "{id} is no thread");
+    }
+    let (read, _) = call_on(
+        store,
+        "sessions_read",
+        r#"{"session_id": "01a23b72-0000-7000-8000-000000000001"}"#,
+        GARDEN,
+    );
+    assert!(
+        read.starts_with("sessions_read refused (not-found)"),
+        "{read}"
+    );
+}
+
+#[test]
 fn a_name_in_the_session_index_is_the_title_the_newest_line_winning() {
     // Written by this test in the shape the index has (one JSON object a line, the
     // thread's id and its name): the generator's exec runs cannot name a thread.

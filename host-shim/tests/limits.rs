@@ -982,6 +982,89 @@ fn a_catalog_over_the_output_cap_is_refused_with_its_size() {
 }
 
 #[test]
+fn titles_count_toward_the_catalogs_size() {
+    let roomy = hostile_with(RuntimeOptions {
+        limits: Limits {
+            memory_bytes: 64 << 20,
+            ..limits()
+        },
+        ..RuntimeOptions::default()
+    });
+    // Sixteen one-byte names with 1 MiB titles each.
+    let err = roomy.catalog("title-flood").unwrap_err();
+    assert!(
+        matches!(err, CallError::Catalog { limit: 1048576, size } if size > 16 << 20),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_session_id_past_its_bound_stops_the_call_before_the_harness_is_asked() {
+    // inbox-status with 1 MiB ids: stopped at the first call.
+    let report = call(&hostile(), "status-flood", &(1 << 20).to_string());
+    let err = report.answer.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::HostBound(HostStop::IdBytes {
+                limit: 65536,
+                size: 1048576,
+                ..
+            })
+        ),
+        "{err}"
+    );
+    assert_eq!(report.stats.inbox_status_reads, 1);
+    assert!(
+        err.to_string().contains(
+            "an inbox-status session id of 1048576 bytes, past the host's limit of 65536 bytes"
+        ),
+        "{err}"
+    );
+    // A delivery to a 1 MiB target: stopped, nothing delivered.
+    let report = call(&hostile(), "deliver-long-target", "");
+    assert!(matches!(
+        report.answer.unwrap_err(),
+        CallError::HostBound(HostStop::IdBytes {
+            what: "a delivery target",
+            ..
+        })
+    ));
+    assert!(report.deliveries.is_empty());
+    assert_eq!(report.stats.deliveries, 0);
+    still_serves(&hostile());
+}
+
+#[test]
+fn what_a_plugin_hands_the_host_in_one_call_is_bounded() {
+    // inbox-status in a loop with ids just under the id bound: stopped by the bytes
+    // handed over, not by the deadline.
+    let runtime = hostile_with(RuntimeOptions {
+        limits: Limits {
+            deadline: Duration::from_secs(30),
+            ..limits()
+        },
+        bounds: HostBounds {
+            lifted_bytes: 1 << 20,
+            ..HostBounds::default()
+        },
+        ..RuntimeOptions::default()
+    });
+    let report = call(&runtime, "status-flood", "4000");
+    let err = report.answer.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CallError::HostBound(HostStop::LiftedBytes { limit: 1048576 })
+        ),
+        "{err}"
+    );
+    assert!(report.stats.lifted_bytes > 1 << 20);
+    assert_eq!(report.stats.inbox_status_reads, 132, "8,000 bytes a call");
+    still_serves(&runtime);
+}
+
+#[test]
 fn no_call_could_run_with_zero_concurrent_calls() {
     let err = Runtime::<CorpusHost>::with_options(
         PLUGIN_WASM,
@@ -1063,4 +1146,22 @@ fn a_key_reused_for_another_message_is_a_contract_breach_not_a_repeat() {
     assert!(report.deliveries.is_empty());
     // The same message again is the repeat it always was.
     assert_eq!(keyed("one").answer.unwrap().text, "Ok(true)");
+}
+
+#[test]
+fn an_id_bound_shorter_than_ordinary_ids_is_refused() {
+    let err = Runtime::<CorpusHost>::with_options(
+        PLUGIN_WASM,
+        &RuntimeOptions {
+            bounds: HostBounds {
+                id_bytes: 10,
+                ..HostBounds::default()
+            },
+            ..RuntimeOptions::default()
+        },
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("id_bytes must be at least 256"), "{err}");
 }

@@ -129,7 +129,7 @@ export function parseCorpus(json) {
  * session's `delivery_state` (default `handed-over`), appends the body as its newest
  * user message (`waiting` leaves the surface as it was); a key it has answered before
  * gets that answer again and delivers nothing; `inboxStatus` answers the session's
- * scripted `inbox` counts. The host works on its own copy, so the corpus passed in
+ * scripted `inbox` counts for a sender that is a session of the corpus (zero otherwise). The host works on its own copy, so the corpus passed in
  * never changes.
  */
 export function corpusHost(shared) {
@@ -211,7 +211,9 @@ export function corpusHost(shared) {
         });
       },
       inboxStatus(target, sender) {
-        const count = corpus.byId.get(target)?.inbox.find((i) => i.from === sender);
+        // Both zero when either session is unknown (the WIT).
+        const known = corpus.byId.has(sender);
+        const count = known ? corpus.byId.get(target)?.inbox.find((i) => i.from === sender) : undefined;
         return { waiting: count?.waiting ?? 0, handedOver: count?.handedOver ?? 0 };
       },
     },

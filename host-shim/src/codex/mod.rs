@@ -108,16 +108,18 @@ struct Found {
 }
 
 impl Found {
-    fn of(path: &Path, indexed: &Windowed<Facts>) -> Found {
-        let id = (indexed.facts.meta.as_ref())
-            .and_then(|m| m.id.clone())
-            .unwrap_or_else(|| id_from_name(path));
-        Found {
+    /// The thread a rollout holds, or `None` when its session record (`session_meta`,
+    /// the first line Codex writes) is not there: a file still being started, or not
+    /// Codex's, is no thread.
+    fn of(path: &Path, indexed: &Windowed<Facts>) -> Option<Found> {
+        let meta = indexed.facts.meta.as_ref()?;
+        let id = meta.id.clone().unwrap_or_else(|| id_from_name(path));
+        Some(Found {
             path: path.to_path_buf(),
             stamp: indexed.stamp,
             id,
             facts: Arc::new(indexed.facts.clone()),
-        }
+        })
     }
 }
 
@@ -391,7 +393,9 @@ impl CodexStore {
                     windowed
                 }
             };
-            found.push(Found::of(&path, &facts));
+            if let Some(thread) = Found::of(&path, &facts) {
+                found.push(thread);
+            }
             self.indexed.insert(path, facts);
         }
         let listed: HashSet<&PathBuf> = found.iter().map(|f| &f.path).collect();
@@ -471,9 +475,9 @@ impl CodexStore {
         self.reads.summary_bytes += bytes;
         let updated = Found::of(&found.path, &windowed);
         self.indexed.insert(found.path.clone(), windowed);
-        if updated.id != id {
+        let Some(updated) = updated.filter(|thread| thread.id == id) else {
             return rescan(self);
-        }
+        };
         self.found[position] = updated.clone();
         Some(updated)
     }
@@ -598,7 +602,7 @@ impl CodexStore {
 }
 
 /// A thread id from a rollout's name (`rollout-<local time>-<id>.jsonl`), for a rollout
-/// whose `session_meta` cannot be read: the last five dash-separated groups.
+/// whose `session_meta` names no id: the last five dash-separated groups.
 fn id_from_name(path: &Path) -> String {
     let stem = path
         .file_stem()

@@ -34,6 +34,22 @@ mod plugin {
                 };
                 return Ok(vec![spec; 16]);
             }
+            // Settings "title-flood": small specs, each with a 1 MiB title.
+            if settings == "title-flood" {
+                let spec = ToolSpec {
+                    name: "t".to_string(),
+                    description: String::new(),
+                    input_schema: "{}".to_string(),
+                    annotations: ToolAnnotations {
+                        title: "t".repeat(1 << 20),
+                        read_only_hint: true,
+                        destructive_hint: None,
+                        idempotent_hint: None,
+                        open_world_hint: false,
+                    },
+                };
+                return Ok(vec![spec; 16]);
+            }
             Ok(Vec::new())
         }
 
@@ -130,6 +146,20 @@ mod plugin {
                         titles.len(),
                         messages.iter().flatten().count()
                     ))
+                }
+                // Ask for inbox counts with ids of the length the arguments give,
+                // until stopped.
+                "status-flood" => {
+                    let id = "s".repeat(_arguments.parse().unwrap_or(1 << 20));
+                    loop {
+                        core::hint::black_box(session_query::inbox_status(&id, &id));
+                    }
+                }
+                // Deliver to a target of 1 MiB.
+                "deliver-long-target" => {
+                    let target = "t".repeat(1 << 20);
+                    let answer = inbox::deliver(&target, "x", inbox::DeliveryMode::Queue, true, "");
+                    text(format!("{:?}", answer.is_ok()))
                 }
                 // An error of 4,400,000 bytes in 200,000 lines.
                 "error-flood" => Err("an error line of text\n".repeat(200_000)),

@@ -435,7 +435,7 @@ fn every_call_reports_only_its_own_deliveries() {
     // The same host for both calls: it holds both deliveries afterwards, but each
     // call's report holds only its own.
     let first = call_on(TestHost::new(corpus), "s-me", "", "sessions_send", args);
-    let second = call_on(first.harness.clone(), "s-me", "", "sessions_send", args);
+    let second = call_on(first.harness, "s-me", "", "sessions_send", args);
     assert_eq!(
         first.answer.as_ref().unwrap(),
         second.answer.as_ref().unwrap()
@@ -463,7 +463,7 @@ fn a_send_retried_with_its_call_id_delivers_once() {
         ..CallRequest::default()
     };
     let first = runtime().call(TestHost::new(corpus), &request);
-    let retry = runtime().call(first.harness.clone(), &request);
+    let retry = runtime().call(first.harness, &request);
     // Two accepted answers, the same text (the wake the first delivery did included).
     let answer = first.answer.unwrap();
     assert!(
@@ -489,13 +489,23 @@ fn a_send_retried_with_its_call_id_delivers_once() {
             .count(),
         1
     );
-    // Another call id is another call: it delivers again.
+    // Another call id with the same words is a model's retry (SPEC, "Repeats a host
+    // should catch"): a repeat within ten minutes. Other words deliver.
     let other = CallRequest {
         call_id: "toolu_01B".into(),
         ..request
     };
     let third = runtime().call(retry.harness, &other);
-    assert_eq!(third.deliveries.len(), 1);
+    assert!(third.deliveries.is_empty());
+    assert_eq!((third.stats.deliveries, third.stats.repeats), (0, 1));
+    assert_eq!(third.answer.unwrap(), answer);
+    let new_words = CallRequest {
+        call_id: "toolu_01C".into(),
+        arguments: r#"{"session_id": "s-cold", "message": "twice"}"#.into(),
+        ..other
+    };
+    let fourth = runtime().call(third.harness, &new_words);
+    assert_eq!(fourth.deliveries.len(), 1);
 }
 
 #[test]

@@ -5,16 +5,18 @@
 
 use benches::claude_projects::{SESSION_BYTES, SESSIONS, id, projects};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{CallRequest, ClaudeStore, Runtime, RuntimeOptions, StateDir};
+use host_shim::{CallRequest, ClaudeStore, LocalPresence, Runtime, RuntimeOptions, StateDir};
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
+use std::sync::Arc;
 
 fn claude(c: &mut Criterion) {
     let projects = projects();
     let state_root =
         std::env::temp_dir().join(format!("session-tools-bench-state-{}", std::process::id()));
-    let state = StateDir::open(&state_root).unwrap();
-    let open = || ClaudeStore::open(&projects, state.clone(), None).unwrap();
+    let inbox = Arc::new(StateDir::open(&state_root).unwrap());
+    let presence = Arc::new(LocalPresence::open(&state_root).unwrap());
+    let open = || ClaudeStore::open(&projects, inbox.clone(), presence.clone(), None).unwrap();
     let runtime: Runtime<ClaudeStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let caller = id(0);

@@ -6,10 +6,13 @@
 
 use benches::codex_home::{codex_home, id};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{Both, CallRequest, ClaudeStore, CodexStore, Runtime, RuntimeOptions, StateDir};
+use host_shim::{
+    Both, CallRequest, ClaudeStore, CodexStore, LocalPresence, Runtime, RuntimeOptions, StateDir,
+};
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 fn codex(c: &mut Criterion) {
     let home = codex_home();
@@ -17,8 +20,9 @@ fn codex(c: &mut Criterion) {
         "session-tools-bench-codex-state-{}",
         std::process::id()
     ));
-    let state = StateDir::open(&state_root).unwrap();
-    let open = || CodexStore::open(&home, state.clone());
+    let inbox: host_shim::SharedInbox = Arc::new(StateDir::open(&state_root).unwrap());
+    let presence = Arc::new(LocalPresence::open(&state_root).unwrap());
+    let open = || CodexStore::open(&home, inbox.clone());
     let runtime: Runtime<CodexStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let list = CallRequest {
@@ -111,7 +115,7 @@ fn codex(c: &mut Criterion) {
     let both_runtime: Runtime<Both<ClaudeStore, CodexStore>> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let mut both = Some(Both::new(
-        ClaudeStore::open(&projects, state.clone(), None).unwrap(),
+        ClaudeStore::open(&projects, inbox.clone(), presence.clone(), None).unwrap(),
         open(),
     ));
     let report = both_runtime.call(both.take().unwrap(), &list);

@@ -3,20 +3,21 @@
 //! instance over it. The README shows this file; `cargo test` compiles it and
 //! `cargo run -p host-shim --example embed` runs it.
 
+use host_shim::inbox::{Desk, Recipient, delivery};
 use host_shim::{
-    AnsweredKeys, CallRequest, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, Inbox,
-    InboxCount, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
+    CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, InboxCount, MemoryInbox,
+    MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
 };
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// A harness's own state: here, a map of sessions, an inbox per session (sender and
-/// body of each message waiting for the session's next turn), and the answer given to
-/// each delivery key (so a retried call delivers once).
-#[derive(Default)]
+/// A harness's own state: here, a map of sessions, and the delivery desk over an inbox
+/// (in memory here; `StateDir` is the durable one a harness's hooks hand over from).
+/// The desk gives every harness the same delivery rules: a retried call delivers
+/// once, the same words from the same sender within ten minutes are a repeat.
 struct MyHarness {
     sessions: BTreeMap<String, (SessionHeader, String)>,
-    inboxes: BTreeMap<String, Vec<(String, String)>>,
-    answered: AnsweredKeys,
+    desk: Desk,
 }
 
 impl SessionQuery for MyHarness {
@@ -49,14 +50,11 @@ impl SessionQuery for MyHarness {
     }
 
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
-        let waiting = (self.inboxes.get(target).into_iter().flatten())
-            .filter(|(from, _)| from == sender)
-            .count();
-        // This harness never hands messages over in the example.
-        InboxCount {
-            waiting: waiting as u32,
-            handed_over: 0,
+        if !self.sessions.contains_key(target) || !self.sessions.contains_key(sender) {
+            return InboxCount::NONE;
         }
+        let count = self.desk.inbox().count_from(target, sender);
+        count.unwrap_or(InboxCount::NONE)
     }
 }
 
@@ -65,31 +63,34 @@ impl Inbox for MyHarness {
         &mut self,
         target: &str,
         body: &str,
-        _mode: DeliveryMode,
+        mode: DeliveryMode,
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        let (sessions, inboxes) = (&mut self.sessions, &mut self.inboxes);
-        self.answered.once(key, || match sessions.get_mut(target) {
+        delivery::deliver(self, target, body, mode, may_wake, key)
+    }
+}
+
+/// What this harness adds to the delivery path: who takes messages, and waking.
+impl Recipient for MyHarness {
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        match self.sessions.get(target) {
             None => Err(DeliveryRefusal::NotFound),
-            Some((header, _)) if !header.live && !may_wake => Err(DeliveryRefusal::WouldNeedWake),
-            Some((header, _)) => {
-                let woke = !header.live;
-                header.live = true;
-                // The call context names the sender; the plugin's key carries it too.
-                let sender = host_shim::inbox::key_sender(key).unwrap_or_default();
-                inboxes
-                    .entry(target.to_string())
-                    .or_default()
-                    .push((sender.to_string(), body.to_string()));
-                // It waits for the target's next turn: say so, not "handed over".
-                Ok(Delivered {
-                    woke,
-                    repeat: false,
-                    state: DeliveryState::Waiting,
-                })
-            }
-        })
+            Some((header, _)) => Ok(header.live),
+        }
+    }
+
+    fn wake(&mut self, target: &str, _mode: DeliveryMode, live: bool) -> bool {
+        // A cold session starts with the message (here: it is marked live). The message
+        // waits in the inbox for its next turn, which the default `accepted` says.
+        if let Some((header, _)) = self.sessions.get_mut(target) {
+            header.live = true;
+        }
+        !live
     }
 }
 
@@ -112,7 +113,10 @@ fn main() -> anyhow::Result<()> {
     let runtime: Runtime<MyHarness> =
         Runtime::with_options(plugin_bytes, &host_shim::RuntimeOptions::default())?;
 
-    let mut harness = MyHarness::default();
+    let mut harness = MyHarness {
+        sessions: BTreeMap::new(),
+        desk: Desk::new(Arc::new(MemoryInbox::new())),
+    };
     for (id, title, live) in [("a", "Parser work", true), ("b", "Docs", false)] {
         harness
             .sessions
@@ -134,6 +138,8 @@ fn main() -> anyhow::Result<()> {
     // The same call retried (same call id) is answered again but delivers nothing.
     let report = runtime.call(report.harness, &request);
     println!("{}", report.answer?.text);
-    println!("b's inbox: {:?}", report.harness.inboxes["b"]);
+    let waiting = report.harness.desk.inbox().waiting("b")?.messages;
+    let bodies: Vec<&str> = waiting.iter().map(|w| w.message.body.as_str()).collect();
+    println!("b's inbox: {bodies:?}");
     Ok(())
 }

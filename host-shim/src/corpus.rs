@@ -6,10 +6,12 @@
 //!
 //! - Lookups answer the first session of a repeated id; a listing shows every session,
 //!   repeats included.
-//! - `deliver` answers, in this order: `not-found` for an unknown id; the session's
-//!   scripted `refuse_delivery` (`not-found` or `would-need-wake`); `rejected` with the
-//!   session's `reject` reason; `would-need-wake` for a cold session when waking is not
-//!   allowed. Otherwise it accepts: `woke` is true when the session was cold, the
+//! - `deliver` takes the one delivery path every harness takes ([`crate::inbox::delivery`],
+//!   over an in-memory inbox) and answers, in this order: `not-found` for an unknown
+//!   id; the session's scripted `refuse_delivery` (`not-found` or `would-need-wake`);
+//!   `rejected` with the session's `reject` reason; `rejected` when the session's last
+//!   message already has the largest seq; a repeat (below); `would-need-wake` for a
+//!   cold session when waking is not allowed. Otherwise it accepts: `woke` is true when the session was cold, the
 //!   session is live from then on, and the message is in the state the session's
 //!   `delivery_state` scripts: `handed-over` (the default) makes the body its newest
 //!   message (role `user`, source `user`, one text part, seq one past both its highest
@@ -21,15 +23,18 @@
 //! - A refused delivery changes nothing.
 //! - At most once per key: a delivery whose non-empty key this host has answered
 //!   before gets that answer again (an acceptance with `repeat` set) and changes
-//!   nothing. The memory of keys is the host value's, so a harness that threads one
-//!   `CorpusHost` through its calls (as [`crate::CallReport::harness`] hands it back)
-//!   keeps it across them.
+//!   nothing; so does the same body from the same sender to the same session within
+//!   ten minutes under another key (SPEC, "Repeats a host should catch"). The memory
+//!   of keys and messages is the host value's, so a harness that threads one
+//!   `CorpusHost` through its calls (as [`crate::CallReport::harness`] hands it back,
+//!   or [`crate::Shared`] shares it) keeps it across them.
 
 use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
     SessionHeader, SessionIndex, SurfaceIndex,
 };
-use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
+use crate::harness::{Inbox, SessionQuery};
+use crate::inbox::{Desk, MemoryInbox, Recipient, Waiting};
 pub use crate::surface::Message;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer};
@@ -403,16 +408,30 @@ impl Corpus {
 /// The embedded demo corpus (`host-shim/demo/corpus.json`).
 pub const DEMO_CORPUS: &str = include_str!("../demo/corpus.json");
 
-/// The harness side of both interfaces over a corpus. Cloning is cheap (the corpus is
-/// shared and never changed); a delivery changes this host's own copy of the target
-/// session only, so other holders of the same corpus never see it.
-#[derive(Clone, Debug, Default)]
+/// The harness side of both interfaces over a corpus. The corpus is shared and never
+/// changed; a delivery changes this host's own copy of the target session only, so
+/// other holders of the same corpus never see it.
 pub struct CorpusHost {
     corpus: Arc<Corpus>,
     /// Sessions changed by deliveries, by position in the corpus.
     changed: HashMap<usize, Session>,
-    /// The controller's answer per delivery key.
-    answered: AnsweredKeys,
+    /// The delivery path's keys and this host's own in-memory inbox.
+    desk: Desk,
+}
+
+impl Default for CorpusHost {
+    fn default() -> CorpusHost {
+        CorpusHost::new(Arc::new(Corpus::new(None, Vec::new())))
+    }
+}
+
+impl std::fmt::Debug for CorpusHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CorpusHost")
+            .field("sessions", &self.corpus.sessions.len())
+            .field("changed", &self.changed.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl CorpusHost {
@@ -420,7 +439,7 @@ impl CorpusHost {
         CorpusHost {
             corpus,
             changed: HashMap::new(),
-            answered: AnsweredKeys::default(),
+            desk: Desk::new(Arc::new(MemoryInbox::new())),
         }
     }
 
@@ -480,9 +499,9 @@ impl SessionQuery for CorpusHost {
 
 impl CorpusHost {
     /// How many delivery keys this host remembers now (at most
-    /// [`crate::harness::KEYS_KEPT`]).
+    /// [`crate::inbox::KEYS_KEPT`]).
     pub fn answered_keys(&self) -> usize {
-        self.answered.len()
+        self.desk.answered_keys()
     }
 }
 
@@ -491,25 +510,21 @@ impl Inbox for CorpusHost {
         &mut self,
         target: &str,
         body: &str,
-        _mode: DeliveryMode,
+        mode: DeliveryMode,
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        let mut answered = std::mem::take(&mut self.answered);
-        let answer = answered.once(key, || self.accept(target, body, may_wake));
-        self.answered = answered;
-        answer
+        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
     }
 }
 
-impl CorpusHost {
-    /// The controller's answer to a new delivery (see the module's opening).
-    fn accept(
-        &mut self,
-        target: &str,
-        body: &str,
-        may_wake: bool,
-    ) -> Result<Delivered, DeliveryRefusal> {
+/// The controller's part of the delivery path (see the module's opening).
+impl Recipient for CorpusHost {
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
         let Some(&position) = self.corpus.index.get(target) else {
             return Err(DeliveryRefusal::NotFound);
         };
@@ -522,26 +537,39 @@ impl CorpusHost {
         if let Some(reason) = &session.reject {
             return Err(DeliveryRefusal::Rejected(reason.clone()));
         }
-        let woke = !session.header.live;
-        if woke && !may_wake {
-            return Err(DeliveryRefusal::WouldNeedWake);
-        }
-        let Some(seq) = session.next_seq() else {
+        if session.next_seq().is_none() {
             return Err(DeliveryRefusal::Rejected(
                 "the session is full: its last message already has the largest seq".to_string(),
             ));
-        };
-        let state = session.delivery_state;
+        }
+        Ok(session.header.live)
+    }
+
+    fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
+        !live
+    }
+
+    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+        let target = &waiting.message.target;
+        let position = self.corpus.index[target.as_str()];
         let corpus = &self.corpus;
-        self.changed
+        let session = (self.changed)
             .entry(position)
-            .or_insert_with(|| corpus.sessions[position].clone())
-            .accept(body, seq);
-        Ok(Delivered {
-            woke,
+            .or_insert_with(|| corpus.sessions[position].clone());
+        let state = session.delivery_state;
+        if let Some(seq) = session.next_seq() {
+            session.accept(&waiting.message.body, seq);
+        }
+        if state == DeliveryState::HandedOver {
+            // On the surface now: the inbox says so to a repeat.
+            let inbox = self.desk.inbox();
+            let _ = inbox.hand_over(target, vec![waiting.clone()], &mut |_| Ok(()));
+        }
+        Delivered {
+            woke: waiting.message.woke,
             repeat: false,
             state,
-        })
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
     SessionHeader, SessionIndex, SurfaceIndex,
 };
-use crate::harness::{Harness, KEYS_KEPT, KEYS_KEPT_FOR};
+use crate::harness::Harness;
+use crate::inbox::{KEYS_KEPT, KEYS_KEPT_FOR};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

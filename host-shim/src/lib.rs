@@ -39,6 +39,7 @@ pub mod inbox;
 pub mod logfile;
 pub mod plugin;
 pub mod policy;
+pub mod presence;
 pub mod private;
 pub mod record;
 pub mod runtime;
@@ -54,13 +55,14 @@ pub use bindings::{
 };
 pub use both::Both;
 pub use cache::LoadKind;
-pub use claude::{ClaudeStore, TranscriptReads, WakeCommand};
+pub use claude::{ClaudeStore, TranscriptReads, WakeCommand, presence::LocalPresence};
 pub use codex::{CodexStore, RolloutReads};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
-pub use harness::{AnsweredKeys, Harness, Inbox, SessionQuery, Shared};
-pub use inbox::StateDir;
+pub use harness::{Harness, Inbox, SessionQuery, Shared};
+pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir};
 pub use policy::Policy;
+pub use presence::Presence;
 pub use runtime::{
     CallError, CallReport, CallRequest, ComponentShape, Limits, Runtime, RuntimeOptions,
 };

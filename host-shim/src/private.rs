@@ -3,8 +3,8 @@
 //! else can write it (and it is not a symlink); a file is read only when it is a
 //! regular file of bounded size, opened without following a symlink or waiting on a
 //! FIFO; a socket is spoken to only when this user owns it and the folder holding it.
-//! Each caller states its own trust model on top (`cache.rs`, `inbox.rs`,
-//! `codex/daemon.rs`).
+//! Each caller states its own trust model on top (`cache.rs`, `inbox/state_dir.rs`,
+//! `claude/presence.rs`, `codex/daemon.rs`). And whether a process still runs.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
@@ -124,4 +124,27 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(max_bytes).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// Whether a process with this id exists (a zombie counts until it is reaped).
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let answer = unsafe { libc::kill(pid, 0) };
+    answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// When a process started, in clock ticks since boot (Linux's `/proc/<pid>/stat`);
+/// `None` where there is no such file. With the pid, it tells a registered process from
+/// a later one that reuses its pid.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) is in parentheses and may hold spaces; field 22 is the start.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
 }

@@ -4,8 +4,11 @@
 //! its `FIXTURES.md` says what each session did): the mapping as the real binary
 //! writes it, through the plugin.
 
-use host_shim::{CallRequest, ClaudeStore, Runtime, RuntimeOptions, SessionQuery, StateDir};
+use host_shim::{
+    CallRequest, ClaudeStore, LocalPresence, Runtime, RuntimeOptions, SessionQuery, StateDir,
+};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const GARDEN: &str = "a0000000-0000-4000-8000-00000000000a";
 const NOTES: &str = "b0000000-0000-4000-8000-00000000000b";
@@ -18,7 +21,9 @@ fn fixtures() -> PathBuf {
 
 fn store() -> ClaudeStore {
     let state = std::env::temp_dir().join(format!("host-shim-claude-real-{}", std::process::id()));
-    ClaudeStore::open(&fixtures(), StateDir::open(&state).unwrap(), None).unwrap()
+    let inbox = Arc::new(StateDir::open(&state).unwrap());
+    let presence = Arc::new(LocalPresence::open(&state).unwrap());
+    ClaudeStore::open(&fixtures(), inbox, presence, None).unwrap()
 }
 
 /// One tool call through the plugin, as `caller`; the text the model reads.

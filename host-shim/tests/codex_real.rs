@@ -29,7 +29,8 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn store_over(home: &Path, name: &str) -> CodexStore {
-    CodexStore::open(home, StateDir::open(&scratch(name).join("state")).unwrap())
+    let inbox = StateDir::open(&scratch(name).join("state")).unwrap();
+    CodexStore::open(home, std::sync::Arc::new(inbox))
 }
 
 static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -385,7 +386,7 @@ fn home_with_daemon(
 fn hook_answer(store: &CodexStore, thread: &str, event: &str) -> String {
     let input = format!(r#"{{"session_id":"{thread}","hook_event_name":"{event}"}}"#);
     let mut out = Vec::new();
-    host_shim::codex::hook::answer(store.state(), input.as_bytes(), &mut out).unwrap();
+    host_shim::codex::hook::answer(&**store.inbox(), input.as_bytes(), &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -4,8 +4,8 @@
 //! test binary itself, started again to run [`child`].
 
 use host_shim::DeliveryMode;
-use host_shim::StateDir;
-use host_shim::inbox::{Put, Step};
+use host_shim::inbox::{InboxBackend, Put, SpooledMessage, Step};
+use host_shim::{LocalPresence, StateDir};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -41,7 +41,7 @@ fn child() {
     match std::env::var("SPOOL_ROLE").unwrap().as_str() {
         "writer" => {
             state
-                .put(&StateDir::message(
+                .put(&SpooledMessage::new(
                     TARGET,
                     DeliveryMode::Queue,
                     "the body",
@@ -52,8 +52,9 @@ fn child() {
         }
         "hook" => {
             let input = format!(r#"{{"session_id":"{TARGET}","hook_event_name":"Stop"}}"#);
-            host_shim::claude::hook::answer(&state, input.as_bytes(), &mut std::io::stdout())
-                .unwrap();
+            let presence = LocalPresence::open(state.root()).unwrap();
+            let mut out = std::io::stdout();
+            host_shim::claude::hook::answer(&state, &presence, input.as_bytes(), &mut out).unwrap();
         }
         role => panic!("no role {role}"),
     }
@@ -114,7 +115,7 @@ fn a_writer_killed_at_any_step_leaves_the_message_whole_or_absent_and_a_retry_la
         // The harness retries the call (same key): exactly one message in the end.
         let retried = StateDir::open(&state)
             .unwrap()
-            .put(&StateDir::message(
+            .put(&SpooledMessage::new(
                 TARGET,
                 DeliveryMode::Queue,
                 "the body",
@@ -155,7 +156,7 @@ fn a_hook_killed_before_it_succeeds_hands_the_message_over_on_the_next_run() {
         let state = scratch(&format!("hook-{step:?}"));
         StateDir::open(&state)
             .unwrap()
-            .put(&StateDir::message(
+            .put(&SpooledMessage::new(
                 TARGET,
                 DeliveryMode::Queue,
                 "the body",
@@ -189,7 +190,7 @@ fn a_hook_killed_before_it_succeeds_hands_the_message_over_on_the_next_run() {
         // Handed over: a retried delivery is still a repeat.
         let retried = StateDir::open(&state)
             .unwrap()
-            .put(&StateDir::message(
+            .put(&SpooledMessage::new(
                 TARGET,
                 DeliveryMode::Queue,
                 "the body",
@@ -225,7 +226,7 @@ fn a_planted_message_that_is_not_a_file_is_not_read() {
     let state = scratch("planted");
     let spool = StateDir::open(&state).unwrap();
     spool
-        .put(&StateDir::message(
+        .put(&SpooledMessage::new(
             TARGET,
             DeliveryMode::Queue,
             "real",

@@ -933,7 +933,7 @@ fn a_long_lived_host_serving_100_000_sends_stays_bounded() {
     let stdout = in_child("many-sends");
     assert_eq!(
         printed(&stdout, "keys"),
-        host_shim::harness::KEYS_KEPT as u64,
+        host_shim::inbox::KEYS_KEPT as u64,
         "{stdout}"
     );
     let growth = printed(&stdout, "growth");

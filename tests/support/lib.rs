@@ -22,7 +22,7 @@ pub struct Faults {
 }
 
 /// The corpus host, with faults on request: test code, kept out of host-shim.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct TestHost {
     pub corpus: CorpusHost,
     pub faults: Faults,

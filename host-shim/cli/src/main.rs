@@ -7,8 +7,8 @@ mod demo;
 mod mcp;
 
 use host_shim::{
-    CallError, CallRequest, ClaudeStore, Corpus, CorpusHost, Delivery, Harness, Runtime,
-    RuntimeOptions, Shared, StateDir, WakeCommand,
+    CallError, CallRequest, ClaudeStore, Corpus, CorpusHost, Delivery, Harness, LocalPresence,
+    Presence, Runtime, RuntimeOptions, Shared, SharedInbox, StateDir, WakeCommand,
 };
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::{Read, Write};
@@ -149,15 +149,21 @@ struct StateArgs {
 }
 
 impl StateArgs {
-    fn open(&self) -> Result<StateDir> {
-        let Some(root) = self
-            .state_dir
-            .clone()
-            .or_else(host_shim::inbox::default_dir)
-        else {
+    fn root(&self) -> Result<PathBuf> {
+        let Some(root) = (self.state_dir.clone()).or_else(host_shim::inbox::default_dir) else {
             bail!("no state folder: set HOME or XDG_STATE_HOME, or pass --state-dir DIR");
         };
-        StateDir::open(&root)
+        Ok(root)
+    }
+
+    /// The state folder's inbox.
+    fn inbox(&self) -> Result<SharedInbox> {
+        Ok(Arc::new(StateDir::open(&self.root()?)?))
+    }
+
+    /// The state folder's live registry and idle marks (Claude Code's presence).
+    fn presence(&self) -> Result<Arc<dyn Presence>> {
+        Ok(Arc::new(LocalPresence::open(&self.root()?)?))
     }
 }
 
@@ -209,7 +215,7 @@ impl SourceArgs {
     /// half of it).
     fn store(&self, deadline: Duration) -> Result<Store> {
         if let Some(home) = &self.codex_home {
-            let codex = host_shim::CodexStore::open(home, self.state.open()?)
+            let codex = host_shim::CodexStore::open(home, self.state.inbox()?)
                 .through_daemon(!self.codex_hooks_only)
                 .daemon_time(deadline / 2);
             let Some(projects) = &self.claude_projects else {
@@ -245,7 +251,7 @@ fn claude_store(
     state: &StateArgs,
     wake: Option<WakeCommand>,
 ) -> Result<ClaudeStore> {
-    ClaudeStore::open(projects, state.open()?, wake)
+    ClaudeStore::open(projects, state.inbox()?, state.presence()?, wake)
 }
 
 #[derive(clap::Args)]
@@ -256,8 +262,8 @@ struct McpArgs {
     /// sets for the servers it starts; else the corpus file's "caller").
     #[arg(long)]
     caller: Option<String>,
-    /// Append what the inbox accepts to this JSON array file, call by call, whatever
-    /// each call's outcome.
+    /// Append what the inbox accepts to this file, one JSON record per line, call by
+    /// call, whatever each call's outcome.
     #[arg(long)]
     deliveries: Option<PathBuf>,
     /// Calls served at once (default 64); one more is answered with an error until one
@@ -332,10 +338,10 @@ fn main() -> ExitCode {
                     cache_dir,
                 )
             }),
-            (None, Some(home)) => args.state.open().and_then(|state| {
+            (None, Some(home)) => args.state.inbox().and_then(|inbox| {
                 crate::demo::run_over(
                     &mut std::io::stdout().lock(),
-                    host_shim::CodexStore::open(home, state),
+                    host_shim::CodexStore::open(home, inbox),
                     &crate::demo::CODEX_TOUR,
                     args.caller.as_deref(),
                     cache_dir,
@@ -481,6 +487,8 @@ fn serve_claude<H: Harness + ClaudeSide>(
     caller: Option<String>,
     options: RuntimeOptions,
 ) -> Result<()> {
+    // The session this server serves is live in its own answers from its first call.
+    harness.lock().claude().set_serving(caller.clone());
     let registration = Arc::new(std::sync::Mutex::new(None));
     // A resumed session is known at once; a new one once its first prompt is written.
     if let Some(id) = caller.clone()
@@ -495,8 +503,12 @@ fn serve_claude<H: Harness + ClaudeSide>(
         caller.clone(),
         host_shim::claude::idle::MessagingSocket::from_env(),
     ) {
-        let state = harness.lock().claude().state().clone();
-        std::thread::spawn(move || host_shim::claude::idle::watch(state, id, socket));
+        let (inbox, presence) = {
+            let mut harness = harness.lock();
+            let claude = harness.claude();
+            (claude.inbox().clone(), claude.presence().clone())
+        };
+        std::thread::spawn(move || host_shim::claude::idle::watch(inbox, presence, id, socket));
     }
     // A subagent's calls reach its session's server: the tool-use id names it.
     let of_call = harness.clone();
@@ -534,7 +546,7 @@ fn subagent_of_call<H: ClaudeSide>(
 fn register_when_seen<H: ClaudeSide>(
     harness: &Shared<H>,
     id: &str,
-    registration: &std::sync::Mutex<Option<host_shim::inbox::LiveRegistration>>,
+    registration: &std::sync::Mutex<Option<host_shim::presence::Registration>>,
 ) {
     let mut wait = Duration::from_millis(100);
     loop {
@@ -550,15 +562,11 @@ fn register_when_seen<H: ClaudeSide>(
 fn try_register<H: ClaudeSide>(
     harness: &Shared<H>,
     id: &str,
-    registration: &std::sync::Mutex<Option<host_shim::inbox::LiveRegistration>>,
+    registration: &std::sync::Mutex<Option<host_shim::presence::Registration>>,
 ) -> bool {
     {
         if harness.lock().claude().knows(id) {
-            let registered = harness
-                .lock()
-                .claude()
-                .state()
-                .register_live_clearing_on_signals(id);
+            let registered = harness.lock().claude().presence().register_live(id);
             match registered {
                 Ok(live) => {
                     if let Ok(mut slot) = registration.lock() {
@@ -619,26 +627,30 @@ fn serve<H: Harness>(
 }
 
 fn claude_hook(state: &StateArgs) -> Result<()> {
-    run_hook(state, "claude-hook", host_shim::claude::hook::answer)
+    let (inbox, presence) = (state.inbox()?, state.presence()?);
+    run_hook("claude-hook", |input, out| {
+        host_shim::claude::hook::answer(&*inbox, &*presence, input, out)
+    })
 }
 
 fn codex_hook(state: &StateArgs) -> Result<()> {
-    run_hook(state, "codex-hook", host_shim::codex::hook::answer)
+    let inbox = state.inbox()?;
+    run_hook("codex-hook", |input, out| {
+        host_shim::codex::hook::answer(&*inbox, input, out)
+    })
 }
 
 /// One hook run: its input from stdin, its answer to stdout, what it could not read
 /// on stderr.
 fn run_hook(
-    state: &StateArgs,
     name: &str,
-    answer: fn(&StateDir, &[u8], &mut dyn Write) -> Result<host_shim::inbox::HookReport>,
+    answer: impl FnOnce(&[u8], &mut dyn Write) -> Result<host_shim::inbox::HookReport>,
 ) -> Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
         .context("cannot read the hook's input from stdin")?;
-    let state = state.open()?;
-    let report = answer(&state, &input, &mut std::io::stdout().lock())?;
+    let report = answer(&input, &mut std::io::stdout().lock())?;
     for problem in &report.unreadable {
         eprintln!("host-shim {name}: skipped {problem}");
     }

@@ -5,10 +5,12 @@
 //! embeds.
 
 use host_shim::{
-    CallRequest, ClaudeStore, Runtime, RuntimeOptions, SessionQuery, StateDir, TranscriptReads,
+    CallRequest, ClaudeStore, LocalPresence, Presence, Runtime, RuntimeOptions, SessionQuery,
+    StateDir, TranscriptReads,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 
 const CALLER: &str = "11111111-aaaa-4aaa-8aaa-000000000001";
 const RICH: &str = "22222222-bbbb-4bbb-8bbb-000000000002";
@@ -127,7 +129,16 @@ fn hook_answer(event: &str, session: &str, state: &Path) -> Option<serde_json::V
 }
 
 fn store(projects: &Path, state: &Path) -> ClaudeStore {
-    ClaudeStore::open(projects, StateDir::open(state).unwrap(), None).unwrap()
+    store_with(
+        projects,
+        state,
+        Arc::new(LocalPresence::open(state).unwrap()),
+    )
+}
+
+fn store_with(projects: &Path, state: &Path, presence: Arc<LocalPresence>) -> ClaudeStore {
+    let inbox = Arc::new(StateDir::open(state).unwrap());
+    ClaudeStore::open(projects, inbox, presence, None).unwrap()
 }
 
 #[test]
@@ -597,7 +608,7 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
         "{text}"
     );
     // While a host-shim process serves the session, it is live.
-    let registration = StateDir::open(&state)
+    let registration = LocalPresence::open(&state)
         .unwrap()
         .register_live(SUMMARY)
         .unwrap();
@@ -987,7 +998,8 @@ mod libc_signal {
 #[test]
 fn one_send_stats_each_transcript_it_needs_once_and_reads_the_live_registry_once() {
     let state = scratch("one-send");
-    let store = store(&fixtures(), &state);
+    let presence = Arc::new(LocalPresence::open(&state).unwrap());
+    let store = store_with(&fixtures(), &state, presence.clone());
     let before = store.reads();
     let runtime: Runtime<ClaudeStore> =
         Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
@@ -1011,7 +1023,7 @@ fn one_send_stats_each_transcript_it_needs_once_and_reads_the_live_registry_once
     assert_eq!(after.summary_bytes, before.summary_bytes);
     assert_eq!(after.parsed - before.parsed, 1, "{before:?} {after:?}");
     // The live registry read once for the header and the delivery together.
-    assert_eq!(report.harness.state().live_reads(), 1);
+    assert_eq!(presence.live_reads(), 1);
 }
 
 #[test]

@@ -131,6 +131,69 @@ fn malformed_lines_get_json_rpc_errors_and_the_next_request_is_served() {
 }
 
 #[test]
+fn a_retry_under_a_new_tool_use_id_is_a_repeat_over_the_corpus_too() {
+    // A model retrying an interrupted send gets a new tool-use id; the same words
+    // from the same caller to the same target within ten minutes deliver once
+    // (SPEC, "Repeats a host should catch"), in every store, the corpus included.
+    let deliveries =
+        std::env::temp_dir().join(format!("host-shim-mcp-repeat-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&deliveries);
+    let send = |id: u32, tool_use: &str, message: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "sessions_send",
+            "arguments": {"session_id": "s-live", "message": message},
+            "_meta": {"claudecode/toolUseId": tool_use}}})
+        .to_string()
+    };
+    let lines = [
+        send(1, "toolu_01", "Ship it."),
+        send(2, "toolu_02", "Ship it."),
+        send(3, "toolu_03", "Ship it now."),
+    ];
+    let (responses, status) = exchange(
+        &[
+            "--caller",
+            "s-me",
+            "--deliveries",
+            deliveries.to_str().unwrap(),
+        ],
+        &lines,
+    );
+    assert!(status.success(), "{status}");
+    let text = |id: u32| {
+        by_id(&responses, json!(id))["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(text(1).starts_with("accepted for s-live"), "{}", text(1));
+    assert_eq!(
+        text(1),
+        text(2),
+        "the retry reads the first acceptance again"
+    );
+    // One line per accepted delivery (calls run at once: in any order).
+    let recorded: Vec<Value> = std::fs::read_to_string(&deliveries)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(recorded.len(), 2, "{recorded:#?}");
+    let with = |words: &str| {
+        (recorded.iter())
+            .filter(|d| {
+                d["body"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("\n{words}\n"))
+            })
+            .count()
+    };
+    assert_eq!((with("Ship it."), with("Ship it now.")), (1, 1));
+    let _ = std::fs::remove_file(&deliveries);
+}
+
+#[test]
 fn a_host_failure_is_an_error_result_with_its_one_line() {
     // A cap the catalog (1,092 bytes) fits under and this read (16 KB) does not.
     let lines = [json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",

@@ -29,7 +29,8 @@
 //! clears that. An open idle session's own `host-shim mcp` hands messages to it through
 //! Claude Code's messaging socket ([`super::idle`]).
 
-use crate::inbox::{HookReport, StateDir, Takes, hand_over_waiting};
+use crate::inbox::{HookReport, InboxBackend, Takes, hand_over_waiting};
+use crate::presence::Presence;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::io::Write;
@@ -47,8 +48,14 @@ struct HookInput {
     agent_id: Option<String>,
 }
 
-/// Answers one hook: `input` is the hook's JSON, the answer goes to `out`.
-pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
+/// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
+/// come from `inbox`, and the session's idle mark is kept in `presence`.
+pub fn answer(
+    inbox: &dyn InboxBackend,
+    presence: &dyn Presence,
+    input: &[u8],
+    out: &mut dyn Write,
+) -> Result<HookReport> {
     let input: HookInput = serde_json::from_slice(input).context(
         "the hook input is not a JSON object; run host-shim claude-hook as a Claude Code command hook (it reads the hook's JSON on stdin)",
     )?;
@@ -68,8 +75,8 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
     };
     // The session works from here on (a Stop that hands something over continues
     // it); a Stop that hands nothing over leaves it idle, below.
-    state.set_idle(&session, false)?;
-    let report = hand_over_waiting(state, &session, takes, ANSWER_CHARS, |text| {
+    presence.set_idle(&session, false)?;
+    let report = hand_over_waiting(inbox, &session, takes, ANSWER_CHARS, |text| {
         // Every event hands over as context: at Stop, Claude Code 2.1.328 then
         // continues the session with the text shown once, where `decision: block`
         // would show it twice, once as a hook error.
@@ -81,7 +88,7 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
             .context("cannot write the hook's answer")
     })?;
     if report.picked == 0 && event == "Stop" {
-        state.set_idle(&session, true)?;
+        presence.set_idle(&session, true)?;
     }
     Ok(report)
 }

@@ -17,12 +17,13 @@
 //! answer, move), so a socket that fails leaves it waiting for the next hook.
 
 use super::hook::ANSWER_CHARS;
-use crate::inbox::StateDir;
-use crate::inbox::{joined, within_answer_cap};
+use crate::inbox::{SharedInbox, joined, within_answer_cap};
+use crate::presence::Presence;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How often the inbox of an idle session is looked at.
@@ -78,31 +79,39 @@ impl MessagingSocket {
 /// Hands what waits for `session` over through `socket` if the session is idle; the
 /// messages handed over.
 pub fn hand_over_if_idle(
-    state: &StateDir,
+    inbox: &SharedInbox,
+    presence: &dyn Presence,
     session: &str,
     socket: &MessagingSocket,
 ) -> Result<usize> {
-    if !state.is_idle(session) {
+    if !presence.is_idle(session) {
         return Ok(0);
     }
-    let waiting = state.waiting(session)?.messages;
+    let waiting = inbox.waiting(session)?.messages;
     if waiting.is_empty() {
         return Ok(0);
     }
     let picked = within_answer_cap(waiting, ANSWER_CHARS);
-    let handed = state.hand_over(session, picked, |messages| socket.send(&joined(messages)))?;
+    let handed = inbox.hand_over(session, picked, &mut |messages| {
+        socket.send(&joined(messages))
+    })?;
     if !handed.is_empty() {
         // It runs a turn now; its Stop hook says when it is idle again.
-        state.set_idle(session, false)?;
+        presence.set_idle(session, false)?;
     }
     Ok(handed.len())
 }
 
 /// Watches `session`'s inbox for as long as the process runs (a thread of `host-shim
 /// mcp`).
-pub fn watch(state: StateDir, session: String, socket: MessagingSocket) {
+pub fn watch(
+    inbox: SharedInbox,
+    presence: Arc<dyn Presence>,
+    session: String,
+    socket: MessagingSocket,
+) {
     loop {
-        if let Err(err) = hand_over_if_idle(&state, &session, &socket) {
+        if let Err(err) = hand_over_if_idle(&inbox, &*presence, &session, &socket) {
             eprintln!("host-shim mcp: a message for {session} waits for its next hook: {err:#}");
             std::thread::sleep(WATCH_EVERY * 10);
         }
@@ -114,6 +123,8 @@ pub fn watch(state: StateDir, session: String, socket: MessagingSocket) {
 mod tests {
     use super::*;
     use crate::bindings::DeliveryMode;
+    use crate::claude::presence::LocalPresence;
+    use crate::inbox::{MemoryInbox, SpooledMessage};
     use std::io::{BufRead, BufReader};
     use std::os::unix::net::UnixListener;
 
@@ -124,37 +135,32 @@ mod tests {
         dir
     }
 
+    /// The watcher works from the inbox trait: here over the in-memory backend.
+    fn put(inbox: &SharedInbox, body: &str, mode: DeliveryMode) {
+        inbox
+            .put(&SpooledMessage::new("s1", mode, body, "", false))
+            .unwrap();
+    }
+
     #[test]
     fn an_idle_session_gets_what_waits_through_its_socket_once() {
         let dir = scratch("idle");
-        let state = StateDir::open(&dir.join("state")).unwrap();
+        let inbox: SharedInbox = Arc::new(MemoryInbox::new());
+        let presence = LocalPresence::open(&dir.join("state")).unwrap();
         let path = dir.join("cc.sock");
         let listener = UnixListener::bind(&path).unwrap();
         let socket = MessagingSocket {
             path,
             token: "secret".into(),
         };
-        state
-            .put(&StateDir::message(
-                "s1",
-                DeliveryMode::Queue,
-                "one",
-                "",
-                false,
-            ))
-            .unwrap();
-        state
-            .put(&StateDir::message(
-                "s1",
-                DeliveryMode::Steer,
-                "two",
-                "",
-                false,
-            ))
-            .unwrap();
+        put(&inbox, "one", DeliveryMode::Queue);
+        put(&inbox, "two", DeliveryMode::Steer);
         // At work: nothing is handed over.
-        assert_eq!(hand_over_if_idle(&state, "s1", &socket).unwrap(), 0);
-        state.set_idle("s1", true).unwrap();
+        assert_eq!(
+            hand_over_if_idle(&inbox, &presence, "s1", &socket).unwrap(),
+            0
+        );
+        presence.set_idle("s1", true).unwrap();
         let reader = std::thread::spawn(move || {
             let (stream, _) = listener.accept().unwrap();
             BufReader::new(stream)
@@ -162,7 +168,10 @@ mod tests {
                 .map(|l| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap())
                 .collect::<Vec<_>>()
         });
-        assert_eq!(hand_over_if_idle(&state, "s1", &socket).unwrap(), 2);
+        assert_eq!(
+            hand_over_if_idle(&inbox, &presence, "s1", &socket).unwrap(),
+            2
+        );
         let lines = reader.join().unwrap();
         assert_eq!(
             lines,
@@ -172,32 +181,25 @@ mod tests {
             ]
         );
         // Handed over once; the session works now.
-        assert!(state.waiting("s1").unwrap().messages.is_empty());
-        assert!(!state.is_idle("s1"));
+        assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+        assert!(!presence.is_idle("s1"));
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn a_socket_that_fails_leaves_the_messages_waiting() {
         let dir = scratch("fails");
-        let state = StateDir::open(&dir.join("state")).unwrap();
+        let inbox: SharedInbox = Arc::new(MemoryInbox::new());
+        let presence = LocalPresence::open(&dir.join("state")).unwrap();
         let socket = MessagingSocket {
             path: dir.join("nobody-listens.sock"),
             token: "t".into(),
         };
-        state
-            .put(&StateDir::message(
-                "s1",
-                DeliveryMode::Queue,
-                "one",
-                "",
-                false,
-            ))
-            .unwrap();
-        state.set_idle("s1", true).unwrap();
-        assert!(hand_over_if_idle(&state, "s1", &socket).is_err());
-        assert_eq!(state.waiting("s1").unwrap().messages.len(), 1);
-        assert!(state.is_idle("s1"));
+        put(&inbox, "one", DeliveryMode::Queue);
+        presence.set_idle("s1", true).unwrap();
+        assert!(hand_over_if_idle(&inbox, &presence, "s1", &socket).is_err());
+        assert_eq!(inbox.waiting("s1").unwrap().messages.len(), 1);
+        assert!(presence.is_idle("s1"));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

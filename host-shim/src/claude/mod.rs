@@ -1,6 +1,7 @@
 //! A session store over Claude Code's own transcripts (`~/.claude/projects`), read
-//! only, with deliveries going to the durable spool of a state folder
-//! ([`crate::inbox`]), which `host-shim claude-hook` hands to the target session.
+//! only, with deliveries going to an inbox backend ([`crate::inbox`]; the state
+//! folder's spool by default), which `host-shim claude-hook` hands to the target
+//! session, and liveness from a [`Presence`] ([`presence::LocalPresence`] by default).
 //!
 //! Mapping (the README's "Use it with Claude Code" says the same for a reader):
 //!
@@ -26,8 +27,9 @@
 //!   `model:anthropic/<model>`; seq the record's line number; captured through the last
 //!   record read.
 //! - Live: a session is live while a host-shim process serves it (the MCP server
-//!   registers its caller in the state folder; a dead process reads cold). A Claude
-//!   Code session with no host-shim server reads cold even while it runs.
+//!   registers its caller with the presence; a dead process reads cold). A Claude
+//!   Code session with no host-shim server reads cold even while it runs, except the
+//!   session a server serves, which is live in its own answers from its first call.
 //! - A line that is not a JSON object (a damaged line, or the half-written last line
 //!   of a transcript being written) is skipped and counted ([`ClaudeStore::skipped_lines`]).
 //!
@@ -46,6 +48,7 @@
 
 pub mod hook;
 pub mod idle;
+pub mod presence;
 pub mod transcript;
 pub mod wake;
 
@@ -53,11 +56,12 @@ use crate::bindings::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
     SessionHeader, SessionIndex, SurfaceIndex,
 };
-use crate::harness::{AnsweredKeys, Inbox, SessionQuery};
-use crate::inbox::{Spooled, StateDir};
+use crate::harness::{Inbox, SessionQuery};
+use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use crate::logfile::{
     self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
+use crate::presence::Presence;
 use crate::surface::{Message, Surface};
 use anyhow::{Result, bail};
 use std::collections::{HashMap, VecDeque};
@@ -387,14 +391,17 @@ struct Found {
 /// inbox and the live registry.
 pub struct ClaudeStore {
     root: PathBuf,
-    state: StateDir,
+    desk: Desk,
+    presence: Arc<dyn Presence>,
+    /// The session this store's server serves: live in its own answers whatever the
+    /// presence says yet (its registration may lag its first call).
+    serving: Option<String>,
     wake: Option<WakeCommand>,
     /// The last scan, in the order found, and each id's first transcript.
     found: Vec<Found>,
     by_id: HashMap<String, usize>,
     indexed: HashMap<PathBuf, Indexed>,
     surfaces: VecDeque<ParsedSurface>,
-    answered: AnsweredKeys,
     reads: TranscriptReads,
     /// During a tool call, the ids whose transcripts a lookup has `stat`ed: a call
     /// asks for one session more than once (a send: the caller's surface for its
@@ -427,7 +434,8 @@ impl ClaudeStore {
     /// fills as sessions appear.
     pub fn open(
         projects: &Path,
-        state: StateDir,
+        inbox: SharedInbox,
+        presence: Arc<dyn Presence>,
         wake: Option<WakeCommand>,
     ) -> Result<ClaudeStore> {
         match std::fs::metadata(projects) {
@@ -444,22 +452,42 @@ impl ClaudeStore {
         }
         let mut store = ClaudeStore {
             root: projects.to_path_buf(),
-            state,
+            desk: Desk::new(inbox),
+            presence,
+            serving: None,
             wake,
             found: Vec::new(),
             by_id: HashMap::new(),
             statted: None,
             indexed: HashMap::new(),
             surfaces: VecDeque::new(),
-            answered: AnsweredKeys::default(),
             reads: TranscriptReads::default(),
         };
         store.scan();
         Ok(store)
     }
 
-    pub fn state(&self) -> &StateDir {
-        &self.state
+    /// The inbox backend deliveries go to.
+    pub fn inbox(&self) -> &SharedInbox {
+        self.desk.inbox()
+    }
+
+    /// Where liveness and idleness come from.
+    pub fn presence(&self) -> &Arc<dyn Presence> {
+        &self.presence
+    }
+
+    /// Names the session this store's server serves: it is live in this store's
+    /// answers from now on, even before its registration is seen.
+    pub fn set_serving(&mut self, session: Option<String>) {
+        self.serving = session;
+    }
+
+    /// The live sessions: the presence's, and the one this store serves.
+    fn live_sessions(&self) -> std::collections::HashSet<String> {
+        let mut live = self.presence.live_sessions();
+        live.extend(self.serving.iter().cloned());
+        live
     }
 
     /// What this store has read of transcripts so far.
@@ -721,7 +749,7 @@ impl SessionQuery for ClaudeStore {
 
     fn list_sessions(&mut self) -> SessionIndex {
         self.scan();
-        let live = self.state.live_sessions();
+        let live = self.live_sessions();
         let headers: Vec<SessionHeader> =
             self.found.iter().map(|f| self.header(f, &live)).collect();
         SessionIndex::of(&headers)
@@ -729,11 +757,11 @@ impl SessionQuery for ClaudeStore {
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         let found = self.lookup(id)?;
-        Some(self.header(&found, &self.state.live_sessions()))
+        Some(self.header(&found, &self.live_sessions()))
     }
 
     fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
-        let live = self.state.live_sessions();
+        let live = self.live_sessions();
         ids.iter()
             .map(|id| {
                 let found = self.lookup(id)?;
@@ -756,10 +784,10 @@ impl SessionQuery for ClaudeStore {
         Surface::messages(self.surface(id).as_deref(), seqs)
     }
 
-    /// From the spool: waiting until a hook (or the idle watcher) hands a message
-    /// over, handed over after. A state folder that cannot be read counts nothing.
+    /// From the inbox: waiting until a hook (or the idle watcher) hands a message
+    /// over, handed over after. An inbox that cannot be read counts nothing.
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
-        self.state
+        (self.desk.inbox())
             .count_from(target, sender)
             .unwrap_or(InboxCount::NONE)
     }
@@ -774,23 +802,19 @@ impl Inbox for ClaudeStore {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        let mut answered = std::mem::take(&mut self.answered);
-        let answer = answered.once(key, || self.spool(target, body, mode, may_wake, key));
-        self.answered = answered;
-        answer
+        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
     }
 }
 
-impl ClaudeStore {
-    /// A new delivery: into the target's spool, once per key across processes.
-    fn spool(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-    ) -> Result<Delivered, DeliveryRefusal> {
+/// Claude Code's part of the delivery path: a session with a transcript and no parent
+/// takes messages; a cold one may be woken by the wake command; a message waits in the
+/// inbox until a hook of the target (or its idle watcher) hands it over.
+impl Recipient for ClaudeStore {
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
         // The plugin read the target's header in this call: known, its file is not
         // looked at again (a new id is still looked for).
         let known = self.by_id.get(target).map(|&p| self.found[p].clone());
@@ -802,44 +826,37 @@ impl ClaudeStore {
                 "a subagent has no inbox; message its parent session".to_string(),
             ));
         }
-        let live = self.state.live_sessions().contains(target);
-        let wakes = !live && self.wake.is_some();
-        match crate::inbox::spool_once(
-            &self.state,
-            target,
-            body,
-            mode,
-            key,
-            live,
-            may_wake,
-            || wakes,
-        )? {
-            Spooled::Repeat(first) => Ok(first),
-            Spooled::New(waiting) => {
-                let woke = match self.wake.as_ref().filter(|_| wakes) {
-                    Some(wake) => {
-                        match wake.spawn(target, found.summary.header.cwd.as_deref(), &waiting.path)
-                        {
-                            Ok(()) => true,
-                            Err(err) => {
-                                // The message waits in the spool for the session's next start.
-                                eprintln!(
-                                    "host-shim: the wake command for {target} did not start: {err}"
-                                );
-                                false
-                            }
-                        }
+        Ok(self.live_sessions().contains(target))
+    }
+
+    fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
+        // A cold target wakes when a wake command is set (started once it is put).
+        !live && self.wake.is_some()
+    }
+
+    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+        let target = &waiting.message.target;
+        let woke = match self.wake.as_ref().filter(|_| waiting.message.woke) {
+            Some(wake) => {
+                let cwd = (self.by_id.get(target))
+                    .and_then(|&p| self.found[p].summary.header.cwd.clone());
+                match wake.spawn(target, cwd.as_deref(), &waiting.message) {
+                    Ok(()) => true,
+                    Err(err) => {
+                        // The message waits in the inbox for the session's next start.
+                        eprintln!("host-shim: the wake command for {target} did not start: {err}");
+                        false
                     }
-                    None => false,
-                };
-                // In the spool until a hook of the target hands it over (or its idle
-                // watcher writes it to the session).
-                Ok(Delivered {
-                    woke,
-                    repeat: false,
-                    state: DeliveryState::Waiting,
-                })
+                }
             }
+            None => false,
+        };
+        // In the inbox until a hook of the target hands it over (or its idle watcher
+        // writes it to the session).
+        Delivered {
+            woke,
+            repeat: false,
+            state: DeliveryState::Waiting,
         }
     }
 }

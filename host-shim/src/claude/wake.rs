@@ -1,12 +1,22 @@
-//! `--wake-command TEMPLATE`: how the host wakes a cold session a message was spooled
-//! for. The template is split into words (single and double quotes group words; no
-//! shell runs it), and in each word `{id}`, `{cwd}` and `{message_file}` are replaced by
-//! the target's id, its working directory and the spooled message's path. The command
-//! starts in the target's working directory when that exists, with no stdin; the host
-//! does not wait for it.
+//! `--wake-command TEMPLATE`: how the host wakes a cold session a message was put in
+//! the inbox for. The template is split into words (single and double quotes group
+//! words; no shell runs it), and in each word `{id}`, `{cwd}` and `{message_file}` are
+//! replaced by the target's id, its working directory and the path of a file holding
+//! the message (as JSON: target, mode, body, key, accepted_at_ns, woke, sender). The
+//! command starts in the target's working directory when that exists, with no stdin;
+//! the host does not wait for it.
+//!
+//! Trust model: the message file is written from the inbox's answer, whatever backend
+//! holds the message, into a folder of this user's alone
+//! (`$TMPDIR/session-tools-wake-<uid>`, `0700`, checked like the state folder), `0600`,
+//! and removed once the command exits. Nothing from a transcript or a message chooses
+//! the command.
 
+use crate::inbox::SpooledMessage;
 use anyhow::{Result, bail};
-use std::path::Path;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const PLACEHOLDERS: &[&str] = &["{id}", "{cwd}", "{message_file}"];
@@ -78,12 +88,48 @@ impl WakeCommand {
         command
     }
 
-    /// Starts the command for one target and lets it run; a thread reaps it.
-    pub fn spawn(&self, id: &str, cwd: Option<&str>, message_file: &Path) -> std::io::Result<()> {
-        let mut child = self.command(id, cwd, message_file).spawn()?;
-        std::thread::spawn(move || child.wait());
+    /// Starts the command for `message`'s target and lets it run; a thread reaps it
+    /// and removes the message file.
+    pub fn spawn(&self, id: &str, cwd: Option<&str>, message: &SpooledMessage) -> Result<()> {
+        let file = message_file(message)?;
+        let mut child = match self.command(id, cwd, &file).spawn() {
+            Ok(child) => child,
+            Err(err) => {
+                let _ = std::fs::remove_file(&file);
+                return Err(err.into());
+            }
+        };
+        std::thread::spawn(move || {
+            let _ = child.wait();
+            let _ = std::fs::remove_file(file);
+        });
         Ok(())
     }
+}
+
+/// Writes `message` to a new file of this user's alone, for a wake command to read.
+fn message_file(message: &SpooledMessage) -> Result<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let folder = std::env::temp_dir().join(format!(
+        "session-tools-wake-{}",
+        crate::private::effective_uid()
+    ));
+    crate::private::trusted_dir(&folder)
+        .map_err(|why| anyhow::anyhow!("wake folder {}: {why}", folder.display()))?;
+    let path = folder.join(format!(
+        "{}-{}-{}.json",
+        std::process::id(),
+        crate::inbox::now_ns(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    file.write_all(&serde_json::to_vec(message)?)?;
+    Ok(path)
 }
 
 #[cfg(test)]

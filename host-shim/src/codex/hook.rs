@@ -14,7 +14,7 @@
 //! is written, and the hook exits with success only after it left (see
 //! [`crate::inbox`]): each message is handed over by exactly one successful run.
 
-use crate::inbox::{HookReport, StateDir, Takes, hand_over_waiting};
+use crate::inbox::{HookReport, InboxBackend, Takes, hand_over_waiting};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::io::Write;
@@ -30,8 +30,9 @@ struct HookInput {
     hook_event_name: Option<String>,
 }
 
-/// Answers one hook: `input` is the hook's JSON, the answer goes to `out`.
-pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
+/// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
+/// come from `inbox`.
+pub fn answer(inbox: &dyn InboxBackend, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
     let input: HookInput = serde_json::from_slice(input).context(
         "the hook input is not a JSON object; run host-shim codex-hook as a Codex command hook (it reads the hook's JSON on stdin)",
     )?;
@@ -45,7 +46,7 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
         "UserPromptSubmit" | "SessionStart" => Takes::All,
         _ => return Ok(HookReport::default()),
     };
-    hand_over_waiting(state, &thread, takes, ANSWER_CHARS, |text| {
+    hand_over_waiting(inbox, &thread, takes, ANSWER_CHARS, |text| {
         let output = if event == "Stop" {
             serde_json::json!({"decision": "block", "reason": text})
         } else {
@@ -63,6 +64,7 @@ pub fn answer(state: &StateDir, input: &[u8], out: &mut dyn Write) -> Result<Hoo
 mod tests {
     use super::*;
     use crate::bindings::DeliveryMode;
+    use crate::inbox::{SpooledMessage, StateDir};
 
     const THREAD: &str = "01a23b69-bd46-7060-9af0-509a2688740e";
 
@@ -86,7 +88,7 @@ mod tests {
 
     fn spool(state: &StateDir, body: &str, mode: DeliveryMode, key: &str) {
         state
-            .put(&StateDir::message(THREAD, mode, body, key, false))
+            .put(&SpooledMessage::new(THREAD, mode, body, key, false))
             .unwrap();
     }
 
@@ -107,7 +109,7 @@ mod tests {
         assert_eq!(run(&state, "Stop"), None);
         // Handed over: a repeat of the key is not delivered again.
         assert!(matches!(
-            state.put(&StateDir::message(
+            state.put(&SpooledMessage::new(
                 THREAD,
                 DeliveryMode::Queue,
                 "first",

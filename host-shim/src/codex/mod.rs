@@ -36,7 +36,7 @@ use crate::bindings::{
     SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
-use crate::inbox::{Spooled, StateDir, Takes, Waiting};
+use crate::inbox::{Desk, Recipient, SharedInbox, Takes, Waiting};
 use crate::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
@@ -253,16 +253,18 @@ pub struct RolloutReads {
     pub lock_probes: u64,
 }
 
-/// The store: a `CODEX_HOME`, read only, and a state folder for the inbox.
+/// The store: a `CODEX_HOME`, read only, and an inbox backend for deliveries.
 pub struct CodexStore {
     home: PathBuf,
-    state: StateDir,
+    desk: Desk,
+    /// The daemon's plan for the message being delivered now (from
+    /// [`Recipient::wake`] to [`Recipient::accepted`]).
+    daemon: Option<(AppServer, DaemonPlan)>,
     found: Vec<Found>,
     by_id: HashMap<String, usize>,
     indexed: HashMap<PathBuf, Windowed<Facts>>,
     names: Option<(Stamp, HashMap<String, String>)>,
     surfaces: VecDeque<ParsedSurface>,
-    answered: crate::harness::AnsweredKeys,
     reads: RolloutReads,
     through_daemon: bool,
     daemon_time: Duration,
@@ -291,16 +293,16 @@ pub const DAEMON_TIME: Duration = Duration::from_millis(500);
 
 impl CodexStore {
     /// A store over `home` (a `CODEX_HOME`; one that does not exist yet is empty).
-    pub fn open(home: &Path, state: StateDir) -> CodexStore {
+    pub fn open(home: &Path, inbox: SharedInbox) -> CodexStore {
         CodexStore {
             home: home.to_path_buf(),
-            state,
+            desk: Desk::new(inbox),
+            daemon: None,
             found: Vec::new(),
             by_id: HashMap::new(),
             indexed: HashMap::new(),
             names: None,
             surfaces: VecDeque::new(),
-            answered: crate::harness::AnsweredKeys::default(),
             reads: RolloutReads::default(),
             through_daemon: true,
             daemon_time: DAEMON_TIME,
@@ -331,8 +333,9 @@ impl CodexStore {
         }
     }
 
-    pub fn state(&self) -> &StateDir {
-        &self.state
+    /// The inbox backend deliveries go to.
+    pub fn inbox(&self) -> &SharedInbox {
+        self.desk.inbox()
     }
 
     /// Lines the last listing could not read: damaged ones and last lines still being
@@ -658,7 +661,7 @@ impl SessionQuery for CodexStore {
     }
 
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
-        self.state
+        (self.desk.inbox())
             .count_from(target, sender)
             .unwrap_or(InboxCount::NONE)
     }
@@ -744,7 +747,7 @@ impl CodexStore {
         ours: &Waiting,
     ) -> Delivered {
         let report = crate::inbox::hand_over_waiting(
-            &self.state,
+            &**self.desk.inbox(),
             target,
             plan.takes,
             hook::ANSWER_CHARS,
@@ -764,7 +767,7 @@ impl CodexStore {
         let state = if handed {
             DeliveryState::HandedOver
         } else {
-            (self.state.find(target, key).ok().flatten())
+            (self.desk.inbox().find(target, key).ok().flatten())
                 .map_or(DeliveryState::Waiting, |now| now.state)
         };
         Delivered {
@@ -784,50 +787,55 @@ impl Inbox for CodexStore {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        let mut answered = std::mem::take(&mut self.answered);
-        let answer = answered.once(key, || {
-            // The plugin read the target's header in this call: known, its rollout is
-            // not looked at again (a new id is still looked for).
-            let known = self.by_id.get(target).map(|&p| self.found[p].clone());
-            let Some(found) = known.or_else(|| self.lookup(target)) else {
-                return Err(DeliveryRefusal::NotFound);
-            };
-            // One lock probe: the header's.
-            let header = self.header(&found);
-            if header.is_subagent() {
-                return Err(DeliveryRefusal::Rejected(
-                    "a spawned agent has no inbox; message the thread that spawned it".to_string(),
-                ));
+        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
+    }
+}
+
+/// Codex's part of the delivery path: a thread that was not spawned takes messages; the
+/// app-server daemon, when it runs and can, hands a new message over at once (waking a
+/// cold thread first); otherwise it waits for the thread's hooks.
+impl Recipient for CodexStore {
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        // A plan left by a delivery another writer landed first is not this one's.
+        self.daemon = None;
+        // The plugin read the target's header in this call: known, its rollout is not
+        // looked at again (a new id is still looked for).
+        let known = self.by_id.get(target).map(|&p| self.found[p].clone());
+        let Some(found) = known.or_else(|| self.lookup(target)) else {
+            return Err(DeliveryRefusal::NotFound);
+        };
+        // One lock probe: the header's.
+        let header = self.header(&found);
+        if header.is_subagent() {
+            return Err(DeliveryRefusal::Rejected(
+                "a spawned agent has no inbox; message the thread that spawned it".to_string(),
+            ));
+        }
+        Ok(header.live)
+    }
+
+    fn wake(&mut self, target: &str, mode: DeliveryMode, live: bool) -> bool {
+        // Asked only for a new message: the daemon is not asked about a repeat.
+        self.daemon = self.daemon_plan(target, live, mode);
+        matches!(&self.daemon, Some((_, plan)) if plan.resumed)
+    }
+
+    fn accepted(&mut self, ours: &Waiting) -> Delivered {
+        match self.daemon.take() {
+            Some((server, plan)) => {
+                let (target, key) = (&ours.message.target, &ours.message.key);
+                self.hand_over_through(server, plan, target, key, ours)
             }
-            // Asked only for a new message (not a repeat, nor a refused wake).
-            let mut daemon = None;
-            let spooled = crate::inbox::spool_once(
-                &self.state,
-                target,
-                body,
-                mode,
-                key,
-                header.live,
-                may_wake,
-                || {
-                    daemon = self.daemon_plan(target, header.live, mode);
-                    matches!(&daemon, Some((_, plan)) if plan.resumed)
-                },
-            );
-            Ok(match (spooled?, daemon) {
-                (Spooled::Repeat(first), _) => first,
-                (Spooled::New(ours), Some((server, plan))) => {
-                    self.hand_over_through(server, plan, target, key, &ours)
-                }
-                // In the spool until a hook of the thread hands it over.
-                (Spooled::New(_), None) => Delivered {
-                    woke: false,
-                    repeat: false,
-                    state: DeliveryState::Waiting,
-                },
-            })
-        });
-        self.answered = answered;
-        answer
+            // In the inbox until a hook of the thread hands it over.
+            None => Delivered {
+                woke: false,
+                repeat: false,
+                state: DeliveryState::Waiting,
+            },
+        }
     }
 }

@@ -1,0 +1,349 @@
+//! Claude Code's presence on one machine: a registry of the `host-shim mcp` processes
+//! serving sessions, and the sessions' idle marks, in the state folder beside the
+//! inbox ([`crate::inbox::StateDir`]):
+//!
+//! ```text
+//! live/<pid>.json      a host-shim process serving a session: {session_id, pid, started}
+//! idle/<session>       the session's last turn ended (its Stop hook handed nothing over)
+//! ```
+//!
+//! Claude Code writes no record of which session runs, so its MCP server registers the
+//! session it serves and its hooks mark it idle or at work.
+//!
+//! Trust model: the folders are the state folder's, this user's alone (checked when
+//! opened, as the inbox checks its own); a registration names a pid, trusted only while
+//! that process runs with the start time recorded (a reused pid reads as gone), and
+//! files of dead processes are swept. Records are bounded JSON data, read without
+//! following symlinks; session ids become file names only when plain
+//! ([`crate::inbox::checked_id`]).
+
+use crate::inbox::checked_id;
+use crate::presence::{Presence, Registration};
+use crate::private::{pid_alive, process_start};
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The largest registration file read.
+const MAX_RECORD_BYTES: u64 = 64 << 10;
+
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    crate::private::read_regular(path, MAX_RECORD_BYTES)
+}
+
+/// The live registry and idle marks in a state folder.
+#[derive(Clone, Debug)]
+pub struct LocalPresence {
+    root: PathBuf,
+    /// The live registry as last read, by the `live/` folder's modification time:
+    /// read again only when a registration came or went.
+    live: Arc<Mutex<Option<LiveRead>>>,
+    /// Times `live/` files were read (see [`LocalPresence::live_reads`]).
+    live_reads: Arc<AtomicU64>,
+}
+
+/// One read of the live registry.
+#[derive(Debug)]
+struct LiveRead {
+    modified: std::time::SystemTime,
+    records: Vec<LiveRecord>,
+}
+
+/// One registration: a session served by a process.
+#[derive(Clone, Debug, Deserialize)]
+struct LiveRecord {
+    session_id: String,
+    pid: u32,
+    #[serde(default)]
+    started: Option<u64>,
+    #[serde(skip)]
+    path: PathBuf,
+}
+
+impl LiveRecord {
+    /// Its process still runs (the same process: a reused pid has another start).
+    fn alive(&self) -> bool {
+        pid_alive(self.pid) && (self.started.is_none() || self.started == process_start(self.pid))
+    }
+}
+
+impl LocalPresence {
+    /// The registry of the state folder `root` (made when missing, this user's alone).
+    pub fn open(root: &Path) -> Result<LocalPresence> {
+        for dir in [root.to_path_buf(), root.join("live")] {
+            crate::private::trusted_dir(&dir).map_err(|why| {
+                anyhow::anyhow!(
+                    "state folder {}: {why}; name one only you can write with --state-dir",
+                    dir.display()
+                )
+            })?;
+        }
+        Ok(LocalPresence {
+            root: root.to_path_buf(),
+            live: Arc::default(),
+            live_reads: Arc::default(),
+        })
+    }
+
+    /// `<kind>/<session>`, which may not exist yet.
+    fn session_path(&self, kind: &str, session: &str) -> Result<PathBuf> {
+        let session = checked_id(session).map_err(anyhow::Error::msg)?;
+        Ok(self.root.join(kind).join(session))
+    }
+
+    /// Registers `session` as served by this process until the registration is
+    /// dropped (a process that dies without dropping it reads as gone: its pid is
+    /// dead).
+    fn register_file(&self, session: &str) -> Result<LiveRegistration> {
+        checked_id(session).map_err(anyhow::Error::msg)?;
+        let path = self
+            .root
+            .join("live")
+            .join(format!("{}.json", std::process::id()));
+        let pid = std::process::id();
+        let record =
+            serde_json::json!({"session_id": session, "pid": pid, "started": process_start(pid)});
+        crate::record::write_atomically(&path, record.to_string().as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(LiveRegistration { path })
+    }
+
+    /// A registration, with SIGINT, SIGTERM and SIGHUP set to clear it before it is
+    /// written (a signal between the two would otherwise end the process with its
+    /// registration left behind).
+    pub fn register_live_clearing_on_signals(&self, session: &str) -> Result<LiveRegistration> {
+        checked_id(session).map_err(anyhow::Error::msg)?;
+        clear_on_signals(
+            &self
+                .root
+                .join("live")
+                .join(format!("{}.json", std::process::id())),
+        );
+        self.register_file(session)
+    }
+
+    /// The sessions a living host-shim process serves now.
+    pub fn live_sessions(&self) -> HashSet<String> {
+        let folder = self.root.join("live");
+        let Ok(modified) = std::fs::metadata(&folder).and_then(|m| m.modified()) else {
+            return HashSet::new();
+        };
+        let mut cached = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cached.as_ref().is_none_or(|read| read.modified != modified) {
+            *cached = Some(LiveRead {
+                modified,
+                records: self.read_live(&folder),
+            });
+        }
+        let read = cached.as_mut().expect("just read");
+        let mut live = HashSet::new();
+        read.records.retain(|record| {
+            if record.alive() {
+                live.insert(record.session_id.clone());
+                return true;
+            }
+            // Its process is gone (killed, or the machine restarted): swept.
+            let _ = std::fs::remove_file(&record.path);
+            false
+        });
+        live
+    }
+
+    /// Every registration in `live/`, read once.
+    fn read_live(&self, folder: &Path) -> Vec<LiveRecord> {
+        self.live_reads.fetch_add(1, Ordering::Relaxed);
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(bytes) = read_bounded(&entry.path()) else {
+                continue;
+            };
+            if let Ok(mut record) = serde_json::from_slice::<LiveRecord>(&bytes) {
+                record.path = entry.path();
+                records.push(record);
+            }
+        }
+        records
+    }
+
+    /// How many times this state folder's live registry was read (its files, not
+    /// its folder's time): for tests.
+    pub fn live_reads(&self) -> u64 {
+        self.live_reads.load(Ordering::Relaxed)
+    }
+}
+
+impl Presence for LocalPresence {
+    /// Also sets SIGINT, SIGTERM and SIGHUP to clear the registration and end the
+    /// process (how MCP clients such as Claude Code stop their stdio servers), set
+    /// before the file exists, so no signal finds it unguarded.
+    fn register_live(&self, session: &str) -> Result<Registration> {
+        self.register_live_clearing_on_signals(session)
+            .map(Registration::new)
+    }
+
+    fn live_sessions(&self) -> HashSet<String> {
+        LocalPresence::live_sessions(self)
+    }
+
+    fn set_idle(&self, session: &str, idle: bool) -> Result<()> {
+        LocalPresence::set_idle(self, session, idle)
+    }
+
+    fn is_idle(&self, session: &str) -> bool {
+        LocalPresence::is_idle(self, session)
+    }
+}
+
+impl LocalPresence {
+    /// Marks `session` idle (its last turn ended and nothing continued it) or at
+    /// work: an empty file `idle/<session>` while idle.
+    pub fn set_idle(&self, session: &str, idle: bool) -> Result<()> {
+        let path = self.session_path("idle", session)?;
+        if idle {
+            let dir = self.root.join("idle");
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .create(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        } else {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => {
+                    return Err(err).with_context(|| format!("cannot remove {}", path.display()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `session` is idle (see [`LocalPresence::set_idle`]).
+    pub fn is_idle(&self, session: &str) -> bool {
+        self.session_path("idle", session)
+            .is_ok_and(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()))
+    }
+}
+
+/// A live session's registration; dropping it clears it, and so does a SIGINT,
+/// SIGTERM or SIGHUP once [`LiveRegistration::clear_on_signals`] was called.
+#[derive(Debug)]
+pub struct LiveRegistration {
+    path: PathBuf,
+}
+
+/// The registration file a signal handler removes (a leaked C string, or null).
+static CLEAR_ON_SIGNAL: std::sync::atomic::AtomicPtr<libc::c_char> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn clear_and_exit(signal: libc::c_int) {
+    let path = CLEAR_ON_SIGNAL.load(Ordering::SeqCst);
+    // SAFETY: only async-signal-safe calls: unlink of a path set before the handler
+    // was installed and never freed, then _exit.
+    unsafe {
+        if !path.is_null() {
+            libc::unlink(path);
+        }
+        libc::_exit(128 + signal);
+    }
+}
+
+impl LiveRegistration {
+    /// Makes SIGINT (how MCP clients such as Claude Code stop their stdio servers),
+    /// SIGTERM and SIGHUP clear this registration and end the process (exit status
+    /// 128 + the signal), instead of ending it with the registration left behind.
+    /// [`LocalPresence::register_live_clearing_on_signals`] installs this before the file
+    /// exists, so no signal finds it unguarded.
+    pub fn clear_on_signals(&self) {
+        clear_on_signals(&self.path);
+    }
+}
+
+/// See [`LiveRegistration::clear_on_signals`]: the handlers remove `path`.
+fn clear_on_signals(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return;
+    };
+    CLEAR_ON_SIGNAL.store(path.into_raw(), Ordering::SeqCst);
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that makes only async-signal-safe calls.
+        unsafe {
+            libc::signal(signal, clear_and_exit as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+impl Drop for LiveRegistration {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn presence(name: &str) -> (PathBuf, LocalPresence) {
+        let dir = std::env::temp_dir().join(format!("presence-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let presence = LocalPresence::open(&dir.join("state")).unwrap();
+        (dir, presence)
+    }
+
+    #[test]
+    fn a_dead_processs_registration_reads_cold() {
+        let (dir, state) = presence("dead");
+        let registration = state.register_file("s1").unwrap();
+        assert!(state.live_sessions().contains("s1"));
+        drop(registration);
+        assert!(state.live_sessions().is_empty());
+        // A file left by a process that died (pid far past any real one).
+        let dead = state.root.join("live").join("999999999.json");
+        std::fs::write(&dead, r#"{"session_id":"s2","pid":999999999}"#).unwrap();
+        assert!(state.live_sessions().is_empty());
+        // and is swept.
+        assert!(!dead.exists());
+        // A living process that is not the one registered (its pid was reused).
+        if let Some(started) = process_start(std::process::id()) {
+            let pid = std::process::id();
+            let reused = format!(
+                r#"{{"session_id":"s3","pid":{pid},"started":{}}}"#,
+                started + 1
+            );
+            std::fs::write(state.root.join("live").join("reused.json"), reused).unwrap();
+            assert!(state.live_sessions().is_empty());
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_session_is_idle_until_it_is_at_work_again() {
+        let (dir, presence) = presence("idle");
+        assert!(!presence.is_idle("s1"));
+        presence.set_idle("s1", true).unwrap();
+        assert!(presence.is_idle("s1"));
+        presence.set_idle("s1", false).unwrap();
+        assert!(!presence.is_idle("s1"));
+        assert!(presence.set_idle("../x", true).is_err());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

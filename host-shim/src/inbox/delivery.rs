@@ -1,0 +1,355 @@
+//! The one delivery path every harness's `deliver` takes: the corpus, Claude Code,
+//! Codex, and an embedder's own harness alike. In this order:
+//!
+//! 1. A key this process answered before gets that answer again ([`AnsweredKeys`]).
+//! 2. The harness resolves the target ([`Recipient::resolve`]): unknown, a subagent,
+//!    a controller's refusal, or whether it is live.
+//! 3. A key the inbox accepted before, in any process, is a repeat; so are the same
+//!    words from the same sender within [`REPEAT_WINDOW`] (a retry under a new call
+//!    id; SPEC, "Repeats a host should catch").
+//! 4. A cold target the call may not wake is refused (`would-need-wake`).
+//! 5. The harness may wake the target ([`Recipient::wake`], asked only now, for a new
+//!    message), and the message is put into the inbox, once.
+//! 6. The harness does what it can with it at once ([`Recipient::accepted`]: hand it
+//!    over, start a wake command) and says where it is.
+//!
+//! A repeat answers with where the first message is now. What a call delivered is
+//! recorded by the runtime's guard (`--deliveries`), for every harness the same.
+
+use super::{InboxBackend, Located, Put, SharedInbox, SpooledMessage, Waiting, key_sender};
+use crate::bindings::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState};
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// How long an identical message from the same sender to the same target counts as a
+/// repeat (SPEC, "Repeats a host should catch").
+pub const REPEAT_WINDOW: Duration = Duration::from_secs(600);
+
+/// How many delivery keys a process remembers, and for how long: a harness that
+/// retries a send does so within seconds, and a long-lived server must not grow with
+/// every send. A key older than [`KEYS_KEPT_FOR`], or pushed out by [`KEYS_KEPT`]
+/// newer ones, is forgotten here (the inbox still knows it).
+pub const KEYS_KEPT: usize = 4096;
+/// See [`KEYS_KEPT`].
+pub const KEYS_KEPT_FOR: Duration = Duration::from_secs(600);
+
+/// A process's answers by delivery key: a key answered before gets that answer again
+/// (an acceptance with `repeat` set) and the delivery is not attempted; an empty key is
+/// never remembered. At most [`KEYS_KEPT`] keys are kept, each for [`KEYS_KEPT_FOR`].
+#[derive(Clone, Debug, Default)]
+pub struct AnsweredKeys {
+    answers: HashMap<String, Result<Delivered, DeliveryRefusal>>,
+    /// Keys oldest first, with when they were answered.
+    order: VecDeque<(String, Instant)>,
+}
+
+impl AnsweredKeys {
+    /// The first answer to `key`, or `deliver`'s, remembered for next time.
+    pub fn once(
+        &mut self,
+        key: &str,
+        deliver: impl FnOnce() -> Result<Delivered, DeliveryRefusal>,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        let now = Instant::now();
+        self.forget_older_than(now);
+        if let Some(first) = self.answers.get(key) {
+            return first.clone().map(|delivered| Delivered {
+                repeat: true,
+                ..delivered
+            });
+        }
+        let answer = deliver();
+        if !key.is_empty() {
+            if self.order.len() == KEYS_KEPT
+                && let Some((oldest, _)) = self.order.pop_front()
+            {
+                self.answers.remove(&oldest);
+            }
+            self.answers.insert(key.to_string(), answer.clone());
+            self.order.push_back((key.to_string(), now));
+        }
+        answer
+    }
+
+    /// How many keys are remembered now.
+    pub fn len(&self) -> usize {
+        self.answers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.answers.is_empty()
+    }
+
+    fn forget_older_than(&mut self, now: Instant) {
+        while let Some((key, at)) = self.order.front() {
+            if now.duration_since(*at) < KEYS_KEPT_FOR {
+                break;
+            }
+            self.answers.remove(key);
+            self.order.pop_front();
+        }
+    }
+}
+
+/// What a store keeps for the delivery path: its inbox backend and the keys this
+/// process answered.
+pub struct Desk {
+    inbox: SharedInbox,
+    answered: AnsweredKeys,
+}
+
+impl Desk {
+    pub fn new(inbox: SharedInbox) -> Desk {
+        Desk {
+            inbox,
+            answered: AnsweredKeys::default(),
+        }
+    }
+
+    /// The inbox backend deliveries go to.
+    pub fn inbox(&self) -> &SharedInbox {
+        &self.inbox
+    }
+
+    /// How many delivery keys this desk remembers now (at most [`KEYS_KEPT`]).
+    pub fn answered_keys(&self) -> usize {
+        self.answered.len()
+    }
+}
+
+/// What a harness adds to the delivery path. Its store implements this and calls
+/// [`deliver`] from its `Inbox::deliver`.
+pub trait Recipient {
+    /// The store's desk.
+    fn desk(&mut self) -> &mut Desk;
+
+    /// The target as the harness knows it now: whether it is live, or why it takes no
+    /// message (`not-found` for an unknown id; `rejected` for a subagent, with where
+    /// to send instead; a controller's own refusal).
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal>;
+
+    /// Asked only for a new message the call may deliver, just before it is put, with
+    /// whether [`Recipient::resolve`] found the target live: whether the target was or
+    /// will be woken with it (a store may wake it here). Nothing wakes by default.
+    fn wake(&mut self, _target: &str, _mode: DeliveryMode, _live: bool) -> bool {
+        false
+    }
+
+    /// The message is in the inbox: what the harness does with it at once, and the
+    /// answer (whether the target woke, where the message is now). By default it
+    /// waits for the harness's hand-over, as woken as [`Recipient::wake`] said.
+    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+        Delivered {
+            woke: waiting.message.woke,
+            repeat: false,
+            state: DeliveryState::Waiting,
+        }
+    }
+}
+
+/// Delivers `body` to `target` through `recipient`'s harness, exactly once or not at
+/// all (the module's opening says in what order).
+pub fn deliver<R: Recipient + ?Sized>(
+    recipient: &mut R,
+    target: &str,
+    body: &str,
+    mode: DeliveryMode,
+    may_wake: bool,
+    key: &str,
+) -> Result<Delivered, DeliveryRefusal> {
+    let desk = recipient.desk();
+    let inbox = desk.inbox.clone();
+    let mut answered = std::mem::take(&mut desk.answered);
+    let answer = answered.once(key, || {
+        accept(recipient, &*inbox, target, body, mode, may_wake, key)
+    });
+    recipient.desk().answered = answered;
+    answer
+}
+
+/// Steps 2 to 6 of the path, for a key not answered in this process.
+fn accept<R: Recipient + ?Sized>(
+    recipient: &mut R,
+    inbox: &dyn InboxBackend,
+    target: &str,
+    body: &str,
+    mode: DeliveryMode,
+    may_wake: bool,
+    key: &str,
+) -> Result<Delivered, DeliveryRefusal> {
+    let unusable = |err: anyhow::Error| {
+        DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
+    };
+    let live = recipient.resolve(target)?;
+    let repeat = |first: Located| Delivered {
+        woke: first.message.woke,
+        repeat: true,
+        state: first.state,
+    };
+    if let Some(first) = inbox.find(target, key).map_err(unusable)? {
+        return Ok(repeat(first));
+    }
+    let sender = key_sender(key).unwrap_or_default();
+    let identical = inbox.find_identical(target, sender, body, REPEAT_WINDOW);
+    if let Some(first) = identical.map_err(unusable)? {
+        return Ok(repeat(first));
+    }
+    if !live && !may_wake {
+        return Err(DeliveryRefusal::WouldNeedWake);
+    }
+    let woke = recipient.wake(target, mode, live);
+    let message = SpooledMessage::new(target, mode, body, key, woke);
+    match inbox.put_unseen(&message).map_err(unusable)? {
+        // Another writer of this key landed first, a moment ago.
+        Put::Repeat(first) => Ok(Delivered {
+            woke: first.woke,
+            repeat: true,
+            state: DeliveryState::Waiting,
+        }),
+        Put::New(handle) => Ok(recipient.accepted(&Waiting { handle, message })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inbox::MemoryInbox;
+    use std::sync::Arc;
+
+    #[test]
+    fn keys_are_kept_up_to_their_bound_oldest_forgotten_first() {
+        let mut keys = AnsweredKeys::default();
+        let accepted = || {
+            Ok(Delivered {
+                woke: false,
+                repeat: false,
+                state: DeliveryState::Waiting,
+            })
+        };
+        for n in 0..KEYS_KEPT + 10 {
+            keys.once(&format!("k{n}"), accepted).unwrap();
+        }
+        assert_eq!(keys.len(), KEYS_KEPT);
+        // The newest is a repeat; the oldest was forgotten, so it delivers again.
+        assert!(
+            keys.once(&format!("k{}", KEYS_KEPT + 9), accepted)
+                .unwrap()
+                .repeat
+        );
+        assert!(!keys.once("k0", accepted).unwrap().repeat);
+        // An empty key is never kept.
+        keys.once("", accepted).unwrap();
+        assert!(!keys.once("", accepted).unwrap().repeat);
+    }
+
+    /// A harness of two sessions: "live" and "cold"; "kid" is a subagent.
+    struct Two {
+        desk: Desk,
+        wakes: u32,
+        resolved: u32,
+    }
+
+    impl Recipient for Two {
+        fn desk(&mut self) -> &mut Desk {
+            &mut self.desk
+        }
+        fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+            self.resolved += 1;
+            match target {
+                "live" => Ok(true),
+                "cold" => Ok(false),
+                "kid" => Err(DeliveryRefusal::Rejected("a subagent".into())),
+                _ => Err(DeliveryRefusal::NotFound),
+            }
+        }
+        fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
+            self.wakes += 1;
+            !live
+        }
+    }
+
+    fn two() -> Two {
+        Two {
+            desk: Desk::new(Arc::new(MemoryInbox::new())),
+            wakes: 0,
+            resolved: 0,
+        }
+    }
+
+    fn send(
+        to: &mut Two,
+        target: &str,
+        body: &str,
+        may_wake: bool,
+        key: &str,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        deliver(to, target, body, DeliveryMode::Queue, may_wake, key)
+    }
+
+    #[test]
+    fn the_path_resolves_then_catches_repeats_then_checks_the_wake_then_puts_once() {
+        let mut harness = two();
+        assert_eq!(
+            send(&mut harness, "nobody", "x", true, "5:alicec1"),
+            Err(DeliveryRefusal::NotFound)
+        );
+        assert!(matches!(
+            send(&mut harness, "kid", "x", true, "5:alicec2"),
+            Err(DeliveryRefusal::Rejected(_))
+        ));
+        assert_eq!(
+            send(&mut harness, "cold", "x", false, "5:alicec3"),
+            Err(DeliveryRefusal::WouldNeedWake)
+        );
+        assert_eq!(harness.wakes, 0, "asked only for a message it may deliver");
+        let first = send(&mut harness, "cold", "hello", true, "5:alicec4").unwrap();
+        assert!(first.woke && !first.repeat);
+        // The same key again: this process's answer, nothing resolved or asked.
+        let resolved = harness.resolved;
+        assert!(
+            send(&mut harness, "cold", "hello", true, "5:alicec4")
+                .unwrap()
+                .repeat
+        );
+        assert_eq!(harness.resolved, resolved);
+        // The same words from the same sender under a new call id: a repeat, no wake.
+        let again = send(&mut harness, "cold", "hello", true, "5:alicec5").unwrap();
+        assert!(again.repeat && again.woke);
+        assert_eq!(harness.wakes, 1);
+        // Another sender, or other words: new messages.
+        assert!(
+            !send(&mut harness, "cold", "hello", true, "3:bobc6")
+                .unwrap()
+                .repeat
+        );
+        assert!(
+            !send(&mut harness, "cold", "hello!", true, "5:alicec7")
+                .unwrap()
+                .repeat
+        );
+        let waiting = harness.desk.inbox().waiting("cold").unwrap().messages;
+        let bodies: Vec<&str> = waiting.iter().map(|w| w.message.body.as_str()).collect();
+        assert_eq!(bodies, ["hello", "hello", "hello!"]);
+    }
+
+    #[test]
+    fn a_key_another_process_put_is_a_repeat_with_where_its_message_is_now() {
+        let inbox: SharedInbox = Arc::new(MemoryInbox::new());
+        let mut one = Two {
+            desk: Desk::new(inbox.clone()),
+            wakes: 0,
+            resolved: 0,
+        };
+        let mut other = Two {
+            desk: Desk::new(inbox.clone()),
+            wakes: 0,
+            resolved: 0,
+        };
+        send(&mut one, "live", "hi", false, "5:alicec1").unwrap();
+        let waiting = inbox.waiting("live").unwrap().messages;
+        inbox.hand_over("live", waiting, &mut |_| Ok(())).unwrap();
+        let repeat = send(&mut other, "live", "hi", false, "5:alicec1").unwrap();
+        assert!(repeat.repeat);
+        assert_eq!(repeat.state, DeliveryState::HandedOver);
+    }
+}

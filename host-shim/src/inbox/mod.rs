@@ -1,0 +1,236 @@
+//! The harness-neutral inbox: where every harness's deliveries wait until that
+//! harness hands them over (a hook, Claude Code's messaging socket, Codex's daemon).
+//!
+//! The seam is [`InboxBackend`]: put a message once by its key, find it again wherever
+//! it moved, count one sender's messages, list what waits, and hand messages over
+//! (claim, answer, mark handed over). Handles are opaque; no path crosses the trait.
+//! Two backends live here: [`StateDir`], the durable state folder several processes
+//! share on one machine (the default), and [`MemoryInbox`], one process's memory (the
+//! in-memory corpus, tests, an embedder that hands over in process). A backend on
+//! another engine implements the same trait in its own crate and runs the same checks
+//! (the module `suite`, feature `inbox-suite`).
+//!
+//! Above the backend, one delivery path for every harness ([`delivery`]): the answered
+//! keys, the 10-minute repeat rule, the wake check and the put, so a store says only
+//! what its harness adds (who the target is, how it wakes, how it hands over at once).
+//! And one hand-over for every hook adapter ([`hand_over`]).
+
+pub mod delivery;
+pub mod hand_over;
+pub mod memory;
+pub mod state_dir;
+#[cfg(any(test, feature = "inbox-suite"))]
+pub mod suite;
+
+use crate::bindings::{DeliveryMode, DeliveryState, InboxCount};
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
+pub use hand_over::{HookReport, Takes, hand_over_waiting, joined, within_answer_cap};
+pub use memory::MemoryInbox;
+pub use state_dir::{MAX_MESSAGE_BYTES, StateDir, Step, default_dir};
+
+/// The durable inbox, as every harness uses it. Several processes (servers delivering,
+/// hooks handing over) may use one backend at once: each method is one step that is
+/// whole or not done, and a message is handed over by exactly one successful
+/// [`InboxBackend::hand_over`].
+pub trait InboxBackend: Send + Sync {
+    /// The message with this key for this session, wherever it is (waiting, being
+    /// handed over, or handed over); `None` for an empty key.
+    fn find(&self, session: &str, key: &str) -> Result<Option<Located>>;
+
+    /// A message from `sender` to `session` with exactly this body, accepted within
+    /// `within` of now, wherever it is; `None` for an empty sender. A model that
+    /// retries an interrupted send gets a new call id, so only the body tells it is
+    /// the same message.
+    fn find_identical(
+        &self,
+        session: &str,
+        sender: &str,
+        body: &str,
+        within: Duration,
+    ) -> Result<Option<Located>>;
+
+    /// How many of `sender`'s messages to `session` wait and how many were handed
+    /// over; both zero for an empty sender.
+    fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount>;
+
+    /// Puts a message into its target's inbox, whole, unless a message with its
+    /// (non-empty) key is there already, in any state: then nothing changes and that
+    /// message is the answer. For a caller that has just looked the key up with
+    /// [`InboxBackend::find`]: two writers of one key still land one message.
+    fn put_unseen(&self, message: &SpooledMessage) -> Result<Put>;
+
+    /// The messages waiting for `session`, oldest first, and what in its inbox could
+    /// not be read. A claim whose claimant is gone is returned first.
+    fn waiting(&self, session: &str) -> Result<InboxContents>;
+
+    /// Hands `picked` over: claims each (one another process claimed first is left
+    /// out), calls `answer` with the claimed messages, then marks them handed over.
+    /// When `answer` fails the claims are given back and its error returned. Returns
+    /// the messages handed over (none when nothing could be claimed; `answer` is then
+    /// not called).
+    fn hand_over(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>>;
+
+    /// [`InboxBackend::put_unseen`] after looking the key up: a key accepted before
+    /// is a repeat.
+    fn put(&self, message: &SpooledMessage) -> Result<Put> {
+        if let Some(first) = self.find(&message.target, &message.key)? {
+            return Ok(Put::Repeat(first.message));
+        }
+        self.put_unseen(message)
+    }
+}
+
+/// An inbox backend shared by the stores, hooks and watchers of a process.
+pub type SharedInbox = Arc<dyn InboxBackend>;
+
+/// One message, as a backend keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpooledMessage {
+    pub target: String,
+    pub mode: DeliveryMode,
+    pub body: String,
+    /// The delivery key (empty when the call had no id).
+    #[serde(default)]
+    pub key: String,
+    /// When the inbox accepted it, in nanoseconds since the Unix epoch: the order of
+    /// hand-over.
+    pub accepted_at_ns: u128,
+    /// Whether the delivery woke the target.
+    #[serde(default)]
+    pub woke: bool,
+    /// The sending session, read from the delivery key (empty without one).
+    #[serde(default)]
+    pub sender: String,
+}
+
+impl SpooledMessage {
+    /// A fresh message, stamped now; the sender is read from the key.
+    pub fn new(
+        target: &str,
+        mode: DeliveryMode,
+        body: &str,
+        key: &str,
+        woke: bool,
+    ) -> SpooledMessage {
+        SpooledMessage {
+            target: target.to_string(),
+            mode,
+            body: body.to_string(),
+            key: key.to_string(),
+            accepted_at_ns: now_ns(),
+            woke,
+            sender: key_sender(key).unwrap_or_default().to_string(),
+        }
+    }
+}
+
+/// Where a message is in its backend: opaque outside it (a file name, a sequence
+/// number, a stream position). A backend makes its own from text and reads it back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Handle(String);
+
+impl Handle {
+    pub fn new(place: impl Into<String>) -> Handle {
+        Handle(place.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What a put did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// The message is in the inbox now.
+    New(Handle),
+    /// A message with this key was accepted before: nothing changed.
+    Repeat(SpooledMessage),
+}
+
+/// A message found in a backend, and where it is now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub message: SpooledMessage,
+    /// Waiting (in the inbox, or claimed by a hand-over in progress) or handed over.
+    pub state: DeliveryState,
+}
+
+/// A message waiting in a session's inbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    pub handle: Handle,
+    pub message: SpooledMessage,
+}
+
+/// What a session's inbox holds: the messages, oldest first, and what in it is not a
+/// message (each named with what is wrong), which is left where it is.
+#[derive(Clone, Debug, Default)]
+pub struct InboxContents {
+    pub messages: Vec<Waiting>,
+    pub unreadable: Vec<String>,
+}
+
+/// A session id as a name a backend may store under (a folder, a subject), or why it
+/// cannot be one. Harnesses' ids are UUIDs or names of that kind; anything with a path
+/// separator, a leading dot or other characters is refused.
+pub fn checked_id(id: &str) -> Result<&str, String> {
+    let plain = !id.is_empty()
+        && id.len() <= 200
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if plain {
+        Ok(id)
+    } else {
+        Err(format!(
+            "the session id {id:?} is not a plain name (letters, digits, '-', '_', '.'), so it has no inbox folder"
+        ))
+    }
+}
+
+/// The caller a delivery key names: the plugin makes keys `LEN:CALLERCALLID`, the
+/// caller's byte length first.
+pub fn key_sender(key: &str) -> Option<&str> {
+    let (length, rest) = key.split_once(':')?;
+    rest.get(..length.parse::<usize>().ok()?)
+}
+
+pub(crate) fn now_ns() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_names_its_sender() {
+        assert_eq!(key_sender("5:alicetoolu_1"), Some("alice"));
+        assert_eq!(key_sender("0:toolu_1"), Some(""));
+        assert_eq!(key_sender("9:alice"), None);
+        assert_eq!(key_sender("x:alice"), None);
+        assert_eq!(key_sender(""), None);
+    }
+
+    #[test]
+    fn ids_that_are_not_plain_names_are_refused() {
+        for id in ["../etc", "a/b", ".hidden", "", "a b"] {
+            assert!(checked_id(id).unwrap_err().contains("is not a plain name"));
+        }
+        assert_eq!(checked_id("01a2-b_c.d"), Ok("01a2-b_c.d"));
+    }
+}

@@ -1,0 +1,506 @@
+//! The durable inbox on one machine: the state folder (`$XDG_STATE_HOME/session-tools`,
+//! or `--state-dir`) with a spool per session, an [`InboxBackend`]. Every store on the
+//! machine delivers here and every harness's hand-over takes from here; nothing in it
+//! knows a harness. Several processes use it at once (MCP servers delivering, hooks
+//! handing over), none of them holding a lock: every change is one atomic filesystem
+//! step.
+//!
+//! Layout (a handle is a message file's name):
+//!
+//! ```text
+//! inbox/<session>/<name>.json          waiting for the session's next hand-over
+//! inbox/<session>/<name>.json@<pid>    being handed over by process <pid> (a hook or a store)
+//! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat)
+//! tmp/                                 messages being written
+//! ```
+//!
+//! (Claude Code's live registry and idle marks share the folder: `claude::presence`.)
+//!
+//! Trust model. Whoever can write the folder can put words into a session's next
+//! turn, so the folder must be this user's alone: it is created `0700`, and one owned
+//! by someone else, writable by group or others, or a symlink is refused with an error
+//! that names it. Nothing in it is ever run: message files are JSON data of bounded
+//! size ([`MAX_MESSAGE_BYTES`]), read without following symlinks; session ids become
+//! folder names only when they are plain names ([`checked_id`]), and a handle only
+//! when it is a message file's name.
+//!
+//! Promises, each tried by `tests/inbox.rs`, which kills a writer at every step:
+//!
+//! - A message is in the inbox whole or not at all: it is written to `tmp/`, synced,
+//!   then linked into place (a link fails when the name exists, so two writers of one
+//!   key cannot both land) and the folder synced. A crash leaves at most an orphan in
+//!   `tmp/`, never a half message; orphans of dead processes are swept.
+//! - At most once per delivery key: the file is named from the key's SHA-256, and a
+//!   key already waiting, claimed or handed over is a repeat that changes nothing.
+//! - A message leaves the inbox only after the hand-over's answer is written (a hook's
+//!   output, the Codex daemon's answer read): it is claimed (rename), answered, then
+//!   moved to `handed/`. A hook that dies before the move exits without success,
+//!   which the harness ignores, and its claim returns to the inbox at the next
+//!   hand-over: each message is handed over by exactly one successful hook run.
+
+use super::{
+    Handle, InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, checked_id, now_ns,
+};
+use crate::bindings::{DeliveryState, InboxCount};
+use crate::private::pid_alive;
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The largest message file read (a delivered body is at most 256 KiB).
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 20;
+
+/// A step of writing or handing over a message, for an observer to see (tests kill
+/// the process at each one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The message is written to its temporary file, not yet synced.
+    Written,
+    /// The temporary file is synced.
+    Synced,
+    /// The message is linked into the inbox; the folder is not yet synced.
+    Linked,
+    /// A hook claimed the message.
+    Claimed,
+    /// A hook wrote its answer; the message is still claimed.
+    Answered,
+}
+
+/// The state folder's spool.
+#[derive(Clone, Debug)]
+pub struct StateDir {
+    root: PathBuf,
+    observer: Option<fn(Step)>,
+}
+
+/// The default state folder: `$XDG_STATE_HOME/session-tools` when that is an absolute
+/// path, else `$HOME/.local/state/session-tools`.
+pub fn default_dir() -> Option<PathBuf> {
+    crate::private::user_dir(
+        std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+        ".local/state",
+    )
+}
+
+/// A folder's entries; none when it does not exist (yet).
+fn listing(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(entries.flatten().collect()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(err) => Err(err).with_context(|| format!("cannot list {}", dir.display())),
+    }
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Reads a message-sized regular file (see [`crate::private::read_regular`]).
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    crate::private::read_regular(path, MAX_MESSAGE_BYTES)
+}
+
+fn read_message(path: &Path) -> Result<SpooledMessage> {
+    let bytes = read_bounded(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not a spooled message; move it out of the state folder",
+            path.display()
+        )
+    })
+}
+
+/// The message file's name for a key: from its hash (keys hold any characters), or
+/// unique per process and call without a key.
+fn message_name(key: &str) -> String {
+    if key.is_empty() {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        format!(
+            "u-{}-{}-{}.json",
+            now_ns(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        )
+    } else {
+        let digest = Sha256::digest(key.as_bytes());
+        let hex: String = digest[..20].iter().map(|b| format!("{b:02x}")).collect();
+        format!("k-{hex}.json")
+    }
+}
+
+impl StateDir {
+    /// Opens (creating when missing) a state folder this user alone can write.
+    pub fn open(root: &Path) -> Result<StateDir> {
+        for dir in [root.to_path_buf(), root.join("tmp")] {
+            crate::private::trusted_dir(&dir).map_err(|why| {
+                anyhow::anyhow!(
+                    "state folder {}: {why}; name one only you can write with --state-dir",
+                    dir.display()
+                )
+            })?;
+        }
+        Ok(StateDir {
+            root: root.to_path_buf(),
+            observer: None,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Calls `observer` at each [`Step`] of writing and handing over (a test kills the
+    /// process there to check what a crash leaves).
+    pub fn observe(mut self, observer: fn(Step)) -> StateDir {
+        self.observer = Some(observer);
+        self
+    }
+
+    fn step(&self, step: Step) {
+        if let Some(observer) = self.observer {
+            observer(step);
+        }
+    }
+
+    /// `<kind>/<session>`, which may not exist yet.
+    fn session_path(&self, kind: &str, session: &str) -> Result<PathBuf> {
+        let session = checked_id(session).map_err(anyhow::Error::msg)?;
+        Ok(self.root.join(kind).join(session))
+    }
+
+    /// `<kind>/<session>`, made when missing (only writers make folders).
+    fn session_dir(&self, kind: &str, session: &str) -> Result<PathBuf> {
+        let dir = self.session_path(kind, session)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .create(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// Removes temporary files whose writer is gone.
+    fn sweep_tmp(&self) {
+        let Ok(entries) = std::fs::read_dir(self.root.join("tmp")) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // <name>.json.<pid>.<ns>
+            let pid = name.rsplit('.').nth(1).and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|pid| !pid_alive(pid)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+
+    /// The message file a handle names, in `session`'s inbox.
+    fn waiting_path(&self, session: &str, handle: &Handle) -> Result<PathBuf> {
+        let name = handle.as_str();
+        let plain = name.ends_with(".json") && !name.starts_with('.') && !name.contains('/');
+        anyhow::ensure!(plain, "{name:?} is no message file of this state folder");
+        Ok(self.session_path("inbox", session)?.join(name))
+    }
+}
+
+impl InboxBackend for StateDir {
+    /// The message with this key for this session, wherever it is (waiting, claimed
+    /// or handed over).
+    fn find(&self, session: &str, key: &str) -> Result<Option<Located>> {
+        if key.is_empty() {
+            return Ok(None);
+        }
+        let name = message_name(key);
+        let at =
+            |path: &Path, state| read_message(path).map(|message| Some(Located { message, state }));
+        // In the order a message moves, so one moving on is still found.
+        let inbox = self.session_path("inbox", session)?;
+        let waiting = inbox.join(&name);
+        if waiting.exists() {
+            return at(&waiting, DeliveryState::Waiting);
+        }
+        let claim_prefix = format!("{name}@");
+        for entry in listing(&inbox)? {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&claim_prefix)
+            {
+                return at(&entry.path(), DeliveryState::Waiting);
+            }
+        }
+        let handed = self.session_path("handed", session)?.join(&name);
+        if handed.exists() {
+            return at(&handed, DeliveryState::HandedOver);
+        }
+        Ok(None)
+    }
+
+    /// How many of `sender`'s messages to `session` wait (in its inbox, or claimed by
+    /// a hook handing them over) and how many were handed over. Every message file of
+    /// the session is read: the sender is inside, not in the name.
+    fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount> {
+        let mut count = InboxCount::NONE;
+        if sender.is_empty() {
+            return Ok(count);
+        }
+        for kind in ["inbox", "handed"] {
+            for entry in listing(&self.session_path(kind, session)?)? {
+                let Ok(message) = read_message(&entry.path()) else {
+                    continue;
+                };
+                if message.sender != sender {
+                    continue;
+                }
+                match kind {
+                    "inbox" => count.waiting += 1,
+                    _ => count.handed_over += 1,
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    /// The link into place refuses a second writer of the key, so the message lands
+    /// once.
+    fn put_unseen(&self, message: &SpooledMessage) -> Result<Put> {
+        let inbox = self.session_dir("inbox", &message.target)?;
+        let name = message_name(&message.key);
+        let place = inbox.join(&name);
+        let temporary =
+            self.root
+                .join("tmp")
+                .join(format!("{name}.{}.{}", std::process::id(), now_ns()));
+        let bytes = serde_json::to_vec(message)?;
+        let written = (|| -> std::io::Result<()> {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&temporary)?;
+            file.write_all(&bytes)?;
+            self.step(Step::Written);
+            file.sync_all()?;
+            self.step(Step::Synced);
+            Ok(())
+        })();
+        let linked = written.and_then(|()| std::fs::hard_link(&temporary, &place));
+        let _ = std::fs::remove_file(&temporary);
+        match linked {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                // Another writer of this key landed first.
+                return Ok(Put::Repeat(read_message(&place)?));
+            }
+            Err(err) => {
+                return Err(err)
+                    .with_context(|| format!("cannot write a message into {}", inbox.display()));
+            }
+        }
+        self.step(Step::Linked);
+        sync_dir(&inbox).with_context(|| format!("cannot sync {}", inbox.display()))?;
+        Ok(Put::New(Handle::new(name)))
+    }
+
+    /// Only files written within `within` are read: a file is written once, when its
+    /// message is accepted, and moves keep its time.
+    fn find_identical(
+        &self,
+        session: &str,
+        sender: &str,
+        body: &str,
+        within: std::time::Duration,
+    ) -> Result<Option<Located>> {
+        if sender.is_empty() {
+            return Ok(None);
+        }
+        let since = now_ns().saturating_sub(within.as_nanos());
+        let recent = std::time::SystemTime::now() - within;
+        for kind in ["inbox", "handed"] {
+            for entry in listing(&self.session_path(kind, session)?)? {
+                // A file is written once, when its message is accepted; moves keep
+                // its time.
+                let fresh = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|modified| modified >= recent);
+                if !fresh {
+                    continue;
+                }
+                let Ok(message) = read_message(&entry.path()) else {
+                    continue;
+                };
+                if message.accepted_at_ns >= since
+                    && message.sender == sender
+                    && message.body == body
+                {
+                    let state = match kind {
+                        "inbox" => DeliveryState::Waiting,
+                        _ => DeliveryState::HandedOver,
+                    };
+                    return Ok(Some(Located { message, state }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The messages waiting for `session`, oldest first. Claims left by hooks that
+    /// died are returned to the inbox first, and orphans in `tmp/` of dead writers
+    /// swept.
+    fn waiting(&self, session: &str) -> Result<InboxContents> {
+        let inbox = self.session_path("inbox", session)?;
+        self.sweep_tmp();
+        let mut contents = InboxContents::default();
+        for entry in listing(&inbox)? {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let mut path = entry.path();
+            if let Some((original, pid)) = name.rsplit_once('@') {
+                let pid: u32 = pid.parse().unwrap_or(0);
+                if pid_alive(pid) {
+                    continue; // another hook is handing it over now
+                }
+                let back = inbox.join(original);
+                if std::fs::rename(&path, &back).is_err() {
+                    continue;
+                }
+                path = back;
+            } else if !name.ends_with(".json") {
+                continue;
+            }
+            match read_message(&path) {
+                Ok(message) => {
+                    let name = path.file_name().unwrap_or_default().to_string_lossy();
+                    let handle = Handle::new(name);
+                    contents.messages.push(Waiting { handle, message });
+                }
+                Err(err) => contents.unreadable.push(format!("{err:#}")),
+            }
+        }
+        contents.messages.sort_by(|a, b| {
+            (a.message.accepted_at_ns, a.handle.as_str())
+                .cmp(&(b.message.accepted_at_ns, b.handle.as_str()))
+        });
+        Ok(contents)
+    }
+
+    /// Hands `picked` over: claims each (one a concurrent hook claimed first is left
+    /// out), calls `answer` with the claimed messages (it writes the hook's answer),
+    /// then moves them to `handed/`. When `answer` fails, or nothing could be claimed,
+    /// the claims go back to the inbox. Returns the messages handed over.
+    fn hand_over(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>> {
+        let handed = self.session_dir("handed", session)?;
+        let pid = std::process::id();
+        let mut claimed: Vec<(PathBuf, PathBuf, SpooledMessage)> = Vec::new();
+        for waiting in picked {
+            let path = self.waiting_path(session, &waiting.handle)?;
+            let mut claim = path.as_os_str().to_os_string();
+            claim.push(format!("@{pid}"));
+            let claim = PathBuf::from(claim);
+            if std::fs::rename(&path, &claim).is_ok() {
+                claimed.push((path, claim, waiting.message));
+            }
+        }
+        if claimed.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.step(Step::Claimed);
+        let messages: Vec<SpooledMessage> = claimed.iter().map(|(_, _, m)| m.clone()).collect();
+        let give_back = |claimed: &[(PathBuf, PathBuf, SpooledMessage)]| {
+            for (original, claim, _) in claimed {
+                let _ = std::fs::rename(claim, original);
+            }
+        };
+        if let Err(err) = answer(&messages) {
+            give_back(&claimed);
+            return Err(err);
+        }
+        self.step(Step::Answered);
+        for (index, (original, claim, _)) in claimed.iter().enumerate() {
+            let name = original.file_name().unwrap_or_default();
+            if let Err(err) = std::fs::rename(claim, handed.join(name)) {
+                give_back(&claimed[index..]);
+                return Err(err).context(format!(
+                    "cannot move a handed-over message into {}",
+                    handed.display()
+                ));
+            }
+        }
+        sync_dir(&handed)?;
+        Ok(messages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::DeliveryMode;
+
+    fn state(name: &str) -> (PathBuf, StateDir) {
+        let dir = std::env::temp_dir().join(format!("spool-unit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let state = StateDir::open(&dir.join("state")).unwrap();
+        (dir, state)
+    }
+
+    fn message(target: &str, body: &str, key: &str) -> SpooledMessage {
+        SpooledMessage::new(target, DeliveryMode::Queue, body, key, false)
+    }
+
+    #[test]
+    fn looking_creates_nothing_and_the_first_message_makes_its_inbox() {
+        let (dir, state) = state("looking");
+        assert!(state.waiting("s1").unwrap().messages.is_empty());
+        assert!(!state.root().join("inbox").exists());
+        state.put(&message("s1", "hello", "k")).unwrap();
+        assert!(state.root().join("inbox/s1").is_dir());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn ids_that_are_not_plain_names_have_no_inbox() {
+        let (dir, state) = state("names");
+        for id in ["../etc", "a/b", ".hidden", "", "a b"] {
+            let err = state.put(&message(id, "x", "")).unwrap_err();
+            assert!(err.to_string().contains("is not a plain name"), "{err}");
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_handle_that_is_no_message_file_hands_nothing_over() {
+        let (dir, state) = state("handles");
+        state.put(&message("s1", "x", "k")).unwrap();
+        let mut waiting = state.waiting("s1").unwrap().messages;
+        waiting[0].handle = Handle::new("../../tmp/x.json");
+        assert!(state.hand_over("s1", waiting, &mut |_| Ok(())).is_err());
+        assert_eq!(state.waiting("s1").unwrap().messages.len(), 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_damaged_message_file_is_named_and_the_others_still_wait() {
+        let (dir, state) = state("damaged");
+        state.put(&message("s1", "fine", "")).unwrap();
+        let inbox = state.root().join("inbox").join("s1");
+        std::fs::write(inbox.join("k-bad.json"), "{half").unwrap();
+        let contents = state.waiting("s1").unwrap();
+        assert_eq!(contents.messages.len(), 1);
+        assert_eq!(contents.unreadable.len(), 1);
+        assert!(
+            contents.unreadable[0].contains("k-bad.json is not a spooled message"),
+            "{:?}",
+            contents.unreadable
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,180 @@
+//! The checks every [`InboxBackend`] must pass, written once and run against each
+//! backend: the state folder and the in-memory inbox here, and a backend of another
+//! crate by enabling the feature `inbox-suite` and calling [`run_all`] from its tests.
+//! Each check takes a fresh, empty backend.
+
+use super::{InboxBackend, Put, SpooledMessage};
+use crate::bindings::{DeliveryMode, DeliveryState, InboxCount};
+use std::time::Duration;
+
+fn message(target: &str, body: &str, key: &str) -> SpooledMessage {
+    SpooledMessage::new(target, DeliveryMode::Queue, body, key, false)
+}
+
+fn bodies(inbox: &dyn InboxBackend, session: &str) -> Vec<String> {
+    (inbox.waiting(session).unwrap().messages.into_iter())
+        .map(|w| w.message.body)
+        .collect()
+}
+
+/// Runs every check, each on a backend `fresh` makes.
+pub fn run_all<B: InboxBackend>(fresh: impl Fn() -> B) {
+    a_key_is_put_once_and_found_wherever_it_moved(&fresh());
+    messages_without_a_key_are_each_kept_and_come_out_oldest_first(&fresh());
+    a_failed_answer_leaves_the_messages_waiting(&fresh());
+    a_message_claimed_by_one_hand_over_is_not_handed_over_by_another(&fresh());
+    an_identical_body_from_the_same_sender_is_found_within_the_window(&fresh());
+    each_senders_messages_are_counted_where_they_are(&fresh());
+    sessions_inboxes_are_apart(&fresh());
+}
+
+pub fn a_key_is_put_once_and_found_wherever_it_moved(inbox: &dyn InboxBackend) {
+    let first = message("s1", "hello", "5:alicec1");
+    assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+    assert_eq!(inbox.find("s1", "5:alicec1").unwrap(), None);
+    assert!(matches!(inbox.put(&first).unwrap(), Put::New(_)));
+    let again = message("s1", "hello", "5:alicec1");
+    assert_eq!(inbox.put(&again).unwrap(), Put::Repeat(first.clone()));
+    // Even when the caller skipped the lookup.
+    assert_eq!(
+        inbox.put_unseen(&again).unwrap(),
+        Put::Repeat(first.clone())
+    );
+    let found = inbox.find("s1", "5:alicec1").unwrap().unwrap();
+    assert_eq!(found.state, DeliveryState::Waiting);
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    assert_eq!(waiting.len(), 1);
+    let handed = inbox.hand_over("s1", waiting, &mut |_| Ok(())).unwrap();
+    assert_eq!(handed, vec![first.clone()]);
+    assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+    // Handed over: still found, and a retry is still a repeat.
+    let found = inbox.find("s1", "5:alicec1").unwrap().unwrap();
+    assert_eq!(found.state, DeliveryState::HandedOver);
+    assert_eq!(inbox.put(&again).unwrap(), Put::Repeat(first));
+    // An empty key is never found.
+    assert_eq!(inbox.find("s1", "").unwrap(), None);
+}
+
+pub fn messages_without_a_key_are_each_kept_and_come_out_oldest_first(inbox: &dyn InboxBackend) {
+    for body in ["one", "two", "three"] {
+        assert!(matches!(
+            inbox.put(&message("s1", body, "")).unwrap(),
+            Put::New(_)
+        ));
+    }
+    assert_eq!(bodies(inbox, "s1"), ["one", "two", "three"]);
+}
+
+pub fn a_failed_answer_leaves_the_messages_waiting(inbox: &dyn InboxBackend) {
+    inbox.put(&message("s1", "x", "k")).unwrap();
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    let err =
+        (inbox.hand_over("s1", waiting, &mut |_| anyhow::bail!("stdout closed"))).unwrap_err();
+    assert_eq!(err.to_string(), "stdout closed");
+    assert_eq!(bodies(inbox, "s1"), ["x"]);
+    assert_eq!(
+        inbox.find("s1", "k").unwrap().unwrap().state,
+        DeliveryState::Waiting
+    );
+}
+
+pub fn a_message_claimed_by_one_hand_over_is_not_handed_over_by_another(inbox: &dyn InboxBackend) {
+    inbox.put(&message("s1", "once", "k1")).unwrap();
+    let seen_by_first = inbox.waiting("s1").unwrap().messages;
+    let seen_by_second = seen_by_first.clone();
+    let mut second_got = None;
+    let first = inbox
+        .hand_over("s1", seen_by_first, &mut |messages| {
+            // While the first hand-over answers, a second one tries the same message.
+            second_got = Some(
+                inbox
+                    .hand_over("s1", seen_by_second.clone(), &mut |_| Ok(()))
+                    .unwrap(),
+            );
+            assert_eq!(messages.len(), 1);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!(second_got, Some(Vec::new()), "claimed by the first");
+    assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+}
+
+pub fn an_identical_body_from_the_same_sender_is_found_within_the_window(inbox: &dyn InboxBackend) {
+    let window = Duration::from_secs(600);
+    inbox
+        .put(&message("s1", "hello", "5:alicetoolu_1"))
+        .unwrap();
+    let found = |sender: &str, body: &str| {
+        (inbox.find_identical("s1", sender, body, window).unwrap()).map(|m| m.message.key)
+    };
+    assert_eq!(found("alice", "hello"), Some("5:alicetoolu_1".into()));
+    assert_eq!(found("bob", "hello"), None);
+    assert_eq!(found("alice", "hello again"), None);
+    assert_eq!(found("", "hello"), None);
+    // Handed over, still found; older than the window, not.
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    inbox.hand_over("s1", waiting, &mut |_| Ok(())).unwrap();
+    assert_eq!(found("alice", "hello"), Some("5:alicetoolu_1".into()));
+    let outside = inbox.find_identical("s1", "alice", "hello", Duration::ZERO);
+    assert_eq!(outside.unwrap(), None);
+}
+
+pub fn each_senders_messages_are_counted_where_they_are(inbox: &dyn InboxBackend) {
+    for (body, key) in [("a", "5:alicec1"), ("b", "5:alicec2"), ("c", "3:bobc3")] {
+        inbox.put(&message("s1", body, key)).unwrap();
+    }
+    let mut first = inbox.waiting("s1").unwrap().messages;
+    first.truncate(1);
+    inbox.hand_over("s1", first, &mut |_| Ok(())).unwrap();
+    let count = |sender: &str| inbox.count_from("s1", sender).unwrap();
+    assert_eq!(
+        count("alice"),
+        InboxCount {
+            waiting: 1,
+            handed_over: 1
+        }
+    );
+    assert_eq!(
+        count("bob"),
+        InboxCount {
+            waiting: 1,
+            handed_over: 0
+        }
+    );
+    assert_eq!(count("carol"), InboxCount::NONE);
+    assert_eq!(count(""), InboxCount::NONE);
+}
+
+pub fn sessions_inboxes_are_apart(inbox: &dyn InboxBackend) {
+    inbox.put(&message("s1", "for one", "5:alicec1")).unwrap();
+    inbox.put(&message("s2", "for two", "5:alicec2")).unwrap();
+    assert_eq!(bodies(inbox, "s1"), ["for one"]);
+    assert_eq!(bodies(inbox, "s2"), ["for two"]);
+    // A handle of one session's inbox hands nothing over in another's.
+    let other = inbox.waiting("s2").unwrap().messages;
+    let crossed = inbox.hand_over("s1", other, &mut |_| Ok(()));
+    assert!(crossed.map_or(true, |handed| handed.is_empty()));
+    assert_eq!(bodies(inbox, "s2"), ["for two"]);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::inbox::{MemoryInbox, StateDir};
+
+    #[test]
+    fn the_state_folder_passes_the_suite() {
+        let root = std::env::temp_dir().join(format!("inbox-suite-{}", std::process::id()));
+        let made = std::sync::atomic::AtomicU32::new(0);
+        super::run_all(|| {
+            let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            StateDir::open(&root.join(n.to_string())).unwrap()
+        });
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn the_memory_inbox_passes_the_suite() {
+        super::run_all(MemoryInbox::new);
+    }
+}

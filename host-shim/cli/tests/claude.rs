@@ -1060,3 +1060,19 @@ fn frames_handed_over_together_are_one_surface_message_with_its_own_seq() {
     );
     assert!(!whole.injected);
 }
+
+#[test]
+fn the_session_a_server_serves_is_live_in_its_answers_before_its_registration_is_seen() {
+    // Under load a server's first call can come before its registration lands: the
+    // store knows whom it serves, so the caller's own row is never cold.
+    let state = scratch("serving");
+    let mut store = store(&fixtures(), &state);
+    let row = |store: &mut ClaudeStore| store.get_session(CALLER).unwrap().live;
+    assert!(!row(&mut store), "nobody registered it");
+    store.set_serving(Some(CALLER.to_string()));
+    assert!(row(&mut store));
+    assert!(
+        !store.get_session(RICH).unwrap().live,
+        "only the one it serves"
+    );
+}

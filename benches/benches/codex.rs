@@ -7,7 +7,8 @@
 use benches::codex_home::{codex_home, id};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use host_shim::{
-    Both, CallRequest, ClaudeStore, CodexStore, LocalPresence, Runtime, RuntimeOptions, StateDir,
+    CallRequest, ClaudeStore, CodexStore, Harnesses, LocalPresence, Runtime, RuntimeOptions,
+    StateDir,
 };
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
@@ -112,12 +113,12 @@ fn codex(c: &mut Criterion) {
     // Both harnesses in one server: Claude Code's 1,000 sessions beside the 1,000
     // threads; a read of a Codex thread is asked of the Codex store only.
     let projects = benches::claude_projects::projects();
-    let both_runtime: Runtime<Both<ClaudeStore, CodexStore>> =
+    let both_runtime: Runtime<Harnesses> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let mut both = Some(Both::new(
-        ClaudeStore::open(&projects, inbox.clone(), presence.clone(), None).unwrap(),
-        open(),
-    ));
+    let mut both = Some(Harnesses::new(vec![
+        Box::new(ClaudeStore::open(&projects, inbox.clone(), presence.clone(), None).unwrap()),
+        Box::new(open()),
+    ]));
     let report = both_runtime.call(both.take().unwrap(), &list);
     assert!(report.answer.unwrap().text.contains("2000 considered"));
     both = Some(report.harness);

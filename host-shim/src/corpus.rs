@@ -518,6 +518,12 @@ impl Inbox for CorpusHost {
     }
 }
 
+impl crate::harnesses::Store for CorpusHost {
+    fn harness(&self) -> &'static str {
+        "corpus"
+    }
+}
+
 /// The controller's part of the delivery path (see the module's opening).
 impl Recipient for CorpusHost {
     fn desk(&mut self) -> &mut Desk {

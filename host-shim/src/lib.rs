@@ -28,13 +28,13 @@
 //! ```
 
 pub mod bindings;
-pub mod both;
 pub mod cache;
 pub mod claude;
 pub mod codex;
 pub mod corpus;
 pub mod guard;
 pub mod harness;
+pub mod harnesses;
 pub mod inbox;
 pub mod logfile;
 pub mod plugin;
@@ -53,13 +53,13 @@ pub use bindings::{
     MessageContent, MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex,
     SurfaceIndex, Tool, ToolAnnotations, ToolSpec,
 };
-pub use both::Both;
 pub use cache::LoadKind;
 pub use claude::{ClaudeStore, TranscriptReads, WakeCommand, presence::LocalPresence};
 pub use codex::{CodexStore, RolloutReads};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, Inbox, SessionQuery, Shared};
+pub use harnesses::{Harnesses, McpClient, Store};
 pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir};
 pub use policy::Policy;
 pub use presence::Presence;

@@ -244,3 +244,20 @@ pub fn run_over<H: host_shim::Harness>(
     )?;
     Ok(())
 }
+
+/// `host-shim demo`: the tour of the demo corpus, or of a harness's own sessions.
+pub fn run_command(args: &crate::flags::DemoArgs, cache_dir: Option<PathBuf>) -> Result<()> {
+    let out = &mut std::io::stdout().lock();
+    let caller = args.caller.as_deref();
+    match (&args.claude_projects, &args.codex_home) {
+        (None, None) => run(out, cache_dir),
+        (Some(projects), _) => {
+            let store = crate::flags::claude_store(projects, &args.state, None)?;
+            run_over(out, store, &CLAUDE_TOUR, caller, cache_dir)
+        }
+        (None, Some(home)) => {
+            let store = host_shim::CodexStore::open(home, args.state.inbox()?);
+            run_over(out, store, &CODEX_TOUR, caller, cache_dir)
+        }
+    }
+}

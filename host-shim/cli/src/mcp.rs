@@ -9,6 +9,7 @@
 //! `isError` with its one-line error. A tool the catalog does not list is the
 //! protocol's own error (invalid params), as the MCP spec asks.
 
+use host_shim::McpClient;
 use host_shim::guard::Delivery;
 use host_shim::harness::{Harness, Shared};
 use host_shim::runtime::{CallRequest, Runtime};
@@ -22,16 +23,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// Where a client puts an id for the tool call that stays the same when the call is
-/// retried. Claude Code sends the model's tool-use id under the first key, Codex its
-/// call id under the second; other clients send nothing that survives a retry
+/// The MCP clients this server understands: where each names the calling session
+/// and the call (each harness's module declares its own: Claude Code sends the model's
+/// tool-use id, Codex its call id and the calling thread, so one server serves every
+/// thread of a Codex process). Other clients send nothing that survives a retry
 /// (`progressToken` is per request).
-pub const CALL_ID_META_KEYS: &[&str] = &["claudecode/toolUseId", "callId"];
-
-/// Where a client names the calling session in a request's `_meta`: Codex gives every
-/// MCP server the calling thread's id there (and no id in the server's environment),
-/// so one server serves every thread of a Codex process, subagents included.
-pub const CALLER_META_KEY: &str = "threadId";
+pub const CLIENTS: &[McpClient] = &[host_shim::claude::MCP_CLIENT, host_shim::codex::MCP_CLIENT];
 
 /// The calling session, if the server knows it (without one, every call says how to
 /// name it).
@@ -197,23 +194,32 @@ impl<H: Harness> McpServer<H> {
     }
 }
 
-/// The call id a client sent in a request's `_meta`, if any (see
-/// [`CALL_ID_META_KEYS`]); the SDK hands `_meta` over in the request's context.
+/// The call id a client sent in a request's `_meta`, if any (see [`CLIENTS`]); the
+/// SDK hands `_meta` over in the request's context.
 pub fn call_id(meta: &serde_json::Map<String, serde_json::Value>) -> String {
-    CALL_ID_META_KEYS
-        .iter()
-        .find_map(|key| meta.get(*key).and_then(|value| value.as_str()))
+    (CLIENTS.iter())
+        .filter_map(|client| client.call_id_meta)
+        .find_map(|key| meta.get(key).and_then(|value| value.as_str()))
         .unwrap_or_default()
         .to_string()
 }
 
 /// The calling session a client named in a request's `_meta`, if any (see
-/// [`CALLER_META_KEY`]).
+/// [`CLIENTS`]).
 pub fn caller_id(meta: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    (meta.get(CALLER_META_KEY))
-        .and_then(|value| value.as_str())
+    (CLIENTS.iter())
+        .filter_map(|client| client.caller_meta)
+        .find_map(|key| meta.get(key).and_then(|value| value.as_str()))
         .filter(|id| !id.is_empty())
         .map(str::to_string)
+}
+
+/// The calling session a client named in this server's environment, if any (see
+/// [`CLIENTS`]).
+pub fn caller_from_env() -> Option<String> {
+    (CLIENTS.iter())
+        .filter_map(|client| client.caller_env)
+        .find_map(|name| std::env::var(name).ok().filter(|id| !id.is_empty()))
 }
 
 /// The handle the SDK serves: cheap to clone into each request's task.

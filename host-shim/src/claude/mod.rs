@@ -48,6 +48,7 @@
 
 pub mod hook;
 pub mod idle;
+pub mod mcp_session;
 pub mod presence;
 pub mod transcript;
 pub mod wake;
@@ -57,6 +58,7 @@ use crate::bindings::{
     SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
+use crate::harnesses::McpClient;
 use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use crate::logfile::{
     self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
@@ -805,6 +807,28 @@ impl Inbox for ClaudeStore {
         crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
     }
 }
+
+impl crate::harnesses::Store for ClaudeStore {
+    fn harness(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn mcp_client(&self) -> McpClient {
+        MCP_CLIENT
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        ClaudeStore::skipped_lines(self)
+    }
+}
+
+/// What Claude Code's MCP client sends: the session in the server's environment (it
+/// starts one server per session), the tool-use id in each call's `_meta`.
+pub const MCP_CLIENT: McpClient = McpClient {
+    caller_env: Some("CLAUDE_CODE_SESSION_ID"),
+    caller_meta: None,
+    call_id_meta: Some("claudecode/toolUseId"),
+};
 
 /// Claude Code's part of the delivery path: a session with a transcript and no parent
 /// takes messages; a cold one may be woken by the wake command; a message waits in the

@@ -36,6 +36,7 @@ use crate::bindings::{
     SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
+use crate::harnesses::McpClient;
 use crate::inbox::{Desk, Recipient, SharedInbox, Takes, Waiting};
 use crate::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
@@ -790,6 +791,28 @@ impl Inbox for CodexStore {
         crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
     }
 }
+
+impl crate::harnesses::Store for CodexStore {
+    fn harness(&self) -> &'static str {
+        "codex"
+    }
+
+    fn mcp_client(&self) -> McpClient {
+        MCP_CLIENT
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        CodexStore::skipped_lines(self)
+    }
+}
+
+/// What Codex's MCP client sends: one server for its process, the calling thread and
+/// the call in each `tools/call`'s `_meta`.
+pub const MCP_CLIENT: McpClient = McpClient {
+    caller_env: None,
+    caller_meta: Some("threadId"),
+    call_id_meta: Some("callId"),
+};
 
 /// Codex's part of the delivery path: a thread that was not spawned takes messages; the
 /// app-server daemon, when it runs and can, hands a new message over at once (waking a

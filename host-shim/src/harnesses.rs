@@ -1,0 +1,380 @@
+//! Any number of harnesses' sessions as one: the sessions of every store in one listing,
+//! and every other question and each delivery answered by the store that holds the
+//! session. `host-shim --claude-projects DIR --codex-home DIR` serves Claude Code's
+//! sessions and Codex's threads together this way, so a session of either can read and
+//! message one of the other; with one inbox, each hands over from it by its own
+//! harness's hook. A new harness is one more [`Store`] in the list.
+//!
+//! A model tells the harnesses apart in a listing by the preset (Claude Code's models
+//! are Anthropic's, a Codex thread shows its own) and in a read by the source label
+//! (`model:anthropic/…` against `model:<provider>/…`).
+
+use crate::bindings::{
+    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, SessionHeader,
+    SessionIndex, SurfaceIndex,
+};
+use crate::harness::{Inbox, SessionQuery};
+use std::any::Any;
+use std::collections::HashMap;
+
+/// Where an MCP client names the calling session and the call, as one harness's client
+/// sends them: data the MCP server reads, never a branch on the harness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct McpClient {
+    /// The environment variable the client sets for the servers it starts, naming the
+    /// session the server serves (Claude Code: `CLAUDE_CODE_SESSION_ID`).
+    pub caller_env: Option<&'static str>,
+    /// The key of each `tools/call`'s `_meta` naming the calling session (Codex:
+    /// `threadId`).
+    pub caller_meta: Option<&'static str>,
+    /// The key of each `tools/call`'s `_meta` naming the call, kept across the client's
+    /// retries (Claude Code: `claudecode/toolUseId`; Codex: `callId`).
+    pub call_id_meta: Option<&'static str>,
+}
+
+/// One harness's sessions as a list of stores serves them: both interfaces, and what
+/// the host asks of a store besides.
+pub trait Store: SessionQuery + Inbox + Send + Any {
+    /// The harness's name (`corpus`, `claude-code`, `codex`).
+    fn harness(&self) -> &'static str;
+
+    /// Where this harness's MCP client names the caller and the call.
+    fn mcp_client(&self) -> McpClient {
+        McpClient::default()
+    }
+
+    /// Lines of the harness's logs the last listing could not read (damaged, or still
+    /// being written), for `--stats`.
+    fn skipped_lines(&self) -> u64 {
+        0
+    }
+}
+
+/// The sessions of every store as one harness. An id two stores hold is answered by the
+/// first.
+pub struct Harnesses {
+    stores: Vec<Box<dyn Store>>,
+    /// Which store holds each session seen so far (ids are never reused), so a question
+    /// about one harness's session is not asked of another first: a store asked for an
+    /// id it does not hold may look through its whole folder again.
+    holders: HashMap<String, usize>,
+}
+
+impl Harnesses {
+    pub fn new(stores: Vec<Box<dyn Store>>) -> Harnesses {
+        Harnesses {
+            stores,
+            holders: HashMap::new(),
+        }
+    }
+
+    /// The stores, in the order they are asked.
+    pub fn stores(&self) -> &[Box<dyn Store>] {
+        &self.stores
+    }
+
+    /// The first store of type `S`, to reach what only that harness has.
+    pub fn find_mut<S: Store>(&mut self) -> Option<&mut S> {
+        (self.stores.iter_mut()).find_map(|store| (&mut **store as &mut dyn Any).downcast_mut())
+    }
+
+    /// What every store's MCP client sends, in store order.
+    pub fn mcp_clients(&self) -> Vec<McpClient> {
+        self.stores.iter().map(|store| store.mcp_client()).collect()
+    }
+
+    /// Lines the stores could not read, all together.
+    pub fn skipped_lines(&self) -> u64 {
+        self.stores.iter().map(|store| store.skipped_lines()).sum()
+    }
+
+    /// The store that holds the session, asking each in turn only when not known yet.
+    fn holder_of(&mut self, id: &str) -> Option<usize> {
+        if let Some(&at) = self.holders.get(id) {
+            return Some(at);
+        }
+        let at = (0..self.stores.len()).find(|&at| self.stores[at].get_session(id).is_some())?;
+        self.holders.insert(id.to_string(), at);
+        Some(at)
+    }
+
+    /// A batch: each id asked of the store known to hold it; an unknown one of each
+    /// store in turn until one answers. Each store is asked at most once.
+    fn batch<T>(
+        &mut self,
+        ids: &[String],
+        ask: impl Fn(&mut dyn Store, &[String]) -> Vec<Option<T>>,
+    ) -> Vec<Option<T>> {
+        let mut answers: Vec<Option<T>> = std::iter::repeat_with(|| None).take(ids.len()).collect();
+        let known: Vec<Option<usize>> =
+            ids.iter().map(|id| self.holders.get(id).copied()).collect();
+        for at in 0..self.stores.len() {
+            let asked: Vec<usize> = (0..ids.len())
+                .filter(|&i| match known[i] {
+                    Some(holder) => holder == at,
+                    None => answers[i].is_none(),
+                })
+                .collect();
+            if asked.is_empty() {
+                continue;
+            }
+            let given = ask(&mut *self.stores[at], &picked(ids, &asked));
+            for (i, answer) in asked.into_iter().zip(given) {
+                if answer.is_some() {
+                    self.holders.entry(ids[i].clone()).or_insert(at);
+                }
+                answers[i] = answer;
+            }
+        }
+        answers
+    }
+}
+
+/// The ids at `at`, in that order.
+fn picked(ids: &[String], at: &[usize]) -> Vec<String> {
+    at.iter().map(|&i| ids[i].clone()).collect()
+}
+
+impl SessionQuery for Harnesses {
+    fn begin_call(&mut self) {
+        self.stores.iter_mut().for_each(|store| store.begin_call());
+    }
+
+    fn end_call(&mut self) {
+        self.stores.iter_mut().for_each(|store| store.end_call());
+    }
+
+    fn list_sessions(&mut self) -> SessionIndex {
+        let mut index = SessionIndex {
+            ids: String::new(),
+            entries: Vec::new(),
+        };
+        for at in 0..self.stores.len() {
+            let more = self.stores[at].list_sessions();
+            for id in ids_of(&more) {
+                self.holders.entry(id).or_insert(at);
+            }
+            index.ids.push_str(&more.ids);
+            index.entries.extend(more.entries);
+        }
+        index
+    }
+
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        let at = self.holder_of(id)?;
+        self.stores[at].get_session(id)
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        self.batch(ids, |store, ids| store.get_sessions(ids))
+    }
+
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        self.batch(ids, |store, ids| store.title_snapshots(ids))
+    }
+
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        let at = self.holder_of(id)?;
+        self.stores[at].get_surface(id, lead_chars)
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        match self.holder_of(id) {
+            Some(at) => self.stores[at].get_messages(id, seqs),
+            None => vec![None; seqs.len()],
+        }
+    }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        // The sender may be another harness's session: the target's store counts what
+        // the inbox holds from it.
+        match self.holder_of(target) {
+            Some(at) => self.stores[at].inbox_status(target, sender),
+            None => InboxCount::NONE,
+        }
+    }
+}
+
+/// The ids of an index, in entry order.
+fn ids_of(index: &SessionIndex) -> Vec<String> {
+    let mut at = 0;
+    let mut ids = Vec::with_capacity(index.entries.len());
+    for entry in &index.entries {
+        let end = at + entry.id_len as usize;
+        if let Some(id) = index.ids.get(at..end) {
+            ids.push(id.to_string());
+        }
+        at = end;
+    }
+    ids
+}
+
+impl Inbox for Harnesses {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        match self.holder_of(target) {
+            Some(at) => self.stores[at].deliver(target, body, mode, may_wake, key),
+            None => Err(DeliveryRefusal::NotFound),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Corpus, CorpusHost, Session};
+    use std::sync::Arc;
+
+    fn host(ids: &[&str]) -> CorpusHost {
+        let sessions = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let mut session = Session::new(id, i as i64);
+                session.title = Some(format!("title of {id}"));
+                session
+            })
+            .collect();
+        CorpusHost::new(Arc::new(Corpus::new(None, sessions)))
+    }
+
+    /// A store that notes every id it is asked about.
+    struct Asked {
+        inner: CorpusHost,
+        ids: Vec<String>,
+    }
+
+    impl Store for Asked {
+        fn harness(&self) -> &'static str {
+            "asked"
+        }
+    }
+
+    impl SessionQuery for Asked {
+        fn list_sessions(&mut self) -> SessionIndex {
+            self.inner.list_sessions()
+        }
+        fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+            self.ids.push(id.to_string());
+            self.inner.get_session(id)
+        }
+        fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+            self.ids.extend_from_slice(ids);
+            self.inner.get_sessions(ids)
+        }
+        fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+            self.ids.extend_from_slice(ids);
+            self.inner.title_snapshots(ids)
+        }
+        fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+            self.ids.push(id.to_string());
+            self.inner.get_surface(id, lead_chars)
+        }
+        fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+            self.ids.push(id.to_string());
+            self.inner.get_messages(id, seqs)
+        }
+        fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+            self.ids.push(target.to_string());
+            self.inner.inbox_status(target, sender)
+        }
+    }
+
+    impl Inbox for Asked {
+        fn deliver(
+            &mut self,
+            target: &str,
+            body: &str,
+            mode: DeliveryMode,
+            may_wake: bool,
+            key: &str,
+        ) -> Result<Delivered, DeliveryRefusal> {
+            self.ids.push(target.to_string());
+            self.inner.deliver(target, body, mode, may_wake, key)
+        }
+    }
+
+    fn asked(ids: &[&str]) -> Box<dyn Store> {
+        Box::new(Asked {
+            inner: host(ids),
+            ids: Vec::new(),
+        })
+    }
+
+    /// What the store at `at` was asked about.
+    fn asked_of(harnesses: &Harnesses, at: usize) -> &[String] {
+        let store = &*harnesses.stores()[at] as &dyn Any;
+        &store.downcast_ref::<Asked>().unwrap().ids
+    }
+
+    #[test]
+    fn one_listing_and_each_question_to_the_store_that_holds_the_session() {
+        let mut three = Harnesses::new(vec![
+            Box::new(host(&["a1", "a2"])),
+            Box::new(host(&["b1"])),
+            Box::new(host(&["c1"])),
+        ]);
+        let index = three.list_sessions();
+        assert_eq!(index.ids, "a1a2b1c1");
+        assert_eq!(index.entries.len(), 4);
+        let ids: Vec<String> = ["c1", "b1", "a2", "nobody"].map(String::from).to_vec();
+        let titles = three.title_snapshots(&ids);
+        assert_eq!(
+            titles,
+            [
+                Some("title of c1".to_string()),
+                Some("title of b1".to_string()),
+                Some("title of a2".to_string()),
+                None
+            ]
+        );
+        assert!(three.get_session("c1").is_some());
+        let delivered = three.deliver("c1", "hi", DeliveryMode::Queue, true, "");
+        assert!(delivered.is_ok());
+        let corpus = three.find_mut::<CorpusHost>().unwrap();
+        assert!(
+            !corpus.session("a1").unwrap().header.live,
+            "the first store"
+        );
+        assert_eq!(
+            three.deliver("nobody", "hi", DeliveryMode::Queue, true, ""),
+            Err(DeliveryRefusal::NotFound)
+        );
+    }
+
+    #[test]
+    fn a_session_of_one_store_is_not_asked_of_the_others_once_known() {
+        // Known from a listing.
+        let mut two = Harnesses::new(vec![asked(&["a1"]), asked(&["b1"])]);
+        two.list_sessions();
+        let b1 = vec!["b1".to_string()];
+        assert!(two.get_session("b1").is_some());
+        assert_eq!(two.title_snapshots(&b1), [Some("title of b1".to_string())]);
+        assert!(two.get_surface("b1", 10).is_some());
+        two.get_messages("b1", &[1]);
+        two.inbox_status("b1", "a1");
+        assert!(
+            two.deliver("b1", "hi", DeliveryMode::Queue, true, "")
+                .is_ok()
+        );
+        assert!(asked_of(&two, 0).is_empty(), "{:?}", asked_of(&two, 0));
+        assert_eq!(asked_of(&two, 1).len(), 6);
+        // Known from the first answer: the first store is asked once, then no more.
+        let mut two = Harnesses::new(vec![asked(&["a1"]), asked(&["b1"])]);
+        assert!(two.get_sessions(&b1)[0].is_some());
+        assert!(two.get_surface("b1", 10).is_some());
+        assert!(two.get_session("b1").is_some());
+        assert_eq!(asked_of(&two, 0), ["b1"]);
+        // An id none holds is asked of each, and refused.
+        assert_eq!(
+            two.deliver("nobody", "hi", DeliveryMode::Queue, true, ""),
+            Err(DeliveryRefusal::NotFound)
+        );
+    }
+}

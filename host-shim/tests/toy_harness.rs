@@ -1,0 +1,196 @@
+//! A harness added by adding files: a toy in-memory harness (this file only), listed
+//! and messaged beside the corpus in one listing, through the plugin, with deliveries
+//! taking the kit's one delivery path over the in-memory inbox backend. Nothing of the
+//! corpus, Claude Code or Codex changes for it.
+
+use host_shim::inbox::{Desk, Recipient, Waiting, delivery};
+use host_shim::{
+    CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState,
+    Harnesses, Inbox, InboxCount, MemoryInbox, MessageContent, MessageEntry, Role, Runtime,
+    RuntimeOptions, Session, SessionHeader, SessionIndex, SessionQuery, Store, SurfaceIndex,
+};
+use std::sync::Arc;
+
+/// The toy: sessions that hold the messages handed to them, which is at once.
+struct Toy {
+    sessions: Vec<(SessionHeader, Vec<String>)>,
+    desk: Desk,
+}
+
+impl Toy {
+    fn new(ids: &[&str]) -> Toy {
+        let header = |id: &str| SessionHeader {
+            id: id.to_string(),
+            created_at_ms: 1_800_000_000_000,
+            live: true,
+            parent_id: None,
+            origin: "user".to_string(),
+            cwd: Some("/toy".to_string()),
+            preset: Some("toy-1".to_string()),
+        };
+        Toy {
+            sessions: ids.iter().map(|id| (header(id), Vec::new())).collect(),
+            desk: Desk::new(Arc::new(MemoryInbox::new())),
+        }
+    }
+
+    fn find(&self, id: &str) -> Option<&(SessionHeader, Vec<String>)> {
+        self.sessions.iter().find(|(h, _)| h.id == id)
+    }
+}
+
+impl Store for Toy {
+    fn harness(&self) -> &'static str {
+        "toy"
+    }
+}
+
+impl SessionQuery for Toy {
+    fn list_sessions(&mut self) -> SessionIndex {
+        SessionIndex::of(self.sessions.iter().map(|(h, _)| h))
+    }
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        self.find(id).map(|(h, _)| h.clone())
+    }
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.get_session(id)).collect()
+    }
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        ids.iter()
+            .map(|id| self.find(id).map(|(h, _)| format!("Toy {}", h.id)))
+            .collect()
+    }
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        let (_, messages) = self.find(id)?;
+        let mut index = SurfaceIndex::new(messages.len() as u64);
+        for (at, text) in messages.iter().enumerate() {
+            let entry = MessageEntry {
+                seq: at as u64 + 1,
+                role: Role::User,
+                replaced: false,
+                injected: false,
+                source_lead_len: 0,
+                text_lead_len: 0,
+                text_chars: text.chars().count() as u32,
+            };
+            index.push(entry, "user", text, lead_chars);
+        }
+        Some(index)
+    }
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        let messages = self.find(id).map(|(_, m)| m.clone()).unwrap_or_default();
+        (seqs.iter())
+            .map(|&seq| {
+                let text = messages.get(usize::try_from(seq).ok()?.checked_sub(1)?)?;
+                Some(MessageContent {
+                    source: "user".to_string(),
+                    text: text.clone(),
+                    injected: false,
+                })
+            })
+            .collect()
+    }
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        let count = self.desk.inbox().count_from(target, sender);
+        count.unwrap_or(InboxCount::NONE)
+    }
+}
+
+impl Inbox for Toy {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        delivery::deliver(self, target, body, mode, may_wake, key)
+    }
+}
+
+/// The toy's part of the delivery path: every session takes messages, at once.
+impl Recipient for Toy {
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        (self.find(target).map(|(h, _)| h.live)).ok_or(DeliveryRefusal::NotFound)
+    }
+    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+        let target = waiting.message.target.clone();
+        let inbox = self.desk.inbox().clone();
+        let mut handed = Vec::new();
+        let _ = inbox.hand_over(&target, vec![waiting.clone()], &mut |messages| {
+            handed.extend(messages.iter().map(|m| m.body.clone()));
+            Ok(())
+        });
+        if let Some((_, messages)) = self.sessions.iter_mut().find(|(h, _)| h.id == target) {
+            messages.extend(handed);
+        }
+        Delivered {
+            woke: false,
+            repeat: false,
+            state: DeliveryState::HandedOver,
+        }
+    }
+}
+
+fn corpus() -> CorpusHost {
+    let mut me = Session::new("corpus-me", 1_700_000_000_000);
+    me.header.live = true;
+    me.title = Some("A corpus session".to_string());
+    CorpusHost::new(Arc::new(Corpus::new(None, vec![me])))
+}
+
+fn call(harnesses: Harnesses, caller: &str, tool: &str, arguments: &str) -> (String, Harnesses) {
+    let runtime: Runtime<Harnesses> =
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let request = CallRequest {
+        caller: caller.to_string(),
+        call_id: format!("call-{tool}-{caller}"),
+        tool: tool.to_string(),
+        arguments: arguments.to_string(),
+        ..CallRequest::default()
+    };
+    let report = runtime.call(harnesses, &request);
+    (report.answer.unwrap().text, report.harness)
+}
+
+#[test]
+fn a_toy_harness_beside_the_corpus_is_listed_and_messaged_in_one_listing() {
+    let both = Harnesses::new(vec![Box::new(corpus()), Box::new(Toy::new(&["toy-a"]))]);
+    let (list, both) = call(both, "corpus-me", "sessions_list", r#"{"scope": "all"}"#);
+    assert!(
+        list.contains("- toy-a [live, top-level] | cwd=/toy | preset=toy-1\n  Toy toy-a"),
+        "{list}"
+    );
+    assert!(
+        list.contains("- corpus-me [live, top-level] | this session"),
+        "{list}"
+    );
+    // The corpus session messages the toy's; the toy has it at once.
+    let send = r#"{"session_id": "toy-a", "message": "Hello from the corpus."}"#;
+    let (sent, mut both) = call(both, "corpus-me", "sessions_send", send);
+    assert!(
+        sent.starts_with("accepted for toy-a | mode=queue"),
+        "{sent}"
+    );
+    let toy = both.find_mut::<Toy>().unwrap();
+    assert!(toy.sessions[0].1[0].contains("\nHello from the corpus.\n"));
+    // And the toy's session messages the corpus's, and reads its own surface back.
+    let send = r#"{"session_id": "corpus-me", "message": "Hello back."}"#;
+    let (sent, both) = call(both, "toy-a", "sessions_send", send);
+    assert!(sent.starts_with("accepted for corpus-me"), "{sent}");
+    let (read, _) = call(
+        both,
+        "corpus-me",
+        "sessions_read",
+        r#"{"session_id": "toy-a"}"#,
+    );
+    assert!(
+        read.contains("your messages to it: 1 handed over"),
+        "{read}"
+    );
+    assert!(read.contains("Hello from the corpus."), "{read}");
+}

@@ -29,7 +29,7 @@
 //!   `CorpusHost` through its calls (as [`crate::CallReport::harness`] hands it back,
 //!   or [`crate::Shared`] shares it) keeps it across them.
 
-use crate::bindings::{
+use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
     SessionHeader, SessionIndex, SurfaceIndex,
 };

@@ -3,7 +3,7 @@
 //! The runtime calls these during a tool call only, one call at a time per store. A
 //! plugin built against 0.1.0 or 0.2.0 is served over the same methods.
 
-use crate::bindings::{
+use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, SessionHeader,
     SessionIndex, SurfaceIndex,
 };

@@ -9,7 +9,7 @@
 //! are Anthropic's, a Codex thread shows its own) and in a read by the source label
 //! (`model:anthropic/…` against `model:<provider>/…`).
 
-use crate::bindings::{
+use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, SessionHeader,
     SessionIndex, SurfaceIndex,
 };

@@ -27,10 +27,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod bindings;
 pub mod cache;
 pub mod claude;
 pub mod codex;
+pub mod contract;
 pub mod corpus;
 pub mod guard;
 pub mod harness;
@@ -43,26 +43,23 @@ pub mod presence;
 pub mod private;
 pub mod record;
 pub mod runtime;
-pub mod since_v0_1_0;
-pub mod since_v0_2_0;
-pub mod since_v0_3_0;
 pub mod surface;
 
-pub use bindings::{
-    Answer, ContractVersion, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount,
-    MessageContent, MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex,
-    SurfaceIndex, Tool, ToolAnnotations, ToolSpec,
-};
 pub use cache::LoadKind;
 pub use claude::{ClaudeStore, TranscriptReads, WakeCommand, presence::LocalPresence};
 pub use codex::{CodexStore, RolloutReads};
+pub use contract::CallRequest;
+pub use contract::latest::{
+    Answer, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
+    MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, Tool,
+    ToolAnnotations, ToolSpec,
+};
 pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, Inbox, SessionQuery, Shared};
 pub use harnesses::{Harnesses, McpClient, Store};
 pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir};
+pub use plugin::ContractVersion;
 pub use policy::Policy;
 pub use presence::Presence;
-pub use runtime::{
-    CallError, CallReport, CallRequest, ComponentShape, Limits, Runtime, RuntimeOptions,
-};
+pub use runtime::{CallError, CallReport, ComponentShape, Limits, Runtime, RuntimeOptions};

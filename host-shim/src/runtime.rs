@@ -11,10 +11,12 @@
 //! [`CallReport`] still says what the host did during it, and the runtime serves the
 //! next call as before.
 
-use crate::bindings::{Answer, ContractVersion, Tool};
 use crate::cache::{self, LoadKind};
+use crate::contract::CallRequest;
+use crate::contract::latest::{Answer, Tool};
 use crate::guard::{Delivery, Guard, HostBounds, HostStats, HostStop};
 use crate::harness::Harness;
+use crate::plugin::ContractVersion;
 use crate::plugin::PluginPre;
 use anyhow::{Context, bail};
 use std::fmt;
@@ -299,21 +301,6 @@ fn one_line(err: &anyhow::Error) -> String {
             .to_string(),
         false => parts.join(": "),
     }
-}
-
-/// One tool call's inputs.
-#[derive(Clone, Debug, Default)]
-pub struct CallRequest {
-    /// The calling session's id.
-    pub caller: String,
-    /// The harness's id for this tool call, the same across its retries (empty when it
-    /// has none): a retried send delivers once.
-    pub call_id: String,
-    /// The deployment's settings JSON (empty: all defaults).
-    pub settings: String,
-    pub tool: String,
-    /// The model's JSON arguments text.
-    pub arguments: String,
 }
 
 /// What one tool call produced, whether the plugin answered or was stopped: nothing the

@@ -3,7 +3,7 @@
 //! already joined, and how that becomes the contract's answers (an index with leads,
 //! whole messages by seq).
 
-use crate::bindings::{MessageContent, MessageEntry, Role, SurfaceIndex};
+use crate::contract::latest::{MessageContent, MessageEntry, Role, SurfaceIndex};
 
 /// The first line of the plugin's frame around a sent message.
 pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session of this harness.";

@@ -12,7 +12,7 @@
 use host_shim::McpClient;
 use host_shim::guard::Delivery;
 use host_shim::harness::{Harness, Shared};
-use host_shim::runtime::{CallRequest, Runtime};
+use host_shim::{CallRequest, Runtime};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,

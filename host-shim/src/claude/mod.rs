@@ -53,7 +53,7 @@ pub mod presence;
 pub mod transcript;
 pub mod wake;
 
-use crate::bindings::{
+use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
     SessionHeader, SessionIndex, SurfaceIndex,
 };

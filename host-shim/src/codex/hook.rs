@@ -63,7 +63,7 @@ pub fn answer(inbox: &dyn InboxBackend, input: &[u8], out: &mut dyn Write) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::DeliveryMode;
+    use crate::contract::latest::DeliveryMode;
     use crate::inbox::{SpooledMessage, StateDir};
 
     const THREAD: &str = "01a23b69-bd46-7060-9af0-509a2688740e";

@@ -31,7 +31,7 @@ pub mod hook;
 pub mod rollout;
 pub mod websocket;
 
-use crate::bindings::{
+use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
     SessionHeader, SessionIndex, SurfaceIndex,
 };

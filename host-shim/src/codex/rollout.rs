@@ -15,7 +15,7 @@
 //! - `compacted`: a compaction: `replacement_history` is the model's input from then on
 //!   (ending with the summary, whose text is `message`).
 
-use crate::bindings::Role;
+use crate::contract::latest::Role;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

@@ -17,7 +17,7 @@
 //! recorded by the runtime's guard (`--deliveries`), for every harness the same.
 
 use super::{InboxBackend, Located, Put, SharedInbox, SpooledMessage, Waiting, key_sender};
-use crate::bindings::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState};
+use crate::contract::latest::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 

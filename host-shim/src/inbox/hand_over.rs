@@ -4,7 +4,7 @@
 //! leaves the inbox only once the harness has it.
 
 use super::{InboxBackend, SpooledMessage, Waiting};
-use crate::bindings::DeliveryMode;
+use crate::contract::latest::DeliveryMode;
 use anyhow::Result;
 
 /// What a hand-over handed over, and what it could not read.

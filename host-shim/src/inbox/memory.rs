@@ -7,7 +7,7 @@
 //! are handed over.
 
 use super::{Handle, InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, now_ns};
-use crate::bindings::{DeliveryState, InboxCount};
+use crate::contract::latest::{DeliveryState, InboxCount};
 use anyhow::{Result, bail};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};

@@ -22,7 +22,7 @@ pub mod state_dir;
 #[cfg(any(test, feature = "inbox-suite"))]
 pub mod suite;
 
-use crate::bindings::{DeliveryMode, DeliveryState, InboxCount};
+use crate::contract::latest::{DeliveryMode, DeliveryState, InboxCount};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -41,7 +41,7 @@
 use super::{
     Handle, InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, checked_id, now_ns,
 };
-use crate::bindings::{DeliveryState, InboxCount};
+use crate::contract::latest::{DeliveryState, InboxCount};
 use crate::private::pid_alive;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -443,7 +443,7 @@ impl InboxBackend for StateDir {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::DeliveryMode;
+    use crate::contract::latest::DeliveryMode;
 
     fn state(name: &str) -> (PathBuf, StateDir) {
         let dir = std::env::temp_dir().join(format!("spool-unit-{name}-{}", std::process::id()));

@@ -4,7 +4,7 @@
 //! Each check takes a fresh, empty backend.
 
 use super::{InboxBackend, Put, SpooledMessage};
-use crate::bindings::{DeliveryMode, DeliveryState, InboxCount};
+use crate::contract::latest::{DeliveryMode, DeliveryState, InboxCount};
 use std::time::Duration;
 
 fn message(target: &str, body: &str, key: &str) -> SpooledMessage {

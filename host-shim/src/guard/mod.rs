@@ -5,7 +5,11 @@
 //! it ends the call from inside the import, with an error that names the bound, and
 //! forwards nothing more.
 
-use crate::bindings::{
+pub mod since_v0_1_0;
+pub mod since_v0_2_0;
+pub mod since_v0_3_0;
+
+use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
     SessionHeader, SessionIndex, SurfaceIndex,
 };

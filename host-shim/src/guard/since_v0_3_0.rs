@@ -1,17 +1,13 @@
-//! Plugins built against the current contract, 0.3.0 (`wit/plugin.wit`; its bindings
-//! and types are [`crate::bindings`]): the imports answered by the [`Guard`], and how
-//! the runtime calls the exports. One module per contract version, as Zed keeps
-//! `since_vX.Y.Z`; [`crate::plugin`] dispatches between them.
+//! The 0.3.0 imports, answered by the [`Guard`]: each calls the guard's bounded method
+//! of the same name (the current contract's types are the harness's own).
 
-use crate::bindings::harness::sessions::{inbox, session_query as query};
-use crate::bindings::{
-    Answer, Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, Plugin,
-    PluginPre, SessionHeader, SessionIndex, SurfaceIndex, Tool,
+use super::Guard;
+use crate::contract::latest::harness::sessions::{inbox, session_query as query};
+use crate::contract::latest::{
+    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, Plugin, SessionHeader,
+    SessionIndex, SurfaceIndex,
 };
-use crate::guard::Guard;
 use crate::harness::Harness;
-use crate::runtime::CallRequest;
-use wasmtime::Store;
 use wasmtime::component::{HasSelf, Linker};
 
 /// Adds the 0.3.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
@@ -21,36 +17,6 @@ pub fn add_to_linker<T: 'static, H: Harness>(
     guard: fn(&mut T) -> &mut Guard<H>,
 ) -> wasmtime::Result<()> {
     Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
-}
-
-/// The catalog for the settings.
-pub fn catalog<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    settings: &str,
-) -> wasmtime::Result<Result<Vec<Tool>, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let tools = plugin
-        .harness_sessions_tools()
-        .call_catalog(store, settings)?;
-    Ok(tools.map(|tools| tools.into_iter().map(Tool::from).collect()))
-}
-
-/// One call.
-pub fn call<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-) -> wasmtime::Result<Result<Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    plugin.harness_sessions_tools().call_call(
-        store,
-        &request.caller,
-        &request.call_id,
-        &request.settings,
-        &request.tool,
-        &request.arguments,
-    )
 }
 
 impl<H: Harness> query::Host for Guard<H> {

@@ -1,11 +1,12 @@
-//! The contract's wasmtime bindings (`wit/plugin.wit`, `harness:sessions@0.3.0`, the
-//! current version). Every import is generated trappable: the host's own guard
-//! ([`crate::guard`]) ends a call from inside an import when the plugin asks past a
-//! host bound. A harness never sees that: it implements [`crate::SessionQuery`] and
-//! [`crate::Inbox`], plain traits over the types re-exported here. Plugins built
-//! against the released contracts are served by [`crate::since_v0_1_0`] and
-//! [`crate::since_v0_2_0`] over the same traits; [`crate::plugin`] dispatches between
-//! the versions.
+//! The current contract, 0.3.0 (`wit/plugin.wit`), re-exported as [`super::latest`]:
+//! its wasmtime bindings, whose types every harness answers in, and how the runtime
+//! calls the exports (the guard answers the imports: `crate::guard::since_v0_3_0`). One module per contract
+//! version, as Zed keeps `since_vX.Y.Z`; older versions convert into these types.
+//!
+//! Every import is generated trappable: the guard ([`crate::guard`]) ends a call from
+//! inside an import when the plugin asks past a host bound. A harness never sees that:
+//! it implements [`crate::SessionQuery`] and [`crate::Inbox`], plain traits over the
+//! types re-exported here.
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -13,6 +14,9 @@ wasmtime::component::bindgen!({
     imports: { default: trappable },
     additional_derives: [PartialEq, Eq],
 });
+
+use super::request::CallRequest;
+use wasmtime::Store;
 
 pub use exports::harness::sessions::tools::{Answer, Refusal, ToolAnnotations, ToolSpec};
 pub use harness::sessions::inbox::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState};
@@ -57,38 +61,6 @@ impl ToolAnnotations {
         }
         object.insert("openWorldHint".into(), self.open_world_hint.into());
         serde_json::Value::Object(object)
-    }
-}
-
-/// The contract version a plugin was built against, as host-shim serves it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContractVersion {
-    /// `harness:sessions@0.1.0`, the first release (frozen in `wit/since_v0.1.0/`).
-    V0_1_0,
-    /// `harness:sessions@0.2.0` (frozen in `wit/since_v0.2.0/`).
-    V0_2_0,
-    /// `harness:sessions@0.3.0`, the current contract.
-    V0_3_0,
-}
-
-impl ContractVersion {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContractVersion::V0_1_0 => "0.1.0",
-            ContractVersion::V0_2_0 => "0.2.0",
-            ContractVersion::V0_3_0 => "0.3.0",
-        }
-    }
-
-    /// The version whose `tools` interface a component exports, from the names of its
-    /// exports.
-    pub fn exported_by<'a>(mut exports: impl Iterator<Item = &'a str>) -> Option<ContractVersion> {
-        exports.find_map(|name| match name {
-            "harness:sessions/tools@0.3.0" => Some(ContractVersion::V0_3_0),
-            "harness:sessions/tools@0.2.0" => Some(ContractVersion::V0_2_0),
-            "harness:sessions/tools@0.1.0" => Some(ContractVersion::V0_1_0),
-            _ => None,
-        })
     }
 }
 
@@ -250,4 +222,34 @@ impl SurfaceIndex {
         entry.text_lead_len = text_lead.len() as u32;
         self.messages.push(entry);
     }
+}
+
+/// The catalog for the settings.
+pub fn catalog<T: 'static>(
+    pre: &PluginPre<T>,
+    store: &mut Store<T>,
+    settings: &str,
+) -> wasmtime::Result<Result<Vec<Tool>, String>> {
+    let plugin = pre.instantiate(&mut *store)?;
+    let tools = plugin
+        .harness_sessions_tools()
+        .call_catalog(store, settings)?;
+    Ok(tools.map(|tools| tools.into_iter().map(Tool::from).collect()))
+}
+
+/// One call.
+pub fn call<T: 'static>(
+    pre: &PluginPre<T>,
+    store: &mut Store<T>,
+    request: &CallRequest,
+) -> wasmtime::Result<Result<Answer, String>> {
+    let plugin = pre.instantiate(&mut *store)?;
+    plugin.harness_sessions_tools().call_call(
+        store,
+        &request.caller,
+        &request.call_id,
+        &request.settings,
+        &request.tool,
+        &request.arguments,
+    )
 }

@@ -1,0 +1,63 @@
+//! The conversions every older contract module needs between its own generated types
+//! and [`super::latest`]'s, where the two have the same shape: written once, as a macro
+//! each version module invokes with its own interface modules.
+
+/// `From` impls between `latest` and an older version's `session-query` and `inbox`
+/// types of the same shape: a session header and a role to the old version, a
+/// delivery mode and a delivery refusal across.
+macro_rules! same_shape_conversions {
+    ($query:path, $inbox:path) => {
+        use $crate::contract::latest;
+        use $inbox as old_inbox;
+        use $query as old_query;
+
+        impl From<latest::SessionHeader> for old_query::SessionHeader {
+            fn from(h: latest::SessionHeader) -> Self {
+                old_query::SessionHeader {
+                    id: h.id,
+                    created_at_ms: h.created_at_ms,
+                    live: h.live,
+                    parent_id: h.parent_id,
+                    origin: h.origin,
+                    cwd: h.cwd,
+                    preset: h.preset,
+                }
+            }
+        }
+
+        impl From<latest::Role> for old_query::Role {
+            fn from(role: latest::Role) -> Self {
+                match role {
+                    latest::Role::User => old_query::Role::User,
+                    latest::Role::Assistant => old_query::Role::Assistant,
+                    latest::Role::System => old_query::Role::System,
+                }
+            }
+        }
+
+        impl From<old_inbox::DeliveryMode> for latest::DeliveryMode {
+            fn from(mode: old_inbox::DeliveryMode) -> Self {
+                match mode {
+                    old_inbox::DeliveryMode::Queue => latest::DeliveryMode::Queue,
+                    old_inbox::DeliveryMode::Steer => latest::DeliveryMode::Steer,
+                }
+            }
+        }
+
+        impl From<latest::DeliveryRefusal> for old_inbox::DeliveryRefusal {
+            fn from(refusal: latest::DeliveryRefusal) -> Self {
+                match refusal {
+                    latest::DeliveryRefusal::NotFound => old_inbox::DeliveryRefusal::NotFound,
+                    latest::DeliveryRefusal::WouldNeedWake => {
+                        old_inbox::DeliveryRefusal::WouldNeedWake
+                    }
+                    latest::DeliveryRefusal::Rejected(reason) => {
+                        old_inbox::DeliveryRefusal::Rejected(reason)
+                    }
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use same_shape_conversions;

@@ -1,0 +1,95 @@
+//! The 0.2.0 imports, answered by the [`Guard`] from the current calls (so the same
+//! bounds hold), converted by the 0.2.0 contract module.
+
+use super::Guard;
+use crate::contract::injected::marked_injected;
+use crate::contract::since_v0_2_0::harness::sessions::{inbox, session_query as query};
+use crate::contract::since_v0_2_0::{Plugin, surface_index};
+use crate::harness::Harness;
+use wasmtime::component::{HasSelf, Linker};
+
+/// Adds the 0.2.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
+/// in the store's data.
+pub fn add_to_linker<T: 'static, H: Harness>(
+    linker: &mut Linker<T>,
+    guard: fn(&mut T) -> &mut Guard<H>,
+) -> wasmtime::Result<()> {
+    Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
+}
+
+impl<H: Harness> query::Host for Guard<H> {
+    fn list_sessions(&mut self) -> wasmtime::Result<query::SessionIndex> {
+        let index = Guard::list_sessions(self)?;
+        Ok(query::SessionIndex {
+            ids: index.ids,
+            entries: (index.entries.into_iter())
+                .map(|e| query::SessionEntry {
+                    id_len: e.id_len,
+                    created_at_ms: e.created_at_ms,
+                    live: e.live,
+                    subagent: e.subagent,
+                })
+                .collect(),
+        })
+    }
+
+    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<query::SessionHeader>> {
+        Ok(Guard::get_session(self, &id)?.map(Into::into))
+    }
+
+    fn get_sessions(
+        &mut self,
+        ids: Vec<String>,
+    ) -> wasmtime::Result<Vec<Option<query::SessionHeader>>> {
+        let headers = Guard::get_sessions(self, &ids)?;
+        Ok(headers.into_iter().map(|h| h.map(Into::into)).collect())
+    }
+
+    fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
+        Guard::title_snapshots(self, &ids)
+    }
+
+    fn get_surface(
+        &mut self,
+        id: String,
+        lead_chars: u32,
+    ) -> wasmtime::Result<Option<query::SurfaceIndex>> {
+        let index = Guard::get_surface(self, &id, lead_chars)?;
+        Ok(index.map(|index| surface_index(index, lead_chars)))
+    }
+
+    fn get_messages(
+        &mut self,
+        id: String,
+        seqs: Vec<u64>,
+    ) -> wasmtime::Result<Vec<Option<query::MessageContent>>> {
+        let messages = Guard::get_messages(self, &id, &seqs)?;
+        Ok((messages.into_iter())
+            .map(|m| {
+                m.map(|m| query::MessageContent {
+                    text: marked_injected(&m.text, m.injected).into_owned(),
+                    source: m.source,
+                })
+            })
+            .collect())
+    }
+}
+
+impl<H: Harness> inbox::Host for Guard<H> {
+    fn deliver(
+        &mut self,
+        target: String,
+        body: String,
+        mode: inbox::DeliveryMode,
+        may_wake: bool,
+        key: String,
+    ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
+        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, key)?;
+        Ok(answer
+            .map(|delivered| inbox::Delivered {
+                woke: delivered.woke,
+                repeat: delivered.repeat,
+            })
+            .map_err(Into::into))
+    }
+}

@@ -1,6 +1,6 @@
 //! Embedding the plugin in a Rust harness: the harness implements the WIT's two host
 //! interfaces for its own state, and host-shim runs each tool call in a fresh sandboxed
-//! instance over it. The README shows this file; `cargo test` compiles it and
+//! instance over it. docs/embedding.md shows this file; `cargo test` compiles it and
 //! `cargo run -p host-shim --example embed` runs it.
 
 use host_shim::inbox::{Desk, Recipient, delivery};

@@ -2,8 +2,8 @@
 //! component of the `plugin` world with nothing but its two imports, generic over the
 //! harness that answers them. A harness implements [`SessionQuery`] and [`Inbox`] for
 //! its own state and calls [`Runtime::call`]; [`CorpusHost`] is one such harness, over
-//! an in-memory corpus, and [`ClaudeStore`] another, over Claude Code's own transcripts
-//! with a durable inbox ([`inbox`], harness-neutral) that `host-shim claude-hook` drains.
+//! an in-memory corpus, [`ClaudeStore`] and [`CodexStore`] others, over Claude Code's
+//! and Codex's own sessions, with a durable inbox ([`inbox`]) their hooks hand over.
 //!
 //! The kit has no command line, MCP or async runtime in it and no build script: a
 //! harness passes it the plugin's bytes (its plugin folder's, or the product plugin's
@@ -26,40 +26,47 @@
 //! println!("{}", report.answer?.text);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Where the kit grows, each by adding files:
+//!
+//! - a harness: a [`Store`] (its module beside [`claude`] and [`codex`]), listed with
+//!   the others in [`Harnesses`];
+//! - an inbox on another engine: an [`InboxBackend`] ([`inbox`]), and liveness from
+//!   elsewhere: a [`Presence`];
+//! - a contract version: its module in [`contract`], the guard's answers to its imports
+//!   in [`guard`], and one row of the table in [`plugin`].
 
-pub mod cache;
-pub mod claude;
-pub mod codex;
+// The documented API: these modules, and the items re-exported below.
 pub mod contract;
-pub mod corpus;
 pub mod guard;
-pub mod harness;
 pub mod harnesses;
 pub mod inbox;
-pub mod logfile;
 pub mod plugin;
-pub mod policy;
 pub mod presence;
-pub mod private;
 pub mod record;
 pub mod runtime;
-pub mod surface;
 
-pub use cache::LoadKind;
-pub use claude::{ClaudeStore, TranscriptReads, WakeCommand, presence::LocalPresence};
-pub use codex::{CodexStore, RolloutReads};
+// Internals.
+mod harness;
+mod private;
+
 pub use contract::CallRequest;
 pub use contract::latest::{
     Answer, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
     MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, Tool,
     ToolAnnotations, ToolSpec,
 };
-pub use corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, Inbox, SessionQuery, Shared};
+pub use harnesses::claude::{
+    self, ClaudeStore, TranscriptReads, WakeCommand, presence::LocalPresence,
+};
+pub use harnesses::codex::{self, CodexStore, RolloutReads};
+pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use harnesses::{Harnesses, McpClient, Store};
 pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir};
 pub use plugin::ContractVersion;
-pub use policy::Policy;
 pub use presence::Presence;
+pub use runtime::cache::LoadKind;
+pub use runtime::policy::Policy;
 pub use runtime::{CallError, CallReport, ComponentShape, Limits, Runtime, RuntimeOptions};

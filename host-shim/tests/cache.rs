@@ -2,7 +2,7 @@
 //! wrote. One test per attack: each would have run foreign machine code, crashed, hung
 //! or clobbered a file before; now each costs a compile at most.
 
-use host_shim::cache::{self, ENTRY_HEADER_BYTES};
+use host_shim::runtime::cache::{self, ENTRY_HEADER_BYTES};
 use host_shim::{CorpusHost, LoadKind, Runtime, RuntimeOptions};
 use host_shim_plugin::PLUGIN_WASM;
 use std::os::unix::fs::PermissionsExt;

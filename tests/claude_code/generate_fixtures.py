@@ -5,7 +5,7 @@ sessions), for the store's tests in `host-shim/tests/claude.rs`.
     cargo build -p host-shim-cli && (cd tests/claude_code && npm ci) \
         && python3 tests/claude_code/generate_fixtures.py
 
-It sets Claude Code up as the README says, under a fixed HOME
+It sets Claude Code up as docs/claude-code.md says, under a fixed HOME
 (`/tmp/session-tools-fixtures/home`, so the paths in the transcripts read the same
 each time), and runs three sessions:
 

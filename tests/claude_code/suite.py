@@ -1,6 +1,6 @@
 """The real Claude Code in the loop: the pinned `@anthropic-ai/claude-code` binary,
 driven by the scripted Messages API endpoint in `endpoint.py`, set up exactly as the
-README's "Use it with Claude Code" tells a new user, on a fresh HOME.
+docs/claude-code.md tells a new user, on a fresh HOME.
 
 Each check asserts what the model saw: the tool results and hook texts as they come
 back to the endpoint in Claude Code's next request, once where once is promised.
@@ -48,7 +48,7 @@ def check(condition, what, detail=""):
     return condition
 
 
-# --- set-up, as the README tells a user -------------------------------------------
+# --- set-up, as docs/claude-code.md tells a user -------------------------------------------
 
 
 def environment(port):
@@ -66,7 +66,7 @@ def environment(port):
 
 
 def set_up(env):
-    """The README's three steps: the MCP server, the hooks, the permissions line."""
+    """The three steps of docs/claude-code.md: the MCP server, the hooks, the permissions line."""
     projects = HOME / ".claude" / "projects"
     subprocess.run(
         [CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--",
@@ -305,7 +305,7 @@ def main():
           "fresh install: claude mcp list shows the server connected", listed.stdout + listed.stderr)
     check(live_files() == [], "a claude mcp list probe registers no live session", live_files())
 
-    # The first session on the machine has the tools, allowed by the README's line.
+    # The first session on the machine has the tools, allowed by the line docs/claude-code.md gives.
     new_session(env, garden, a, "Plan the vegetable garden beds",
                 [tool("sessions_list", scope="all")])
     calls = tool_calls(a)
@@ -555,7 +555,7 @@ def main():
     time.sleep(0.5)
     check(live_files() == [], "a probe over a populated store registers nothing", live_files())
 
-    # 11. Without the README's permissions line, Claude Code refuses the tools.
+    # 11. Without the permissions line of docs/claude-code.md, Claude Code refuses the tools.
     bare = dict(env, HOME=str(WORK / "bare-home"))
     (WORK / "bare-home").mkdir()
     subprocess.run([CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--", HOST_SHIM,
@@ -566,7 +566,7 @@ def main():
                                       prompt("No permissions here", [tool("sessions_list")])])
     calls = tool_calls(c)
     check(bool(calls) and "haven't granted it yet" in (calls[0][2] or ""),
-          "without permissions.allow the model is refused the tools (the README says so)", calls)
+          "without permissions.allow the model is refused the tools (docs/claude-code.md says so)", calls)
 
     server.shutdown()
     print()

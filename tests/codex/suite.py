@@ -1,6 +1,6 @@
 """The real Codex CLI in the loop: the pinned `@openai/codex` binary, driven offline by
-the scripted Responses API endpoint in `endpoint.py`, set up as the README's "Use it
-with Codex" tells a new user, on a private CODEX_HOME (not under /tmp: Codex refuses
+the scripted Responses API endpoint in `endpoint.py`, set up as docs/codex.md
+tells a new user, on a private CODEX_HOME (not under /tmp: Codex refuses
 helper binaries there).
 
 Each check asserts what the model saw: the tool results and hook texts as they come
@@ -49,7 +49,7 @@ def check(condition, what, detail=""):
 
 
 def set_up():
-    """config.toml and hooks.json as the README's "Use it with Codex" has them."""
+    """config.toml and hooks.json as docs/codex.md has them."""
     CODEX_HOME.mkdir(parents=True)
     hook = f"{HOST_SHIM} codex-hook --state-dir {STATE}"
     (CODEX_HOME / "config.toml").write_text(
@@ -151,7 +151,7 @@ def claude_code_and_codex(thread, folder):
     projects = claude_home / ".claude" / "projects"
     both = ["--claude-projects", str(projects), "--codex-home", str(CODEX_HOME),
             "--state-dir", str(STATE)]
-    # The README's two-harness set-up: one server over both, in each client.
+    # The two-harness set-up of docs/codex.md: one server over both, in each client.
     subprocess.run([str(claude_bin), "mcp", "add", "--scope", "user", "session-tools", "--",
                     HOST_SHIM, "mcp", *both], env=env, check=True, capture_output=True,
                    cwd=claude_home)
@@ -334,7 +334,7 @@ def rollout_ids():
 
 def interactive_thread_on_the_daemon(caller, folder):
     """The interactive Codex, in a terminal of its own (tmux), attached to the daemon
-    as its README says (`--remote unix://`): a person's prompt, then, while the thread
+    as docs/codex.md says (`--remote unix://`): a person's prompt, then, while the thread
     sits idle, a message from another thread, which appears on their screen as a new
     turn and is answered, with no prompt of theirs."""
     if not check(shutil.which("tmux") is not None,
@@ -351,7 +351,7 @@ def interactive_thread_on_the_daemon(caller, folder):
     try:
         # A first start asks the person what they answer once: trust this folder ("1.
         # Trust and continue"), and, with hooks.json in place, review the hooks (the
-        # README's step 4: "2. Trust all and continue"). Each shows a moment after the
+        # docs/codex.md's step 4: "2. Trust all and continue"). Each shows a moment after the
         # prompt does.
         hooks_offered = False
         deadline = time.time() + 90

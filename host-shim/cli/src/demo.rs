@@ -152,7 +152,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     writeln!(
         out,
         "\nTry it: {this} call sessions_list '{{\"scope\":\"all\"}}'\n\
-         Serve the tools to an MCP client (Claude Code, Codex, Cursor, …): {this} mcp (README, \"Serve the tools over MCP\")."
+         Serve the tools to an MCP client (Claude Code, Codex, Cursor, …): {this} mcp (docs/cli.md)."
     )?;
     Ok(())
 }
@@ -163,20 +163,20 @@ pub struct Tour {
     pub sessions: &'static str,
     /// Where they live, for the error when there are none.
     pub folder: &'static str,
-    /// The README section that lets them message each other.
-    pub section: &'static str,
+    /// The page that lets them message each other.
+    pub page: &'static str,
 }
 
 pub const CLAUDE_TOUR: Tour = Tour {
     sessions: "Claude Code's sessions",
     folder: "the projects folder holds no Claude Code sessions",
-    section: "Use it with Claude Code",
+    page: "docs/claude-code.md",
 };
 
 pub const CODEX_TOUR: Tour = Tour {
     sessions: "Codex's threads",
     folder: "the CODEX_HOME holds no Codex threads",
-    section: "Use it with Codex",
+    page: "docs/codex.md",
 };
 
 /// The tour over a harness's own sessions, read only: every session listed, then the
@@ -239,8 +239,8 @@ pub fn run_over<H: host_shim::Harness>(
     }
     writeln!(
         out,
-        "\nNothing was sent, and no log was touched. To let these sessions message each other, see the README: \"{}\".",
-        tour.section
+        "\nNothing was sent, and no log was touched. To let these sessions message each other, see {}.",
+        tour.page
     )?;
     Ok(())
 }

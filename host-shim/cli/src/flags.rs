@@ -36,7 +36,7 @@ impl Cli {
         }
         self.cache_dir
             .clone()
-            .or_else(host_shim::cache::default_dir)
+            .or_else(host_shim::runtime::cache::default_dir)
     }
 }
 
@@ -286,7 +286,7 @@ pub struct McpArgs {
 #[derive(clap::Args)]
 pub struct LimitFlags {
     /// A policy file (JSON): every limit and bound, the pool and the Spectre hardening
-    /// (README, "Limits and guarantees"); the flags below override it.
+    /// (docs/limits.md); the flags below override it.
     #[arg(long)]
     pub policy: Option<PathBuf>,
     /// Wall-clock deadline of the call, in milliseconds.

@@ -11,8 +11,8 @@
 
 use host_shim::McpClient;
 use host_shim::guard::Delivery;
-use host_shim::harness::{Harness, Shared};
 use host_shim::{CallRequest, Runtime};
+use host_shim::{Harness, Shared};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,

@@ -109,7 +109,7 @@ fn the_demo_tours_codex_threads() {
         "{out}"
     );
     assert!(out.contains("Plan the vegetable garden beds"), "{out}");
-    assert!(out.contains("README: \"Use it with Codex\""), "{out}");
+    assert!(out.contains("see docs/codex.md."), "{out}");
 }
 
 #[test]

@@ -13,12 +13,12 @@
 //! Above the backend, one delivery path for every harness ([`delivery`]): the answered
 //! keys, the 10-minute repeat rule, the wake check and the put, so a store says only
 //! what its harness adds (who the target is, how it wakes, how it hands over at once).
-//! And one hand-over for every hook adapter ([`hand_over`]).
+//! And one hand-over for every hook adapter ([`hand_over_waiting`]).
 
 pub mod delivery;
-pub mod hand_over;
-pub mod memory;
-pub mod state_dir;
+mod hand_over;
+mod memory;
+mod state_dir;
 #[cfg(any(test, feature = "inbox-suite"))]
 pub mod suite;
 

@@ -114,7 +114,7 @@ fn serve(
         .trim()
         .to_string();
     let digest = Sha1::digest(format!("{key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11"));
-    let accept = host_shim::codex::websocket::base64(&digest);
+    let accept = base64_of(&digest);
     write!(
         stream,
         "HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-accept: {accept}\r\n\r\n"
@@ -214,4 +214,28 @@ fn send(stream: &mut UnixStream, message: &Value) -> std::io::Result<()> {
     }
     frame.extend_from_slice(&payload);
     stream.write_all(&frame)
+}
+
+/// RFC 4648 base64, written apart from the client's own, so the handshake checks it.
+fn base64_of(bytes: &[u8]) -> String {
+    let alphabet: Vec<char> = ('A'..='Z')
+        .chain('a'..='z')
+        .chain('0'..='9')
+        .chain(['+', '/'])
+        .collect();
+    let bits: Vec<bool> = (bytes.iter())
+        .flat_map(|b| (0..8).rev().map(move |i| b >> i & 1 == 1))
+        .collect();
+    let mut out: String = (bits.chunks(6))
+        .map(|six| {
+            let value = (0..6).fold(0, |v, i| {
+                v << 1 | usize::from(*six.get(i).unwrap_or(&false))
+            });
+            alphabet[value]
+        })
+        .collect();
+    while !out.len().is_multiple_of(4) {
+        out.push('=');
+    }
+    out
 }

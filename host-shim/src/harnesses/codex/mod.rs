@@ -1,7 +1,7 @@
 //! A harness over Codex's own threads: the rollouts under `CODEX_HOME/sessions/`, read
 //! only, with the harness-neutral inbox ([`crate::inbox`]) for deliveries.
 //!
-//! What a thread is, from its rollout ([`rollout`]): its id is `session_meta`'s, as
+//! What a thread is, from its rollout (`rollout.rs`): its id is `session_meta`'s, as
 //! written; created is `session_meta`'s timestamp; cwd the latest `turn_context`'s,
 //! else `session_meta`'s; the preset the latest `turn_context` model; the title the
 //! newest name `session_index.jsonl` gives it, else the person's first message. A thread
@@ -21,15 +21,15 @@
 //! selects a file to open but a thread id made a plain name first
 //! ([`crate::inbox::checked_id`]). A `CODEX_HOME` that does not exist is an empty store.
 //!
-//! Cost: as the Claude store ([`crate::logfile`]): a listing reads each rollout's
+//! Cost: as the Claude store (`logfile.rs`): a listing reads each rollout's
 //! head and tail once per size and modification time, then only what was appended; a
 //! read parses the one rollout (and a fork's base up to its history base), cached and
 //! read on as it grows.
 
-pub mod daemon;
+pub(crate) mod daemon;
 pub mod hook;
-pub mod rollout;
-pub mod websocket;
+pub(crate) mod rollout;
+pub(crate) mod websocket;
 
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
@@ -37,11 +37,11 @@ use crate::contract::latest::{
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
-use crate::inbox::{Desk, Recipient, SharedInbox, Takes, Waiting};
-use crate::logfile::{
+use crate::harnesses::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
-use crate::surface::{Message, Surface, handed_over_frames};
+use crate::harnesses::surface::{Message, Surface, handed_over_frames};
+use crate::inbox::{Desk, Recipient, SharedInbox, Takes, Waiting};
 use daemon::{AppServer, ThreadStatus};
 use rollout::{Meta, Record, Said};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -321,7 +321,7 @@ impl CodexStore {
     }
 
     /// Whether a delivery may go through the Codex app-server daemon when one runs
-    /// ([`daemon`]; on by default): off, every message waits for the thread's hooks.
+    /// (`daemon.rs`; on by default): off, every message waits for the thread's hooks.
     pub fn through_daemon(mut self, on: bool) -> CodexStore {
         self.through_daemon = on;
         self
@@ -678,7 +678,7 @@ struct DaemonPlan {
 
 impl CodexStore {
     /// Whether the app-server daemon can take a message for `target` now, and how
-    /// ([`daemon`]): an idle thread it holds gets everything waiting as a new turn; a
+    /// (`daemon.rs`): an idle thread it holds gets everything waiting as a new turn; a
     /// running one the waiting `steer` messages (a `queue` message waits for the turn's
     /// end, where the Stop hook hands it over); a cold thread is loaded now, before the
     /// message is spooled, so the spool records only a wake that happened (the caller

@@ -11,7 +11,9 @@
 //! [`CallReport`] still says what the host did during it, and the runtime serves the
 //! next call as before.
 
-use crate::cache::{self, LoadKind};
+pub mod cache;
+pub(crate) mod policy;
+
 use crate::contract::CallRequest;
 use crate::contract::latest::{Answer, Tool};
 use crate::guard::{Delivery, Guard, HostBounds, HostStats, HostStop};
@@ -19,6 +21,7 @@ use crate::harness::Harness;
 use crate::plugin::ContractVersion;
 use crate::plugin::PluginPre;
 use anyhow::{Context, bail};
+use cache::LoadKind;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -110,7 +113,7 @@ pub struct RuntimeOptions {
     /// Calls that may run at once with pooling; one more is refused with
     /// [`CallError::Busy`] until one ends.
     pub max_concurrent_calls: u32,
-    /// Keep the compiled component here (see [`crate::cache`]); `None` compiles on
+    /// Keep the compiled component here (see [`crate::runtime::cache`]); `None` compiles on
     /// every load.
     pub cache_dir: Option<PathBuf>,
     /// Keep wasmtime's Spectre hardening: guard pages, signal-based traps and

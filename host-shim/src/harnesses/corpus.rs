@@ -34,8 +34,8 @@ use crate::contract::latest::{
     SessionHeader, SessionIndex, SurfaceIndex,
 };
 use crate::harness::{Inbox, SessionQuery};
+pub use crate::harnesses::surface::Message;
 use crate::inbox::{Desk, MemoryInbox, Recipient, Waiting};
-pub use crate::surface::Message;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer};
 use std::collections::HashMap;
@@ -262,12 +262,12 @@ impl Session {
 
     /// The surface as an index, each lead at most `lead_chars` chars.
     pub fn surface_index(&self, lead_chars: u32) -> SurfaceIndex {
-        crate::surface::index_of(&self.messages, self.captured_through_seq, lead_chars)
+        crate::harnesses::surface::index_of(&self.messages, self.captured_through_seq, lead_chars)
     }
 
     /// The message with this seq, whole.
     pub fn message(&self, seq: u64) -> Option<MessageContent> {
-        crate::surface::message_of(&self.messages, seq)
+        crate::harnesses::surface::message_of(&self.messages, seq)
     }
 }
 
@@ -406,7 +406,7 @@ impl Corpus {
 }
 
 /// The embedded demo corpus (`host-shim/demo/corpus.json`).
-pub const DEMO_CORPUS: &str = include_str!("../demo/corpus.json");
+pub const DEMO_CORPUS: &str = include_str!("../../demo/corpus.json");
 
 /// The harness side of both interfaces over a corpus. The corpus is shared and never
 /// changed; a delivery changes this host's own copy of the target session only, so

@@ -9,6 +9,12 @@
 //! are Anthropic's, a Codex thread shows its own) and in a read by the source label
 //! (`model:anthropic/…` against `model:<provider>/…`).
 
+pub mod claude;
+pub mod codex;
+pub mod corpus;
+pub(crate) mod logfile;
+pub(crate) mod surface;
+
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, SessionHeader,
     SessionIndex, SurfaceIndex,
@@ -228,7 +234,7 @@ impl Inbox for Harnesses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{Corpus, CorpusHost, Session};
+    use crate::harnesses::corpus::{Corpus, CorpusHost, Session};
     use std::sync::Arc;
 
     fn host(ids: &[&str]) -> CorpusHost {

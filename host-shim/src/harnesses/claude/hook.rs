@@ -27,7 +27,7 @@
 //! Each event also says whether the session is idle: a `Stop` that hands nothing over
 //! leaves it idle (waiting for its person), any other event of the session at work
 //! clears that. An open idle session's own `host-shim mcp` hands messages to it through
-//! Claude Code's messaging socket ([`super::idle`]).
+//! Claude Code's messaging socket (`idle.rs`).
 
 use crate::inbox::{HookReport, InboxBackend, Takes, hand_over_waiting};
 use crate::presence::Presence;

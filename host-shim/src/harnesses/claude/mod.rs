@@ -3,7 +3,7 @@
 //! folder's spool by default), which `host-shim claude-hook` hands to the target
 //! session, and liveness from a [`Presence`] ([`presence::LocalPresence`] by default).
 //!
-//! Mapping (the README's "Use it with Claude Code" says the same for a reader):
+//! Mapping (`docs/claude-code.md` says the same for a reader):
 //!
 //! - A session per `<project>/<id>.jsonl`: id from the records' `sessionId` (the file
 //!   name when none has one), created at the first record's `timestamp` (the file's
@@ -41,17 +41,17 @@
 //! from the command line only, and session ids reach the state folder only as plain
 //! names ([`crate::inbox::checked_id`]).
 //!
-//! Cost: a listing reads at most [`crate::logfile::HEAD_BYTES`] from the start and
-//! [`crate::logfile::TAIL_BYTES`] from the end of each transcript, once per path, size
+//! Cost: a listing reads at most `logfile::HEAD_BYTES` from the start and
+//! `logfile::TAIL_BYTES` from the end of each transcript, once per path, size
 //! and modification time; titles and facts past those windows of a large transcript
 //! are not seen. A read parses the one transcript, cached the same way.
 
 pub mod hook;
-pub mod idle;
+pub(crate) mod idle;
 pub mod mcp_session;
 pub mod presence;
-pub mod transcript;
-pub mod wake;
+pub(crate) mod transcript;
+pub(crate) mod wake;
 
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
@@ -59,12 +59,12 @@ use crate::contract::latest::{
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
-use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
-use crate::logfile::{
+use crate::harnesses::logfile::{
     self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
+use crate::harnesses::surface::{Message, Surface};
+use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use crate::presence::Presence;
-use crate::surface::{Message, Surface};
 use anyhow::{Result, bail};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};

@@ -122,8 +122,8 @@ pub fn watch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claude::presence::LocalPresence;
     use crate::contract::latest::DeliveryMode;
+    use crate::harnesses::claude::presence::LocalPresence;
     use crate::inbox::{MemoryInbox, SpooledMessage};
     use std::io::{BufRead, BufReader};
     use std::os::unix::net::UnixListener;

@@ -245,8 +245,7 @@ impl Record {
     /// records put nothing, a message record one message, a hand-over of several
     /// frames one per frame). The record's text moves; nothing is copied.
     pub fn into_surfaced(mut self, out: &mut Vec<Surfaced>) {
-        let is_message = matches!(self.kind.as_str(), "user" | "assistant");
-        if is_message && self.message.is_some() {
+        if self.is_message() {
             let kind = (self.kind == "user").then(|| self.user_text());
             let text = self.message.take().and_then(|m| m.content.0);
             out.push(match kind {
@@ -344,8 +343,6 @@ const STOP_FEEDBACK: &str = "Stop hook feedback:\n";
 const PEER_MESSAGE: &str = "Another Claude session sent a message:\n";
 const PEER_NOTE: &str = "\n\nThis came from another Claude session";
 
-pub use crate::surface::FRAME_FIRST_LINE;
-
 /// Texts Claude Code writes as user records that the person did not type: slash
 /// commands and their output, caveats, notifications of background tasks, shell
 /// output, hook wrappers and the interruption marker.
@@ -364,9 +361,9 @@ const HARNESS_WRAPPERS: &[&str] = &[
 ];
 
 /// The frames of a hook's hand-over, each a surface message of its own
-/// ([`crate::surface::handed_over_frames`]).
+/// ([`crate::harnesses::surface::handed_over_frames`]).
 fn handed_over_frames(text: &str) -> Option<Vec<Surfaced>> {
-    let frames = crate::surface::handed_over_frames(text)?;
+    let frames = crate::harnesses::surface::handed_over_frames(text)?;
     Some(
         frames
             .into_iter()
@@ -382,6 +379,7 @@ fn handed_over_frames(text: &str) -> Option<Vec<Surfaced>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harnesses::surface::FRAME_FIRST_LINE;
 
     #[test]
     fn only_text_parts_survive() {

@@ -1,11 +1,11 @@
 //! What an MCP server serving a Claude Code session does besides answering calls (any
 //! MCP server: `host-shim mcp`, or an embedder's own): registers its session live once
 //! Claude Code has written the session's transcript, hands messages to the session
-//! while it is open and idle through Claude Code's messaging socket ([`super::idle`]),
+//! while it is open and idle through Claude Code's messaging socket (`idle.rs`),
 //! and tells a subagent's calls from its session's (Claude Code starts one server per
 //! session, and a subagent's calls reach it with the session's id).
 //!
-//! Trust model: as [`super::presence`] and [`super::idle`]: the registration is this
+//! Trust model: as [`super::presence`] and `idle.rs`: the registration is this
 //! process's own, cleared when the session ends (dropped, or a signal); the messaging
 //! socket and its token come from this process's environment only.
 

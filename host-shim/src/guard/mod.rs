@@ -5,9 +5,9 @@
 //! it ends the call from inside the import, with an error that names the bound, and
 //! forwards nothing more.
 
-pub mod since_v0_1_0;
-pub mod since_v0_2_0;
-pub mod since_v0_3_0;
+pub(crate) mod since_v0_1_0;
+pub(crate) mod since_v0_2_0;
+pub(crate) mod since_v0_3_0;
 
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,

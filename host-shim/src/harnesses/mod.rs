@@ -11,7 +11,7 @@
 
 pub mod claude;
 pub mod codex;
-pub mod corpus;
+pub(crate) mod corpus;
 pub(crate) mod logfile;
 pub(crate) mod surface;
 

@@ -125,10 +125,11 @@ export function parseCorpus(json) {
 /**
  * The two imported interfaces (harness:sessions@0.3.0) over a corpus, recording what
  * the inbox accepted. The controller follows host-shim's in-memory semantics
- * (host-shim/src/corpus.rs): an accepted delivery makes the target live and, in the
+ * (host-shim/src/harnesses/corpus.rs): an accepted delivery makes the target live and, in the
  * session's `delivery_state` (default `handed-over`), appends the body as its newest
  * user message (`waiting` leaves the surface as it was); a key it has answered before
- * gets that answer again and delivers nothing; `inboxStatus` answers the session's
+ * gets that answer again and delivers nothing, and so do the same words from the same
+ * sender to the same session under another key; `inboxStatus` answers the session's
  * scripted `inbox` counts for a sender that is a session of the corpus (zero otherwise). The host works on its own copy, so the corpus passed in
  * never changes.
  */
@@ -136,6 +137,18 @@ export function corpusHost(shared) {
   const corpus = structuredClone(shared);
   const deliveries = [];
   const answered = new Map();
+  // What was accepted, to find the same words from the same sender again (host-shim's
+  // delivery path: a repeat within ten minutes, which a test never outlives).
+  const accepted = [];
+  const senderOf = (key) => {
+    const colon = key.indexOf(':');
+    if (colon < 0) return '';
+    const length = Number(key.slice(0, colon));
+    const bytes = new TextEncoder().encode(key.slice(colon + 1));
+    return Number.isInteger(length) && length <= bytes.length
+      ? new TextDecoder().decode(bytes.slice(0, length))
+      : '';
+  };
   const header = (id) => corpus.byId.get(id)?.header;
   const controller = (target, body, mode, mayWake, key) => {
     const session = corpus.byId.get(target);
@@ -143,14 +156,17 @@ export function corpusHost(shared) {
     // A scripted controller answer: the session vanished, or will not be woken.
     if (session.refuseDelivery !== undefined) return { err: { tag: session.refuseDelivery } };
     if (session.reject !== undefined) return { err: { tag: 'rejected', val: session.reject } };
-    const woke = !session.header.live;
-    if (woke && !mayWake) return { err: { tag: 'would-need-wake' } };
     const highest = session.messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
     const seq = (highest > session.capturedThroughSeq ? highest : session.capturedThroughSeq) + 1n;
     // A seq is a u64: a session whose last seq is already the largest is full.
     if (seq > 0xffffffffffffffffn) {
       return { err: { tag: 'rejected', val: 'the session is full: its last message already has the largest seq' } };
     }
+    const sender = senderOf(key);
+    const first = sender && accepted.find((a) => a.target === target && a.sender === sender && a.body === body);
+    if (first) return { ok: { ...first.ok, repeat: true } };
+    const woke = !session.header.live;
+    if (woke && !mayWake) return { err: { tag: 'would-need-wake' } };
     session.header.live = true;
     const state = session.deliveryState;
     if (state === 'handed-over') {
@@ -160,7 +176,9 @@ export function corpusHost(shared) {
     // Recorded as host-shim's --deliveries writes them.
     const record = { target, mode, body, woke, state };
     deliveries.push(key ? { ...record, key } : record);
-    return { ok: { woke, repeat: false, state } };
+    const ok = { woke, repeat: false, state };
+    accepted.push({ target, sender, body, ok });
+    return { ok };
   };
   const imports = {
     'harness:sessions/session-query': {
@@ -288,11 +306,20 @@ export function parseCases(text, file) {
     if (!current) return;
     if (line.startsWith('--- then ')) {
       finish();
-      const call = line.slice('--- then '.length);
+      let call = line.slice('--- then '.length);
+      // `--- then with call-id ID: TOOL ARGS`: the later call's own call id.
+      let callId;
+      if (call.startsWith('with call-id ')) {
+        const rest = call.slice('with call-id '.length);
+        const colon = rest.indexOf(': ');
+        callId = rest.slice(0, colon);
+        call = rest.slice(colon + 2);
+      }
       const space = call.indexOf(' ');
       current.then.push({
         tool: space < 0 ? call : call.slice(0, space),
         args: space < 0 ? '' : call.slice(space + 1),
+        callId,
         output: '',
         deliveries: [],
       });

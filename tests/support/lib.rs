@@ -198,6 +198,8 @@ pub struct Case {
 pub struct FollowUp {
     pub tool: String,
     pub arguments: String,
+    /// Its own call id (`--- then with call-id ID: …`), else the case's.
+    pub call_id: Option<String>,
     pub output: String,
     pub deliveries: Option<serde_json::Value>,
 }
@@ -216,7 +218,8 @@ pub struct FollowUp {
 /// exact text, every line
 /// --- deliveries          (optional; JSON array of {target, mode, body, woke[, key]})
 /// [...]
-/// --- then TOOL {JSON ARGS} (optional, repeatable: a later call on the same host)
+/// --- then TOOL {JSON ARGS} (optional, repeatable: a later call on the same host;
+///                          `--- then with call-id ID: TOOL {JSON ARGS}` gives it its own call id)
 /// --- output
 /// ...
 /// ```
@@ -275,10 +278,19 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
             lines.next();
             if let Some(call) = line.strip_prefix("--- then ") {
                 finish(&mut case, section, &mut body)?;
+                let (call_id, call) = match call.strip_prefix("with call-id ") {
+                    Some(rest) => {
+                        let (id, call) = (rest.split_once(": "))
+                            .with_context(|| format!("{}: `with call-id ID: TOOL`", case.name))?;
+                        (Some(id.to_string()), call)
+                    }
+                    None => (None, call),
+                };
                 let (tool, args) = call.split_once(' ').unwrap_or((call, ""));
                 case.then.push(FollowUp {
                     tool: tool.to_string(),
                     arguments: args.to_string(),
+                    call_id,
                     ..FollowUp::default()
                 });
                 section = "then";
@@ -367,6 +379,7 @@ pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
     let first = FollowUp {
         tool: case.tool.clone(),
         arguments: case.arguments.clone(),
+        call_id: None,
         output: case.output.clone(),
         deliveries: case.deliveries.clone(),
     };
@@ -375,7 +388,7 @@ pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
     for (step, call) in std::iter::once(&first).chain(&case.then).enumerate() {
         let request = CallRequest {
             caller: case.caller.clone(),
-            call_id: case.call_id.clone(),
+            call_id: call.call_id.clone().unwrap_or_else(|| case.call_id.clone()),
             settings: case.settings.clone(),
             tool: call.tool.clone(),
             arguments: call.arguments.clone(),

@@ -24,7 +24,8 @@ use std::any::Any;
 use std::collections::HashMap;
 
 /// Where an MCP client names the calling session and the call, as one harness's client
-/// sends them: data the MCP server reads, never a branch on the harness.
+/// sends them: data an MCP server reads, never a branch on the harness. Each harness's
+/// module declares its own (`claude::MCP_CLIENT`, `codex::MCP_CLIENT`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct McpClient {
     /// The environment variable the client sets for the servers it starts, naming the
@@ -43,11 +44,6 @@ pub struct McpClient {
 pub trait Store: SessionQuery + Inbox + Send + Any {
     /// The harness's name (`corpus`, `claude-code`, `codex`).
     fn harness(&self) -> &'static str;
-
-    /// Where this harness's MCP client names the caller and the call.
-    fn mcp_client(&self) -> McpClient {
-        McpClient::default()
-    }
 
     /// Lines of the harness's logs the last listing could not read (damaged, or still
     /// being written), for `--stats`.
@@ -82,11 +78,6 @@ impl Harnesses {
     /// The first store of type `S`, to reach what only that harness has.
     pub fn find_mut<S: Store>(&mut self) -> Option<&mut S> {
         (self.stores.iter_mut()).find_map(|store| (&mut **store as &mut dyn Any).downcast_mut())
-    }
-
-    /// What every store's MCP client sends, in store order.
-    pub fn mcp_clients(&self) -> Vec<McpClient> {
-        self.stores.iter().map(|store| store.mcp_client()).collect()
     }
 
     /// Lines the stores could not read, all together.

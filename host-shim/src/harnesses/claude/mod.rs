@@ -813,10 +813,6 @@ impl crate::harnesses::Store for ClaudeStore {
         "claude-code"
     }
 
-    fn mcp_client(&self) -> McpClient {
-        MCP_CLIENT
-    }
-
     fn skipped_lines(&self) -> u64 {
         ClaudeStore::skipped_lines(self)
     }

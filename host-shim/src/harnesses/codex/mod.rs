@@ -797,10 +797,6 @@ impl crate::harnesses::Store for CodexStore {
         "codex"
     }
 
-    fn mcp_client(&self) -> McpClient {
-        MCP_CLIENT
-    }
-
     fn skipped_lines(&self) -> u64 {
         CodexStore::skipped_lines(self)
     }

@@ -1076,3 +1076,20 @@ fn the_session_a_server_serves_is_live_in_its_answers_before_its_registration_is
         "only the one it serves"
     );
 }
+
+#[test]
+fn a_claude_session_registers_once_its_transcript_exists_and_clears_when_dropped() {
+    use host_shim::claude::mcp_session::ClaudeSession;
+    let state = scratch("session");
+    let presence = Arc::new(LocalPresence::open(&state).unwrap());
+    let harness = host_shim::Shared::new(store_with(&fixtures(), &state, presence.clone()));
+    // A session with a transcript: registered at once, and live in its own answers.
+    let session = ClaudeSession::start(&harness, Some(CALLER));
+    assert!(session.registered());
+    assert!(presence.live_sessions().contains(CALLER));
+    assert!(harness.lock().get_session(CALLER).unwrap().live);
+    drop(session);
+    assert!(presence.live_sessions().is_empty(), "dropped: cleared");
+    // No caller: nothing starts.
+    assert!(!ClaudeSession::start(&harness, None).registered());
+}

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use host_shim::inbox::{AuditLog, Audited};
 use host_shim::{
     ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence, Presence,
     RuntimeOptions, SharedInbox, StateDir, Store, WakeCommand,
@@ -77,12 +78,28 @@ pub enum Command {
         #[command(flatten)]
         state: StateArgs,
     },
+    /// Print the audit log: every message the state folder's inbox accepted and every
+    /// hand-over (time, from, to, mode, hop, size, the body's hash; the body when it was
+    /// recorded with --log-bodies).
+    Log(LogArgs),
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+pub struct LogArgs {
+    /// Keep printing records as they come (stop with Ctrl-C).
+    #[arg(long)]
+    pub follow: bool,
+    /// One JSON record per line, as the log keeps them.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub state: StateArgs,
 }
 
 #[derive(clap::Args)]
@@ -133,13 +150,17 @@ pub struct DemoArgs {
     pub state: StateArgs,
 }
 
-/// The state folder: the inbox spool and the live registry.
+/// The state folder: the inbox spool, the live registry and the audit log.
 #[derive(clap::Args, Default)]
 pub struct StateArgs {
     /// Where spooled messages and live sessions are kept (default:
     /// $XDG_STATE_HOME/session-tools or ~/.local/state/session-tools).
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
+    /// Keep each message's body in the audit log (`host-shim log`), not only its size
+    /// and hash.
+    #[arg(long)]
+    pub log_bodies: bool,
 }
 
 impl StateArgs {
@@ -150,9 +171,12 @@ impl StateArgs {
         Ok(root)
     }
 
-    /// The state folder's inbox.
+    /// The state folder's inbox, every acceptance and hand-over recorded in its audit
+    /// log. Opened once per process (each opening is its own log writer).
     pub fn inbox(&self) -> Result<SharedInbox> {
-        Ok(Arc::new(StateDir::open(&self.root()?)?))
+        let root = self.root()?;
+        let log = AuditLog::open(&root, self.log_bodies)?;
+        Ok(Arc::new(Audited::new(StateDir::open(&root)?, log)))
     }
 
     /// The state folder's live registry and idle marks (Claude Code's presence).
@@ -214,14 +238,25 @@ impl SourceArgs {
     /// hand-over through Codex's daemon gets half of it).
     pub fn stores(&self, deadline: Duration) -> Result<Stores> {
         let mut stores: Vec<Box<dyn Store>> = Vec::new();
-        if let Some(projects) = &self.claude_projects {
+        // One inbox for every store of this process.
+        let inbox = match self.over_a_harness() {
+            true => Some(self.state.inbox()?),
+            false => None,
+        };
+        if let (Some(projects), Some(inbox)) = (&self.claude_projects, &inbox) {
             let wake = (self.wake_command.as_deref())
                 .map(WakeCommand::parse)
                 .transpose()?;
-            stores.push(Box::new(claude_store(projects, &self.state, wake)?));
+            let presence = self.state.presence()?;
+            stores.push(Box::new(ClaudeStore::open(
+                projects,
+                inbox.clone(),
+                presence,
+                wake,
+            )?));
         }
-        if let Some(home) = &self.codex_home {
-            let codex = CodexStore::open(home, self.state.inbox()?)
+        if let (Some(home), Some(inbox)) = (&self.codex_home, &inbox) {
+            let codex = CodexStore::open(home, inbox.clone())
                 .through_daemon(!self.codex_hooks_only)
                 .daemon_time(deadline / 2);
             stores.push(Box::new(codex));

@@ -7,6 +7,7 @@ mod catalog;
 mod demo;
 mod flags;
 mod hooks;
+mod log;
 mod mcp;
 mod serve;
 
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => serve::run(args, cache_dir),
         Command::ClaudeHook { state } => hooks::claude(&state),
         Command::CodexHook { state } => hooks::codex(&state),
+        Command::Log(args) => log::run(&args),
         Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
             .with_context(|| format!("cannot write {}", out.display())),
     };

@@ -1093,3 +1093,58 @@ fn a_claude_session_registers_once_its_transcript_exists_and_clears_when_dropped
     // No caller: nothing starts.
     assert!(!ClaudeSession::start(&harness, None).registered());
 }
+
+#[test]
+fn the_audit_log_shows_each_acceptance_and_hand_over_once() {
+    let state = scratch("audit");
+    // Two sends (one with its body kept), one repeat, and a hook that hands both over.
+    let send = |message: &str, call_id: &str, extra: &[&str]| {
+        let args = format!(r#"{{"session_id":"{PROMPT}","message":"{message}"}}"#);
+        let mut all = vec!["--call-id", call_id];
+        all.extend_from_slice(extra);
+        call("sessions_send", &args, &state, &all).0
+    };
+    assert!(send("Lunch is at noon.", "toolu_A1", &[]).starts_with("accepted for "));
+    assert!(send("Lunch is at noon.", "toolu_A1", &[]).starts_with("accepted for "));
+    assert!(send("Bring the map.", "toolu_A2", &["--log-bodies"]).starts_with("accepted for "));
+    assert!(hook_answer("SessionStart", PROMPT, &state).is_some());
+    let log = |extra: &[&str]| {
+        let mut args = vec!["log"];
+        args.extend_from_slice(extra);
+        let output = host_shim(&args, "", &state);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let text = log(&[]);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("    ")).collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    for (line, event) in lines
+        .iter()
+        .zip(["accepted", "accepted", "handed-over", "handed-over"])
+    {
+        assert!(
+            line.contains(&format!(" {event} "))
+                && line.contains(&format!("{CALLER} -> {PROMPT} queue hop=1 ")),
+            "{line}"
+        );
+    }
+    // The body only where it was asked for, and never the first one's.
+    assert!(text.contains("\n    Bring the map.\n"), "{text}");
+    assert!(!text.contains("Lunch is at noon."), "{text}");
+    let json: Vec<serde_json::Value> = (log(&["--json"]).lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(json.len(), 4);
+    assert_eq!(json[0]["event"], "accepted");
+    assert_eq!(json[0]["from"], CALLER);
+    assert_eq!(json[0]["sha256"].as_str().unwrap().len(), 16);
+    assert_eq!(json[2]["event"], "handed-over");
+    assert_eq!(
+        json[0]["sha256"], json[2]["sha256"],
+        "the same message, accepted then handed over"
+    );
+}

@@ -15,6 +15,7 @@
 //! what its harness adds (who the target is, how it wakes, how it hands over at once).
 //! And one hand-over for every hook adapter ([`hand_over_waiting`]).
 
+pub mod audit;
 pub mod delivery;
 mod hand_over;
 mod memory;
@@ -28,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use audit::{AuditLog, Audited};
 pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
 pub use hand_over::{HookReport, Takes, hand_over_waiting, joined, within_answer_cap};
 pub use memory::MemoryInbox;

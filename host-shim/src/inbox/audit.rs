@@ -1,0 +1,411 @@
+//! The audit trail: every message an inbox accepted and every hand-over, for the person
+//! running the sessions (`host-shim log`). [`Audited`] wraps any [`InboxBackend`] and
+//! records what passes through it, so every store, hook, idle watcher and daemon
+//! hand-over is recorded without knowing of the log.
+//!
+//! Layout, in the state folder: `log/audit.jsonl` (newest), `log/audit.1.jsonl` …
+//! `log/audit.<KEPT_FILES-1>.jsonl` (older), one JSON record per line ([`AuditRecord`]).
+//!
+//! Trust model. The log says who sent what to whom, so it is private like the state
+//! folder: `log/` is made `0700` and refused when another user owns it, others can
+//! write it or it is a symlink; files are created `0600` and opened without following
+//! symlinks. It is bounded: past [`MAX_FILE_BYTES`] the file is rotated, and at most
+//! [`KEPT_FILES`] files are kept (the oldest is dropped). A message's body is recorded
+//! only when the log is opened with bodies on; otherwise its SHA-256 and size tell two
+//! messages apart. Writing the log never fails a delivery or a hand-over: a record that
+//! cannot be written is said on stderr and the message goes on. Records are appended
+//! in one write each, so processes appending at once do not interleave within a line.
+
+use super::{InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, now_ns};
+use crate::contract::latest::{DeliveryMode, InboxCount};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The size past which the newest file is rotated.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// How many files are kept, the newest included.
+pub const KEPT_FILES: usize = 4;
+/// The longest record line read back (a record with a 256 KiB body, escaped, fits).
+const MAX_LINE_BYTES: usize = 2 << 20;
+
+/// What happened to a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuditEvent {
+    /// The inbox accepted it: it waits for its target's hand-over.
+    Accepted,
+    /// It was handed to its target.
+    HandedOver,
+}
+
+/// One line of the log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// When, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    pub event: AuditEvent,
+    /// The sending session (empty when the delivery had no key).
+    pub from: String,
+    pub to: String,
+    pub mode: DeliveryMode,
+    /// The frame's hop (0 when the body carries none).
+    pub hop: u32,
+    /// Characters of the body.
+    pub chars: u64,
+    /// The first 16 hex digits of the body's SHA-256.
+    pub sha256: String,
+    /// The body, when the log records bodies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+impl AuditRecord {
+    /// The record of `message` for `event`, now.
+    pub fn of(message: &SpooledMessage, event: AuditEvent, with_body: bool) -> AuditRecord {
+        let digest = Sha256::digest(message.body.as_bytes());
+        AuditRecord {
+            at_ms: u64::try_from(now_ns() / 1_000_000).unwrap_or(u64::MAX),
+            event,
+            from: message.sender.clone(),
+            to: message.target.clone(),
+            mode: message.mode,
+            hop: frame_hop(&message.body),
+            chars: message.body.chars().count() as u64,
+            sha256: digest[..8].iter().map(|b| format!("{b:02x}")).collect(),
+            body: with_body.then(|| message.body.clone()),
+        }
+    }
+}
+
+/// The `hop: N` line of a frame's header (before `--- message begins ---`), or 0.
+fn frame_hop(body: &str) -> u32 {
+    body.lines()
+        .take_while(|line| *line != "--- message begins ---")
+        .find_map(|line| line.strip_prefix("hop: ")?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The log files of a state folder.
+#[derive(Debug)]
+pub struct AuditLog {
+    dir: PathBuf,
+    with_bodies: bool,
+    /// One writer at a time within this process (rotation included).
+    writing: Mutex<()>,
+}
+
+impl AuditLog {
+    /// The log in `state_root/log` (made when missing, this user's alone). With
+    /// `with_bodies`, records carry the messages' bodies.
+    pub fn open(state_root: &Path, with_bodies: bool) -> Result<AuditLog> {
+        let dir = state_root.join("log");
+        crate::private::trusted_dir(&dir).map_err(|why| {
+            anyhow::anyhow!(
+                "log folder {}: {why}; name a state folder only you can write with --state-dir",
+                dir.display()
+            )
+        })?;
+        Ok(AuditLog {
+            dir,
+            with_bodies,
+            writing: Mutex::new(()),
+        })
+    }
+
+    /// The file of generation `n` (0 the newest).
+    fn file(&self, n: usize) -> PathBuf {
+        match n {
+            0 => self.dir.join("audit.jsonl"),
+            n => self.dir.join(format!("audit.{n}.jsonl")),
+        }
+    }
+
+    /// Appends one record, rotating first when the newest file is full.
+    pub fn append(&self, record: &AuditRecord) -> Result<()> {
+        let _one = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let newest = self.file(0);
+        let full = std::fs::symlink_metadata(&newest).is_ok_and(|m| m.len() >= MAX_FILE_BYTES);
+        if full {
+            for n in (1..KEPT_FILES).rev() {
+                let _ = std::fs::rename(self.file(n - 1), self.file(n));
+            }
+        }
+        let mut line = serde_json::to_vec(record)?;
+        line.push(b'\n');
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&newest)
+            .with_context(|| format!("cannot open {}", newest.display()))?;
+        file.write_all(&line)
+            .with_context(|| format!("cannot append to {}", newest.display()))
+    }
+
+    /// Every record kept, oldest first, the lines that are not records (each named with
+    /// its file), and the cursor after the last one (for `--follow` to go on from).
+    pub fn read_all(&self) -> (Vec<AuditRecord>, Vec<String>, Cursor) {
+        let mut records = Vec::new();
+        let mut unreadable = Vec::new();
+        for n in (1..KEPT_FILES).rev() {
+            let path = self.file(n);
+            let Ok(bytes) = crate::private::read_regular(&path, MAX_FILE_BYTES * 4) else {
+                continue;
+            };
+            read_lines(&bytes, &path, &mut records, &mut unreadable);
+        }
+        let (newest, cursor) = self.read_newest(Cursor::default(), &mut unreadable);
+        records.extend(newest);
+        (records, unreadable, cursor)
+    }
+
+    /// The newest file's records after `cursor`, and the cursor after them: for
+    /// `--follow`. A file that is not the one the cursor was in (it was rotated) is read
+    /// from its start.
+    pub fn read_from(&self, cursor: Cursor) -> (Vec<AuditRecord>, Cursor) {
+        self.read_newest(cursor, &mut Vec::new())
+    }
+
+    fn read_newest(&self, cursor: Cursor, bad: &mut Vec<String>) -> (Vec<AuditRecord>, Cursor) {
+        use std::os::unix::fs::MetadataExt;
+        let path = self.file(0);
+        let Ok(file) = std::fs::symlink_metadata(&path).map(|m| m.ino()) else {
+            return (Vec::new(), Cursor::default());
+        };
+        let Ok(bytes) = crate::private::read_regular(&path, MAX_FILE_BYTES * 4) else {
+            return (Vec::new(), Cursor::default());
+        };
+        let same = cursor.file == file && cursor.offset <= bytes.len() as u64;
+        let start = if same { cursor.offset as usize } else { 0 };
+        // Only whole lines: a record being written is read next time.
+        let end = bytes[start..]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(start, |at| start + at + 1);
+        let mut records = Vec::new();
+        read_lines(&bytes[start..end], &path, &mut records, bad);
+        let offset = end as u64;
+        (records, Cursor { file, offset })
+    }
+}
+
+/// Where `--follow` is in the log: the newest file (its inode) and how far it read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cursor {
+    file: u64,
+    offset: u64,
+}
+
+fn read_lines(bytes: &[u8], path: &Path, records: &mut Vec<AuditRecord>, bad: &mut Vec<String>) {
+    for (number, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() || line.len() > MAX_LINE_BYTES {
+            continue;
+        }
+        match serde_json::from_slice(line) {
+            Ok(record) => records.push(record),
+            Err(err) => bad.push(format!("{} line {}: {err}", path.display(), number + 1)),
+        }
+    }
+}
+
+/// An inbox backend whose acceptances and hand-overs go into an [`AuditLog`].
+pub struct Audited<B> {
+    inner: B,
+    log: AuditLog,
+}
+
+impl<B: InboxBackend> Audited<B> {
+    pub fn new(inner: B, log: AuditLog) -> Audited<B> {
+        Audited { inner, log }
+    }
+
+    fn record(&self, message: &SpooledMessage, event: AuditEvent) {
+        let record = AuditRecord::of(message, event, self.log.with_bodies);
+        if let Err(err) = self.log.append(&record) {
+            eprintln!("host-shim: the audit log missed a record: {err:#}");
+        }
+    }
+}
+
+impl<B: InboxBackend> InboxBackend for Audited<B> {
+    fn find(&self, session: &str, key: &str) -> Result<Option<Located>> {
+        self.inner.find(session, key)
+    }
+
+    fn find_identical(
+        &self,
+        session: &str,
+        sender: &str,
+        body: &str,
+        within: Duration,
+    ) -> Result<Option<Located>> {
+        self.inner.find_identical(session, sender, body, within)
+    }
+
+    fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount> {
+        self.inner.count_from(session, sender)
+    }
+
+    fn put_unseen(&self, message: &SpooledMessage) -> Result<Put> {
+        let put = self.inner.put_unseen(message)?;
+        if matches!(put, Put::New(_)) {
+            self.record(message, AuditEvent::Accepted);
+        }
+        Ok(put)
+    }
+
+    fn waiting(&self, session: &str) -> Result<InboxContents> {
+        self.inner.waiting(session)
+    }
+
+    fn hand_over(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>> {
+        let handed = self.inner.hand_over(session, picked, answer)?;
+        for message in &handed {
+            self.record(message, AuditEvent::HandedOver);
+        }
+        Ok(handed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inbox::{MemoryInbox, StateDir};
+    use std::os::unix::fs::PermissionsExt;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("audit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn frame(hop: u32, words: &str) -> String {
+        format!(
+            "Cross-session message from another session of this harness.\nfrom-session: a\ndelivery: queue\nhop: {hop}\n--- message begins ---\n{words}\n--- message ends ---"
+        )
+    }
+
+    #[test]
+    fn acceptances_and_hand_overs_are_recorded_with_hashes_not_bodies() {
+        let dir = scratch("records");
+        let inbox = Audited::new(MemoryInbox::new(), AuditLog::open(&dir, false).unwrap());
+        let message =
+            SpooledMessage::new("b", DeliveryMode::Queue, &frame(2, "hi"), "1:ac1", false);
+        inbox.put(&message).unwrap();
+        // A repeat is no new acceptance.
+        inbox.put(&message).unwrap();
+        let waiting = inbox.waiting("b").unwrap().messages;
+        inbox.hand_over("b", waiting, &mut |_| Ok(())).unwrap();
+        let (records, bad, _) = AuditLog::open(&dir, false).unwrap().read_all();
+        assert!(bad.is_empty(), "{bad:?}");
+        let events: Vec<AuditEvent> = records.iter().map(|r| r.event).collect();
+        assert_eq!(events, [AuditEvent::Accepted, AuditEvent::HandedOver]);
+        let first = &records[0];
+        assert_eq!(
+            (first.from.as_str(), first.to.as_str(), first.hop),
+            ("a", "b", 2)
+        );
+        assert_eq!(first.chars, message.body.chars().count() as u64);
+        assert_eq!(first.sha256.len(), 16);
+        assert_eq!(first.body, None, "bodies only when asked");
+        // Private: the folder and the file are this user's alone.
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.join("log")), 0o700);
+        assert_eq!(mode(&dir.join("log/audit.jsonl")), 0o600);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn bodies_are_kept_when_asked_and_a_failed_hand_over_records_nothing() {
+        let dir = scratch("bodies");
+        let state = StateDir::open(&dir.join("state")).unwrap();
+        let inbox = Audited::new(state, AuditLog::open(&dir, true).unwrap());
+        inbox
+            .put(&SpooledMessage::new(
+                "b",
+                DeliveryMode::Steer,
+                "plain",
+                "",
+                false,
+            ))
+            .unwrap();
+        let waiting = inbox.waiting("b").unwrap().messages;
+        assert!(
+            inbox
+                .hand_over("b", waiting, &mut |_| anyhow::bail!("no"))
+                .is_err()
+        );
+        let (records, _, _) = AuditLog::open(&dir, true).unwrap().read_all();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].body.as_deref(), Some("plain"));
+        assert_eq!(records[0].hop, 0, "no frame, no hop");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_log_is_bounded_by_rotation_and_follow_reads_what_is_new() {
+        let dir = scratch("rotation");
+        let log = AuditLog::open(&dir, true).unwrap();
+        let big = "x".repeat(200_000);
+        let message = SpooledMessage::new("b", DeliveryMode::Queue, &big, "", false);
+        let (_, mut cursor) = log.read_from(Cursor::default());
+        for n in 0..40 {
+            log.append(&AuditRecord::of(&message, AuditEvent::Accepted, true))
+                .unwrap();
+            let (new, next) = log.read_from(cursor);
+            assert_eq!(new.len(), 1, "record {n} read once, rotation or not");
+            cursor = next;
+        }
+        let files: Vec<u64> = (0..KEPT_FILES + 1)
+            .map(|n| std::fs::metadata(log.file(n)).map_or(0, |m| m.len()))
+            .collect();
+        assert_eq!(files[KEPT_FILES], 0, "no more than {KEPT_FILES} files");
+        let total: u64 = files.iter().sum();
+        assert!(
+            total <= (KEPT_FILES as u64) * (MAX_FILE_BYTES + 200_100),
+            "{files:?}"
+        );
+        assert!(log.read_all().0.len() < 40, "the oldest were dropped");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_log_folder_others_can_write_is_refused_and_a_bad_line_is_named() {
+        let dir = scratch("trust");
+        std::fs::create_dir_all(dir.join("log")).unwrap();
+        std::fs::set_permissions(dir.join("log"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = AuditLog::open(&dir, false).unwrap_err().to_string();
+        assert!(err.contains("log folder"), "{err}");
+        std::fs::set_permissions(dir.join("log"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(dir.join("log/audit.jsonl"), "{half\n").unwrap();
+        let (records, bad, _) = AuditLog::open(&dir, false).unwrap().read_all();
+        assert!(records.is_empty());
+        assert!(bad[0].contains("audit.jsonl line 1"), "{bad:?}");
+        // A symlink planted as the log file is not followed: the record is refused.
+        std::fs::remove_file(dir.join("log/audit.jsonl")).unwrap();
+        let elsewhere = dir.join("elsewhere");
+        std::fs::write(&elsewhere, "").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.join("log/audit.jsonl")).unwrap();
+        let message = SpooledMessage::new("b", DeliveryMode::Queue, "x", "", false);
+        let log = AuditLog::open(&dir, false).unwrap();
+        assert!(
+            log.append(&AuditRecord::of(&message, AuditEvent::Accepted, false))
+                .is_err()
+        );
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -383,6 +383,26 @@ mod tests {
     }
 
     #[test]
+    fn a_record_that_cannot_be_written_never_fails_the_delivery_or_the_hand_over() {
+        let dir = scratch("unwritable");
+        let log = AuditLog::open(&dir, false).unwrap();
+        // The log file cannot be opened (a directory stands in its place).
+        std::fs::create_dir_all(dir.join("log/audit.jsonl")).unwrap();
+        let inbox = Audited::new(MemoryInbox::new(), log);
+        let message = SpooledMessage::new("b", DeliveryMode::Queue, "x", "1:ac1", false);
+        assert!(matches!(inbox.put(&message).unwrap(), Put::New(_)));
+        let waiting = inbox.waiting("b").unwrap().messages;
+        assert_eq!(
+            inbox
+                .hand_over("b", waiting, &mut |_| Ok(()))
+                .unwrap()
+                .len(),
+            1
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn a_log_folder_others_can_write_is_refused_and_a_bad_line_is_named() {
         let dir = scratch("trust");
         std::fs::create_dir_all(dir.join("log")).unwrap();

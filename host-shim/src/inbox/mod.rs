@@ -13,7 +13,8 @@
 //! Above the backend, one delivery path for every harness ([`delivery`]): the answered
 //! keys, the 10-minute repeat rule, the wake check and the put, so a store says only
 //! what its harness adds (who the target is, how it wakes, how it hands over at once).
-//! And one hand-over for every hook adapter ([`hand_over_waiting`]).
+//! And one hand-over for every hook adapter ([`hand_over_waiting`]). [`Audited`] wraps
+//! any backend to record each acceptance and hand-over in the audit log (`host-shim log`).
 
 pub mod audit;
 pub mod delivery;

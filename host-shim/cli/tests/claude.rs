@@ -1148,3 +1148,37 @@ fn the_audit_log_shows_each_acceptance_and_hand_over_once() {
         "the same message, accepted then handed over"
     );
 }
+
+#[test]
+fn a_session_claude_code_lists_as_running_is_live_without_a_server_of_ours() {
+    use std::os::unix::fs::PermissionsExt;
+    // Claude Code 2.1.328 writes ~/.claude/sessions/<pid>.json while a session runs,
+    // beside ~/.claude/projects; here this test process stands in for it.
+    let home = scratch("registry").join(".claude");
+    copy_tree(&fixtures(), &home.join("projects"));
+    let registry = home.join("sessions");
+    std::fs::create_dir_all(&registry).unwrap();
+    std::fs::set_permissions(&registry, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let pid = std::process::id();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let started = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_string();
+    let record = serde_json::json!({"pid": pid, "sessionId": SUMMARY, "procStart": started,
+        "kind": "interactive", "status": "idle", "messagingSocketPath": "/tmp/cc-socks/x.sock"});
+    std::fs::write(registry.join(format!("{pid}.json")), record.to_string()).unwrap();
+    let state = scratch("registry-state");
+    let mut store = store(&home.join("projects"), &state);
+    assert!(
+        store.get_session(SUMMARY).unwrap().live,
+        "running in Claude Code"
+    );
+    assert!(!store.get_session(RICH).unwrap().live, "not running");
+    std::fs::remove_file(registry.join(format!("{pid}.json"))).unwrap();
+    assert!(
+        !store.get_session(SUMMARY).unwrap().live,
+        "its process ended"
+    );
+}

@@ -27,9 +27,9 @@
 //!   `model:anthropic/<model>`; seq the record's line number; captured through the last
 //!   record read.
 //! - Live: a session is live while a host-shim process serves it (the MCP server
-//!   registers its caller with the presence; a dead process reads cold). A Claude
-//!   Code session with no host-shim server reads cold even while it runs, except the
-//!   session a server serves, which is live in its own answers from its first call.
+//!   registers its caller with the presence; a dead process reads cold), while Claude
+//!   Code's own registry (`~/.claude/sessions`, [`registry`]) lists it as running, and
+//!   in its own server's answers from its first call.
 //! - A line that is not a JSON object (a damaged line, or the half-written last line
 //!   of a transcript being written) is skipped and counted ([`ClaudeStore::skipped_lines`]).
 //!
@@ -50,6 +50,7 @@ pub mod hook;
 pub(crate) mod idle;
 pub mod mcp_session;
 pub mod presence;
+pub mod registry;
 pub(crate) mod transcript;
 pub(crate) mod wake;
 
@@ -398,6 +399,9 @@ pub struct ClaudeStore {
     /// The session this store's server serves: live in its own answers whatever the
     /// presence says yet (its registration may lag its first call).
     serving: Option<String>,
+    /// Claude Code's own registry of running sessions (`~/.claude/sessions`, beside
+    /// the projects folder): a session running without a server of ours is live too.
+    registry: Option<registry::SessionRegistry>,
     wake: Option<WakeCommand>,
     /// The last scan, in the order found, and each id's first transcript.
     found: Vec<Found>,
@@ -457,6 +461,7 @@ impl ClaudeStore {
             desk: Desk::new(inbox),
             presence,
             serving: None,
+            registry: registry::SessionRegistry::beside(projects),
             wake,
             found: Vec::new(),
             by_id: HashMap::new(),
@@ -485,9 +490,13 @@ impl ClaudeStore {
         self.serving = session;
     }
 
-    /// The live sessions: the presence's, and the one this store serves.
+    /// The live sessions: the presence's, the ones Claude Code's own registry lists as
+    /// running, and the one this store serves.
     fn live_sessions(&self) -> std::collections::HashSet<String> {
         let mut live = self.presence.live_sessions();
+        if let Some(registry) = &self.registry {
+            live.extend(registry.live_sessions());
+        }
         live.extend(self.serving.iter().cloned());
         live
     }

@@ -1,0 +1,132 @@
+//! Claude Code's own registry of running sessions: `~/.claude/sessions/<pid>.json`,
+//! written by every Claude Code 2.1.328 process (interactive or `claude -p`) while it
+//! runs and removed when it ends: `{"pid", "sessionId", "procStart", "status", …}`. A
+//! session listed there runs now, whether or not a server of ours serves it.
+//!
+//! Trust model: the folder is Claude Code's, read only and only when this user owns it
+//! and nobody else can write it; records are bounded JSON data read without following
+//! symlinks; a record counts only while its process runs with the start time it
+//! recorded (`procStart`, Linux's `/proc/<pid>/stat` field 22), so a stale file or a
+//! reused pid reads as gone. Nothing in a record selects a file to open or a command.
+//! (The peer-token files beside them are not read.)
+
+use crate::private::{pid_alive, process_start};
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The largest record read.
+const MAX_RECORD_BYTES: u64 = 64 << 10;
+
+/// The registry folder (`~/.claude/sessions`).
+#[derive(Clone, Debug)]
+pub struct SessionRegistry {
+    dir: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+struct Record {
+    pid: u32,
+    #[serde(rename = "sessionId")]
+    session_id: String,
+    #[serde(rename = "procStart", default)]
+    proc_start: Option<String>,
+}
+
+impl SessionRegistry {
+    /// The registry beside a projects folder (`~/.claude/projects` → `~/.claude/sessions`).
+    pub fn beside(projects: &Path) -> Option<SessionRegistry> {
+        Some(SessionRegistry {
+            dir: projects.parent()?.join("sessions"),
+        })
+    }
+
+    pub fn at(dir: &Path) -> SessionRegistry {
+        SessionRegistry {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The sessions a running Claude Code process has registered (none when the folder
+    /// is missing or not this user's alone).
+    pub fn live_sessions(&self) -> HashSet<String> {
+        let mut live = HashSet::new();
+        let trusted = std::fs::symlink_metadata(&self.dir).is_ok_and(|m| {
+            m.is_dir() && m.uid() == crate::private::effective_uid() && m.mode() & 0o022 == 0
+        });
+        if !trusted {
+            return live;
+        }
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return live;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = (name.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(bytes) = crate::private::read_regular(&entry.path(), MAX_RECORD_BYTES) else {
+                continue;
+            };
+            let Ok(record) = serde_json::from_slice::<Record>(&bytes) else {
+                continue;
+            };
+            let started = record.proc_start.and_then(|s| s.parse::<u64>().ok());
+            let same_process = record.pid == pid
+                && pid_alive(pid)
+                && started.is_some()
+                && started == process_start(pid);
+            if same_process {
+                live.insert(record.session_id);
+            }
+        }
+        live
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_running_process_registered_by_claude_code_is_live_and_a_stale_file_is_not() {
+        let dir = std::env::temp_dir().join(format!("cc-registry-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let pid = std::process::id();
+        let Some(started) = process_start(pid) else {
+            return; // no /proc: nothing to check against
+        };
+        let record = |session: &str, pid: u32, started: u64| {
+            format!(
+                r#"{{"pid":{pid},"sessionId":"{session}","procStart":"{started}","status":"idle","kind":"interactive"}}"#
+            )
+        };
+        std::fs::write(
+            dir.join(format!("{pid}.json")),
+            record("running", pid, started),
+        )
+        .unwrap();
+        // A pid reused by another process, and a process long gone.
+        std::fs::write(dir.join("1.json"), record("reused", 1, 12345)).unwrap();
+        std::fs::write(dir.join("999999999.json"), record("gone", 999_999_999, 1)).unwrap();
+        // A name that is not the record's pid, and a token file, are not read as sessions.
+        std::fs::write(dir.join("2.json"), record("misnamed", pid, started)).unwrap();
+        std::fs::write(dir.join(format!("{pid}.abc.key")), r#"{"peerToken":"t"}"#).unwrap();
+        let registry = SessionRegistry::at(&dir);
+        assert_eq!(
+            registry.live_sessions(),
+            HashSet::from(["running".to_string()])
+        );
+        // A folder others can write is not believed.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(registry.live_sessions().is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

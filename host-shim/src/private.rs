@@ -148,3 +148,10 @@ pub fn process_start(pid: u32) -> Option<u64> {
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
+
+/// Whether process `pid` runs and is the one that started at `started` (clock ticks
+/// since boot, as [`process_start`] reads it): a reused pid has another start. With no
+/// start recorded, only whether the pid runs.
+pub fn same_process(pid: u32, started: Option<u64>) -> bool {
+    pid_alive(pid) && (started.is_none() || started == process_start(pid))
+}

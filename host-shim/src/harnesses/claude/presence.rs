@@ -19,7 +19,7 @@
 
 use crate::inbox::checked_id;
 use crate::presence::{Presence, Registration};
-use crate::private::{pid_alive, process_start};
+use crate::private::{process_start, same_process};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -68,7 +68,7 @@ struct LiveRecord {
 impl LiveRecord {
     /// Its process still runs (the same process: a reused pid has another start).
     fn alive(&self) -> bool {
-        pid_alive(self.pid) && (self.started.is_none() || self.started == process_start(self.pid))
+        same_process(self.pid, self.started)
     }
 }
 

@@ -10,11 +10,13 @@
 //! reused pid reads as gone. Nothing in a record selects a file to open or a command.
 //! (The peer-token files beside them are not read.)
 
-use crate::private::{pid_alive, process_start};
+use crate::private::same_process;
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 /// The largest record read.
 const MAX_RECORD_BYTES: u64 = 64 << 10;
@@ -23,44 +25,68 @@ const MAX_RECORD_BYTES: u64 = 64 << 10;
 #[derive(Clone, Debug)]
 pub struct SessionRegistry {
     dir: PathBuf,
+    /// The records as last read, by the folder's modification time: a session's file
+    /// comes and goes with its process (which changes the folder's time); what a record
+    /// says of its process (pid, session, start) never changes while it runs, so only
+    /// whether each process still runs is looked at again.
+    read: Arc<Mutex<Option<(SystemTime, Vec<Record>)>>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 struct Record {
     pid: u32,
     #[serde(rename = "sessionId")]
     session_id: String,
-    #[serde(rename = "procStart", default)]
-    proc_start: Option<String>,
+    /// Claude Code writes the start as a string of digits.
+    #[serde(rename = "procStart", default, deserialize_with = "digits")]
+    proc_start: Option<u64>,
 }
 
 impl SessionRegistry {
     /// The registry beside a projects folder (`~/.claude/projects` → `~/.claude/sessions`).
     pub fn beside(projects: &Path) -> Option<SessionRegistry> {
-        Some(SessionRegistry {
-            dir: projects.parent()?.join("sessions"),
-        })
+        Some(SessionRegistry::at(&projects.parent()?.join("sessions")))
     }
 
     pub fn at(dir: &Path) -> SessionRegistry {
         SessionRegistry {
             dir: dir.to_path_buf(),
+            read: Arc::default(),
         }
     }
 
     /// The sessions a running Claude Code process has registered (none when the folder
     /// is missing or not this user's alone).
     pub fn live_sessions(&self) -> HashSet<String> {
-        let mut live = HashSet::new();
-        let trusted = std::fs::symlink_metadata(&self.dir).is_ok_and(|m| {
-            m.is_dir() && m.uid() == crate::private::effective_uid() && m.mode() & 0o022 == 0
-        });
-        if !trusted {
-            return live;
-        }
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return live;
+        let Ok(meta) = std::fs::symlink_metadata(&self.dir) else {
+            return HashSet::new();
         };
+        let trusted = meta.is_dir()
+            && meta.uid() == crate::private::effective_uid()
+            && meta.mode() & 0o022 == 0;
+        let Some(modified) = meta.modified().ok().filter(|_| trusted) else {
+            return HashSet::new();
+        };
+        let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
+        if read.as_ref().is_none_or(|(at, _)| *at != modified) {
+            *read = Some((modified, self.records()));
+        }
+        let records = read
+            .as_ref()
+            .map(|(_, records)| records.as_slice())
+            .unwrap_or_default();
+        (records.iter())
+            .filter(|r| r.proc_start.is_some() && same_process(r.pid, r.proc_start))
+            .map(|r| r.session_id.clone())
+            .collect()
+    }
+
+    /// Every record whose file is named after its pid, read once.
+    fn records(&self) -> Vec<Record> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(pid) = (name.to_str())
@@ -72,20 +98,19 @@ impl SessionRegistry {
             let Ok(bytes) = crate::private::read_regular(&entry.path(), MAX_RECORD_BYTES) else {
                 continue;
             };
-            let Ok(record) = serde_json::from_slice::<Record>(&bytes) else {
-                continue;
-            };
-            let started = record.proc_start.and_then(|s| s.parse::<u64>().ok());
-            let same_process = record.pid == pid
-                && pid_alive(pid)
-                && started.is_some()
-                && started == process_start(pid);
-            if same_process {
-                live.insert(record.session_id);
+            if let Ok(record) = serde_json::from_slice::<Record>(&bytes)
+                && record.pid == pid
+            {
+                records.push(record);
             }
         }
-        live
+        records
     }
+}
+
+fn digits<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    let text = Option::<String>::deserialize(deserializer)?;
+    Ok(text.and_then(|t| t.parse().ok()))
 }
 
 #[cfg(test)]
@@ -100,7 +125,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         let pid = std::process::id();
-        let Some(started) = process_start(pid) else {
+        let Some(started) = crate::private::process_start(pid) else {
             return; // no /proc: nothing to check against
         };
         let record = |session: &str, pid: u32, started: u64| {

@@ -29,8 +29,11 @@ pub struct SessionRegistry {
     /// comes and goes with its process (which changes the folder's time); what a record
     /// says of its process (pid, session, start) never changes while it runs, so only
     /// whether each process still runs is looked at again.
-    read: Arc<Mutex<Option<(SystemTime, Vec<Record>)>>>,
+    read: Arc<Mutex<Option<RecordsRead>>>,
 }
+
+/// The records of one read of the folder, and the folder's time then.
+type RecordsRead = (SystemTime, Vec<Record>);
 
 #[derive(Clone, Debug, Deserialize)]
 struct Record {

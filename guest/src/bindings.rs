@@ -7,8 +7,10 @@ wit_bindgen::generate!({
 });
 
 use crate::host;
-use crate::text::{Answer as CoreAnswer, RefusalCode};
-use exports::harness::sessions::tools::{Answer, Guest, Refusal, ToolAnnotations, ToolSpec};
+use crate::text::{Answer as CoreAnswer, RefusalCode, ReplyWait as CoreReplyWait};
+use exports::harness::sessions::tools::{
+    Answer, Guest, Refusal, ReplyWait, ToolAnnotations, ToolSpec,
+};
 use harness::sessions::{inbox, session_query as query};
 
 /// The imports of the world, as the core's host traits.
@@ -23,6 +25,12 @@ fn header(h: query::SessionHeader) -> host::SessionHeader {
         origin: h.origin,
         cwd: h.cwd,
         preset: h.preset,
+        inbound: match h.inbound {
+            query::InboundPolicy::Accept => host::Inbound::Accept,
+            query::InboundPolicy::Hold => host::Inbound::Hold,
+            query::InboundPolicy::Refuse => host::Inbound::Refuse,
+        },
+        machine: h.machine,
     }
 }
 
@@ -80,6 +88,7 @@ impl host::SessionQuery for Imports {
                     source_lead_len: m.source_lead_len,
                     text_lead_len: m.text_lead_len,
                     text_chars: m.text_chars,
+                    actions: m.actions,
                 })
                 .collect(),
             source_leads: surface.source_leads,
@@ -101,6 +110,43 @@ impl host::SessionQuery for Imports {
             .collect()
     }
 
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<host::ToolAction>> {
+        (query::get_actions(id, seqs).into_iter())
+            .map(|calls| {
+                (calls.into_iter())
+                    .map(|call| host::ToolAction {
+                        name: call.name,
+                        input: call.input,
+                        status: match call.status {
+                            query::ActionStatus::Ok => host::ActionStatus::Ok,
+                            query::ActionStatus::Error => host::ActionStatus::Error,
+                            query::ActionStatus::Running => host::ActionStatus::Running,
+                        },
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> host::SendHistory {
+        let history = query::send_history(sender, target, window_minutes, limit, key);
+        host::SendHistory {
+            now_ms: history.now_ms,
+            to_target: history.to_target,
+            to_any: history.to_any,
+            to_target_times: history.to_target_times,
+            to_any_times: history.to_any_times,
+            key_accepted: history.key_accepted,
+        }
+    }
+
     fn inbox_status(&mut self, target: &str, sender: &str) -> host::InboxCount {
         let count = query::inbox_status(target, sender);
         host::InboxCount {
@@ -118,24 +164,33 @@ impl host::Inbox for Imports {
         mode: host::DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &host::MessageIds,
     ) -> Result<host::Delivered, host::DeliveryRefusal> {
         let mode = match mode {
             host::DeliveryMode::Queue => inbox::DeliveryMode::Queue,
             host::DeliveryMode::Steer => inbox::DeliveryMode::Steer,
         };
-        match inbox::deliver(target, body, mode, may_wake, key) {
+        let ids = inbox::MessageIds {
+            message_id: ids.message_id.clone(),
+            in_reply_to: ids.in_reply_to.clone(),
+        };
+        match inbox::deliver(target, body, mode, may_wake, key, &ids) {
             Ok(delivered) => Ok(host::Delivered {
                 woke: delivered.woke,
                 repeat: delivered.repeat,
                 state: match delivered.state {
                     inbox::DeliveryState::Waiting => host::DeliveryState::Waiting,
                     inbox::DeliveryState::HandedOver => host::DeliveryState::HandedOver,
+                    inbox::DeliveryState::Held => host::DeliveryState::Held,
                 },
             }),
             Err(inbox::DeliveryRefusal::NotFound) => Err(host::DeliveryRefusal::NotFound),
             Err(inbox::DeliveryRefusal::WouldNeedWake) => Err(host::DeliveryRefusal::WouldNeedWake),
             Err(inbox::DeliveryRefusal::Rejected(reason)) => {
                 Err(host::DeliveryRefusal::Rejected(reason))
+            }
+            Err(inbox::DeliveryRefusal::RefusedByTarget) => {
+                Err(host::DeliveryRefusal::RefusedByTarget)
             }
         }
     }
@@ -150,10 +205,17 @@ fn answer(answer: CoreAnswer) -> Answer {
             RefusalCode::NotFound => Refusal::NotFound,
             RefusalCode::NotMessageable => Refusal::NotMessageable,
             RefusalCode::NotPermitted => Refusal::NotPermitted,
+            RefusalCode::RefusedByTarget => Refusal::RefusedByTarget,
             RefusalCode::LoopGuard => Refusal::LoopGuard,
+            RefusalCode::RateLimited => Refusal::RateLimited,
             RefusalCode::ResumeDisabled => Refusal::ResumeDisabled,
             RefusalCode::EmptyBody => Refusal::EmptyBody,
             RefusalCode::Rejected => Refusal::Rejected,
+        }),
+        await_reply: answer.await_reply.map(|wait| ReplyWait {
+            target: wait.target,
+            message_id: wait.message_id,
+            seconds: wait.seconds,
         }),
     }
 }
@@ -195,6 +257,22 @@ impl Guest for Plugin {
             &arguments,
         )
         .map(answer)
+    }
+
+    fn reply_awaited(
+        _caller_id: String,
+        settings: String,
+        accepted: String,
+        wait: ReplyWait,
+        reply: Option<String>,
+    ) -> Result<Answer, String> {
+        let wait = CoreReplyWait {
+            target: wait.target,
+            message_id: wait.message_id,
+            seconds: wait.seconds,
+        };
+        crate::reply_awaited_with_settings(&settings, &accepted, &wait, reply.as_deref())
+            .map(answer)
     }
 }
 

@@ -42,8 +42,22 @@ pub struct ToolSpec {
     pub annotations: Annotations,
 }
 
-/// The three tools for a deployment's settings.
+/// The three tools for a deployment's settings. An argument the deployment turns off
+/// (`include_actions`, `await_reply_seconds`) is left out of its schema.
 pub fn tools(settings: &Settings) -> Vec<ToolSpec> {
+    let actions = if settings.allow_actions {
+        r#","include_actions":{"type":"boolean"}"#
+    } else {
+        ""
+    };
+    let await_reply = if settings.max_await_seconds > 0 {
+        format!(
+            r#","await_reply_seconds":{{"type":"integer","minimum":0,"maximum":{}}}"#,
+            settings.max_await_seconds
+        )
+    } else {
+        String::new()
+    };
     vec![
         ToolSpec {
             name: crate::list::NAME,
@@ -58,9 +72,9 @@ pub fn tools(settings: &Settings) -> Vec<ToolSpec> {
         ToolSpec {
             name: crate::read::NAME,
             description: "Read the latest text messages of a session, newest first. \
-                Never wakes it.",
+                Never wakes it. include_actions: its tool calls too.",
             input_schema: format!(
-                r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"max_messages":{{"type":"integer","minimum":1,"maximum":100}},"include_injected":{{"type":"boolean"}},"include_system":{{"type":"boolean"}}}},"required":["session_id"],"additionalProperties":false}}"#,
+                r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"max_messages":{{"type":"integer","minimum":1,"maximum":100}},"include_injected":{{"type":"boolean"}},"include_system":{{"type":"boolean"}}{actions},"before_seq":{{"type":"integer","minimum":1}}}},"required":["session_id"],"additionalProperties":false}}"#,
                 SESSION_ID_MAX_CHARS
             ),
             annotations: Annotations::read_only("Read a session"),
@@ -68,9 +82,9 @@ pub fn tools(settings: &Settings) -> Vec<ToolSpec> {
         ToolSpec {
             name: crate::send::NAME,
             description: "Send a message to a top-level session's inbox. queue: its next turn; \
-                steer: its current turn. Replies come later: use sessions_read.",
+                steer: its current turn. reply_to: a message-id you got.",
             input_schema: format!(
-                r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"message":{{"type":"string","maxLength":{}}},"mode":{{"enum":["queue","steer"]}}}},"required":["session_id","message"],"additionalProperties":false}}"#,
+                r#"{{"type":"object","properties":{{"session_id":{{"type":"string","maxLength":{}}},"message":{{"type":"string","maxLength":{}}},"mode":{{"enum":["queue","steer"]}},"reply_to":{{"type":"string","maxLength":14}}{await_reply}}},"required":["message"],"additionalProperties":false}}"#,
                 SESSION_ID_MAX_CHARS, settings.max_send_chars
             ),
             annotations: Annotations {
@@ -129,14 +143,29 @@ mod tests {
                 ("query".to_string(), 256),
                 ("session_id".to_string(), 512),
                 ("message".to_string(), 1234),
+                ("reply_to".to_string(), 14),
                 ("session_id".to_string(), 512),
             ]
         );
     }
 
     #[test]
-    fn the_catalog_stays_within_1200_bytes() {
+    fn the_catalog_stays_within_1500_bytes() {
         let bytes = catalog_bytes(&tools(&Settings::default()));
-        assert!(bytes <= 1200, "catalog is {bytes} bytes");
+        assert!(bytes <= 1500, "catalog is {bytes} bytes");
+    }
+
+    #[test]
+    fn arguments_a_deployment_turns_off_are_left_out() {
+        let on = tools(&Settings::default());
+        assert!(on[1].input_schema.contains("include_actions"));
+        assert!(on[2].input_schema.contains(r#""maximum":120"#));
+        let off = tools(&Settings {
+            allow_actions: false,
+            max_await_seconds: 0,
+            ..Settings::default()
+        });
+        assert!(!off[1].input_schema.contains("include_actions"));
+        assert!(!off[2].input_schema.contains("await_reply_seconds"));
     }
 }

@@ -1,16 +1,57 @@
 //! The provenance frame around a delivered body, and reading frames back: a send's hop
 //! is one more than the hop of the chain its caller is in, and that chain is the
 //! newest frame on the caller's own surface when no person's message came after it.
+//! Every frame carries its message id, and a reply the id it answers.
 
-use crate::host::{DeliveryMode, HostError, Role, SessionQuery};
+use crate::host::{DeliveryMode, HostError, MessageIds, Role, SessionQuery, SurfaceIndex};
 use crate::hygiene::{fold_title, write_body, write_id, write_quoted_inner};
-use crate::read::{Kind, LEAD_CHARS, Readable, kind_from_leads, kind_of, newest_first};
+use crate::json_object::{JsonValue, TopLevel};
+use crate::read::{Kind, Readable, kind_from_leads, kind_of, newest_first};
 use std::fmt::Write as _;
 
 /// A frame's first line.
 pub const FIRST_LINE: &str = "Cross-session message from another session of this harness.";
 const BEGINS: &str = "--- message begins ---";
 const ENDS: &str = "--- message ends ---";
+const MESSAGE_ID: &str = "message-id: ";
+const IN_REPLY_TO: &str = "in-reply-to: ";
+
+/// Whether `text` is a message id: `m-` and 12 lowercase hex digits.
+pub fn is_message_id(text: &str) -> bool {
+    text.len() == 14
+        && text.starts_with("m-")
+        && text[2..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// FNV-1a over the parts, each followed by a 0 byte so no two lists run together.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &byte in part.iter().chain(&[0u8]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// A message's id, derived from its delivery key so a retried call carries the same
+/// id; a call with no key derives it from caller, target, hop and body.
+pub fn message_id(key: &str, caller: &str, target: &str, hop: u32, body: &str) -> String {
+    let hash = if key.is_empty() {
+        fnv1a(&[
+            caller.as_bytes(),
+            target.as_bytes(),
+            &hop.to_le_bytes(),
+            body.as_bytes(),
+        ])
+    } else {
+        fnv1a(&[key.as_bytes()])
+    };
+    format!("m-{:012x}", hash & 0xffff_ffff_ffff)
+}
 
 /// The frame around `body`. The sender's id follows the id rule and its title cannot
 /// close its quotes; the body is cleaned and its lines escaped, so it cannot end the
@@ -20,6 +61,7 @@ pub fn frame(
     sender_title: Option<&str>,
     mode: DeliveryMode,
     hop: u32,
+    ids: &MessageIds,
     body: &str,
 ) -> String {
     let mut out = String::with_capacity(body.len() + 256);
@@ -30,40 +72,122 @@ pub fn frame(
     write_quoted_inner(&mut out, &fold_title(sender_title));
     let _ = write!(
         out,
-        "\")\ndelivery: {}\nhop: {hop}\n{BEGINS}\n",
-        mode.as_str()
+        "\")\ndelivery: {}\nhop: {hop}\n{MESSAGE_ID}{}\n",
+        mode.as_str(),
+        ids.message_id
     );
+    if let Some(answered) = &ids.in_reply_to {
+        let _ = writeln!(out, "{IN_REPLY_TO}{answered}");
+    }
+    out.push_str(BEGINS);
+    out.push('\n');
     write_body(&mut out, body, usize::MAX);
     out.push('\n');
     out.push_str(ENDS);
     out
 }
 
-/// The hop a frame carries, when `text` is one: its first line and header lines parse
-/// (a frame without a `hop:` line, written by a 0.2.0 plugin, is hop 1).
-pub fn hop_of(text: &str) -> Option<u32> {
-    let mut lines = text.split('\n');
+/// What a frame's header lines say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameHeader {
+    /// The sender's id, as the id rule wrote it decoded.
+    pub sender: String,
+    pub hop: u32,
+    pub message_id: Option<String>,
+    pub in_reply_to: Option<String>,
+    /// Where the body starts in the text (after the `--- message begins ---` line).
+    pub body_start: usize,
+}
+
+/// The sender id of a `from-session:` line's value: a plain id up to the space, or a
+/// JSON string literal; then ` ("…")`.
+fn sender_of(line: &str) -> Option<String> {
+    if !line.ends_with("\")") {
+        return None;
+    }
+    if line.starts_with('"') {
+        let end = line.find("\" (\"")? + 1;
+        match TopLevel::parse(&line[..end]) {
+            Ok(TopLevel::Other(JsonValue::String(id))) => Some(id),
+            _ => None,
+        }
+    } else {
+        let (id, _) = line.split_once(" (\"")?;
+        (!id.is_empty()).then(|| id.to_string())
+    }
+}
+
+/// The header of a frame, when `text` is one: its first line and header lines parse.
+/// A frame without a `hop:` line (a 0.2.0 plugin's) is hop 1; one without a
+/// `message-id:` line (0.3.0 and before) has no id.
+pub fn parse_frame(text: &str) -> Option<FrameHeader> {
+    let mut at = 0usize;
+    let mut lines = text.split_inclusive('\n').map(|line| {
+        at += line.len();
+        line.strip_suffix('\n').unwrap_or(line)
+    });
     if lines.next()? != FIRST_LINE {
         return None;
     }
-    let sender = lines.next()?.strip_prefix("from-session: ")?;
-    if !(sender.ends_with("\")") && sender.contains(" (\"")) {
-        return None;
-    }
+    let sender = sender_of(lines.next()?.strip_prefix("from-session: ")?)?;
     if !matches!(lines.next()?, "delivery: queue" | "delivery: steer") {
         return None;
     }
-    match lines.next()? {
-        BEGINS => Some(1),
-        line => {
-            let hop = line.strip_prefix("hop: ")?;
-            if !hop.bytes().all(|b| b.is_ascii_digit()) || hop.starts_with('0') {
-                return None;
-            }
-            let hop = hop.parse().ok()?;
-            (lines.next()? == BEGINS).then_some(hop)
+    let mut line = lines.next()?;
+    let mut hop = 1;
+    if let Some(digits) = line.strip_prefix("hop: ") {
+        if !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
+            return None;
         }
+        hop = digits.parse().ok()?;
+        line = lines.next()?;
     }
+    let mut message_id = None;
+    if let Some(id) = line.strip_prefix(MESSAGE_ID) {
+        message_id = Some(is_message_id(id).then(|| id.to_string())?);
+        line = lines.next()?;
+    }
+    let mut in_reply_to = None;
+    if let Some(id) = line.strip_prefix(IN_REPLY_TO) {
+        in_reply_to = Some(is_message_id(id).then(|| id.to_string())?);
+        line = lines.next()?;
+    }
+    if line != BEGINS {
+        return None;
+    }
+    drop(lines);
+    Some(FrameHeader {
+        sender,
+        hop,
+        message_id,
+        in_reply_to,
+        body_start: at,
+    })
+}
+
+/// The hop a frame carries, when `text` is one.
+pub fn hop_of(text: &str) -> Option<u32> {
+    parse_frame(text).map(|header| header.hop)
+}
+
+/// A frame's body as its sender wrote it, cleaned: the lines between the header and
+/// the closing line, with the escapes the frame added taken off (one leading `\` of
+/// each line that has one, the `\` of `…\[truncated`).
+pub fn body_of<'a>(text: &'a str, header: &FrameHeader) -> String {
+    let body: &'a str = &text[header.body_start..];
+    let body = body
+        .strip_suffix(ENDS)
+        .and_then(|rest| rest.strip_suffix('\n'))
+        .unwrap_or(body);
+    let mut out = String::with_capacity(body.len());
+    for (at, line) in body.split('\n').enumerate() {
+        if at > 0 {
+            out.push('\n');
+        }
+        let line = line.strip_prefix('\\').unwrap_or(line);
+        out.push_str(&line.replace("…\\[truncated", "…[truncated"));
+    }
+    out
 }
 
 /// What a message of the caller's surface says about its chain, newest first.
@@ -93,11 +217,15 @@ fn step_of(role: Role, source: &str, text: &str, injected: bool) -> Step {
     }
 }
 
-/// The hop of the chain `caller` is in now: its surface's index, and one batch of
+/// The hop of the chain `caller` is in now, from its surface's index and one batch of
 /// whole messages (the newest frame, and any message before it whose leads did not
 /// settle what it is).
-pub fn current_hop(host: &mut impl SessionQuery, caller: &str) -> Result<u32, HostError> {
-    let Some(surface) = host.get_surface(caller, LEAD_CHARS) else {
+pub fn current_hop(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    surface: Option<&SurfaceIndex>,
+) -> Result<u32, HostError> {
+    let Some(surface) = surface else {
         return Ok(0);
     };
     let (source_leads, text_leads) = surface.split_leads()?;
@@ -156,17 +284,66 @@ pub fn current_hop(host: &mut impl SessionQuery, caller: &str) -> Result<u32, Ho
     Ok(0)
 }
 
+/// Frames fetched whole per batch while looking for the one a reply names: the one
+/// answered is most often among the newest.
+const REPLY_BATCH: usize = 8;
+
+/// The frame on the caller's surface whose `message-id` is `id`, newest first, in
+/// batches of whole messages; `None` when no frame there has it.
+pub fn find_frame(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    surface: Option<&SurfaceIndex>,
+    id: &str,
+) -> Result<Option<FrameHeader>, HostError> {
+    let Some(surface) = surface else {
+        return Ok(None);
+    };
+    let (_, text_leads) = surface.split_leads()?;
+    let mut frames: Vec<Readable> = (surface.messages.iter().enumerate())
+        .filter(|(i, m)| {
+            let lead = text_leads[*i];
+            m.role == Role::User
+                && !lead.is_empty()
+                && (FIRST_LINE.starts_with(lead) || lead.starts_with(FIRST_LINE))
+        })
+        .map(|(entry, m)| Readable {
+            entry,
+            seq: m.seq,
+            injected: m.injected,
+            content: None,
+        })
+        .collect();
+    frames.sort_unstable_by_key(newest_first);
+    for batch in frames.chunks(REPLY_BATCH) {
+        let seqs: Vec<u64> = batch.iter().map(|f| f.seq).collect();
+        for content in host.get_messages(caller, &seqs).into_iter().flatten() {
+            if let Some(header) = parse_frame(&content.text)
+                && header.message_id.as_deref() == Some(id)
+            {
+                return Ok(Some(header));
+            }
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::{FakeHost, session};
 
     fn framed(hop: u32) -> String {
+        let ids = MessageIds {
+            message_id: "m-0123456789ab".to_string(),
+            in_reply_to: None,
+        };
         frame(
             "peer",
             Some("Peer"),
             DeliveryMode::Queue,
             hop,
+            &ids,
             "do the thing",
         )
     }
@@ -179,14 +356,32 @@ mod tests {
              from-session: peer (\"Peer\")\n\
              delivery: queue\n\
              hop: 2\n\
+             message-id: m-0123456789ab\n\
              --- message begins ---\n\
              do the thing\n\
              --- message ends ---"
         );
         assert_eq!(hop_of(&framed(2)), Some(2));
-        // A 0.2.0 frame has no hop line: hop 1.
-        let old = framed(7).replace("hop: 7\n", "");
+        // A 0.3.0 frame has no id line; a 0.2.0 frame no hop line either: hop 1.
+        let v3 = framed(7).replace("message-id: m-0123456789ab\n", "");
+        assert_eq!(hop_of(&v3), Some(7));
+        assert_eq!(parse_frame(&v3).unwrap().message_id, None);
+        let old = v3.replace("hop: 7\n", "");
         assert_eq!(hop_of(&old), Some(1));
+        let reply = framed(3).replace(
+            "--- message begins",
+            "in-reply-to: m-ffffffffffff\n--- message begins",
+        );
+        let header = parse_frame(&reply).unwrap();
+        assert_eq!(
+            (
+                header.sender.as_str(),
+                header.hop,
+                header.in_reply_to.as_deref()
+            ),
+            ("peer", 3, Some("m-ffffffffffff"))
+        );
+        assert_eq!(body_of(&reply, &header), "do the thing");
         for broken in [
             framed(3).replace("hop: 3", "hop: 03"),
             framed(3).replace("hop: 3", "hop: 0"),
@@ -194,6 +389,8 @@ mod tests {
             framed(3).replace("delivery: queue", "delivery: later"),
             framed(3).replace("from-session: peer (\"Peer\")", "from: peer"),
             framed(3).replacen("Cross-session", " Cross-session", 1),
+            framed(3).replace("m-0123456789ab", "m-0123456789AB"),
+            framed(3).replace("m-0123456789ab", "m-12"),
             "Cross-session message from another session of this harness.".to_string(),
         ] {
             assert_eq!(hop_of(&broken), None, "{broken}");
@@ -259,9 +456,36 @@ mod tests {
         ];
         for (messages, hop) in cases {
             let mut host = caller_with(messages);
-            assert_eq!(current_hop(&mut host, "me"), Ok(hop), "{messages:?}");
+            let surface = host.get_surface("me", crate::read::LEAD_CHARS);
+            assert_eq!(
+                current_hop(&mut host, "me", surface.as_ref()),
+                Ok(hop),
+                "{messages:?}"
+            );
             // The index, and at most one batch of whole messages.
             assert!(host.calls.len() <= 2, "{:?}", host.calls);
         }
+    }
+
+    #[test]
+    fn ids_are_stable_per_key_and_well_formed() {
+        let a = message_id("2:mec-1", "me", "peer", 1, "x");
+        assert!(is_message_id(&a), "{a}");
+        assert_eq!(a, message_id("2:mec-1", "me", "other", 3, "y"));
+        assert_ne!(a, message_id("2:mec-2", "me", "peer", 1, "x"));
+        let keyless = message_id("", "me", "peer", 1, "x");
+        assert_eq!(keyless, message_id("", "me", "peer", 1, "x"));
+        assert_ne!(keyless, message_id("", "me", "peer", 2, "x"));
+        assert_ne!(keyless, message_id("", "mep", "eer", 1, "x"));
+    }
+
+    #[test]
+    fn a_sender_written_as_a_literal_reads_back() {
+        let ids = MessageIds {
+            message_id: "m-0123456789ab".to_string(),
+            in_reply_to: None,
+        };
+        let text = frame("a b\"c", None, DeliveryMode::Steer, 1, &ids, "x");
+        assert_eq!(parse_frame(&text).unwrap().sender, "a b\"c");
     }
 }

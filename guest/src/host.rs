@@ -12,6 +12,29 @@ pub struct SessionHeader {
     pub origin: String,
     pub cwd: Option<String>,
     pub preset: Option<String>,
+    /// What the person using the session lets in from other sessions.
+    pub inbound: Inbound,
+    /// The session's machine, when the host serves more than one.
+    pub machine: Option<String>,
+}
+
+/// What the person using a session lets in (`session-query.inbound-policy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Inbound {
+    #[default]
+    Accept,
+    Hold,
+    Refuse,
+}
+
+impl Inbound {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Inbound::Accept => "accept",
+            Inbound::Hold => "hold",
+            Inbound::Refuse => "refuse",
+        }
+    }
 }
 
 impl SessionHeader {
@@ -132,6 +155,8 @@ pub struct MessageEntry {
     pub text_lead_len: u32,
     /// Chars of the whole text; 0 when there is no text part.
     pub text_chars: u32,
+    /// Tool calls the message made.
+    pub actions: u32,
 }
 
 /// A surface, compactly (`session-query.surface-index`).
@@ -151,6 +176,47 @@ pub struct MessageContent {
     pub text: String,
     /// As [`MessageEntry::injected`].
     pub injected: bool,
+}
+
+/// How a tool call ended (`session-query.action-status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionStatus {
+    Ok,
+    Error,
+    Running,
+}
+
+impl ActionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionStatus::Ok => "ok",
+            ActionStatus::Error => "error",
+            ActionStatus::Running => "running",
+        }
+    }
+}
+
+/// One tool call of a message (`session-query.tool-action`); never its output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolAction {
+    pub name: String,
+    /// The input as the log records it, cut by the host to 1024 bytes.
+    pub input: String,
+    pub status: ActionStatus,
+}
+
+/// The caller's accepted messages within a window (`session-query.send-history`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SendHistory {
+    pub now_ms: i64,
+    pub to_target: u32,
+    pub to_any: u32,
+    /// Newest first.
+    pub to_target_times: Vec<i64>,
+    /// Newest first.
+    pub to_any_times: Vec<i64>,
+    /// The delivery key was accepted already: a retry, for `deliver` to answer.
+    pub key_accepted: bool,
 }
 
 /// One sender's messages to one session (`session-query.inbox-count`).
@@ -209,6 +275,15 @@ pub enum DeliveryState {
     Waiting,
     /// In the target's model input or running turn already.
     HandedOver,
+    /// Kept in the inbox while the person using the target holds inbound.
+    Held,
+}
+
+/// The ids a frame carries (`inbox.message-ids`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MessageIds {
+    pub message_id: String,
+    pub in_reply_to: Option<String>,
 }
 
 /// The inbox accepted a message (now or, for a repeated key, before).
@@ -227,6 +302,7 @@ pub enum DeliveryRefusal {
     NotFound,
     WouldNeedWake,
     Rejected(String),
+    RefusedByTarget,
 }
 
 /// `session-query`: read-only, never wakes a session.
@@ -248,6 +324,19 @@ pub trait SessionQuery {
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>>;
     /// How many of `sender`'s messages to `target` wait and were handed over.
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount;
+    /// The tool calls of whole messages by seq, answered like
+    /// [`SessionQuery::get_sessions`] (empty for a message without any).
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>>;
+    /// `sender`'s accepted messages within the last `window_minutes`, with the times
+    /// of the newest `limit` of each count, and whether `key` was accepted already.
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendHistory;
 }
 
 /// `inbox`: delivery into a top-level session.
@@ -261,5 +350,6 @@ pub trait Inbox {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal>;
 }

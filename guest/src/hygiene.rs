@@ -414,14 +414,23 @@ fn is_line_padding(ch: char) -> bool {
 
 /// Whether a body line (from its first char up to its end) would read as one of the
 /// plugin's own lines once its padding is ignored: it begins with `\\`, with three
-/// dashes, or as an omission line `(N earlier messages omitted)`.
+/// dashes, as an action line `[action]`, or as an omission line `(N earlier messages
+/// omitted)` or `(no readable messages …`.
 fn line_needs_escape(line: &str) -> bool {
     let mut visible = line
         .chars()
         .take_while(|&ch| !is_line_break(ch))
         .filter(|&ch| !is_line_padding(ch));
+    let starts_with_words = |visible: &mut dyn Iterator<Item = char>, words: &str| {
+        words.chars().all(|want| {
+            visible
+                .next()
+                .is_some_and(|ch| ch.to_ascii_lowercase() == want)
+        })
+    };
     match visible.next() {
         Some('\\') => true,
+        Some('[') => starts_with_words(&mut visible, "action]"),
         Some(first) if is_dash(first) => {
             visible.next().is_some_and(is_dash) && visible.next().is_some_and(is_dash)
         }
@@ -435,12 +444,10 @@ fn line_needs_escape(line: &str) -> bool {
                 next = visible.next();
             }
             let mut words = next.into_iter().chain(visible);
-            digits > 0
-                && "earliermessagesomitted".chars().all(|want| {
-                    words
-                        .next()
-                        .is_some_and(|ch| ch.to_ascii_lowercase() == want)
-                })
+            if digits == 0 {
+                return starts_with_words(&mut words, "noreadablemessages");
+            }
+            starts_with_words(&mut words, "earliermessagesomitted")
         }
         _ => false,
     }

@@ -4,6 +4,7 @@
 //! traits, so it runs natively in tests and benchmarks. The wasm build adds one thin
 //! adapter (`bindings.rs`) that implements those traits over the component's imports.
 
+pub mod actions;
 pub mod args;
 pub mod catalog;
 pub mod frame;
@@ -28,7 +29,7 @@ mod bindings;
 
 pub use catalog::ToolSpec;
 pub use settings::Settings;
-pub use text::{Answer, RefusalCode};
+pub use text::{Answer, RefusalCode, ReplyWait};
 
 use host::{HostError, Inbox, SessionQuery};
 
@@ -100,6 +101,27 @@ pub fn call_with_settings<H: SessionQuery + Inbox>(
         );
     }
     call(host, caller, call_id, &settings, tool, arguments).map_err(|HostError(fault)| fault)
+}
+
+/// The end of a send that awaited its reply (`tools.reply-awaited`): `accepted` is
+/// the text of the answer that asked to wait, `reply` the reply's whole body as the
+/// host took it for the caller (none when none came). The error is as
+/// [`call_with_settings`]'s.
+pub fn reply_awaited_with_settings(
+    settings_json: &str,
+    accepted: &str,
+    wait: &ReplyWait,
+    reply: Option<&str>,
+) -> Result<Answer, String> {
+    let settings = Settings::from_json(settings_json)?;
+    if !settings.enabled {
+        return Err(
+            "the session tools are disabled in this deployment (\"enabled\": false); \
+             no send could have awaited a reply"
+                .to_string(),
+        );
+    }
+    Ok(send::reply_awaited(accepted, wait, reply, &settings))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `sessions_list`: discover peer sessions.
 
 use crate::args::{ArgResult, Args};
-use crate::host::{HostError, SessionHeader, SessionQuery};
+use crate::host::{HostError, Inbound, SessionHeader, SessionQuery};
 use crate::hygiene::{fold_line, fold_lower, show_title, write_row_field};
 use crate::repeats::repeats;
 use crate::scope::{Places, Reach};
@@ -377,6 +377,21 @@ fn render(
             " | preset=",
             header.and_then(|h| h.preset.as_deref()),
         );
+        write_row_field(
+            &mut out,
+            " | machine=",
+            header.and_then(|h| h.machine.as_deref()),
+        );
+        if row.subagent {
+            // Every scope takes in a subagent with its tree, so its owner is in sight.
+            write_row_field(
+                &mut out,
+                " | owner=",
+                header.and_then(|h| h.parent_id.as_deref()),
+            );
+        } else if let Some(header) = header.filter(|h| h.inbound != Inbound::Accept) {
+            let _ = write!(out, " | inbound={}", header.inbound.as_str());
+        }
         if row.subagent {
             out.push_str(" | not messageable");
         }
@@ -524,7 +539,8 @@ mod tests {
         );
         let all = list(&mut host, "x", r#"{"scope":"all"}"#);
         assert_eq!(ids_shown(&all), ["orphan", "kid", "new", "mid", "old"]);
-        assert!(all.contains("- kid [cold, subagent] | not messageable\n"));
+        assert!(all.contains("- kid [cold, subagent] | owner=mid | not messageable\n"));
+        assert!(all.contains("- orphan [cold, subagent] | not messageable\n"));
     }
 
     #[test]

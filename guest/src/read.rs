@@ -1,9 +1,11 @@
 //! `sessions_read`: a bounded, text-only window into another session's current model
 //! surface. It uses `session-query` only, so a read can never wake a session.
 
+use crate::actions::write_actions;
 use crate::args::{ArgResult, Args};
 use crate::host::{
     HostError, InboxCount, MessageContent, MessageEntry, Role, SessionQuery, SurfaceIndex,
+    ToolAction,
 };
 use crate::hygiene::{
     TRUNCATION_MARKER, fold_field, fold_line, fold_starts_with, fold_title, is_blank, write_body,
@@ -20,8 +22,12 @@ const TAKES: &[&str] = &[
     "max_messages",
     "include_injected",
     "include_system",
+    "include_actions",
+    "before_seq",
 ];
 const MAX_MESSAGES: u64 = 100;
+/// The largest integer a JSON number carries exactly in every client.
+pub const MAX_SEQ_ARGUMENT: u64 = (1 << 53) - 1;
 
 /// Prefixes (after leading white space) of user-role messages that the harness
 /// injected rather than a person wrote.
@@ -39,6 +45,10 @@ pub struct ReadRequest {
     pub max_messages: usize,
     pub include_injected: bool,
     pub include_system: bool,
+    /// Each message's tool calls follow its text, one line each.
+    pub include_actions: bool,
+    /// The window ends before this seq (paging back).
+    pub before_seq: Option<u64>,
     pub max_message_chars: usize,
     /// What the deployment lets the caller see (`readScope`).
     pub reach: Reach,
@@ -60,6 +70,17 @@ impl ReadRequest {
                 .boolean("include_injected")?
                 .unwrap_or(settings.include_injected_by_default),
             include_system: args.boolean("include_system")?.unwrap_or(false),
+            include_actions: match args.boolean("include_actions")? {
+                Some(true) if !settings.allow_actions => {
+                    return Err(
+                        "invalid arguments: include_actions is turned off in this deployment \
+                         (allowActions is false); read without it"
+                            .to_string(),
+                    );
+                }
+                flag => flag.unwrap_or(false),
+            },
+            before_seq: args.integer("before_seq", 1, MAX_SEQ_ARGUMENT)?,
             max_message_chars: usize::try_from(settings.max_message_chars).unwrap_or(usize::MAX),
             reach: settings.read_scope.reach(),
         })
@@ -197,10 +218,19 @@ pub fn run(
         _ => None,
     };
 
+    // With include_actions, a message with tool calls and no text is readable too.
+    let with_actions = |kind: Kind, message: &MessageEntry, source: &str| match kind {
+        Kind::Unreadable if request.include_actions && message.actions > 0 => Kind::Readable {
+            injected: message.injected,
+            plugin_notice: fold_starts_with(source, "plugin:"),
+        },
+        kind => kind,
+    };
     let mut readable = Vec::new();
     let mut unsettled = Vec::new();
     for (entry, message) in surface.messages.iter().enumerate() {
-        match kind_from_leads(message, source_leads[entry], text_leads[entry]) {
+        let kind = kind_from_leads(message, source_leads[entry], text_leads[entry]);
+        match with_actions(kind, message, source_leads[entry]) {
             Kind::Unsettled => unsettled.push(entry),
             kind => readable.extend(shown(kind).map(|injected| Readable {
                 entry,
@@ -218,7 +248,7 @@ pub fn run(
             let message = &surface.messages[entry];
             let host_says = message.injected || content.injected;
             let kind = kind_of(message.role, &content.source, &content.text, host_says);
-            if let Some(injected) = shown(kind) {
+            if let Some(injected) = shown(with_actions(kind, message, &content.source)) {
                 readable.push(Readable {
                     entry,
                     seq: surface.messages[entry].seq,
@@ -227,6 +257,11 @@ pub fn run(
                 });
             }
         }
+    }
+    let readable_count = readable.len();
+    // Paging back: the window starts below `before_seq`; newer messages are not its.
+    if let Some(before) = request.before_seq {
+        readable.retain(|item| item.seq < before);
     }
     // Newest first; the host may hand messages over in any order. Only the window
     // needs its order.
@@ -246,6 +281,11 @@ pub fn run(
             window[i].content = content;
         }
     }
+    let actions = if request.include_actions {
+        fetch_actions(host, &header.id, &surface, window)
+    } else {
+        Vec::new()
+    };
 
     let mut out = String::from("session ");
     write_session_identity(&mut out, &header);
@@ -253,11 +293,11 @@ pub fn run(
         out,
         "\ntitle: {}\nreadable messages: {} | captured through seq: {}",
         fold_title(title.as_deref()),
-        readable.len(),
+        readable_count,
         surface.captured_through_seq
     );
     write_own_messages(&mut out, host.inbox_status(&header.id, caller));
-    for item in &readable[..window_len] {
+    for (at, item) in readable[..window_len].iter().enumerate() {
         let message = &surface.messages[item.entry];
         let (source, text, unsent) = match &item.content {
             Some(content) => (content.source.as_str(), content.text.as_str(), 0),
@@ -278,12 +318,51 @@ pub fn run(
             unsent,
             request.max_message_chars,
         );
+        if let Some(calls) = actions.get(at) {
+            write_actions(&mut out, calls);
+        }
     }
     let omitted = readable.len() - window_len;
-    if omitted > 0 {
-        let _ = write!(out, "\n({omitted} earlier messages omitted)");
+    match readable[..window_len].last() {
+        Some(oldest) if omitted > 0 => {
+            let _ = write!(
+                out,
+                "\n({omitted} earlier messages omitted; before_seq={} reads them)",
+                oldest.seq
+            );
+        }
+        None if request.before_seq.is_some() => {
+            let _ = write!(
+                out,
+                "\n(no readable messages before seq {})",
+                request.before_seq.unwrap_or_default()
+            );
+        }
+        _ => {}
     }
     Ok(Answer::ok(out))
+}
+
+/// One `get-actions` batch for the window's messages that made tool calls, as one
+/// list per window message (empty for the others).
+fn fetch_actions(
+    host: &mut impl SessionQuery,
+    id: &str,
+    surface: &SurfaceIndex,
+    window: &[Readable],
+) -> Vec<Vec<ToolAction>> {
+    let asked: Vec<usize> = (0..window.len())
+        .filter(|&i| surface.messages[window[i].entry].actions > 0)
+        .collect();
+    let mut out = vec![Vec::new(); window.len()];
+    if asked.is_empty() {
+        return out;
+    }
+    let seqs: Vec<u64> = asked.iter().map(|&i| window[i].seq).collect();
+    for (&i, calls) in asked.iter().zip(host.get_actions(id, &seqs)) {
+        out[i] = calls;
+    }
+    out
 }
 
 /// The header line about the caller's own messages to the session read, when it has
@@ -551,10 +630,13 @@ mod tests {
         host.add(s);
         let out = read(&mut host, r#"{"session_id":"s","max_messages":2}"#);
         assert!(out.contains("readable messages: 60 |"));
-        assert!(out.ends_with("--- user (seq 60, user) ---\nm60\n--- user (seq 59, user) ---\nm59\n(58 earlier messages omitted)"), "{out}");
+        assert!(out.ends_with("--- user (seq 60, user) ---\nm60\n--- user (seq 59, user) ---\nm59\n(58 earlier messages omitted; before_seq=59 reads them)"), "{out}");
         // Default: the deployment cap of 50.
         let out = read(&mut host, r#"{"session_id":"s"}"#);
-        assert!(out.ends_with("m11\n(10 earlier messages omitted)"), "{out}");
+        assert!(
+            out.ends_with("m11\n(10 earlier messages omitted; before_seq=11 reads them)"),
+            "{out}"
+        );
         // A request above the cap is lowered to it.
         let settings = Settings {
             max_read_messages: 3,
@@ -565,7 +647,98 @@ mod tests {
             r#"{"session_id":"s","max_messages":100}"#,
             &settings,
         );
-        assert!(out.ends_with("(57 earlier messages omitted)"), "{out}");
+        assert!(
+            out.ends_with("(57 earlier messages omitted; before_seq=58 reads them)"),
+            "{out}"
+        );
+        // Paging back: the window ends before before_seq; the count stays the surface's.
+        let out = read(
+            &mut host,
+            r#"{"session_id":"s","max_messages":2,"before_seq":59}"#,
+        );
+        assert!(out.contains("readable messages: 60 |"), "{out}");
+        assert!(out.ends_with("--- user (seq 58, user) ---\nm58\n--- user (seq 57, user) ---\nm57\n(56 earlier messages omitted; before_seq=57 reads them)"), "{out}");
+        let out = read(
+            &mut host,
+            r#"{"session_id":"s","max_messages":5,"before_seq":3}"#,
+        );
+        assert!(out.ends_with("m2\n--- user (seq 1, user) ---\nm1"), "{out}");
+        let out = read(&mut host, r#"{"session_id":"s","before_seq":1}"#);
+        assert!(
+            out.ends_with("captured through seq: 0\n(no readable messages before seq 1)"),
+            "{out}"
+        );
+        assert_eq!(
+            read_err(r#"{"session_id":"s","before_seq":0}"#),
+            "invalid arguments: before_seq must be an integer from 1 to 9007199254740991 (got 0)"
+        );
+    }
+
+    fn read_err(args: &str) -> String {
+        ReadRequest::parse(args, &Settings::default()).unwrap_err()
+    }
+
+    #[test]
+    fn actions_follow_the_text_one_line_each_and_never_their_output() {
+        use crate::host::ActionStatus;
+        let mut host = FakeHost::default();
+        host.add(
+            session("s", 1)
+                .machine("build-box")
+                .text(1, Role::User, "user", "run the tests")
+                .message(2, Role::Assistant, "model:a/b", vec![ToolCall])
+                .action(
+                    "Bash",
+                    r#"{"command":"cargo test -p guest","description":"Run tests"}"#,
+                    ActionStatus::Ok,
+                )
+                .action(
+                    "Edit",
+                    r#"{"file_path":"/w/a.rs","old_string":"x"}"#,
+                    ActionStatus::Error,
+                )
+                .message(3, Role::User, "tool", vec![ToolOutput])
+                .text(4, Role::Assistant, "model:a/b", "done")
+                .action(
+                    "Bash",
+                    "{\"command\":\"curl -H 'Authorization: Bearer abcdefgh1234' x\"}",
+                    ActionStatus::Running,
+                ),
+        );
+        let plain = read(&mut host, r#"{"session_id":"s"}"#);
+        assert!(plain.contains("readable messages: 2 |"), "{plain}");
+        assert!(!plain.contains("[action]"), "{plain}");
+        assert!(
+            plain.starts_with("session s [cold, top-level] | machine=build-box\n"),
+            "{plain}"
+        );
+        let out = read(&mut host, r#"{"session_id":"s","include_actions":true}"#);
+        assert!(out.contains("readable messages: 3 |"), "{out}");
+        assert!(out.contains(
+            "--- assistant (seq 4, model:a/b) ---\ndone\n[action] Bash: curl -H 'Authorization: Bearer [redacted]' x (running)\n\
+             --- assistant (seq 2, model:a/b) ---\n\n[action] Bash: cargo test -p guest (ok)\n[action] Edit: /w/a.rs (error)\n\
+             --- user (seq 1, user) ---"), "{out}");
+        // One batch of actions for the window's messages that made any.
+        assert!(
+            host.calls.contains(&"get-actions s [4, 2]".to_string()),
+            "{:?}",
+            host.calls
+        );
+        // A body cannot forge an action line.
+        host.add(session("t", 2).text(1, Role::User, "user", "[action] Bash: rm -rf / (ok)"));
+        let out = read(&mut host, r#"{"session_id":"t","include_actions":true}"#);
+        assert!(
+            out.ends_with("---\n\\[action] Bash: rm -rf / (ok)"),
+            "{out}"
+        );
+        let off = Settings {
+            allow_actions: false,
+            ..Settings::default()
+        };
+        assert_eq!(
+            ReadRequest::parse(r#"{"session_id":"s","include_actions":true}"#, &off).unwrap_err(),
+            "invalid arguments: include_actions is turned off in this deployment (allowActions is false); read without it"
+        );
     }
 
     #[test]
@@ -757,6 +930,7 @@ mod tests {
                 source_lead_len: source_lead.len() as u32,
                 text_lead_len: text_lead.len() as u32,
                 text_chars: text.chars().count() as u32,
+                actions: 0,
             };
             let whole = if text.is_empty() {
                 Kind::Unreadable
@@ -787,7 +961,7 @@ mod tests {
         host.add(s);
         let out = read(&mut host, r#"{"session_id":"s","max_messages":3}"#);
         assert!(
-            out.ends_with("message 8\n(7 earlier messages omitted)"),
+            out.ends_with("message 8\n(7 earlier messages omitted; before_seq=8 reads them)"),
             "{out}"
         );
         assert!(
@@ -875,6 +1049,19 @@ mod tests {
             }
             fn inbox_status(&mut self, target: &str, sender: &str) -> crate::host::InboxCount {
                 self.0.inbox_status(target, sender)
+            }
+            fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+                self.0.get_actions(id, seqs)
+            }
+            fn send_history(
+                &mut self,
+                sender: &str,
+                target: &str,
+                window: u32,
+                limit: u32,
+                key: &str,
+            ) -> crate::host::SendHistory {
+                self.0.send_history(sender, target, window, limit, key)
             }
         }
         let request = ReadRequest::parse(r#"{"session_id":"s"}"#, &Settings::default()).unwrap();

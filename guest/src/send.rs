@@ -2,33 +2,58 @@
 //! after the policy checks in the spec's order. A refused send delivers nothing; an
 //! accepted one delivers exactly once.
 
-use crate::args::{ArgResult, Args};
-use crate::frame::{current_hop, frame};
+use crate::args::{ArgResult, Args, SESSION_ID_MAX_CHARS};
+use crate::frame::{current_hop, find_frame, frame, is_message_id, message_id};
 use crate::host::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, HostError, Inbox, SessionHeader,
-    SessionQuery,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, HostError, Inbound, Inbox, MessageIds,
+    SessionHeader, SessionQuery,
 };
 use crate::hygiene::{fold_field, fold_line, is_blank, show_id};
+use crate::read::LEAD_CHARS;
 use crate::scope::{Places, Reach, SendScope};
 use crate::settings::Settings;
-use crate::text::{Answer, Refusal, RefusalCode, char_count, not_found, resolve_session};
+use crate::text::{
+    Answer, Refusal, RefusalCode, ReplyWait, char_count, describe_value, not_found, resolve_session,
+};
 
 pub const NAME: &str = "sessions_send";
-const TAKES: &[&str] = &["session_id", "message", "mode"];
+const TAKES: &[&str] = &[
+    "session_id",
+    "message",
+    "mode",
+    "reply_to",
+    "await_reply_seconds",
+];
 
 /// Validated arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SendRequest {
+    /// Empty when a reply leaves the target to the frame it answers.
     pub session_id: String,
     pub message: String,
     pub mode: DeliveryMode,
+    /// The `message-id` of the frame on the caller's surface this message answers.
+    pub reply_to: Option<String>,
+    /// How long the call waits for the reply after the acceptance; 0: not at all.
+    pub await_reply_seconds: u32,
 }
 
 impl SendRequest {
     pub fn parse(arguments: &str, settings: &Settings) -> ArgResult<SendRequest> {
         let args = Args::parse(arguments, NAME, TAKES)?;
-        let session_id =
-            args.required_id("session_id", "a top-level session id from sessions_list")?;
+        let reply_to = args.string("reply_to", SESSION_ID_MAX_CHARS)?;
+        if let Some(id) = reply_to.filter(|id| !is_message_id(id)) {
+            return Err(format!(
+                "invalid arguments: reply_to must be a message id like m-3f2a9c0b41d7, from the \
+                 message-id line of a message you received (got {})",
+                describe_value(&crate::json_object::JsonValue::String(id.to_string()))
+            ));
+        }
+        // A reply may leave the target to the frame it answers.
+        let session_id = match reply_to {
+            Some(_) if args.string("session_id", SESSION_ID_MAX_CHARS)?.is_none() => "",
+            _ => args.required_id("session_id", "a top-level session id from sessions_list")?,
+        };
         // Bounded by maxSendChars below, with a sentence of its own.
         let message = args.required_string("message", "the text to deliver", usize::MAX)?;
         let chars = char_count(message);
@@ -43,10 +68,30 @@ impl SendRequest {
             Some(mode) => DeliveryMode::parse(mode).unwrap_or(settings.default_send_mode),
             None => settings.default_send_mode,
         };
+        let await_reply_seconds = match args.integer("await_reply_seconds", 0, u64::MAX) {
+            Ok(None) => 0,
+            Ok(Some(_)) | Err(_) if settings.max_await_seconds == 0 => {
+                return Err(
+                    "invalid arguments: await_reply_seconds is turned off in this deployment \
+                     (maxAwaitSeconds is 0); send without it and read the reply later with \
+                     sessions_read"
+                        .to_string(),
+                );
+            }
+            _ => args
+                .integer(
+                    "await_reply_seconds",
+                    0,
+                    u64::from(settings.max_await_seconds),
+                )?
+                .map_or(0, |seconds| seconds as u32),
+        };
         Ok(SendRequest {
             session_id: session_id.to_string(),
             message: message.to_string(),
             mode,
+            reply_to: reply_to.map(str::to_string),
+            await_reply_seconds,
         })
     }
 }
@@ -86,24 +131,62 @@ pub fn run<H: SessionQuery + Inbox>(
             "nothing was delivered; call sessions_send again with the text to send.",
         ));
     }
+    // The caller's own surface, read once: for the frame a reply answers (before the
+    // target is known) and for the chain.
+    let mut own_surface = None;
+    if request.reply_to.is_some() {
+        own_surface = Some(host.get_surface(caller, LEAD_CHARS));
+    }
+    let mut session_id = request.session_id.clone();
+    let mut replied_sender = None;
+    if let Some(answered) = &request.reply_to {
+        let surface = own_surface.as_ref().and_then(Option::as_ref);
+        let Some(replied) = find_frame(host, caller, surface, answered)? else {
+            return Ok(Answer::refused(
+                RefusalCode::InvalidArguments,
+                format!(
+                    "invalid arguments: reply_to names no message on your surface (got \"{answered}\"); \
+                     give the message-id line of a cross-session message you received, \
+                     or send without reply_to"
+                ),
+            ));
+        };
+        if session_id.is_empty() {
+            session_id = replied.sender.clone();
+        }
+        replied_sender = Some(replied.sender);
+    }
     let read_reach = settings.read_scope.reach();
     let mut places = Places::new(caller);
     // Outside the deployment's readScope a session does not exist for this caller.
-    let header = resolve_session(host, &request.session_id)
+    let header = resolve_session(host, &session_id)
         .filter(|header| places.reaches_one(host, read_reach, header));
     let Some(header) = header else {
-        let mut refused = not_found(host, &mut places, read_reach, NAME, &request.session_id)?;
+        let mut refused = not_found(host, &mut places, read_reach, NAME, &session_id)?;
         refused.cause.push_str(" Nothing was delivered.");
         return Ok(refused.answer());
     };
     let target = header.id.as_str();
     let shown_id = show_id(target);
+    if let Some(sender) = replied_sender.filter(|sender| sender != target) {
+        return Ok(Answer::refused(
+            RefusalCode::InvalidArguments,
+            format!(
+                "invalid arguments: reply_to names a message from {}, not from {shown_id}; \
+                 leave session_id out to answer its sender, or send without reply_to",
+                show_id(&sender),
+            ),
+        ));
+    }
     // Checked before anything else touches the target.
     if header.is_subagent() {
         return Ok(not_messageable(host, &mut places, read_reach, &header));
     }
     if !places.reaches_one(host, settings.send_scope.reach(), &header) {
         return Ok(not_permitted(settings.send_scope, &shown_id));
+    }
+    if header.inbound == Inbound::Refuse {
+        return Ok(refused_by_target(&shown_id));
     }
     if target == caller {
         return Ok(refusal(
@@ -114,7 +197,8 @@ pub fn run<H: SessionQuery + Inbox>(
     }
     // Without frames no hop travels: every send is hop 1.
     let hop = if settings.frame_messages {
-        current_hop(host, caller)?.saturating_add(1)
+        let surface = own_surface.unwrap_or_else(|| host.get_surface(caller, LEAD_CHARS));
+        current_hop(host, caller, surface.as_ref())?.saturating_add(1)
     } else {
         1
     };
@@ -130,10 +214,18 @@ pub fn run<H: SessionQuery + Inbox>(
              their next message starts a new chain.",
         ));
     }
+    let key = delivery_key(caller, call_id);
+    if let Some(capped) = rate_limited(host, caller, target, &key, settings) {
+        return Ok(capped);
+    }
     // Checked before the target is resolved, so a cold session is left untouched.
     if !header.live && !settings.allow_resume {
         return Ok(resume_disabled(&shown_id));
     }
+    let ids = MessageIds {
+        message_id: message_id(&key, caller, target, hop, &request.message),
+        in_reply_to: request.reply_to.clone(),
+    };
     let body = if settings.frame_messages {
         let sender_title = host
             .title_snapshots(&[caller.to_string()])
@@ -145,15 +237,33 @@ pub fn run<H: SessionQuery + Inbox>(
             sender_title.as_deref(),
             request.mode,
             hop,
+            &ids,
             &request.message,
         )
     } else {
         request.message.clone()
     };
-    let key = delivery_key(caller, call_id);
     Ok(
-        match host.deliver(target, &body, request.mode, settings.allow_resume, &key) {
-            Ok(delivered) => accepted(&shown_id, request, hop, delivered),
+        match host.deliver(
+            target,
+            &body,
+            request.mode,
+            settings.allow_resume,
+            &key,
+            &ids,
+        ) {
+            Ok(delivered) => {
+                let mut answer = accepted(&shown_id, request, hop, &ids.message_id, delivered);
+                if request.await_reply_seconds > 0 {
+                    answer.await_reply = Some(ReplyWait {
+                        target: target.to_string(),
+                        message_id: ids.message_id.clone(),
+                        seconds: request.await_reply_seconds,
+                    });
+                }
+                answer
+            }
+            Err(DeliveryRefusal::RefusedByTarget) => refused_by_target(&shown_id),
             // The header was there a moment ago: the host lost the target, so this is not
             // the model's mistyped id, and a near id would only point back at it.
             Err(DeliveryRefusal::NotFound) => refusal(
@@ -193,8 +303,15 @@ pub fn run<H: SessionQuery + Inbox>(
     )
 }
 
-/// The acceptance: where the message is now, in words that fit its mode and state.
-fn accepted(shown_id: &str, request: &SendRequest, hop: u32, delivered: Delivered) -> Answer {
+/// The acceptance: where the message is now, in words that fit its mode and state,
+/// and what becomes of its reply.
+fn accepted(
+    shown_id: &str,
+    request: &SendRequest,
+    hop: u32,
+    id: &str,
+    delivered: Delivered,
+) -> Answer {
     let mut out = format!(
         "accepted for {shown_id} | mode={} | chars={} | hop={hop}",
         request.mode.as_str(),
@@ -203,9 +320,20 @@ fn accepted(shown_id: &str, request: &SendRequest, hop: u32, delivered: Delivere
     if delivered.woke {
         out.push_str(" (woke a cold session)");
     }
+    out.push_str(" | id=");
+    out.push_str(id);
     out.push('\n');
     out.push_str(match (request.mode, delivered.state) {
-        (DeliveryMode::Queue, _) => "The message is queued in that session's inbox.",
+        (_, DeliveryState::Held) => {
+            "The person using that session holds incoming messages; it is handed over when \
+             they release them."
+        }
+        (DeliveryMode::Queue, DeliveryState::Waiting) => {
+            "The message is queued in that session's inbox."
+        }
+        (DeliveryMode::Queue, DeliveryState::HandedOver) => {
+            "The message was handed to that session as a new turn."
+        }
         (DeliveryMode::Steer, DeliveryState::HandedOver) => {
             "The message is steered into the turn that session is running now."
         }
@@ -214,7 +342,141 @@ fn accepted(shown_id: &str, request: &SendRequest, hop: u32, delivered: Delivere
              at its next step, or into its next turn if it is idle."
         }
     });
-    out.push_str(" Its reply will not return through this call; read it later with sessions_read.");
+    if request.await_reply_seconds > 0 {
+        let seconds = request.await_reply_seconds;
+        let unit = if seconds == 1 { "second" } else { "seconds" };
+        out.push_str(&format!(" Waiting up to {seconds} {unit} for its reply."));
+    } else {
+        out.push_str(
+            " Its reply will not return through this call; read it later with sessions_read.",
+        );
+    }
+    Answer::ok(out)
+}
+
+/// The target's person refuses cross-session messages.
+fn refused_by_target(shown_id: &str) -> Answer {
+    refusal(
+        RefusalCode::RefusedByTarget,
+        format!("the person using {shown_id} does not take cross-session messages in it."),
+        "nothing was delivered. Do not retry; tell your person if the message matters.",
+    )
+}
+
+/// The caps on how much one session sends, counted from what the inbox holds: the
+/// refusal when a cap is reached, with the time until the next send. A retried call
+/// whose first attempt was accepted is never capped by it.
+fn rate_limited<H: SessionQuery>(
+    host: &mut H,
+    caller: &str,
+    target: &str,
+    key: &str,
+    settings: &Settings,
+) -> Option<Answer> {
+    let per_target = settings.max_sends_per_target;
+    let per_caller = settings.max_sends;
+    if per_target == 0 && per_caller == 0 {
+        return None;
+    }
+    let window = settings.send_window_minutes;
+    let limit = per_target.max(per_caller);
+    let history = host.send_history(caller, target, window, limit, key);
+    if history.key_accepted {
+        return None;
+    }
+    let window_ms = i64::from(window) * 60_000;
+    // A send is possible again once the cap-th newest send leaves the window.
+    let minutes_until = |times: &[i64], cap: u32| {
+        let freed_at = times
+            .get(cap as usize - 1)
+            .map_or(history.now_ms + window_ms, |at| at + window_ms);
+        let ms = (freed_at - history.now_ms).max(1);
+        (ms + 59_999) / 60_000
+    };
+    let about = |minutes: i64| {
+        if minutes == 1 {
+            "about 1 minute".to_string()
+        } else {
+            format!("about {minutes} minutes")
+        }
+    };
+    let shown_id = show_id(target);
+    if per_target > 0 && history.to_target >= per_target {
+        let minutes = minutes_until(&history.to_target_times, per_target);
+        return Some(refusal(
+            RefusalCode::RateLimited,
+            format!(
+                "you sent {} messages to {shown_id} in the last {window} minutes, and this \
+                 deployment allows {per_target} (maxSendsPerTarget).",
+                history.to_target
+            ),
+            &format!(
+                "nothing was delivered. Wait for its reply or read it with sessions_read; a \
+                 send to it is possible again in {}.",
+                about(minutes)
+            ),
+        ));
+    }
+    if per_caller > 0 && history.to_any >= per_caller {
+        let minutes = minutes_until(&history.to_any_times, per_caller);
+        return Some(refusal(
+            RefusalCode::RateLimited,
+            format!(
+                "you sent {} messages in the last {window} minutes, and this deployment allows \
+                 {per_caller} (maxSends).",
+                history.to_any
+            ),
+            &format!(
+                "nothing was delivered. Wait for its reply or read it with sessions_read; a \
+                 send is possible again in {}.",
+                about(minutes)
+            ),
+        ));
+    }
+    None
+}
+
+/// The end of a send that awaited its reply: the accepted lines, then the reply (its
+/// sender and hop, its body bounded and escaped as a read shows a body) or the word
+/// that none came.
+pub fn reply_awaited(
+    accepted: &str,
+    wait: &ReplyWait,
+    reply: Option<&str>,
+    settings: &Settings,
+) -> Answer {
+    let mut out = accepted.to_string();
+    let Some(reply) = reply else {
+        let unit = if wait.seconds == 1 {
+            "second"
+        } else {
+            "seconds"
+        };
+        out.push_str(&format!(
+            "\nNo reply within {} {unit}; it will reach you like any other message.",
+            wait.seconds
+        ));
+        return Answer::ok(out);
+    };
+    out.push_str("\nreply from ");
+    out.push_str(&show_id(&wait.target));
+    let header = crate::frame::parse_frame(reply);
+    let body = match &header {
+        Some(header) => {
+            out.push_str(&format!(" (hop {})", header.hop));
+            crate::frame::body_of(reply, header)
+        }
+        None => reply.to_string(),
+    };
+    out.push_str(":\n");
+    let max = usize::try_from(settings.max_message_chars).unwrap_or(usize::MAX);
+    let cut = crate::hygiene::write_body(&mut out, &body, max);
+    if cut > 0 {
+        out.push_str(&format!(
+            "{} {cut} chars]",
+            crate::hygiene::TRUNCATION_MARKER
+        ));
+    }
     Answer::ok(out)
 }
 
@@ -333,8 +595,8 @@ mod tests {
         );
         assert_eq!(
             out,
-            "accepted for live-peer | mode=queue | chars=7 | hop=1\n\
-             The message is queued in that session's inbox. Its reply will not return through this call; read it later with sessions_read."
+            "accepted for live-peer | mode=queue | chars=7 | hop=1 | id=m-fb6237ee8dc8\n\
+             The message was handed to that session as a new turn. Its reply will not return through this call; read it later with sessions_read."
         );
         assert_eq!(host.deliveries.len(), 1);
         let delivery = &host.deliveries[0];
@@ -346,9 +608,19 @@ mod tests {
              from-session: me (\"The sender line two\")\n\
              delivery: queue\n\
              hop: 1\n\
+             message-id: m-fb6237ee8dc8\n\
              --- message begins ---\n\
              hello ✓\n\
              --- message ends ---"
+        );
+        assert_eq!(delivery.ids.message_id, "m-fb6237ee8dc8");
+        assert_eq!(delivery.ids.in_reply_to, None);
+        // A queued message that waits says so.
+        host.add(session("busy", 9).live(true).keeps_waiting());
+        let out = send(&mut host, r#"{"session_id":"busy","message":"x"}"#);
+        assert!(
+            out.contains("\nThe message is queued in that session's inbox. Its reply"),
+            "{out}"
         );
     }
 
@@ -359,7 +631,7 @@ mod tests {
             &mut host,
             r#"{"session_id":"live-peer","message":"x","mode":"steer"}"#,
         );
-        assert!(out.starts_with("accepted for live-peer | mode=steer | chars=1 | hop=1\nThe message is steered into the turn"), "{out}");
+        assert!(out.starts_with("accepted for live-peer | mode=steer | chars=1 | hop=1 | id=m-d183d17888b9\nThe message is steered into the turn"), "{out}");
         let settings = Settings {
             default_send_mode: DeliveryMode::Steer,
             ..Settings::default()
@@ -389,7 +661,7 @@ mod tests {
         );
         assert!(
             out.starts_with(
-                "accepted for cold-peer | mode=queue | chars=7 | hop=1 (woke a cold session)\n"
+                "accepted for cold-peer | mode=queue | chars=7 | hop=1 (woke a cold session) | id=m-"
             ),
             "{out}"
         );
@@ -413,7 +685,14 @@ mod tests {
             "{out}"
         );
         // The caller's own surface, for its chain, but nothing more of the target.
-        assert_eq!(host.calls, ["get-session cold-peer", "get-surface me"]);
+        assert_eq!(
+            host.calls,
+            [
+                "get-session cold-peer",
+                "get-surface me",
+                "send-history me cold-peer"
+            ]
+        );
         assert!(!host.is_live("cold-peer"));
         // A live target still takes the message, and the host is told not to wake.
         let out = send_with(
@@ -726,7 +1005,18 @@ mod tests {
             .live(true)
             .text(1, Role::User, "user", "start");
         if let Some(hop) = hop_in_surface {
-            let framed = frame("peer", Some("Peer"), DeliveryMode::Queue, hop, "go on");
+            let ids = MessageIds {
+                message_id: format!("m-00000000000{hop:x}"),
+                in_reply_to: None,
+            };
+            let framed = frame(
+                "peer",
+                Some("Peer"),
+                DeliveryMode::Queue,
+                hop,
+                &ids,
+                "go on",
+            );
             me =
                 me.text(2, Role::User, "user", &framed)
                     .text(3, Role::Assistant, "model:a/b", "ok");
@@ -743,13 +1033,13 @@ mod tests {
         let mut host = chain_host(Some(2));
         let out = send(&mut host, r#"{"session_id":"peer","message":"reply"}"#);
         assert!(
-            out.starts_with("accepted for peer | mode=queue | chars=5 | hop=3\n"),
+            out.starts_with("accepted for peer | mode=queue | chars=5 | hop=3 | id=m-"),
             "{out}"
         );
         assert!(
             host.deliveries[0]
                 .body
-                .contains("\ndelivery: queue\nhop: 3\n--- message begins ---\n")
+                .contains("\ndelivery: queue\nhop: 3\nmessage-id: m-")
         );
         let mut host = chain_host(Some(5));
         let out = send(&mut host, r#"{"session_id":"peer","message":"reply"}"#);
@@ -797,12 +1087,14 @@ mod tests {
             &settings,
         );
         assert!(
-            out.starts_with("accepted for peer | mode=queue | chars=1 | hop=1\n"),
+            out.starts_with("accepted for peer | mode=queue | chars=1 | hop=1 | id=m-"),
             "{out}"
         );
         assert!(!host.calls.iter().any(|c| c.starts_with("get-surface")));
         let mut host = chain_host(None);
-        assert!(send(&mut host, r#"{"session_id":"peer","message":"r"}"#).contains("| hop=1\n"));
+        assert!(
+            send(&mut host, r#"{"session_id":"peer","message":"r"}"#).contains("| hop=1 | id=m-")
+        );
     }
 
     #[test]
@@ -816,7 +1108,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            "accepted for busy | mode=steer | chars=1 | hop=1\n\
+            "accepted for busy | mode=steer | chars=1 | hop=1 | id=m-5a3e08d58793\n\
              The message waits in that session's inbox and is handed into its running turn at its next step, or into its next turn if it is idle. Its reply will not return through this call; read it later with sessions_read."
         );
         let out = send(&mut host, r#"{"session_id":"busy","message":"x"}"#);
@@ -855,5 +1147,229 @@ mod tests {
             assert!(out.starts_with(expected), "{args}: {out}");
         }
         assert!(host.calls.is_empty());
+    }
+
+    /// A host where `me` got a frame from `peer` with the given id.
+    fn replying_host() -> FakeHost {
+        let ids = MessageIds {
+            message_id: "m-00000000abcd".to_string(),
+            in_reply_to: None,
+        };
+        let framed = frame(
+            "peer",
+            Some("Peer"),
+            DeliveryMode::Queue,
+            1,
+            &ids,
+            "question?",
+        );
+        let mut host = FakeHost::default();
+        host.add(
+            session("me", 1)
+                .live(true)
+                .text(1, Role::User, "user", "ask peer")
+                .text(2, Role::User, "user", &framed),
+        );
+        host.add(session("peer", 2).live(true).title("Peer"));
+        host.add(session("other", 3).live(true));
+        host
+    }
+
+    #[test]
+    fn a_reply_names_what_it_answers_and_finds_its_target() {
+        let mut host = replying_host();
+        let out = send(
+            &mut host,
+            r#"{"reply_to":"m-00000000abcd","message":"answer"}"#,
+        );
+        assert!(
+            out.starts_with("accepted for peer | mode=queue | chars=6 | hop=2 | id=m-"),
+            "{out}"
+        );
+        let delivery = &host.deliveries[0];
+        assert_eq!(delivery.ids.in_reply_to.as_deref(), Some("m-00000000abcd"));
+        assert!(
+            delivery.body.contains("\nhop: 2\nmessage-id: m-")
+                && delivery
+                    .body
+                    .contains("\nin-reply-to: m-00000000abcd\n--- message begins ---\nanswer\n"),
+            "{}",
+            delivery.body
+        );
+        // Both given: they must agree.
+        let out = send(
+            &mut host,
+            r#"{"session_id":"peer","reply_to":"m-00000000abcd","message":"a"}"#,
+        );
+        assert!(out.starts_with("accepted for peer"), "{out}");
+        let out = send(
+            &mut host,
+            r#"{"session_id":"other","reply_to":"m-00000000abcd","message":"a"}"#,
+        );
+        assert_eq!(
+            out,
+            "invalid arguments: reply_to names a message from peer, not from other; leave session_id out to answer its sender, or send without reply_to"
+        );
+        let out = send(&mut host, r#"{"reply_to":"m-0000000000ff","message":"a"}"#);
+        assert!(out.starts_with("invalid arguments: reply_to names no message on your surface (got \"m-0000000000ff\")"), "{out}");
+        let out = send(&mut host, r#"{"reply_to":"hello","message":"a"}"#);
+        assert!(
+            out.starts_with("invalid arguments: reply_to must be a message id like m-3f2a9c0b41d7"),
+            "{out}"
+        );
+        let out = send(&mut host, r#"{"message":"a"}"#);
+        assert!(
+            out.starts_with("invalid arguments: session_id is required"),
+            "{out}"
+        );
+        assert_eq!(host.deliveries.len(), 2);
+    }
+
+    #[test]
+    fn a_retried_call_carries_the_same_id() {
+        let mut host = host();
+        let settings = Settings::default();
+        let request =
+            SendRequest::parse(r#"{"session_id":"live-peer","message":"hi"}"#, &settings).unwrap();
+        let first = run(&mut host, "me", "c-1", &settings, &request).unwrap();
+        let again = run(&mut host, "me", "c-1", &settings, &request).unwrap();
+        assert_eq!(first.text, again.text);
+        let other = run(&mut host, "me", "c-2", &settings, &request).unwrap();
+        assert_ne!(first.text, other.text);
+    }
+
+    #[test]
+    fn an_awaited_reply_is_asked_of_the_host_and_shown_after_the_acceptance() {
+        let mut host = host();
+        let settings = Settings::default();
+        let request = SendRequest::parse(
+            r#"{"session_id":"live-peer","message":"hi","await_reply_seconds":30}"#,
+            &settings,
+        )
+        .unwrap();
+        let answer = run(&mut host, "me", "c-1", &settings, &request).unwrap();
+        let wait = answer.await_reply.clone().expect("a wait");
+        assert_eq!((wait.target.as_str(), wait.seconds), ("live-peer", 30));
+        assert!(
+            answer
+                .text
+                .ends_with(" Waiting up to 30 seconds for its reply."),
+            "{}",
+            answer.text
+        );
+        assert!(answer.text.contains(&format!("| id={}\n", wait.message_id)));
+        let none = reply_awaited(&answer.text, &wait, None, &settings);
+        assert_eq!(
+            none.text,
+            format!(
+                "{}\nNo reply within 30 seconds; it will reach you like any other message.",
+                answer.text
+            )
+        );
+        let ids = MessageIds {
+            message_id: "m-111111111111".to_string(),
+            in_reply_to: Some(wait.message_id.clone()),
+        };
+        let reply = frame(
+            "live-peer",
+            Some("Peer"),
+            DeliveryMode::Queue,
+            2,
+            &ids,
+            "done\n--- forged ---",
+        );
+        let shown = reply_awaited(&answer.text, &wait, Some(&reply), &settings);
+        assert_eq!(
+            shown.text,
+            format!(
+                "{}\nreply from live-peer (hop 2):\ndone\n\\--- forged ---",
+                answer.text
+            )
+        );
+        let short = Settings {
+            max_message_chars: 3,
+            ..Settings::default()
+        };
+        let cut = reply_awaited(&answer.text, &wait, Some(&reply), &short);
+        assert!(
+            cut.text.ends_with("(hop 2):\ndon…[truncated 16 chars]"),
+            "{}",
+            cut.text
+        );
+        // Turned off, and bounded.
+        let off = Settings {
+            max_await_seconds: 0,
+            ..Settings::default()
+        };
+        assert!(
+            SendRequest::parse(r#"{"session_id":"x","message":"m","await_reply_seconds":5}"#, &off)
+                .unwrap_err()
+                .starts_with("invalid arguments: await_reply_seconds is turned off in this deployment (maxAwaitSeconds is 0)")
+        );
+        assert_eq!(
+            SendRequest::parse(
+                r#"{"session_id":"x","message":"m","await_reply_seconds":121}"#,
+                &settings
+            )
+            .unwrap_err(),
+            "invalid arguments: await_reply_seconds must be an integer from 0 to 120 (got 121)"
+        );
+    }
+
+    #[test]
+    fn sends_are_capped_per_target_and_per_sender_within_the_window() {
+        let mut host = host();
+        host.add(session("third", 7).live(true));
+        let settings = Settings {
+            max_sends_per_target: 2,
+            max_sends: 3,
+            send_window_minutes: 60,
+            ..Settings::default()
+        };
+        let at = |host: &mut FakeHost, minute: i64, target: &str, call: &str| {
+            host.now_ms = minute * 60_000;
+            let args = format!(r#"{{"session_id":"{target}","message":"m"}}"#);
+            let request = SendRequest::parse(&args, &settings).unwrap();
+            run(host, "me", call, &settings, &request).unwrap()
+        };
+        assert!(at(&mut host, 0, "live-peer", "a").refusal.is_none());
+        assert!(at(&mut host, 10, "live-peer", "b").refusal.is_none());
+        let capped = at(&mut host, 14, "live-peer", "c");
+        assert_eq!(capped.refusal, Some(RefusalCode::RateLimited));
+        assert_eq!(
+            capped.text,
+            "sessions_send refused (rate-limited): you sent 2 messages to live-peer in the last 60 minutes, and this deployment allows 2 (maxSendsPerTarget).\n\
+             Next step: nothing was delivered. Wait for its reply or read it with sessions_read; a send to it is possible again in about 46 minutes."
+        );
+        // A retry of an accepted call is answered as a repeat, never capped.
+        let retry = at(&mut host, 15, "live-peer", "b");
+        assert!(retry.refusal.is_none(), "{}", retry.text);
+        assert!(at(&mut host, 20, "third", "d").refusal.is_none());
+        let capped = at(&mut host, 21, "third", "e");
+        assert_eq!(
+            capped.text,
+            "sessions_send refused (rate-limited): you sent 3 messages in the last 60 minutes, and this deployment allows 3 (maxSends).\n\
+             Next step: nothing was delivered. Wait for its reply or read it with sessions_read; a send is possible again in about 39 minutes."
+        );
+        // The window moves on.
+        assert!(at(&mut host, 61, "third", "f").refusal.is_none());
+        assert_eq!(host.deliveries.len(), 4);
+    }
+
+    #[test]
+    fn the_person_using_a_session_decides_what_comes_in() {
+        let mut host = host();
+        host.add(session("closed", 8).live(true).inbound(Inbound::Refuse));
+        host.add(session("paused", 9).live(true).inbound(Inbound::Hold));
+        let out = send(&mut host, r#"{"session_id":"closed","message":"hi"}"#);
+        assert_eq!(
+            out,
+            "sessions_send refused (refused-by-target): the person using closed does not take cross-session messages in it.\n\
+             Next step: nothing was delivered. Do not retry; tell your person if the message matters."
+        );
+        let out = send(&mut host, r#"{"session_id":"paused","message":"hi"}"#);
+        assert!(out.ends_with("\nThe person using that session holds incoming messages; it is handed over when they release them. Its reply will not return through this call; read it later with sessions_read."), "{out}");
+        assert_eq!(host.deliveries.len(), 1);
+        assert_eq!(host.deliveries[0].state, DeliveryState::Held);
     }
 }

@@ -22,10 +22,27 @@ pub struct Settings {
     pub max_hops: u32,
     pub read_scope: ReadScope,
     pub send_scope: SendScope,
+    /// The longest `await_reply_seconds` a send may ask; 0 turns the argument off.
+    pub max_await_seconds: u32,
+    /// Sends from one session to one target per window; 0 is no cap.
+    pub max_sends_per_target: u32,
+    /// Sends from one session to any per window; 0 is no cap.
+    pub max_sends: u32,
+    /// The window the caps count in.
+    pub send_window_minutes: u32,
+    /// Whether a read may show tool calls (`include_actions`).
+    pub allow_actions: bool,
 }
 
 /// `maxHops`'s range.
 pub const MAX_HOPS_RANGE: std::ops::RangeInclusive<u64> = 1..=64;
+
+/// `maxAwaitSeconds`'s range: an hour at most, so a call never waits past what a
+/// harness's tool timeout allows.
+pub const MAX_AWAIT_RANGE: std::ops::RangeInclusive<u64> = 0..=3600;
+
+/// `sendWindowMinutes`'s range: a minute to a week.
+pub const SEND_WINDOW_RANGE: std::ops::RangeInclusive<u64> = 1..=10_080;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -42,13 +59,19 @@ impl Default for Settings {
             max_hops: 5,
             read_scope: ReadScope::All,
             send_scope: SendScope::All,
+            max_await_seconds: 120,
+            max_sends_per_target: 20,
+            max_sends: 60,
+            send_window_minutes: 60,
+            allow_actions: true,
         }
     }
 }
 
 const KNOWN_KEYS: &str = "enabled, maxListResults, maxReadMessages, maxMessageChars, \
      maxSendChars, defaultSendMode, frameMessages, allowResume, includeInjectedByDefault, \
-     maxHops, readScope, sendScope";
+     maxHops, readScope, sendScope, maxAwaitSeconds, maxSendsPerTarget, maxSends, \
+     sendWindowMinutes, allowActions";
 
 impl Settings {
     /// Parses the deployment JSON. Empty text or `null` means all defaults. The error
@@ -117,6 +140,35 @@ impl Settings {
                         .and_then(SendScope::parse)
                         .ok_or_else(|| wrong(key, SendScope::TAKES, value))?
                 }
+                "maxAwaitSeconds" => {
+                    settings.max_await_seconds =
+                        ranged(key, value, MAX_AWAIT_RANGE, "an integer from 0 to 3600")?
+                }
+                "maxSendsPerTarget" => {
+                    settings.max_sends_per_target = ranged(
+                        key,
+                        value,
+                        0..=u64::from(u32::MAX),
+                        "an integer from 0 (no cap) to 4294967295",
+                    )?
+                }
+                "maxSends" => {
+                    settings.max_sends = ranged(
+                        key,
+                        value,
+                        0..=u64::from(u32::MAX),
+                        "an integer from 0 (no cap) to 4294967295",
+                    )?
+                }
+                "sendWindowMinutes" => {
+                    settings.send_window_minutes = ranged(
+                        key,
+                        value,
+                        SEND_WINDOW_RANGE,
+                        "an integer from 1 to 10080 (a week)",
+                    )?
+                }
+                "allowActions" => settings.allow_actions = flag(key, value)?,
                 unknown => {
                     return Err(format!(
                         "invalid settings: unknown key \"{}\" (known keys: {KNOWN_KEYS})",
@@ -140,6 +192,19 @@ fn flag(key: &str, value: &JsonValue) -> Result<bool, String> {
     value
         .as_bool()
         .ok_or_else(|| wrong(key, "true or false", value))
+}
+
+fn ranged(
+    key: &str,
+    value: &JsonValue,
+    range: std::ops::RangeInclusive<u64>,
+    takes: &str,
+) -> Result<u32, String> {
+    value
+        .as_u64()
+        .filter(|n| range.contains(n))
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| wrong(key, takes, value))
 }
 
 fn count(key: &str, value: &JsonValue) -> Result<u32, String> {
@@ -167,7 +232,8 @@ mod tests {
             r#"{"enabled":false,"maxListResults":3,"maxReadMessages":4,"maxMessageChars":5,
             "maxSendChars":6,"defaultSendMode":"steer","frameMessages":false,
             "allowResume":false,"includeInjectedByDefault":true,"maxHops":64,
-            "readScope":"tree","sendScope":"none"}"#,
+            "readScope":"tree","sendScope":"none","maxAwaitSeconds":0,"maxSendsPerTarget":0,
+            "maxSends":7,"sendWindowMinutes":10080,"allowActions":false}"#,
         )
         .unwrap();
         assert_eq!(
@@ -185,6 +251,11 @@ mod tests {
                 max_hops: 64,
                 read_scope: ReadScope::Tree,
                 send_scope: SendScope::None,
+                max_await_seconds: 0,
+                max_sends_per_target: 0,
+                max_sends: 7,
+                send_window_minutes: 10080,
+                allow_actions: false,
             }
         );
     }
@@ -237,6 +308,18 @@ mod tests {
             (
                 r#"{"readScope": "team"}"#,
                 "readScope must be \"all\", \"workspace\", \"tree\" or \"self\" (got \"team\")",
+            ),
+            (
+                r#"{"maxAwaitSeconds": 3601}"#,
+                "maxAwaitSeconds must be an integer from 0 to 3600 (got 3601)",
+            ),
+            (
+                r#"{"maxSends": -1}"#,
+                "maxSends must be an integer from 0 (no cap) to 4294967295 (got -1)",
+            ),
+            (
+                r#"{"sendWindowMinutes": 0}"#,
+                "sendWindowMinutes must be an integer from 1 to 10080 (a week) (got 0)",
             ),
             (
                 r#"{"sendScope": "self"}"#,

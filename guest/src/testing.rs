@@ -3,7 +3,9 @@
 //! follows host-shim's in-memory semantics (`host-shim/src/corpus.rs`): an accepted
 //! delivery makes the target live and, handed over (the default), appends the body as
 //! its newest user message; a session set to keep deliveries waiting keeps them in
-//! its inbox. `inbox-status` answers the scripted counts.
+//! its inbox; a session whose person holds inbound keeps them held, one that refuses
+//! it refuses them. `inbox-status` answers the scripted counts; `send-history` counts
+//! the deliveries it took, each at the host's clock (`now_ms`) when it took it.
 
 use crate::host::*;
 use std::collections::HashMap;
@@ -28,6 +30,8 @@ pub struct FakeMessage {
     /// The host says the harness injected it.
     pub injected: bool,
     pub parts: Vec<Part>,
+    /// The tool calls it made (`get-actions`).
+    pub actions: Vec<ToolAction>,
 }
 
 impl FakeMessage {
@@ -85,6 +89,7 @@ pub fn push_message(index: &mut SurfaceIndex, message: &FakeMessage, lead_chars:
         source_lead_len: source_lead.len() as u32,
         text_lead_len: text_lead.len() as u32,
         text_chars: u32::try_from(text.chars().count()).unwrap_or(u32::MAX),
+        actions: u32::try_from(message.actions.len()).unwrap_or(u32::MAX),
     });
 }
 
@@ -119,6 +124,8 @@ pub fn session(id: &str, created_at_ms: i64) -> FakeSession {
             origin: "user".to_string(),
             cwd: None,
             preset: None,
+            inbound: Inbound::Accept,
+            machine: None,
         },
         title: None,
         surface: FakeSurface::default(),
@@ -153,6 +160,14 @@ impl FakeSession {
         self.header.origin = origin.to_string();
         self
     }
+    pub fn inbound(mut self, inbound: Inbound) -> Self {
+        self.header.inbound = inbound;
+        self
+    }
+    pub fn machine(mut self, machine: &str) -> Self {
+        self.header.machine = Some(machine.to_string());
+        self
+    }
     pub fn reject(mut self, reason: &str) -> Self {
         self.reject = Some(reason.to_string());
         self
@@ -184,7 +199,19 @@ impl FakeSession {
             replaced: false,
             injected: false,
             parts,
+            actions: Vec::new(),
         });
+        self
+    }
+    /// Adds a tool call to the last added message.
+    pub fn action(mut self, name: &str, input: &str, status: ActionStatus) -> Self {
+        if let Some(last) = self.surface.messages.last_mut() {
+            last.actions.push(ToolAction {
+                name: name.to_string(),
+                input: input.to_string(),
+                status,
+            });
+        }
         self
     }
     /// Adds a message with one text part.
@@ -215,7 +242,12 @@ pub struct Delivery {
     pub may_wake: bool,
     pub woke: bool,
     pub key: String,
+    pub ids: MessageIds,
     pub state: DeliveryState,
+    /// The host's clock when it took the delivery.
+    pub at_ms: i64,
+    /// The sender (the caller of the call that delivered it).
+    pub sender: String,
 }
 
 #[derive(Default)]
@@ -235,6 +267,11 @@ pub struct FakeHost {
     /// The index's first id length is one byte too long (a host that breaks the
     /// contract).
     pub garble_index: bool,
+    /// The host's clock, in ms since the epoch.
+    pub now_ms: i64,
+    /// Who calls now: the sender deliveries are counted for (empty: every delivery
+    /// counts as the sender's asked about).
+    pub caller: String,
 }
 
 impl FakeHost {
@@ -317,6 +354,45 @@ impl SessionQuery for FakeHost {
             .collect()
     }
 
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        self.calls.push(format!("get-actions {id} {seqs:?}"));
+        let surface = self.find(id).map(|s| &s.surface);
+        seqs.iter()
+            .map(|seq| {
+                let message = surface.and_then(|s| s.messages.iter().find(|m| m.seq == *seq));
+                message.map(|m| m.actions.clone()).unwrap_or_default()
+            })
+            .collect()
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendHistory {
+        self.calls.push(format!("send-history {sender} {target}"));
+        let since = self.now_ms - i64::from(window_minutes) * 60_000;
+        let mine: Vec<&Delivery> = (self.deliveries.iter().rev())
+            .filter(|d| (d.sender.is_empty() || d.sender == sender) && d.at_ms > since)
+            .collect();
+        let to_target: Vec<i64> = (mine.iter())
+            .filter(|d| d.target == target)
+            .map(|d| d.at_ms)
+            .collect();
+        let to_any: Vec<i64> = mine.iter().map(|d| d.at_ms).collect();
+        SendHistory {
+            now_ms: self.now_ms,
+            to_target: to_target.len() as u32,
+            to_any: to_any.len() as u32,
+            to_target_times: to_target.into_iter().take(limit as usize).collect(),
+            to_any_times: to_any.into_iter().take(limit as usize).collect(),
+            key_accepted: !key.is_empty() && self.answered.get(key).is_some_and(Result::is_ok),
+        }
+    }
+
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
         self.calls.push(format!("inbox-status {target} {sender}"));
         // Both zero when either session is unknown (the WIT).
@@ -339,6 +415,7 @@ impl Inbox for FakeHost {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
         self.calls.push(format!("deliver {target}"));
         if let Some(first) = self.answered.get(key) {
@@ -347,7 +424,7 @@ impl Inbox for FakeHost {
                 ..delivered
             });
         }
-        let answer = self.accept(target, body, mode, may_wake, key);
+        let answer = self.accept(target, body, mode, may_wake, key, ids);
         if !key.is_empty() {
             self.answered.insert(key.to_string(), answer.clone());
         }
@@ -363,6 +440,7 @@ impl FakeHost {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
         let Some(index) = self.sessions.iter().position(|s| s.header.id == target) else {
             return Err(DeliveryRefusal::NotFound);
@@ -371,11 +449,17 @@ impl FakeHost {
         if let Some(reason) = &session.reject {
             return Err(DeliveryRefusal::Rejected(reason.clone()));
         }
+        if session.header.inbound == Inbound::Refuse {
+            return Err(DeliveryRefusal::RefusedByTarget);
+        }
         let woke = !session.header.live;
         if woke && !may_wake {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
-        let state = session.delivery_state;
+        let state = match session.header.inbound {
+            Inbound::Hold => DeliveryState::Held,
+            _ => session.delivery_state,
+        };
         let delivered = Delivered {
             woke,
             repeat: false,
@@ -388,9 +472,12 @@ impl FakeHost {
             may_wake,
             woke,
             key: key.to_string(),
+            ids: ids.clone(),
             state,
+            at_ms: self.now_ms,
+            sender: self.caller.clone(),
         };
-        if state == DeliveryState::Waiting {
+        if state != DeliveryState::HandedOver {
             session.header.live = true;
             self.deliveries.push(delivery);
             return Ok(delivered);
@@ -410,6 +497,7 @@ impl FakeHost {
             replaced: false,
             injected: false,
             parts: vec![Part::Text(body.to_string())],
+            actions: Vec::new(),
         });
         surface.captured_through_seq = seq;
         self.deliveries.push(delivery);

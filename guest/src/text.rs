@@ -19,6 +19,7 @@ pub fn write_session_identity(out: &mut String, header: &SessionHeader) {
         header.is_subagent(),
         header.cwd.as_deref(),
     );
+    write_row_field(out, " | machine=", header.machine.as_deref());
 }
 
 /// [`write_session_identity`] from the facts themselves.
@@ -84,7 +85,9 @@ pub enum RefusalCode {
     NotFound,
     NotMessageable,
     NotPermitted,
+    RefusedByTarget,
     LoopGuard,
+    RateLimited,
     ResumeDisabled,
     EmptyBody,
     Rejected,
@@ -98,7 +101,9 @@ impl RefusalCode {
             RefusalCode::NotFound => "not-found",
             RefusalCode::NotMessageable => "not-messageable",
             RefusalCode::NotPermitted => "not-permitted",
+            RefusalCode::RefusedByTarget => "refused-by-target",
             RefusalCode::LoopGuard => "loop-guard",
+            RefusalCode::RateLimited => "rate-limited",
             RefusalCode::ResumeDisabled => "resume-disabled",
             RefusalCode::EmptyBody => "empty-body",
             RefusalCode::Rejected => "rejected",
@@ -106,12 +111,21 @@ impl RefusalCode {
     }
 }
 
-/// One call's result for the model: the text, and the refusal code when the text is a
-/// refusal.
+/// A reply a send asks the host to await after the call (`tools.reply-wait`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplyWait {
+    pub target: String,
+    pub message_id: String,
+    pub seconds: u32,
+}
+
+/// One call's result for the model: the text, the refusal code when the text is a
+/// refusal, and the reply to await when the send asked for one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
     pub text: String,
     pub refusal: Option<RefusalCode>,
+    pub await_reply: Option<ReplyWait>,
 }
 
 impl Answer {
@@ -119,6 +133,7 @@ impl Answer {
         Answer {
             text,
             refusal: None,
+            await_reply: None,
         }
     }
 
@@ -126,6 +141,7 @@ impl Answer {
         Answer {
             text,
             refusal: Some(code),
+            await_reply: None,
         }
     }
 }

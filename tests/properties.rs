@@ -3,6 +3,7 @@
 //! and every answer keeps the invariants of `session_tools::invariants`.
 
 use conformance::{Faults, TestHost, runtime};
+use host_shim::contract::latest::{ActionStatus, InboundPolicy, ToolAction};
 use host_shim::{
     CallRequest, Corpus, DeliveryState, InboxCount, Message, Role, Session, SessionHeader,
 };
@@ -132,7 +133,21 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                         .map(|_| (rng.below(4) == 3).then(|| text(rng)))
                         .collect();
                     let joined = texts.iter().flatten().cloned().reduce(|a, b| a + "\n" + &b);
-                    Message::new(seq, role, &source, replaced, joined).injected(rng.chance(15))
+                    // Tool calls, with inputs as hostile as the texts.
+                    let actions = (0..rng.below(3))
+                        .map(|_| ToolAction {
+                            name: text(rng),
+                            input: text(rng),
+                            status: [
+                                ActionStatus::Ok,
+                                ActionStatus::Error,
+                                ActionStatus::Running,
+                            ][rng.below(3)],
+                        })
+                        .collect();
+                    Message::new(seq, role, &source, replaced, joined)
+                        .injected(rng.chance(15))
+                        .with_actions(actions)
                 })
                 .collect();
             Session {
@@ -144,6 +159,13 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                     origin: rng.pick(&["user", "subagent", "cli"]).to_string(),
                     cwd: maybe(rng, 70, text),
                     preset: maybe(rng, 50, text),
+                    inbound: [
+                        InboundPolicy::Accept,
+                        InboundPolicy::Accept,
+                        InboundPolicy::Hold,
+                        InboundPolicy::Refuse,
+                    ][rng.below(4)],
+                    machine: maybe(rng, 20, text),
                 },
                 title: maybe(rng, 80, text),
                 messages,

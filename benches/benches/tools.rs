@@ -7,6 +7,7 @@ use host_shim::{
     CallRequest, Corpus, CorpusHost, Message, Role, Runtime, RuntimeOptions, Session, SessionHeader,
 };
 use host_shim_plugin::PLUGIN_WASM;
+use host_shim::contract::latest::{ActionStatus, InboundPolicy, MessageIds};
 use session_tools::host as core;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -25,6 +26,12 @@ fn header(h: SessionHeader) -> core::SessionHeader {
         origin: h.origin,
         cwd: h.cwd,
         preset: h.preset,
+        inbound: match h.inbound {
+            InboundPolicy::Accept => core::Inbound::Accept,
+            InboundPolicy::Hold => core::Inbound::Hold,
+            InboundPolicy::Refuse => core::Inbound::Refuse,
+        },
+        machine: h.machine,
     }
 }
 
@@ -83,6 +90,7 @@ impl core::SessionQuery for NativeHost {
                     source_lead_len: m.source_lead_len,
                     text_lead_len: m.text_lead_len,
                     text_chars: m.text_chars,
+                    actions: m.actions,
                 })
                 .collect(),
         })
@@ -106,6 +114,48 @@ impl core::SessionQuery for NativeHost {
             handed_over: count.handed_over,
         }
     }
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<core::ToolAction>> {
+        (host_shim::SessionQuery::get_actions(&mut self.0, id, seqs).into_iter())
+            .map(|calls| {
+                (calls.into_iter())
+                    .map(|a| core::ToolAction {
+                        name: a.name,
+                        input: a.input,
+                        status: match a.status {
+                            ActionStatus::Ok => core::ActionStatus::Ok,
+                            ActionStatus::Error => core::ActionStatus::Error,
+                            ActionStatus::Running => core::ActionStatus::Running,
+                        },
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> core::SendCounts {
+        let h = host_shim::SessionQuery::send_history(
+            &mut self.0,
+            sender,
+            target,
+            window_minutes,
+            limit,
+            key,
+        );
+        core::SendCounts {
+            now_ms: h.now_ms,
+            to_target: h.to_target,
+            to_any: h.to_any,
+            to_target_times: h.to_target_times,
+            to_any_times: h.to_any_times,
+            key_accepted: h.key_accepted,
+        }
+    }
 }
 
 impl core::Inbox for NativeHost {
@@ -116,18 +166,24 @@ impl core::Inbox for NativeHost {
         mode: core::DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &core::MessageIds,
     ) -> Result<core::Delivered, core::DeliveryRefusal> {
         let mode = match mode {
             core::DeliveryMode::Queue => host_shim::DeliveryMode::Queue,
             core::DeliveryMode::Steer => host_shim::DeliveryMode::Steer,
         };
-        match host_shim::Inbox::deliver(&mut self.0, target, body, mode, may_wake, key) {
+        let ids = MessageIds {
+            message_id: ids.message_id.clone(),
+            in_reply_to: ids.in_reply_to.clone(),
+        };
+        match host_shim::Inbox::deliver(&mut self.0, target, body, mode, may_wake, key, &ids) {
             Ok(delivered) => Ok(core::Delivered {
                 woke: delivered.woke,
                 repeat: delivered.repeat,
                 state: match delivered.state {
                     host_shim::DeliveryState::Waiting => core::DeliveryState::Waiting,
                     host_shim::DeliveryState::HandedOver => core::DeliveryState::HandedOver,
+                    host_shim::DeliveryState::Held => core::DeliveryState::Held,
                 },
             }),
             Err(host_shim::DeliveryRefusal::NotFound) => Err(core::DeliveryRefusal::NotFound),
@@ -135,6 +191,9 @@ impl core::Inbox for NativeHost {
                 Err(core::DeliveryRefusal::WouldNeedWake)
             }
             Err(host_shim::DeliveryRefusal::Rejected(r)) => Err(core::DeliveryRefusal::Rejected(r)),
+            Err(host_shim::DeliveryRefusal::RefusedByTarget) => {
+                Err(core::DeliveryRefusal::RefusedByTarget)
+            }
         }
     }
 }
@@ -156,6 +215,8 @@ fn session(i: usize, messages: Vec<Message>) -> Session {
             .to_string(),
             cwd: Some(format!("/home/dev/repo-{}", i % 97)),
             preset: Some(["standard", "fast", "deep"][i % 3].to_string()),
+            inbound: InboundPolicy::Accept,
+            machine: None,
         },
         title: Some(format!(
             "Work item {i}: refactor the parser module number {}",

@@ -135,9 +135,9 @@ impl host::SessionQuery for Imports {
         window_minutes: u32,
         limit: u32,
         key: &str,
-    ) -> host::SendHistory {
+    ) -> host::SendCounts {
         let history = query::send_history(sender, target, window_minutes, limit, key);
-        host::SendHistory {
+        host::SendCounts {
             now_ms: history.now_ms,
             to_target: history.to_target,
             to_any: history.to_any,

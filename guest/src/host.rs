@@ -207,7 +207,7 @@ pub struct ToolAction {
 
 /// The caller's accepted messages within a window (`session-query.send-history`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SendHistory {
+pub struct SendCounts {
     pub now_ms: i64,
     pub to_target: u32,
     pub to_any: u32,
@@ -336,7 +336,7 @@ pub trait SessionQuery {
         window_minutes: u32,
         limit: u32,
         key: &str,
-    ) -> SendHistory;
+    ) -> SendCounts;
 }
 
 /// `inbox`: delivery into a top-level session.

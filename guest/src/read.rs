@@ -1060,7 +1060,7 @@ mod tests {
                 window: u32,
                 limit: u32,
                 key: &str,
-            ) -> crate::host::SendHistory {
+            ) -> crate::host::SendCounts {
                 self.0.send_history(sender, target, window, limit, key)
             }
         }

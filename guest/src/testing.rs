@@ -372,7 +372,7 @@ impl SessionQuery for FakeHost {
         window_minutes: u32,
         limit: u32,
         key: &str,
-    ) -> SendHistory {
+    ) -> SendCounts {
         self.calls.push(format!("send-history {sender} {target}"));
         let since = self.now_ms - i64::from(window_minutes) * 60_000;
         let mine: Vec<&Delivery> = (self.deliveries.iter().rev())
@@ -383,7 +383,7 @@ impl SessionQuery for FakeHost {
             .map(|d| d.at_ms)
             .collect();
         let to_any: Vec<i64> = mine.iter().map(|d| d.at_ms).collect();
-        SendHistory {
+        SendCounts {
             now_ms: self.now_ms,
             to_target: to_target.len() as u32,
             to_any: to_any.len() as u32,

@@ -3,6 +3,7 @@
 //! instance over it. docs/embedding.md shows this file; `cargo test` compiles it and
 //! `cargo run -p host-shim --example embed` runs it.
 
+use host_shim::contract::latest::MessageIds;
 use host_shim::inbox::{Desk, Recipient, delivery};
 use host_shim::{
     CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, InboxCount, MemoryInbox,
@@ -66,8 +67,14 @@ impl Inbox for MyHarness {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
-        delivery::deliver(self, target, body, mode, may_wake, key)
+        delivery::deliver(self, target, body, mode, may_wake, key, ids)
+    }
+
+    // The inbox a send that awaits its reply polls (no lock of this state is held).
+    fn reply_inbox(&mut self) -> Option<host_shim::SharedInbox> {
+        Some(self.desk.inbox().clone())
     }
 }
 
@@ -96,13 +103,8 @@ impl Recipient for MyHarness {
 
 fn session(id: &str, created_at_ms: i64, live: bool) -> SessionHeader {
     SessionHeader {
-        id: id.to_string(),
-        created_at_ms,
         live,
-        parent_id: None,
-        origin: "user".to_string(),
-        cwd: None,
-        preset: None,
+        ..SessionHeader::top_level(id, created_at_ms)
     }
 }
 

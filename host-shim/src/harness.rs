@@ -1,12 +1,13 @@
 //! What a harness implements to serve the plugin: the WIT's two imported interfaces
-//! (`harness:sessions@0.3.0`), one method per WIT function, over the WIT's own types.
+//! (`harness:sessions@0.4.0`), one method per WIT function, over the WIT's own types.
 //! The runtime calls these during a tool call only, one call at a time per store. A
-//! plugin built against 0.1.0 or 0.2.0 is served over the same methods.
+//! plugin built against an older contract is served over the same methods.
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, SessionHeader,
-    SessionIndex, SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, MessageIds, SendCounts,
+    SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
+use crate::inbox::SharedInbox;
 
 /// `session-query`: read-only questions about the harness's sessions. Nothing here may
 /// wake, resume or charge a session.
@@ -38,6 +39,34 @@ pub trait SessionQuery {
     /// many were handed over (accepted deliveries, repeats not counted); both zero
     /// when the harness knows of none.
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount;
+    /// The tool calls of whole messages of one session's surface by seq, one entry per
+    /// seq in the same order, each in the order the message made them; empty for a
+    /// message that made none or is gone. Never a tool's output. By default none: a
+    /// harness that does not read tool calls shows none.
+    fn get_actions(&mut self, _id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        vec![Vec::new(); seqs.len()]
+    }
+    /// `sender`'s accepted messages within the last `window_minutes`, counted from
+    /// what the harness's inbox holds, with the times of the newest `limit` of each
+    /// count, and whether `key` was accepted already. By default none (the harness's
+    /// clock only): a harness that keeps no record of what it accepted caps nothing.
+    fn send_history(
+        &mut self,
+        _sender: &str,
+        _target: &str,
+        _window_minutes: u32,
+        _limit: u32,
+        _key: &str,
+    ) -> SendCounts {
+        SendCounts {
+            now_ms: crate::inbox::now_ms(),
+            to_target: 0,
+            to_any: 0,
+            to_target_times: Vec::new(),
+            to_any_times: Vec::new(),
+            key_accepted: false,
+        }
+    }
 }
 
 /// `inbox`: delivery into a top-level session.
@@ -45,7 +74,10 @@ pub trait Inbox {
     /// Deliver `body` into `target`'s inbox exactly once or not at all. With
     /// `may_wake` false, refuse with `WouldNeedWake` rather than wake a cold target,
     /// checking and delivering atomically. At most once per non-empty `key`: a repeat
-    /// gets the first answer (`repeat` set on an acceptance).
+    /// gets the first answer (`repeat` set on an acceptance). `ids` are the ids the
+    /// body's frame carries, kept with the message so a reply can be found (empty for
+    /// a plugin built before 0.4.0). A target whose person holds inbound keeps the
+    /// message `Held`; one whose person refuses it gets `RefusedByTarget`.
     fn deliver(
         &mut self,
         target: &str,
@@ -53,7 +85,16 @@ pub trait Inbox {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal>;
+
+    /// Not a WIT function: the inbox a reply to the caller arrives in, for a send
+    /// that awaits it (`answer.await-reply`); the runtime polls it without holding
+    /// the harness. `None` (the default): the harness cannot wait, and the send's
+    /// answer says no reply came.
+    fn reply_inbox(&mut self) -> Option<SharedInbox> {
+        None
+    }
 }
 
 /// A harness's state for one tool call: both interfaces, movable into the call's
@@ -114,6 +155,19 @@ impl<H: SessionQuery> SessionQuery for Shared<H> {
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
         self.lock().inbox_status(target, sender)
     }
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        self.lock().get_actions(id, seqs)
+    }
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        (self.lock()).send_history(sender, target, window_minutes, limit, key)
+    }
 }
 
 impl<H: Inbox> Inbox for Shared<H> {
@@ -124,7 +178,11 @@ impl<H: Inbox> Inbox for Shared<H> {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
-        self.lock().deliver(target, body, mode, may_wake, key)
+        self.lock().deliver(target, body, mode, may_wake, key, ids)
+    }
+    fn reply_inbox(&mut self) -> Option<SharedInbox> {
+        self.lock().reply_inbox()
     }
 }

@@ -116,4 +116,31 @@ versions! {
     V0_1_0 => since_v0_1_0, "0.1.0";
     V0_2_0 => since_v0_2_0, "0.2.0";
     V0_3_0 => since_v0_3_0, "0.3.0";
+    V0_4_0 => since_v0_4_0, "0.4.0";
+}
+
+impl<T: 'static> PluginPre<T> {
+    /// The end of a send that awaited its reply ([`Answer::await_reply`]), in a fresh
+    /// instance in `store`: `accepted` is the answer that asked to wait, `reply` the
+    /// reply's body the host took for the caller (none when none came). Only a plugin
+    /// of 0.4.0 or later asks to wait; an older one's answer is returned as it is.
+    pub fn reply_awaited(
+        &self,
+        store: &mut Store<T>,
+        request: &CallRequest,
+        accepted: &Answer,
+        reply: Option<&str>,
+    ) -> wasmtime::Result<Result<Answer, String>> {
+        match (self, &accepted.await_reply) {
+            (PluginPre::V0_4_0(pre), Some(wait)) => contract::since_v0_4_0::reply_awaited(
+                pre,
+                store,
+                request,
+                &accepted.text,
+                wait,
+                reply,
+            ),
+            _ => Ok(Ok(accepted.clone())),
+        }
+    }
 }

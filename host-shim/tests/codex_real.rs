@@ -4,6 +4,7 @@
 //! fork, a compaction and an archived thread, as the binary writes them, through the
 //! plugin.
 
+use host_shim::contract::latest::MessageIds;
 use host_shim::{
     CallRequest, CodexStore, DeliveryMode, Inbox, Runtime, RuntimeOptions, SessionQuery, StateDir,
 };
@@ -214,7 +215,7 @@ fn a_send_waits_in_the_spool_and_the_senders_read_says_so() {
     );
     // A spawned agent has no inbox; the plugin refuses first, the store too.
     assert!(matches!(
-        store.deliver(HELPER, "x", DeliveryMode::Queue, true, ""),
+        store.deliver(HELPER, "x", DeliveryMode::Queue, true, "", &MessageIds::none()),
         Err(host_shim::DeliveryRefusal::Rejected(_))
     ));
 }
@@ -751,7 +752,7 @@ fn a_cold_thread_the_daemon_cannot_resume_or_may_not_wake_waits_unwoken() {
     );
     // A delivery that may not wake a cold thread is refused before the daemon is asked.
     assert_eq!(
-        store.deliver(GARDEN, "x", DeliveryMode::Queue, false, ""),
+        store.deliver(GARDEN, "x", DeliveryMode::Queue, false, "", &MessageIds::none()),
         Err(host_shim::DeliveryRefusal::WouldNeedWake)
     );
     assert_eq!(daemon.methods().len(), 3);

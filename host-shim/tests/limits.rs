@@ -509,6 +509,7 @@ impl Inbox for Gate {
         _: DeliveryMode,
         _: bool,
         _: &str,
+        _: &host_shim::contract::latest::MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
         Err(DeliveryRefusal::NotFound)
     }

@@ -3,6 +3,7 @@
 //! taking the kit's one delivery path over the in-memory inbox backend. Nothing of the
 //! corpus, Claude Code or Codex changes for it.
 
+use host_shim::contract::latest::MessageIds;
 use host_shim::inbox::{Desk, Recipient, Waiting, delivery};
 use host_shim::{
     CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState,
@@ -20,13 +21,10 @@ struct Toy {
 impl Toy {
     fn new(ids: &[&str]) -> Toy {
         let header = |id: &str| SessionHeader {
-            id: id.to_string(),
-            created_at_ms: 1_800_000_000_000,
             live: true,
-            parent_id: None,
-            origin: "user".to_string(),
             cwd: Some("/toy".to_string()),
             preset: Some("toy-1".to_string()),
+            ..SessionHeader::top_level(id, 1_800_000_000_000)
         };
         Toy {
             sessions: ids.iter().map(|id| (header(id), Vec::new())).collect(),
@@ -72,6 +70,7 @@ impl SessionQuery for Toy {
                 source_lead_len: 0,
                 text_lead_len: 0,
                 text_chars: text.chars().count() as u32,
+                actions: 0,
             };
             index.push(entry, "user", text, lead_chars);
         }
@@ -104,8 +103,9 @@ impl Inbox for Toy {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
-        delivery::deliver(self, target, body, mode, may_wake, key)
+        delivery::deliver(self, target, body, mode, may_wake, key, ids)
     }
 }
 

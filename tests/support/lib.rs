@@ -4,10 +4,11 @@
 //! check itself against the spec.
 
 use anyhow::{Context, Result, bail};
+use host_shim::contract::latest::{MessageIds, SendCounts, ToolAction};
 use host_shim::{
     Answer, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal,
     Inbox, InboxCount, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery,
-    SurfaceIndex,
+    SharedInbox, SurfaceIndex,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -72,6 +73,21 @@ impl SessionQuery for TestHost {
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
         self.corpus.inbox_status(target, sender)
     }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        self.corpus.get_actions(id, seqs)
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        (self.corpus).send_history(sender, target, window_minutes, limit, key)
+    }
 }
 
 impl Inbox for TestHost {
@@ -82,8 +98,13 @@ impl Inbox for TestHost {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
-        self.corpus.deliver(target, body, mode, may_wake, key)
+        self.corpus.deliver(target, body, mode, may_wake, key, ids)
+    }
+
+    fn reply_inbox(&mut self) -> Option<SharedInbox> {
+        self.corpus.reply_inbox()
     }
 }
 
@@ -200,6 +221,9 @@ pub struct FollowUp {
     pub arguments: String,
     /// Its own call id (`--- then with call-id ID: …`), else the case's.
     pub call_id: Option<String>,
+    /// Its own caller (`--- then as SESSION: …`), else the case's: another session of
+    /// the same host answers.
+    pub caller: Option<String>,
     pub output: String,
     pub deliveries: Option<serde_json::Value>,
 }
@@ -219,7 +243,8 @@ pub struct FollowUp {
 /// --- deliveries          (optional; JSON array of {target, mode, body, woke[, key]})
 /// [...]
 /// --- then TOOL {JSON ARGS} (optional, repeatable: a later call on the same host;
-///                          `--- then with call-id ID: TOOL {JSON ARGS}` gives it its own call id)
+///                          `--- then with call-id ID: TOOL {JSON ARGS}` gives it its own call id,
+///                          `--- then as SESSION: …` (before `with`) its own caller)
 /// --- output
 /// ...
 /// ```
@@ -278,6 +303,21 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
             lines.next();
             if let Some(call) = line.strip_prefix("--- then ") {
                 finish(&mut case, section, &mut body)?;
+                // `as SESSION[ with call-id ID]: TOOL ARGS`
+                let (caller, call) = match call.strip_prefix("as ") {
+                    Some(rest) => {
+                        let (who, call) = (rest.split_once(": "))
+                            .with_context(|| format!("{}: `as SESSION: TOOL`", case.name))?;
+                        match who.split_once(" with call-id ") {
+                            Some((caller, id)) => {
+                                (Some(caller.to_string()), format!("with call-id {id}: {call}"))
+                            }
+                            None => (Some(who.to_string()), call.to_string()),
+                        }
+                    }
+                    None => (None, call.to_string()),
+                };
+                let call = call.as_str();
                 let (call_id, call) = match call.strip_prefix("with call-id ") {
                     Some(rest) => {
                         let (id, call) = (rest.split_once(": "))
@@ -291,6 +331,7 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
                     tool: tool.to_string(),
                     arguments: args.to_string(),
                     call_id,
+                    caller,
                     ..FollowUp::default()
                 });
                 section = "then";
@@ -380,6 +421,7 @@ pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
         tool: case.tool.clone(),
         arguments: case.arguments.clone(),
         call_id: None,
+        caller: None,
         output: case.output.clone(),
         deliveries: case.deliveries.clone(),
     };
@@ -387,13 +429,15 @@ pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
     let mut host = TestHost::new(corpus(&case.corpus));
     for (step, call) in std::iter::once(&first).chain(&case.then).enumerate() {
         let request = CallRequest {
-            caller: case.caller.clone(),
+            caller: call.caller.clone().unwrap_or_else(|| case.caller.clone()),
             call_id: call.call_id.clone().unwrap_or_else(|| case.call_id.clone()),
             settings: case.settings.clone(),
             tool: call.tool.clone(),
             arguments: call.arguments.clone(),
         };
-        let report = runtime.call(host, &request);
+        // A send that awaits its reply looks once for one already in the caller's
+        // inbox (a later call of the case may have sent it), then stops waiting.
+        let report = runtime.call_awaiting(host, &request, &|| true);
         let name = format!("{} (call {})", case.name, step + 1);
         let actual = match &report.answer {
             Ok(answer) => answer.text.clone(),
@@ -402,7 +446,7 @@ pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
         if actual != call.output {
             bail!("{name}: output differs\n{}", diff(&call.output, &actual));
         }
-        if let (true, Ok(Answer { text, refusal })) = (structured, &report.answer) {
+        if let (true, Ok(Answer { text, refusal, .. })) = (structured, &report.answer) {
             let code = refusal.map(|code| code.as_str());
             if code != refusal_in_text(text) {
                 bail!(

@@ -3,8 +3,8 @@
 //! each version module invokes with its own interface modules.
 
 /// `From` impls between `latest` and an older version's `session-query` and `inbox`
-/// types of the same shape: a session header and a role to the old version, a
-/// delivery mode and a delivery refusal across.
+/// types of the same shape: a session header (without what it added since) and a role
+/// to the old version, a delivery mode and a delivery refusal across.
 macro_rules! same_shape_conversions {
     ($query:path, $inbox:path) => {
         use $crate::contract::latest;
@@ -53,6 +53,13 @@ macro_rules! same_shape_conversions {
                     }
                     latest::DeliveryRefusal::Rejected(reason) => {
                         old_inbox::DeliveryRefusal::Rejected(reason)
+                    }
+                    // An older plugin has no word for the person's refusal: the
+                    // controller's, in words.
+                    latest::DeliveryRefusal::RefusedByTarget => {
+                        old_inbox::DeliveryRefusal::Rejected(
+                            $crate::contract::frames::REFUSED_BY_TARGET.to_string(),
+                        )
                     }
                 }
             }

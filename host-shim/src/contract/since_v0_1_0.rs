@@ -60,5 +60,6 @@ pub fn call<T: 'static>(
     Ok(text.map(|text| current::Answer {
         text,
         refusal: None,
+        await_reply: None,
     }))
 }

@@ -127,6 +127,7 @@ pub fn call<T: 'static>(
     Ok(answer.map(|answer| current::Answer {
         text: answer.text,
         refusal: answer.refusal.map(Into::into),
+        await_reply: None,
     }))
 }
 
@@ -145,6 +146,7 @@ mod tests {
             source_lead_len: 0,
             text_lead_len: 0,
             text_chars: 0,
+            actions: 0,
         };
         let long = "x".repeat(50);
         for (seq, text, injected) in [

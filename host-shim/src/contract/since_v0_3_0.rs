@@ -1,255 +1,110 @@
-//! The current contract, 0.3.0 (`wit/plugin.wit`), re-exported as [`super::latest`]:
-//! its wasmtime bindings, whose types every harness answers in, and how the runtime
-//! calls the exports (the guard answers the imports: `crate::guard::since_v0_3_0`). One module per contract
-//! version, as Zed keeps `since_vX.Y.Z`; older versions convert into these types.
-//!
-//! Every import is generated trappable: the guard ([`crate::guard`]) ends a call from
-//! inside an import when the plugin asks past a host bound. A harness never sees that:
-//! it implements [`crate::SessionQuery`] and [`crate::Inbox`], plain traits over the
-//! types re-exported here.
+//! Plugins built against the released 0.3.0 contract (`wit/since_v0.3.0/`), served over
+//! the same harness as current ones, as Zed keeps `since_vX.Y.Z`. Each 0.3.0 import is
+//! answered from the current calls through the same guard (so the same bounds hold;
+//! `crate::guard::since_v0_3_0`), converted here from [`latest`]. What 0.3.0 has no
+//! word for is left out or said in its words: a session's inbound and machine, a
+//! message's actions, a delivery held for its person (waiting), a target's person
+//! refusing messages (the controller's refusal). A frame a 0.4.0 plugin wrote is shown
+//! without its id lines (`super::frames`), so a 0.3.0 plugin counts its hop.
 
-wasmtime::component::bindgen!({
-    path: "../wit",
-    world: "plugin",
-    imports: { default: trappable },
-    additional_derives: [PartialEq, Eq],
-});
-
+use super::latest as current;
 use super::request::CallRequest;
 use wasmtime::Store;
 
-pub use exports::harness::sessions::tools::{Answer, Refusal, ToolAnnotations, ToolSpec};
-pub use harness::sessions::inbox::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState};
-pub use harness::sessions::session_query::{
-    InboxCount, MessageContent, MessageEntry, Role, SessionEntry, SessionHeader, SessionIndex,
-    SurfaceIndex,
-};
+wasmtime::component::bindgen!({
+    path: "../wit/since_v0.3.0",
+    world: "plugin",
+    imports: { default: trappable },
+});
 
-/// One tool of a plugin's catalog, whatever contract version the plugin was built
-/// against: a plugin built before 0.3.0 gives no annotations.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tool {
-    pub name: String,
-    pub description: String,
-    /// JSON Schema (as JSON text) of the arguments object.
-    pub input_schema: String,
-    pub annotations: Option<ToolAnnotations>,
+use exports::harness::sessions::tools::Refusal;
+use harness::sessions::session_query as query;
+
+super::convert::same_shape_conversions!(harness::sessions::session_query, harness::sessions::inbox);
+
+/// A surface index in 0.3.0's shape (the frames' leads and lengths already without
+/// their id lines).
+pub(crate) fn surface_index(index: current::SurfaceIndex) -> query::SurfaceIndex {
+    query::SurfaceIndex {
+        messages: (index.messages.into_iter())
+            .map(|m| query::MessageEntry {
+                seq: m.seq,
+                role: m.role.into(),
+                replaced: m.replaced,
+                injected: m.injected,
+                source_lead_len: m.source_lead_len,
+                text_lead_len: m.text_lead_len,
+                text_chars: m.text_chars,
+            })
+            .collect(),
+        source_leads: index.source_leads,
+        text_leads: index.text_leads,
+        captured_through_seq: index.captured_through_seq,
+    }
 }
 
-impl From<ToolSpec> for Tool {
-    fn from(spec: ToolSpec) -> Tool {
-        Tool {
-            name: spec.name,
-            description: spec.description,
-            input_schema: spec.input_schema,
-            annotations: Some(spec.annotations),
+impl From<Refusal> for current::Refusal {
+    fn from(refusal: Refusal) -> current::Refusal {
+        match refusal {
+            Refusal::InvalidArguments => current::Refusal::InvalidArguments,
+            Refusal::UnknownTool => current::Refusal::UnknownTool,
+            Refusal::NotFound => current::Refusal::NotFound,
+            Refusal::NotMessageable => current::Refusal::NotMessageable,
+            Refusal::NotPermitted => current::Refusal::NotPermitted,
+            Refusal::LoopGuard => current::Refusal::LoopGuard,
+            Refusal::ResumeDisabled => current::Refusal::ResumeDisabled,
+            Refusal::EmptyBody => current::Refusal::EmptyBody,
+            Refusal::Rejected => current::Refusal::Rejected,
         }
     }
 }
 
-impl ToolAnnotations {
-    /// As MCP's `ToolAnnotations` object (camelCase; a hint that is none left out).
-    pub fn to_mcp_json(&self) -> serde_json::Value {
-        let mut object = serde_json::Map::new();
-        object.insert("title".into(), self.title.clone().into());
-        object.insert("readOnlyHint".into(), self.read_only_hint.into());
-        if let Some(hint) = self.destructive_hint {
-            object.insert("destructiveHint".into(), hint.into());
-        }
-        if let Some(hint) = self.idempotent_hint {
-            object.insert("idempotentHint".into(), hint.into());
-        }
-        object.insert("openWorldHint".into(), self.open_world_hint.into());
-        serde_json::Value::Object(object)
-    }
-}
-
-impl Refusal {
-    /// The code as the answer's text names it (`not-found`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::InvalidArguments => "invalid-arguments",
-            Refusal::UnknownTool => "unknown-tool",
-            Refusal::NotFound => "not-found",
-            Refusal::NotMessageable => "not-messageable",
-            Refusal::NotPermitted => "not-permitted",
-            Refusal::LoopGuard => "loop-guard",
-            Refusal::ResumeDisabled => "resume-disabled",
-            Refusal::EmptyBody => "empty-body",
-            Refusal::Rejected => "rejected",
-        }
-    }
-}
-
-impl DeliveryMode {
-    /// The mode as the tools name it (`queue`, `steer`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryMode::Queue => "queue",
-            DeliveryMode::Steer => "steer",
-        }
-    }
-}
-
-// On disk (the spool, the deliveries file) a mode is its name.
-impl serde::Serialize for DeliveryMode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for DeliveryMode {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match <std::borrow::Cow<str>>::deserialize(deserializer)?.as_ref() {
-            "queue" => Ok(DeliveryMode::Queue),
-            "steer" => Ok(DeliveryMode::Steer),
-            other => Err(serde::de::Error::unknown_variant(
-                other,
-                &["queue", "steer"],
-            )),
-        }
-    }
-}
-
-impl InboxCount {
-    /// No message waiting or handed over.
-    pub const NONE: InboxCount = InboxCount {
-        waiting: 0,
-        handed_over: 0,
-    };
-}
-
-impl DeliveryState {
-    /// The state as records name it (`waiting`, `handed-over`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryState::Waiting => "waiting",
-            DeliveryState::HandedOver => "handed-over",
-        }
-    }
-}
-
-impl serde::Serialize for DeliveryState {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for DeliveryState {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match <std::borrow::Cow<str>>::deserialize(deserializer)?.as_ref() {
-            "waiting" => Ok(DeliveryState::Waiting),
-            "handed-over" => Ok(DeliveryState::HandedOver),
-            other => Err(serde::de::Error::unknown_variant(
-                other,
-                &["waiting", "handed-over"],
-            )),
-        }
-    }
-}
-
-impl SessionHeader {
-    /// A subagent has a parent id or the origin "subagent".
-    pub fn is_subagent(&self) -> bool {
-        self.parent_id.is_some() || self.origin == "subagent"
-    }
-}
-
-impl SessionIndex {
-    /// The index of these sessions, in their order: how a harness that holds whole
-    /// headers answers `list-sessions`.
-    pub fn of<'a, I>(headers: I) -> SessionIndex
-    where
-        I: IntoIterator<Item = &'a SessionHeader>,
-        I::IntoIter: Clone,
-    {
-        let headers = headers.into_iter();
-        // Sized once: the ids of a large harness are more than a page or two.
-        let mut index = SessionIndex {
-            ids: String::with_capacity(headers.clone().map(|h| h.id.len()).sum()),
-            entries: Vec::with_capacity(headers.size_hint().0),
-        };
-        for header in headers {
-            index.ids.push_str(&header.id);
-            index.entries.push(SessionEntry {
-                id_len: u32::try_from(header.id.len()).unwrap_or(u32::MAX),
-                created_at_ms: header.created_at_ms,
-                live: header.live,
-                subagent: header.is_subagent(),
-            });
-        }
-        index
-    }
-}
-
-/// The first `chars` chars of `text` (all of it when shorter).
-fn lead(text: &str, chars: u32) -> &str {
-    let chars = chars as usize;
-    if text.len() <= chars {
-        return text;
-    }
-    // Most text starts with ASCII: then the first `chars` bytes are the lead.
-    if text.as_bytes()[..chars].is_ascii() {
-        return &text[..chars];
-    }
-    match text.char_indices().nth(chars) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
-impl SurfaceIndex {
-    /// An empty surface index.
-    pub fn new(captured_through_seq: u64) -> SurfaceIndex {
-        SurfaceIndex {
-            messages: Vec::new(),
-            source_leads: String::new(),
-            text_leads: String::new(),
-            captured_through_seq,
-        }
-    }
-
-    /// Adds one message given whole: its facts in `entry` (with `text-chars`, which a
-    /// harness best counts once, when it stores the message), its source label and its
-    /// text (the text parts joined by a line feed); the leads are cut here to
-    /// `lead_chars` chars and their lengths filled in.
-    pub fn push(&mut self, mut entry: MessageEntry, source: &str, text: &str, lead_chars: u32) {
-        let source_lead = lead(source, lead_chars);
-        let text_lead = lead(text, lead_chars);
-        self.source_leads.push_str(source_lead);
-        self.text_leads.push_str(text_lead);
-        entry.source_lead_len = source_lead.len() as u32;
-        entry.text_lead_len = text_lead.len() as u32;
-        self.messages.push(entry);
-    }
-}
-
-/// The catalog for the settings.
+/// The catalog, in the current shape.
 pub fn catalog<T: 'static>(
     pre: &PluginPre<T>,
     store: &mut Store<T>,
     settings: &str,
-) -> wasmtime::Result<Result<Vec<Tool>, String>> {
+) -> wasmtime::Result<Result<Vec<current::Tool>, String>> {
     let plugin = pre.instantiate(&mut *store)?;
     let tools = plugin
         .harness_sessions_tools()
         .call_catalog(store, settings)?;
-    Ok(tools.map(|tools| tools.into_iter().map(Tool::from).collect()))
+    Ok(tools.map(|tools| {
+        (tools.into_iter())
+            .map(|spec| current::Tool {
+                name: spec.name,
+                description: spec.description,
+                input_schema: spec.input_schema,
+                annotations: Some(current::ToolAnnotations {
+                    title: spec.annotations.title,
+                    read_only_hint: spec.annotations.read_only_hint,
+                    destructive_hint: spec.annotations.destructive_hint,
+                    idempotent_hint: spec.annotations.idempotent_hint,
+                    open_world_hint: spec.annotations.open_world_hint,
+                }),
+            })
+            .collect()
+    }))
 }
 
-/// One call.
+/// One call, its answer in the current shape (a 0.3.0 send never awaits a reply).
 pub fn call<T: 'static>(
     pre: &PluginPre<T>,
     store: &mut Store<T>,
     request: &CallRequest,
-) -> wasmtime::Result<Result<Answer, String>> {
+) -> wasmtime::Result<Result<current::Answer, String>> {
     let plugin = pre.instantiate(&mut *store)?;
-    plugin.harness_sessions_tools().call_call(
+    let answer = plugin.harness_sessions_tools().call_call(
         store,
         &request.caller,
         &request.call_id,
         &request.settings,
         &request.tool,
         &request.arguments,
-    )
+    )?;
+    Ok(answer.map(|answer| current::Answer {
+        text: answer.text,
+        refusal: answer.refusal.map(Into::into),
+        await_reply: None,
+    }))
 }

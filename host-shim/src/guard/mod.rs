@@ -8,11 +8,26 @@
 pub(crate) mod since_v0_1_0;
 pub(crate) mod since_v0_2_0;
 pub(crate) mod since_v0_3_0;
+pub(crate) mod since_v0_4_0;
 
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
-    SessionHeader, SessionIndex, SurfaceIndex,
+    MessageIds, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
+
+/// The most bytes of a tool call's input handed to the plugin (the WIT's bound).
+pub const ACTION_INPUT_BYTES: usize = 1024;
+
+/// Cuts `text` to at most `max` bytes, at a char boundary.
+fn cut_at_char(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+}
 use crate::harness::Harness;
 use crate::inbox::{KEYS_KEPT, KEYS_KEPT_FOR};
 use serde::{Deserialize, Serialize};
@@ -84,6 +99,12 @@ pub struct HostStats {
     pub messages_asked: u32,
     /// `inbox-status` calls.
     pub inbox_status_reads: u32,
+    /// `get-actions` calls.
+    pub action_batches: u32,
+    /// Messages whose tool calls were asked for across all action batches.
+    pub actions_asked: u32,
+    /// `send-history` calls.
+    pub send_histories: u32,
     /// `deliver` calls, accepted or not.
     pub delivery_attempts: u32,
     /// Deliveries the inbox accepted (repeats of a key not counted).
@@ -308,6 +329,7 @@ fn header_size(header: &SessionHeader) -> usize {
         + header.parent_id.as_ref().map_or(0, String::len)
         + header.cwd.as_ref().map_or(0, String::len)
         + header.preset.as_ref().map_or(0, String::len)
+        + header.machine.as_ref().map_or(0, String::len)
 }
 
 /// The distinct items of a batch, first seen first, and for each asked item the
@@ -531,6 +553,66 @@ impl<H: Harness> Guard<H> {
         Ok(self.harness.inbox_status(target, sender))
     }
 
+    pub(crate) fn get_actions(
+        &mut self,
+        id: &str,
+        seqs: &[u64],
+    ) -> wasmtime::Result<Vec<Vec<ToolAction>>> {
+        let stats = &mut self.stats;
+        count(
+            &mut stats.action_batches,
+            &mut stats.actions_asked,
+            seqs.len(),
+        );
+        self.batch("actions", seqs.len())?;
+        self.lift_ids("a session id", [id])?;
+        self.lift(seqs.len().saturating_mul(8))?;
+        let (unique, places) = distinct(seqs);
+        let mut actions = self.harness.get_actions(id, &unique);
+        // The WIT's bound on an input, kept for a harness that passes more.
+        for action in actions.iter_mut().flatten() {
+            cut_at_char(&mut action.input, ACTION_INPUT_BYTES);
+        }
+        let sizes: Vec<usize> = (actions.iter())
+            .map(|calls| {
+                (calls.iter()).fold(12, |total, a| total + 24 + a.name.len() + a.input.len())
+            })
+            .collect();
+        self.lower_batch(
+            || format!("the actions of {} messages of session {id:?}", seqs.len()),
+            &sizes,
+            &places,
+        )?;
+        let answers = expand(actions.into_iter().map(Some).collect(), &places);
+        Ok(answers.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    pub(crate) fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> wasmtime::Result<SendCounts> {
+        self.stats.send_histories += 1;
+        if key.len() > self.bounds.key_bytes {
+            return self.stop(HostStop::KeyBytes {
+                limit: self.bounds.key_bytes,
+                size: key.len(),
+            });
+        }
+        self.lift_ids("a send-history session id", [sender, target])?;
+        self.lift(key.len())?;
+        let mut history = (self.harness).send_history(sender, target, window_minutes, limit, key);
+        // At most `limit` times each, whatever the harness answered.
+        history.to_target_times.truncate(limit as usize);
+        history.to_any_times.truncate(limit as usize);
+        let size = 40 + 8 * (history.to_target_times.len() + history.to_any_times.len());
+        self.lower(|| "a send history".to_string(), size)?;
+        Ok(history)
+    }
+
     pub(crate) fn deliver(
         &mut self,
         target: String,
@@ -538,6 +620,7 @@ impl<H: Harness> Guard<H> {
         mode: DeliveryMode,
         may_wake: bool,
         key: String,
+        ids: MessageIds,
     ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
         if self.stats.deliveries >= self.bounds.deliveries_per_call {
             return self.stop(HostStop::Deliveries {
@@ -563,6 +646,10 @@ impl<H: Harness> Guard<H> {
             });
         }
         self.lift_ids("a delivery target", [target.as_str()])?;
+        self.lift_ids(
+            "a message id",
+            std::iter::once(ids.message_id.as_str()).chain(ids.in_reply_to.as_deref()),
+        )?;
         self.lift(body.len().saturating_add(key.len()))?;
         let admitted = key.is_empty()
             || (self.keys.lock())
@@ -571,7 +658,7 @@ impl<H: Harness> Guard<H> {
         if !admitted {
             return self.stop(HostStop::KeyReused { key });
         }
-        let answer = self.harness.deliver(&target, &body, mode, may_wake, &key);
+        let answer = (self.harness).deliver(&target, &body, mode, may_wake, &key, &ids);
         match &answer {
             // Delivered before, under the same key: nothing new to record.
             Ok(delivered) if delivered.repeat => self.stats.repeats += 1,

@@ -3,6 +3,7 @@
 //! batch, a surface is its index with every message fetched whole.
 
 use super::Guard;
+use crate::contract::frames::older_message;
 use crate::contract::injected::marked_injected;
 use crate::contract::latest as current;
 use crate::contract::since_v0_1_0::Plugin;
@@ -62,7 +63,7 @@ impl<H: Harness> query::Host for Guard<H> {
             .zip(contents)
             // A message gone between the two calls is gone from this surface.
             .filter_map(|(entry, content)| {
-                let content = content?;
+                let content = older_message(content?);
                 let injected = entry.injected || content.injected;
                 let text = match marked_injected(&content.text, injected) {
                     std::borrow::Cow::Owned(marked) => marked,
@@ -96,7 +97,16 @@ impl<H: Harness> inbox::Host for Guard<H> {
         mode: inbox::DeliveryMode,
         may_wake: bool,
     ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, String::new())?;
+        let ids = current::MessageIds::none();
+        let answer = Guard::deliver(
+            self,
+            target,
+            body,
+            mode.into(),
+            may_wake,
+            String::new(),
+            ids,
+        )?;
         Ok(answer
             .map(|delivered| inbox::Delivered {
                 woke: delivered.woke,

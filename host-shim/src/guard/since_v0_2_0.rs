@@ -1,8 +1,11 @@
 //! The 0.2.0 imports, answered by the [`Guard`] from the current calls (so the same
-//! bounds hold), converted by the 0.2.0 contract module.
+//! bounds hold), converted by the 0.2.0 contract module; a 0.4.0 frame without its id
+//! lines, as a 0.2.0 plugin knew frames (`crate::contract::frames`).
 
 use super::Guard;
+use crate::contract::frames::{older_message, older_surface};
 use crate::contract::injected::marked_injected;
+use crate::contract::latest::MessageIds;
 use crate::contract::since_v0_2_0::harness::sessions::{inbox, session_query as query};
 use crate::contract::since_v0_2_0::{Plugin, surface_index};
 use crate::harness::Harness;
@@ -54,8 +57,13 @@ impl<H: Harness> query::Host for Guard<H> {
         id: String,
         lead_chars: u32,
     ) -> wasmtime::Result<Option<query::SurfaceIndex>> {
-        let index = Guard::get_surface(self, &id, lead_chars)?;
-        Ok(index.map(|index| surface_index(index, lead_chars)))
+        let Some(index) = Guard::get_surface(self, &id, lead_chars)? else {
+            return Ok(None);
+        };
+        let index = older_surface(index, lead_chars, |seqs| {
+            Guard::get_messages(self, &id, seqs)
+        })?;
+        Ok(Some(surface_index(index, lead_chars)))
     }
 
     fn get_messages(
@@ -66,7 +74,7 @@ impl<H: Harness> query::Host for Guard<H> {
         let messages = Guard::get_messages(self, &id, &seqs)?;
         Ok((messages.into_iter())
             .map(|m| {
-                m.map(|m| query::MessageContent {
+                m.map(older_message).map(|m| query::MessageContent {
                     text: marked_injected(&m.text, m.injected).into_owned(),
                     source: m.source,
                 })
@@ -84,7 +92,8 @@ impl<H: Harness> inbox::Host for Guard<H> {
         may_wake: bool,
         key: String,
     ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, key)?;
+        let ids = MessageIds::none();
+        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, key, ids)?;
         Ok(answer
             .map(|delivered| inbox::Delivered {
                 woke: delivered.woke,

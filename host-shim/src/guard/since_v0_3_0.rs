@@ -1,12 +1,13 @@
-//! The 0.3.0 imports, answered by the [`Guard`]: each calls the guard's bounded method
-//! of the same name (the current contract's types are the harness's own).
+//! The 0.3.0 imports, answered by the [`Guard`] from the current calls (so the same
+//! bounds hold), converted by the 0.3.0 contract module. A frame a 0.4.0 plugin wrote
+//! reaches a 0.3.0 plugin without its id lines (`crate::contract::frames`), so the
+//! loop guard of a deployment running both versions still counts its hop.
 
 use super::Guard;
-use crate::contract::latest::harness::sessions::{inbox, session_query as query};
-use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, Plugin, SessionHeader,
-    SessionIndex, SurfaceIndex,
-};
+use crate::contract::frames::{older_message, older_surface};
+use crate::contract::latest::{DeliveryState, MessageIds};
+use crate::contract::since_v0_3_0::harness::sessions::{inbox, session_query as query};
+use crate::contract::since_v0_3_0::{Plugin, surface_index};
 use crate::harness::Harness;
 use wasmtime::component::{HasSelf, Linker};
 
@@ -20,16 +21,31 @@ pub fn add_to_linker<T: 'static, H: Harness>(
 }
 
 impl<H: Harness> query::Host for Guard<H> {
-    fn list_sessions(&mut self) -> wasmtime::Result<SessionIndex> {
-        Guard::list_sessions(self)
+    fn list_sessions(&mut self) -> wasmtime::Result<query::SessionIndex> {
+        let index = Guard::list_sessions(self)?;
+        Ok(query::SessionIndex {
+            ids: index.ids,
+            entries: (index.entries.into_iter())
+                .map(|e| query::SessionEntry {
+                    id_len: e.id_len,
+                    created_at_ms: e.created_at_ms,
+                    live: e.live,
+                    subagent: e.subagent,
+                })
+                .collect(),
+        })
     }
 
-    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<SessionHeader>> {
-        Guard::get_session(self, &id)
+    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<query::SessionHeader>> {
+        Ok(Guard::get_session(self, &id)?.map(Into::into))
     }
 
-    fn get_sessions(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<SessionHeader>>> {
-        Guard::get_sessions(self, &ids)
+    fn get_sessions(
+        &mut self,
+        ids: Vec<String>,
+    ) -> wasmtime::Result<Vec<Option<query::SessionHeader>>> {
+        let headers = Guard::get_sessions(self, &ids)?;
+        Ok(headers.into_iter().map(|h| h.map(Into::into)).collect())
     }
 
     fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
@@ -40,20 +56,43 @@ impl<H: Harness> query::Host for Guard<H> {
         &mut self,
         id: String,
         lead_chars: u32,
-    ) -> wasmtime::Result<Option<SurfaceIndex>> {
-        Guard::get_surface(self, &id, lead_chars)
+    ) -> wasmtime::Result<Option<query::SurfaceIndex>> {
+        let Some(index) = Guard::get_surface(self, &id, lead_chars)? else {
+            return Ok(None);
+        };
+        let index = older_surface(index, lead_chars, |seqs| {
+            Guard::get_messages(self, &id, seqs)
+        })?;
+        Ok(Some(surface_index(index)))
     }
 
     fn get_messages(
         &mut self,
         id: String,
         seqs: Vec<u64>,
-    ) -> wasmtime::Result<Vec<Option<MessageContent>>> {
-        Guard::get_messages(self, &id, &seqs)
+    ) -> wasmtime::Result<Vec<Option<query::MessageContent>>> {
+        let messages = Guard::get_messages(self, &id, &seqs)?;
+        Ok((messages.into_iter())
+            .map(|m| {
+                m.map(older_message).map(|m| query::MessageContent {
+                    source: m.source,
+                    text: m.text,
+                    injected: m.injected,
+                })
+            })
+            .collect())
     }
 
-    fn inbox_status(&mut self, target: String, sender: String) -> wasmtime::Result<InboxCount> {
-        Guard::inbox_status(self, &target, &sender)
+    fn inbox_status(
+        &mut self,
+        target: String,
+        sender: String,
+    ) -> wasmtime::Result<query::InboxCount> {
+        let count = Guard::inbox_status(self, &target, &sender)?;
+        Ok(query::InboxCount {
+            waiting: count.waiting,
+            handed_over: count.handed_over,
+        })
     }
 }
 
@@ -62,10 +101,22 @@ impl<H: Harness> inbox::Host for Guard<H> {
         &mut self,
         target: String,
         body: String,
-        mode: DeliveryMode,
+        mode: inbox::DeliveryMode,
         may_wake: bool,
         key: String,
-    ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
-        Guard::deliver(self, target, body, mode, may_wake, key)
+    ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
+        let ids = MessageIds::none();
+        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, key, ids)?;
+        Ok(answer
+            .map(|delivered| inbox::Delivered {
+                woke: delivered.woke,
+                repeat: delivered.repeat,
+                // Held for its person: waiting, in 0.3.0's words.
+                state: match delivered.state {
+                    DeliveryState::HandedOver => inbox::DeliveryState::HandedOver,
+                    DeliveryState::Waiting | DeliveryState::Held => inbox::DeliveryState::Waiting,
+                },
+            })
+            .map_err(Into::into))
     }
 }

@@ -30,12 +30,13 @@
 //!   or [`crate::Shared`] shares it) keeps it across them.
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
-    SessionHeader, SessionIndex, SurfaceIndex,
+    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
+    InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
+    SurfaceIndex, ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
 pub use crate::harnesses::surface::Message;
-use crate::inbox::{Desk, MemoryInbox, Recipient, Waiting};
+use crate::inbox::{Desk, InboxBackend, MemoryInbox, Recipient, Waiting};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer};
 use std::collections::HashMap;
@@ -68,6 +69,11 @@ struct SessionFile {
     cwd: Option<String>,
     #[serde(default)]
     preset: Option<String>,
+    /// What the session's person lets in: "accept" (the default), "hold" or "refuse".
+    #[serde(default)]
+    inbound: Option<InboundFile>,
+    #[serde(default)]
+    machine: Option<String>,
     #[serde(default)]
     title: Option<String>,
     #[serde(default)]
@@ -93,6 +99,34 @@ struct InboxFile {
     waiting: u32,
     #[serde(default)]
     handed_over: u32,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum InboundFile {
+    Accept,
+    Hold,
+    Refuse,
+}
+
+/// A tool call of a message: `{"name": …, "input": any JSON, "status": "ok" | "error" |
+/// "running"}` (status defaults to ok); only its name, input and status cross.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCallFile {
+    name: String,
+    #[serde(default)]
+    input: serde_json::Value,
+    #[serde(default)]
+    status: Option<StatusFile>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum StatusFile {
+    Ok,
+    Error,
+    Running,
 }
 
 /// A controller answer a corpus can script, for the refusals a header cannot predict.
@@ -134,7 +168,9 @@ enum PartFile {
     Text(String),
     // Any JSON; only the kind is kept (the plugin never sees the content).
     Reasoning(serde::de::IgnoredAny),
-    ToolCall(serde::de::IgnoredAny),
+    /// A call as `ToolCallFile`, or any other JSON: a call named by it, its input
+    /// unrecorded.
+    ToolCall(serde_json::Value),
     ToolResult(serde::de::IgnoredAny),
 }
 
@@ -225,6 +261,8 @@ impl Session {
                 origin: "user".to_string(),
                 cwd: None,
                 preset: None,
+                inbound: InboundPolicy::Accept,
+                machine: None,
             },
             title: None,
             messages: Vec::new(),
@@ -271,6 +309,39 @@ impl Session {
     }
 }
 
+/// A corpus's tool call as the contract gives it.
+fn tool_action(call: serde_json::Value) -> ToolAction {
+    let call = match call {
+        serde_json::Value::String(text) => {
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
+        }
+        other => other,
+    };
+    match serde_json::from_value::<ToolCallFile>(call.clone()) {
+        Ok(file) => ToolAction {
+            name: file.name,
+            input: match file.input {
+                serde_json::Value::String(text) => text,
+                serde_json::Value::Null => String::new(),
+                other => other.to_string(),
+            },
+            status: match file.status {
+                None | Some(StatusFile::Ok) => ActionStatus::Ok,
+                Some(StatusFile::Error) => ActionStatus::Error,
+                Some(StatusFile::Running) => ActionStatus::Running,
+            },
+        },
+        Err(_) => ToolAction {
+            name: match call {
+                serde_json::Value::String(name) => name,
+                other => other.to_string(),
+            },
+            input: String::new(),
+            status: ActionStatus::Ok,
+        },
+    }
+}
+
 impl From<SessionFile> for Session {
     fn from(file: SessionFile) -> Session {
         let messages: Vec<Message> = file
@@ -282,17 +353,21 @@ impl From<SessionFile> for Session {
                     RoleFile::Assistant => (Role::Assistant, "assistant"),
                     RoleFile::System => (Role::System, "system"),
                 };
-                // Only the text parts cross to the plugin, joined (see the WIT).
+                // Only the text parts cross as text, joined (see the WIT); a call as
+                // its name, input and status.
                 let mut text: Option<String> = None;
+                let mut actions = Vec::new();
                 for part in message.parts {
-                    if let PartFile::Text(part) = part {
-                        match &mut text {
+                    match part {
+                        PartFile::Text(part) => match &mut text {
                             Some(joined) => {
                                 joined.push('\n');
                                 joined.push_str(&part);
                             }
                             None => text = Some(part),
-                        }
+                        },
+                        PartFile::ToolCall(call) => actions.push(tool_action(call)),
+                        PartFile::Reasoning(_) | PartFile::ToolResult(_) => {}
                     }
                 }
                 Message::new(
@@ -303,6 +378,7 @@ impl From<SessionFile> for Session {
                     text,
                 )
                 .injected(message.injected)
+                .with_actions(actions)
             })
             .collect();
         let last_seq = messages.iter().map(|m| m.seq).max().unwrap_or(0);
@@ -315,6 +391,12 @@ impl From<SessionFile> for Session {
                 origin: file.origin.unwrap_or_else(|| "user".to_string()),
                 cwd: file.cwd,
                 preset: file.preset,
+                inbound: match file.inbound {
+                    None | Some(InboundFile::Accept) => InboundPolicy::Accept,
+                    Some(InboundFile::Hold) => InboundPolicy::Hold,
+                    Some(InboundFile::Refuse) => InboundPolicy::Refuse,
+                },
+                machine: file.machine,
             },
             title: file.title,
             messages,
@@ -436,10 +518,16 @@ impl std::fmt::Debug for CorpusHost {
 
 impl CorpusHost {
     pub fn new(corpus: Arc<Corpus>) -> CorpusHost {
+        let inbox = MemoryInbox::new();
+        // What each session's person lets in, as the corpus says, known to the inbox
+        // the delivery path asks.
+        for session in &corpus.sessions {
+            let _ = inbox.set_inbound(&session.header.id, session.header.inbound);
+        }
         CorpusHost {
             corpus,
             changed: HashMap::new(),
-            desk: Desk::new(Arc::new(MemoryInbox::new())),
+            desk: Desk::new(Arc::new(inbox)),
         }
     }
 
@@ -495,6 +583,32 @@ impl SessionQuery for CorpusHost {
             .find(|(from, _)| from == sender)
             .map_or(InboxCount::NONE, |(_, count)| *count)
     }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        let session = self.session(id);
+        seqs.iter()
+            .map(|&seq| {
+                (session.into_iter())
+                    .flat_map(|s| s.messages.iter())
+                    .find(|m| m.seq == seq)
+                    .map(|m| m.actions.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Counted from this host's own inbox: the deliveries it took.
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        let inbox = self.desk.inbox();
+        crate::inbox::send_history_or_none(&**inbox, sender, target, window_minutes, limit, key)
+    }
 }
 
 impl CorpusHost {
@@ -513,8 +627,13 @@ impl Inbox for CorpusHost {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
-        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
+        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
+    }
+
+    fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
+        Some(self.desk.inbox().clone())
     }
 }
 
@@ -679,12 +798,12 @@ mod tests {
         let before = cold.captured_through_seq;
         let mut host = CorpusHost::new(corpus.clone());
         assert_eq!(
-            host.deliver(&id, "x", DeliveryMode::Queue, false, ""),
+            host.deliver(&id, "x", DeliveryMode::Queue, false, "", &MessageIds::none()),
             Err(DeliveryRefusal::WouldNeedWake)
         );
         assert!(!host.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1"),
+            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1", &MessageIds::none()),
             Ok(Delivered {
                 woke: true,
                 repeat: false,
@@ -700,7 +819,7 @@ mod tests {
         // The same key again: the first answer, nothing delivered.
         let messages = after.messages.len();
         assert_eq!(
-            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1"),
+            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1", &MessageIds::none()),
             Ok(Delivered {
                 woke: true,
                 repeat: true,
@@ -710,7 +829,7 @@ mod tests {
         assert_eq!(host.session(&id).unwrap().messages.len(), messages);
         // Now live: a second delivery does not wake it.
         assert_eq!(
-            host.deliver(&id, "again", DeliveryMode::Steer, false, ""),
+            host.deliver(&id, "again", DeliveryMode::Steer, false, "", &MessageIds::none()),
             Ok(Delivered {
                 woke: false,
                 repeat: false,
@@ -720,7 +839,7 @@ mod tests {
         // The shared corpus is untouched: the host changed its own copy.
         assert!(!corpus.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver("nobody", "x", DeliveryMode::Queue, true, ""),
+            host.deliver("nobody", "x", DeliveryMode::Queue, true, "", &MessageIds::none()),
             Err(DeliveryRefusal::NotFound)
         );
     }

@@ -16,10 +16,11 @@ pub(crate) mod logfile;
 pub(crate) mod surface;
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, SessionHeader,
-    SessionIndex, SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, MessageIds, SendCounts,
+    SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
+use crate::inbox::SharedInbox;
 use std::any::Any;
 use std::collections::HashMap;
 
@@ -190,6 +191,40 @@ impl SessionQuery for Harnesses {
             None => InboxCount::NONE,
         }
     }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        match self.holder_of(id) {
+            Some(at) => self.stores[at].get_actions(id, seqs),
+            None => vec![Vec::new(); seqs.len()],
+        }
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        // The sender's sends to every harness's sessions are in the one inbox its own
+        // store delivers to.
+        let at = self
+            .holder_of(sender)
+            .or(self.holder_of(target))
+            .unwrap_or(0);
+        match self.stores.get_mut(at) {
+            Some(store) => store.send_history(sender, target, window_minutes, limit, key),
+            None => SendCounts {
+                now_ms: crate::inbox::now_ms(),
+                to_target: 0,
+                to_any: 0,
+                to_target_times: Vec::new(),
+                to_any_times: Vec::new(),
+                key_accepted: false,
+            },
+        }
+    }
 }
 
 /// The ids of an index, in entry order.
@@ -214,11 +249,16 @@ impl Inbox for Harnesses {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
         match self.holder_of(target) {
-            Some(at) => self.stores[at].deliver(target, body, mode, may_wake, key),
+            Some(at) => self.stores[at].deliver(target, body, mode, may_wake, key, ids),
             None => Err(DeliveryRefusal::NotFound),
         }
+    }
+
+    fn reply_inbox(&mut self) -> Option<SharedInbox> {
+        self.stores.iter_mut().find_map(|store| store.reply_inbox())
     }
 }
 
@@ -291,9 +331,10 @@ mod tests {
             mode: DeliveryMode,
             may_wake: bool,
             key: &str,
+            ids: &MessageIds,
         ) -> Result<Delivered, DeliveryRefusal> {
             self.ids.push(target.to_string());
-            self.inner.deliver(target, body, mode, may_wake, key)
+            self.inner.deliver(target, body, mode, may_wake, key, ids)
         }
     }
 
@@ -332,7 +373,7 @@ mod tests {
             ]
         );
         assert!(three.get_session("c1").is_some());
-        let delivered = three.deliver("c1", "hi", DeliveryMode::Queue, true, "");
+        let delivered = three.deliver("c1", "hi", DeliveryMode::Queue, true, "", &MessageIds::none());
         assert!(delivered.is_ok());
         let corpus = three.find_mut::<CorpusHost>().unwrap();
         assert!(
@@ -340,7 +381,7 @@ mod tests {
             "the first store"
         );
         assert_eq!(
-            three.deliver("nobody", "hi", DeliveryMode::Queue, true, ""),
+            three.deliver("nobody", "hi", DeliveryMode::Queue, true, "", &MessageIds::none()),
             Err(DeliveryRefusal::NotFound)
         );
     }
@@ -357,7 +398,7 @@ mod tests {
         two.get_messages("b1", &[1]);
         two.inbox_status("b1", "a1");
         assert!(
-            two.deliver("b1", "hi", DeliveryMode::Queue, true, "")
+            two.deliver("b1", "hi", DeliveryMode::Queue, true, "", &MessageIds::none())
                 .is_ok()
         );
         assert!(asked_of(&two, 0).is_empty(), "{:?}", asked_of(&two, 0));
@@ -370,7 +411,7 @@ mod tests {
         assert_eq!(asked_of(&two, 0), ["b1"]);
         // An id none holds is asked of each, and refused.
         assert_eq!(
-            two.deliver("nobody", "hi", DeliveryMode::Queue, true, ""),
+            two.deliver("nobody", "hi", DeliveryMode::Queue, true, "", &MessageIds::none()),
             Err(DeliveryRefusal::NotFound)
         );
     }

@@ -3,10 +3,9 @@
 //! already joined, and how that becomes the contract's answers (an index with leads,
 //! whole messages by seq).
 
-use crate::contract::latest::{MessageContent, MessageEntry, Role, SurfaceIndex};
+use crate::contract::latest::{MessageContent, MessageEntry, Role, SurfaceIndex, ToolAction};
 
-/// The first line of the plugin's frame around a sent message.
-pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session of this harness.";
+pub use crate::contract::frames::FRAME_FIRST_LINE;
 
 /// The frame's last line: a body line that reads like it is escaped by the plugin (a
 /// leading backslash), so in a hand-over this line only ever ends a frame.
@@ -47,6 +46,9 @@ pub struct Message {
     /// The text parts joined by a line feed; `None` without a text part.
     text: Option<String>,
     text_chars: u32,
+    /// The tool calls it made, in order (their inputs as the log records them, cut to
+    /// the WIT's 1024 bytes), each with how it ended; never their output.
+    pub actions: Vec<ToolAction>,
 }
 
 impl Message {
@@ -68,7 +70,14 @@ impl Message {
             injected: false,
             text,
             text_chars,
+            actions: Vec::new(),
         }
+    }
+
+    /// The message with the tool calls it made.
+    pub fn with_actions(mut self, actions: Vec<ToolAction>) -> Message {
+        self.actions = actions;
+        self
     }
 
     /// The message, marked as injected by the harness or not.
@@ -105,6 +114,20 @@ impl Surface {
     pub fn messages(surface: Option<&Surface>, seqs: &[u64]) -> Vec<Option<MessageContent>> {
         seqs.iter().map(|&seq| surface?.message(seq)).collect()
     }
+
+    /// `get-actions`' answer: one entry per seq, empty for a message without calls or
+    /// an unknown session.
+    pub fn actions(surface: Option<&Surface>, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        seqs.iter()
+            .map(|&seq| {
+                (surface.into_iter())
+                    .flat_map(|s| s.messages.iter())
+                    .find(|m| m.seq == seq)
+                    .map(|m| m.actions.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
 }
 
 /// `messages` as an index, each lead at most `lead_chars` chars.
@@ -119,6 +142,7 @@ pub fn index_of(messages: &[Message], captured_through_seq: u64, lead_chars: u32
             source_lead_len: 0,
             text_lead_len: 0,
             text_chars: m.text_chars,
+            actions: u32::try_from(m.actions.len()).unwrap_or(u32::MAX),
         };
         index.push(entry, &m.source, m.text().unwrap_or(""), lead_chars);
     }

@@ -277,6 +277,22 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
         }
         Ok(handed)
     }
+
+    fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<super::Sent>> {
+        self.inner.sent_since(sender, since_ns)
+    }
+
+    fn inbound(&self, session: &str) -> Result<crate::contract::latest::InboundPolicy> {
+        self.inner.inbound(session)
+    }
+
+    fn set_inbound(
+        &self,
+        session: &str,
+        policy: crate::contract::latest::InboundPolicy,
+    ) -> Result<()> {
+        self.inner.set_inbound(session, policy)
+    }
 }
 
 #[cfg(test)]

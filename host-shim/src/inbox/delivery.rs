@@ -7,9 +7,11 @@
 //! 3. A key the inbox accepted before, in any process, is a repeat; so are the same
 //!    words from the same sender within [`REPEAT_WINDOW`] (a retry under a new call
 //!    id; SPEC, "Repeats a host should catch").
-//! 4. A cold target the call may not wake is refused (`would-need-wake`).
-//! 5. The harness may wake the target ([`Recipient::wake`], asked only now, for a new
-//!    message), and the message is put into the inbox, once.
+//! 4. A target whose person refuses inbound is refused (`refused-by-target`); a cold
+//!    target the call may not wake is refused (`would-need-wake`).
+//! 5. A target whose person holds inbound gets the message kept, `held`: not woken,
+//!    not handed over. Otherwise the harness may wake the target ([`Recipient::wake`],
+//!    asked only now, for a new message), and the message is put into the inbox, once.
 //! 6. The harness does what it can with it at once ([`Recipient::accepted`]: hand it
 //!    over, start a wake command) and says where it is.
 //!
@@ -17,7 +19,9 @@
 //! recorded by the runtime's guard (`--deliveries`), for every harness the same.
 
 use super::{InboxBackend, Located, Put, SharedInbox, SpooledMessage, Waiting, key_sender};
-use crate::contract::latest::{Delivered, DeliveryMode, DeliveryRefusal, DeliveryState};
+use crate::contract::latest::{
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, MessageIds,
+};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -156,27 +160,46 @@ pub fn deliver<R: Recipient + ?Sized>(
     mode: DeliveryMode,
     may_wake: bool,
     key: &str,
+    ids: &MessageIds,
 ) -> Result<Delivered, DeliveryRefusal> {
     let desk = recipient.desk();
     let inbox = desk.inbox.clone();
     let mut answered = std::mem::take(&mut desk.answered);
-    let answer = answered.once(key, || {
-        accept(recipient, &*inbox, target, body, mode, may_wake, key)
-    });
+    let message = Message {
+        target,
+        body,
+        mode,
+        key,
+        ids,
+    };
+    let answer = answered.once(key, || accept(recipient, &*inbox, &message, may_wake));
     recipient.desk().answered = answered;
     answer
+}
+
+/// What a call asks to deliver.
+struct Message<'a> {
+    target: &'a str,
+    body: &'a str,
+    mode: DeliveryMode,
+    key: &'a str,
+    ids: &'a MessageIds,
 }
 
 /// Steps 2 to 6 of the path, for a key not answered in this process.
 fn accept<R: Recipient + ?Sized>(
     recipient: &mut R,
     inbox: &dyn InboxBackend,
-    target: &str,
-    body: &str,
-    mode: DeliveryMode,
+    asked: &Message,
     may_wake: bool,
-    key: &str,
 ) -> Result<Delivered, DeliveryRefusal> {
+    let Message {
+        target,
+        body,
+        mode,
+        key,
+        ids,
+    } = *asked;
     let unusable = |err: anyhow::Error| {
         DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
     };
@@ -194,11 +217,28 @@ fn accept<R: Recipient + ?Sized>(
     if let Some(first) = identical.map_err(unusable)? {
         return Ok(repeat(first));
     }
+    let inbound = inbox.inbound(target).map_err(unusable)?;
+    if inbound == InboundPolicy::Refuse {
+        return Err(DeliveryRefusal::RefusedByTarget);
+    }
+    if inbound == InboundPolicy::Hold {
+        // Kept for the person's release: not woken, not handed over.
+        let message = SpooledMessage::new(target, mode, body, key, false).with_ids(ids);
+        let repeat = matches!(
+            inbox.put_unseen(&message).map_err(unusable)?,
+            Put::Repeat(_)
+        );
+        return Ok(Delivered {
+            woke: false,
+            repeat,
+            state: DeliveryState::Held,
+        });
+    }
     if !live && !may_wake {
         return Err(DeliveryRefusal::WouldNeedWake);
     }
     let woke = recipient.wake(target, mode, live);
-    let message = SpooledMessage::new(target, mode, body, key, woke);
+    let message = SpooledMessage::new(target, mode, body, key, woke).with_ids(ids);
     match inbox.put_unseen(&message).map_err(unusable)? {
         // Another writer of this key landed first, a moment ago.
         Put::Repeat(first) => Ok(Delivered {
@@ -283,7 +323,7 @@ mod tests {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        deliver(to, target, body, DeliveryMode::Queue, may_wake, key)
+        deliver(to, target, body, DeliveryMode::Queue, may_wake, key, &MessageIds::none())
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! leaves the inbox only once the harness has it.
 
 use super::{InboxBackend, SpooledMessage, Waiting};
-use crate::contract::latest::DeliveryMode;
+use crate::contract::latest::{DeliveryMode, InboundPolicy};
 use anyhow::Result;
 
 /// What a hand-over handed over, and what it could not read.
@@ -32,7 +32,8 @@ pub enum Takes {
 
 /// Picks the waiting messages `takes` names, at most `cap` chars of them (at least
 /// one), and hands them over, `answer` giving the harness their joined text; a message
-/// leaves the inbox only after that ([`InboxBackend::hand_over`]).
+/// leaves the inbox only after that ([`InboxBackend::hand_over`]). Nothing is handed
+/// over while the session's person holds its inbound.
 pub fn hand_over_waiting(
     inbox: &dyn InboxBackend,
     session: &str,
@@ -40,6 +41,9 @@ pub fn hand_over_waiting(
     cap: usize,
     answer: impl FnOnce(&str) -> Result<()>,
 ) -> Result<HookReport> {
+    if inbox.inbound(session)? == InboundPolicy::Hold {
+        return Ok(HookReport::default());
+    }
     let contents = inbox.waiting(session)?;
     let is_steer = |w: &Waiting| w.message.mode == DeliveryMode::Steer;
     let oldest_queued = contents.messages.iter().position(|w| !is_steer(w));

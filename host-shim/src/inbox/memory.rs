@@ -3,11 +3,13 @@
 //! the process, and nothing is shared with another one.
 //!
 //! Bounded: a handed-over message is kept for [`KEPT_HANDED_OVER`] (so a retried
-//! delivery is still a repeat), then forgotten; waiting messages are kept until they
-//! are handed over.
+//! delivery is still a repeat, and sending caps count it that long), then forgotten;
+//! waiting messages are kept until they are handed over.
 
-use super::{Handle, InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, now_ns};
-use crate::contract::latest::{DeliveryState, InboxCount};
+use super::{
+    Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting, now_ns,
+};
+use crate::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
 use anyhow::{Result, bail};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -26,6 +28,8 @@ pub struct MemoryInbox {
 struct Sessions {
     by_session: HashMap<String, Vec<Entry>>,
     next_place: u64,
+    /// What each session's person lets in, when they said.
+    inbound: HashMap<String, InboundPolicy>,
 }
 
 #[derive(Debug)]
@@ -235,5 +239,38 @@ impl InboxBackend for MemoryInbox {
         claims.kept = true;
         self.move_all(session, &claims.places, Place::Claimed, Place::HandedOver);
         Ok(messages)
+    }
+
+    fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<Sent>> {
+        if sender.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sessions = self.sessions();
+        Ok((sessions.by_session.values().flatten())
+            .filter(|e| e.message.sender == sender && e.message.accepted_at_ns >= since_ns)
+            .map(|e| Sent {
+                target: e.message.target.clone(),
+                accepted_at_ns: e.message.accepted_at_ns,
+                key: e.message.key.clone(),
+            })
+            .collect())
+    }
+
+    fn inbound(&self, session: &str) -> Result<InboundPolicy> {
+        let sessions = self.sessions();
+        Ok(sessions
+            .inbound
+            .get(session)
+            .copied()
+            .unwrap_or(InboundPolicy::Accept))
+    }
+
+    fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
+        let mut sessions = self.sessions();
+        match policy {
+            InboundPolicy::Accept => sessions.inbound.remove(session),
+            _ => sessions.inbound.insert(session.to_string(), policy),
+        };
+        Ok(())
     }
 }

@@ -13,18 +13,21 @@
 //! Above the backend, one delivery path for every harness ([`delivery`]): the answered
 //! keys, the 10-minute repeat rule, the wake check and the put, so a store says only
 //! what its harness adds (who the target is, how it wakes, how it hands over at once).
-//! And one hand-over for every hook adapter ([`hand_over_waiting`]). [`Audited`] wraps
-//! any backend to record each acceptance and hand-over in the audit log (`host-shim log`).
+//! And one hand-over for every hook adapter ([`hand_over_waiting`]), which hands
+//! nothing over while the session's person holds its inbound ([`InboxBackend::inbound`]).
+//! [`await_reply`] takes a reply for a sender that awaits it. [`Audited`] wraps any
+//! backend to record each acceptance and hand-over in the audit log (`host-shim log`).
 
 pub mod audit;
 pub mod delivery;
 mod hand_over;
 mod memory;
+mod replies;
 mod state_dir;
 #[cfg(any(test, feature = "inbox-suite"))]
 pub mod suite;
 
-use crate::contract::latest::{DeliveryMode, DeliveryState, InboxCount};
+use crate::contract::latest::{DeliveryMode, DeliveryState, InboundPolicy, InboxCount, MessageIds};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -34,6 +37,7 @@ pub use audit::{AuditLog, Audited};
 pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
 pub use hand_over::{HookReport, Takes, hand_over_waiting, joined, within_answer_cap};
 pub use memory::MemoryInbox;
+pub use replies::{REPLY_POLL, await_reply, inbound_or_accept, send_history, send_history_or_none};
 pub use state_dir::{MAX_MESSAGE_BYTES, StateDir, Step, default_dir};
 
 /// The durable inbox, as every harness uses it. Several processes (servers delivering,
@@ -83,6 +87,20 @@ pub trait InboxBackend: Send + Sync {
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
     ) -> Result<Vec<SpooledMessage>>;
 
+    /// `sender`'s messages accepted at or after `since_ns` (ns since the epoch), in
+    /// every session's inbox, waiting or handed over, in any order; none for an empty
+    /// sender. What sending caps count (a backend that forgets handed-over messages
+    /// counts those it remembers).
+    fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<Sent>>;
+
+    /// What the person using `session` lets in from other sessions ([`InboundPolicy::Accept`]
+    /// when they never said).
+    fn inbound(&self, session: &str) -> Result<InboundPolicy>;
+
+    /// Sets what the person using `session` lets in. Only a person sets it (a CLI
+    /// command, a harness's own setting), never a model's tool call.
+    fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()>;
+
     /// [`InboxBackend::put_unseen`] after looking the key up: a key accepted before
     /// is a repeat.
     fn put(&self, message: &SpooledMessage) -> Result<Put> {
@@ -114,6 +132,20 @@ pub struct SpooledMessage {
     /// The sending session, read from the delivery key (empty without one).
     #[serde(default)]
     pub sender: String,
+    /// The id its frame carries (empty for a plugin built before 0.4.0).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message_id: String,
+    /// The id of the message it answers, for a reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<String>,
+}
+
+/// One message a sender sent, as sending caps count it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sent {
+    pub target: String,
+    pub accepted_at_ns: u128,
+    pub key: String,
 }
 
 impl SpooledMessage {
@@ -133,7 +165,16 @@ impl SpooledMessage {
             accepted_at_ns: now_ns(),
             woke,
             sender: key_sender(key).unwrap_or_default().to_string(),
+            message_id: String::new(),
+            in_reply_to: None,
         }
+    }
+
+    /// The message with the ids its frame carries.
+    pub fn with_ids(mut self, ids: &MessageIds) -> SpooledMessage {
+        self.message_id = ids.message_id.clone();
+        self.in_reply_to = ids.in_reply_to.clone();
+        self
     }
 }
 
@@ -214,6 +255,11 @@ pub(crate) fn now_ns() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos())
+}
+
+/// Now, in milliseconds since the Unix epoch (the WIT's clock).
+pub fn now_ms() -> i64 {
+    i64::try_from(now_ns() / 1_000_000).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

@@ -10,7 +10,10 @@
 //! ```text
 //! inbox/<session>/<name>.json          waiting for the session's next hand-over
 //! inbox/<session>/<name>.json@<pid>    being handed over by process <pid> (a hook or a store)
-//! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat)
+//! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat,
+//!                                      and sending caps count it)
+//! inbound/<session>                    `hold` or `refuse`: what the session's person
+//!                                      lets in (no file: accept)
 //! tmp/                                 messages being written
 //! ```
 //!
@@ -39,9 +42,10 @@
 //!   hand-over: each message is handed over by exactly one successful hook run.
 
 use super::{
-    Handle, InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, checked_id, now_ns,
+    Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting, checked_id,
+    now_ns,
 };
-use crate::contract::latest::{DeliveryState, InboxCount};
+use crate::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
 use crate::private::pid_alive;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -437,6 +441,90 @@ impl InboxBackend for StateDir {
         }
         sync_dir(&handed)?;
         Ok(messages)
+    }
+
+    /// Every session's inbox and hand-over folder is listed; only files written since
+    /// `since_ns` are read (a file is written once, when its message is accepted, and
+    /// moves keep its time).
+    fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<Sent>> {
+        let mut sent = Vec::new();
+        if sender.is_empty() {
+            return Ok(sent);
+        }
+        let since = std::time::UNIX_EPOCH
+            + std::time::Duration::from_nanos(u64::try_from(since_ns).unwrap_or(u64::MAX));
+        // A second of slack for filesystems that keep coarse times.
+        let fresh_since = since - std::time::Duration::from_secs(1);
+        for kind in ["inbox", "handed"] {
+            for session in listing(&self.root.join(kind))? {
+                for entry in listing(&session.path())? {
+                    let fresh = (entry.metadata().and_then(|m| m.modified()))
+                        .is_ok_and(|modified| modified >= fresh_since);
+                    if !fresh {
+                        continue;
+                    }
+                    let Ok(message) = read_message(&entry.path()) else {
+                        continue;
+                    };
+                    if message.sender == sender && message.accepted_at_ns >= since_ns {
+                        sent.push(Sent {
+                            target: message.target,
+                            accepted_at_ns: message.accepted_at_ns,
+                            key: message.key,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(sent)
+    }
+
+    /// Read from `inbound/<session>`: `hold` or `refuse`; no file is accept. A file
+    /// that says anything else is an error that names it.
+    fn inbound(&self, session: &str) -> Result<InboundPolicy> {
+        let path = self.session_path("inbound", session)?;
+        let bytes = match read_bounded(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(InboundPolicy::Accept);
+            }
+            Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let word = String::from_utf8_lossy(&bytes);
+        InboundPolicy::parse(word.trim()).with_context(|| {
+            format!(
+                "{} says {:?}; it must say hold or refuse (remove it to accept)",
+                path.display(),
+                word.trim()
+            )
+        })
+    }
+
+    /// Written whole (a temporary file renamed into place); accept removes the file.
+    fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
+        let folder = self.root.join("inbound");
+        let path = self.session_path("inbound", session)?;
+        if policy == InboundPolicy::Accept {
+            return match std::fs::remove_file(&path) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                    Err(err).with_context(|| format!("cannot remove {}", path.display()))
+                }
+                _ => Ok(()),
+            };
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .create(&folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+        let temporary =
+            self.root
+                .join("tmp")
+                .join(format!("inbound.{}.{}", std::process::id(), now_ns()));
+        std::fs::write(&temporary, policy.as_str())
+            .with_context(|| format!("cannot write {}", temporary.display()))?;
+        std::fs::rename(&temporary, &path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(())
     }
 }
 

@@ -762,6 +762,76 @@ impl<H: Harness> Runtime<H> {
     }
 }
 
+impl<H: Harness> Runtime<H> {
+    /// The end of a send whose answer asked to await its reply
+    /// ([`Answer::await_reply`]), in a fresh store: `reply` is the body the host took
+    /// for the caller, none when none came. An answer that asked nothing comes back
+    /// as it is.
+    pub fn reply_awaited(
+        &self,
+        harness: H,
+        request: &CallRequest,
+        accepted: &Answer,
+        reply: Option<&str>,
+    ) -> CallReport<H> {
+        let mut store = self.store(harness);
+        let result = self.pre.reply_awaited(&mut store, request, accepted, reply);
+        let answer = match result {
+            Ok(answer) => self.checked(answer),
+            Err(err) => Err(self.failure(store.data(), err)),
+        };
+        let mut state = store.into_data();
+        CallReport {
+            answer,
+            deliveries: std::mem::take(&mut state.guard.deliveries),
+            stats: state.guard.stats,
+            peak_memory_bytes: state.peak_memory,
+            harness: state.guard.into_harness(),
+        }
+    }
+
+    /// [`Runtime::call`], and when its answer asks to await a reply, the wait and the
+    /// answer with the reply: the harness's reply inbox ([`crate::Inbox::reply_inbox`])
+    /// is polled ([`crate::inbox::await_reply`]) holding no plugin instance and no lock
+    /// of the harness, until the reply comes, the wait's seconds pass, or `interrupted`
+    /// says the call was interrupted. A harness with no reply inbox gets the answer
+    /// that no reply came at once. The deliveries and host calls of both steps are
+    /// reported together.
+    pub fn call_awaiting(
+        &self,
+        harness: H,
+        request: &CallRequest,
+        interrupted: &dyn Fn() -> bool,
+    ) -> CallReport<H> {
+        let first = self.call(harness, request);
+        let wait = match &first.answer {
+            Ok(answer) => answer.await_reply.clone(),
+            Err(_) => None,
+        };
+        let (Some(wait), Ok(accepted)) = (wait, &first.answer) else {
+            return first;
+        };
+        let accepted = accepted.clone();
+        let mut harness = first.harness;
+        let reply = match harness.reply_inbox() {
+            Some(inbox) => crate::inbox::await_reply(&*inbox, &request.caller, &wait, interrupted)
+                .unwrap_or_else(|err| {
+                    eprintln!("host-shim: the wait for a reply stopped: {err:#}");
+                    None
+                }),
+            None => None,
+        };
+        let body = reply.as_ref().map(|message| message.body.as_str());
+        let mut last = self.reply_awaited(harness, request, &accepted, body);
+        let mut deliveries = first.deliveries;
+        deliveries.append(&mut last.deliveries);
+        last.deliveries = deliveries;
+        last.stats = first.stats;
+        last.peak_memory_bytes = last.peak_memory_bytes.max(first.peak_memory_bytes);
+        last
+    }
+}
+
 impl<H: Harness + Default> Runtime<H> {
     /// [`Runtime::catalog_with`] over an empty harness.
     pub fn catalog(&self, settings: &str) -> Result<Vec<Tool>, CallError> {

@@ -11,10 +11,17 @@ mod plugin {
         world: "plugin",
     });
 
-    use exports::harness::sessions::tools::{Answer, Guest, ToolAnnotations, ToolSpec};
+    use exports::harness::sessions::tools::{Answer, Guest, ReplyWait, ToolAnnotations, ToolSpec};
     use harness::sessions::{inbox, session_query};
 
     struct Hostile;
+
+    fn no_ids() -> inbox::MessageIds {
+        inbox::MessageIds {
+            message_id: String::new(),
+            in_reply_to: None,
+        }
+    }
 
     impl Guest for Hostile {
         fn catalog(settings: String) -> Result<Vec<ToolSpec>, String> {
@@ -64,6 +71,7 @@ mod plugin {
                 Ok(Answer {
                     text,
                     refusal: None,
+                    await_reply: None,
                 })
             };
             match tool.as_str() {
@@ -98,21 +106,40 @@ mod plugin {
                             inbox::DeliveryMode::Queue,
                             true,
                             "",
+                            &no_ids(),
                         );
                     }
                 }
                 // Deliver a small body twice.
                 "deliver-twice" => {
-                    let first =
-                        inbox::deliver(&_arguments, "one", inbox::DeliveryMode::Queue, true, "");
-                    let second =
-                        inbox::deliver(&_arguments, "two", inbox::DeliveryMode::Queue, true, "");
+                    let first = inbox::deliver(
+                        &_arguments,
+                        "one",
+                        inbox::DeliveryMode::Queue,
+                        true,
+                        "",
+                        &no_ids(),
+                    );
+                    let second = inbox::deliver(
+                        &_arguments,
+                        "two",
+                        inbox::DeliveryMode::Queue,
+                        true,
+                        "",
+                        &no_ids(),
+                    );
                     text(format!("{} {}", first.is_ok(), second.is_ok()))
                 }
                 // Deliver once, then answer with more text than a 10-byte cap.
                 "deliver-then-flood" => {
-                    let _ =
-                        inbox::deliver(&_arguments, "once", inbox::DeliveryMode::Queue, true, "");
+                    let _ = inbox::deliver(
+                        &_arguments,
+                        "once",
+                        inbox::DeliveryMode::Queue,
+                        true,
+                        "",
+                        &no_ids(),
+                    );
                     text("x".repeat(100))
                 }
                 // Deliver to a session that does not exist, each time under a new key
@@ -126,6 +153,7 @@ mod plugin {
                             inbox::DeliveryMode::Queue,
                             true,
                             &format!("{n}{key}"),
+                            &no_ids(),
                         );
                     }
                     text(String::new())
@@ -158,7 +186,14 @@ mod plugin {
                 // Deliver to a target of 1 MiB.
                 "deliver-long-target" => {
                     let target = "t".repeat(1 << 20);
-                    let answer = inbox::deliver(&target, "x", inbox::DeliveryMode::Queue, true, "");
+                    let answer = inbox::deliver(
+                        &target,
+                        "x",
+                        inbox::DeliveryMode::Queue,
+                        true,
+                        "",
+                        &no_ids(),
+                    );
                     text(format!("{:?}", answer.is_ok()))
                 }
                 // An error of 4,400,000 bytes in 200,000 lines.
@@ -171,11 +206,36 @@ mod plugin {
                         inbox::DeliveryMode::Queue,
                         true,
                         "9:fixed-key",
+                        &no_ids(),
                     );
                     text(format!("{:?}", answer.map(|d| d.repeat)))
                 }
+                // Ask the host to await a reply for longer than any wait it allows.
+                "await-forever" => Ok(Answer {
+                    text: "accepted".to_string(),
+                    refusal: None,
+                    await_reply: Some(ReplyWait {
+                        target: _arguments.clone(),
+                        message_id: "m-000000000000".to_string(),
+                        seconds: u32::MAX,
+                    }),
+                }),
                 _ => text(format!("fine: {tool}")),
             }
+        }
+
+        fn reply_awaited(
+            _caller: String,
+            _settings: String,
+            accepted: String,
+            wait: ReplyWait,
+            reply: Option<String>,
+        ) -> Result<Answer, String> {
+            Ok(Answer {
+                text: format!("{accepted} / waited {} s / reply {reply:?}", wait.seconds),
+                refusal: None,
+                await_reply: None,
+            })
         }
     }
 

@@ -76,8 +76,8 @@ impl MessagingSocket {
     }
 }
 
-/// Hands what waits for `session` over through `socket` if the session is idle; the
-/// messages handed over.
+/// Hands what waits for `session` over through `socket` if the session is idle and its
+/// person does not hold inbound; the messages handed over.
 pub fn hand_over_if_idle(
     inbox: &SharedInbox,
     presence: &dyn Presence,
@@ -85,6 +85,10 @@ pub fn hand_over_if_idle(
     socket: &MessagingSocket,
 ) -> Result<usize> {
     if !presence.is_idle(session) {
+        return Ok(0);
+    }
+    // Held for the person: nothing is handed over until they release it.
+    if inbox.inbound(session)? == crate::contract::latest::InboundPolicy::Hold {
         return Ok(0);
     }
     let waiting = inbox.waiting(session)?.messages;

@@ -55,8 +55,9 @@ pub(crate) mod transcript;
 pub(crate) mod wake;
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
-    SessionHeader, SessionIndex, SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, InboxCount,
+    MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex, SurfaceIndex,
+    ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
@@ -233,6 +234,8 @@ fn summarize(path: &Path, layout: &Layout, stamp: Stamp, facts: &Facts, consumed
             origin: origin.to_string(),
             cwd: facts.cwd.clone(),
             preset: facts.model.clone(),
+            inbound: InboundPolicy::Accept,
+            machine: None,
         },
         title,
         skipped_lines: facts.skipped_lines + being_written,
@@ -719,6 +722,18 @@ impl ClaudeStore {
         header
     }
 
+    /// A header as a question about one session answers it: with what its person lets
+    /// in (a listing's index needs none of it).
+    fn full_header(
+        &self,
+        found: &Found,
+        live: &std::collections::HashSet<String>,
+    ) -> SessionHeader {
+        let mut header = self.header(found, live);
+        header.inbound = crate::inbox::inbound_or_accept(&**self.desk.inbox(), &header.id);
+        header
+    }
+
     /// The session's surface now: parsed once, then read on as the file grows.
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let found = self.lookup(id)?;
@@ -768,7 +783,7 @@ impl SessionQuery for ClaudeStore {
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         let found = self.lookup(id)?;
-        Some(self.header(&found, &self.live_sessions()))
+        Some(self.full_header(&found, &self.live_sessions()))
     }
 
     fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
@@ -776,7 +791,7 @@ impl SessionQuery for ClaudeStore {
         ids.iter()
             .map(|id| {
                 let found = self.lookup(id)?;
-                Some(self.header(&found, &live))
+                Some(self.full_header(&found, &live))
             })
             .collect()
     }
@@ -802,6 +817,28 @@ impl SessionQuery for ClaudeStore {
             .count_from(target, sender)
             .unwrap_or(InboxCount::NONE)
     }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        Surface::actions(self.surface(id).as_deref(), seqs)
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        crate::inbox::send_history_or_none(
+            &**self.desk.inbox(),
+            sender,
+            target,
+            window_minutes,
+            limit,
+            key,
+        )
+    }
 }
 
 impl Inbox for ClaudeStore {
@@ -812,8 +849,13 @@ impl Inbox for ClaudeStore {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
-        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
+        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
+    }
+
+    fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
+        Some(self.desk.inbox().clone())
     }
 }
 

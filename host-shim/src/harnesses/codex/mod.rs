@@ -32,8 +32,9 @@ pub(crate) mod rollout;
 pub(crate) mod websocket;
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, Role,
-    SessionHeader, SessionIndex, SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, InboxCount,
+    MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex, SurfaceIndex,
+    ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
@@ -536,6 +537,8 @@ impl CodexStore {
             origin: if meta.subagent { "subagent" } else { "user" }.to_string(),
             cwd: facts.turn_cwd.clone().or(meta.cwd),
             preset: facts.model.clone(),
+            inbound: InboundPolicy::Accept,
+            machine: None,
         }
     }
 
@@ -637,7 +640,9 @@ impl SessionQuery for CodexStore {
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         let found = self.lookup(id)?;
-        Some(self.header(&found))
+        let mut header = self.header(&found);
+        header.inbound = crate::inbox::inbound_or_accept(&**self.desk.inbox(), &header.id);
+        Some(header)
     }
 
     fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
@@ -665,6 +670,28 @@ impl SessionQuery for CodexStore {
         (self.desk.inbox())
             .count_from(target, sender)
             .unwrap_or(InboxCount::NONE)
+    }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        Surface::actions(self.surface(id).as_deref(), seqs)
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        crate::inbox::send_history_or_none(
+            &**self.desk.inbox(),
+            sender,
+            target,
+            window_minutes,
+            limit,
+            key,
+        )
     }
 }
 
@@ -787,8 +814,13 @@ impl Inbox for CodexStore {
         mode: DeliveryMode,
         may_wake: bool,
         key: &str,
+        ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
-        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key)
+        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
+    }
+
+    fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
+        Some(self.desk.inbox().clone())
     }
 }
 

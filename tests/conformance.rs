@@ -3,8 +3,8 @@
 //! case writes down; and runs them through the released 0.2.0 and 0.1.0 plugins too.
 
 use conformance::{
-    TestHost, case_files, case_files_before_v0_3_0, parse_cases, refusal_in_text, run_case,
-    run_case_on, runtime, runtime_v0_1_0, runtime_v0_2_0,
+    TestHost, case_files, case_files_for, parse_cases, refusal_in_text, run_case, run_case_on,
+    runtime, runtime_v0_1_0, runtime_v0_2_0, runtime_v0_3_0, too_new_for,
 };
 use host_shim::{ContractVersion, Runtime};
 
@@ -20,7 +20,7 @@ fn every_case_file_passes() {
             }
         }
     }
-    assert_eq!(runtime().contract_version(), ContractVersion::V0_3_0);
+    assert_eq!(runtime().contract_version(), ContractVersion::V0_4_0);
     assert!(
         count >= 60,
         "expected the case files to hold at least 60 cases, found {count}"
@@ -33,17 +33,17 @@ fn every_case_file_passes() {
     );
 }
 
-/// The released plugins through this host: 0.2.0 answers every case that does not pin
-/// a 0.3.0 rule, from the case files as they stood for 0.2.0 where 0.3.0 changed the
-/// text (`tests/cases/since_v0.2.0/`); 0.1.0 the same, but for the cases that pin what
-/// 0.2.0 added (a call id that makes a retried send deliver once).
-fn every_case_before_v0_3_0_passes(runtime: &Runtime<TestHost>, version: ContractVersion) {
+/// The released plugins through this host: each answers every case that does not pin
+/// a later rule, from the case files as they stood for its version where a later
+/// version changed the text (`tests/cases/since_vX.Y.Z/`); 0.1.0 the same, but for the
+/// cases that pin what 0.2.0 added (a call id that makes a retried send deliver once).
+fn every_case_of_a_released_version_passes(runtime: &Runtime<TestHost>, version: ContractVersion) {
     assert_eq!(runtime.contract_version(), version);
     let mut failures = Vec::new();
     let mut count = 0;
-    for file in case_files_before_v0_3_0() {
+    for file in case_files_for(version) {
         for case in parse_cases(&file).unwrap_or_else(|err| panic!("{err:#}")) {
-            let too_new = case.since == "0.3.0"
+            let too_new = too_new_for(&case, version)
                 || (version == ContractVersion::V0_1_0 && !case.call_id.is_empty());
             if too_new {
                 continue;
@@ -69,13 +69,18 @@ fn every_case_before_v0_3_0_passes(runtime: &Runtime<TestHost>, version: Contrac
 }
 
 #[test]
+fn every_case_passes_through_the_released_0_3_0_plugin() {
+    every_case_of_a_released_version_passes(runtime_v0_3_0(), ContractVersion::V0_3_0);
+}
+
+#[test]
 fn every_case_passes_through_the_released_0_2_0_plugin() {
-    every_case_before_v0_3_0_passes(runtime_v0_2_0(), ContractVersion::V0_2_0);
+    every_case_of_a_released_version_passes(runtime_v0_2_0(), ContractVersion::V0_2_0);
 }
 
 #[test]
 fn every_case_passes_through_the_released_0_1_0_plugin() {
-    every_case_before_v0_3_0_passes(runtime_v0_1_0(), ContractVersion::V0_1_0);
+    every_case_of_a_released_version_passes(runtime_v0_1_0(), ContractVersion::V0_1_0);
 }
 
 #[test]

@@ -138,11 +138,8 @@ fn corpus(rng: &mut Rng) -> Arc<Corpus> {
                         .map(|_| ToolAction {
                             name: text(rng),
                             input: text(rng),
-                            status: [
-                                ActionStatus::Ok,
-                                ActionStatus::Error,
-                                ActionStatus::Running,
-                            ][rng.below(3)],
+                            status: [ActionStatus::Ok, ActionStatus::Error, ActionStatus::Running]
+                                [rng.below(3)],
                         })
                         .collect();
                     Message::new(seq, role, &source, replaced, joined)

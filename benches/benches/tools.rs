@@ -3,11 +3,11 @@
 //! loads. `cargo bench -p benches`; peak guest memory per case is printed first.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use host_shim::contract::latest::{ActionStatus, InboundPolicy, MessageIds};
 use host_shim::{
     CallRequest, Corpus, CorpusHost, Message, Role, Runtime, RuntimeOptions, Session, SessionHeader,
 };
 use host_shim_plugin::PLUGIN_WASM;
-use host_shim::contract::latest::{ActionStatus, InboundPolicy, MessageIds};
 use session_tools::host as core;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -185,6 +185,7 @@ impl core::Inbox for NativeHost {
                     host_shim::DeliveryState::HandedOver => core::DeliveryState::HandedOver,
                     host_shim::DeliveryState::Held => core::DeliveryState::Held,
                 },
+                message_id: delivered.message_id,
             }),
             Err(host_shim::DeliveryRefusal::NotFound) => Err(core::DeliveryRefusal::NotFound),
             Err(host_shim::DeliveryRefusal::WouldNeedWake) => {

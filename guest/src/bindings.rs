@@ -183,6 +183,7 @@ impl host::Inbox for Imports {
                     inbox::DeliveryState::HandedOver => host::DeliveryState::HandedOver,
                     inbox::DeliveryState::Held => host::DeliveryState::Held,
                 },
+                message_id: delivered.message_id,
             }),
             Err(inbox::DeliveryRefusal::NotFound) => Err(host::DeliveryRefusal::NotFound),
             Err(inbox::DeliveryRefusal::WouldNeedWake) => Err(host::DeliveryRefusal::WouldNeedWake),

@@ -50,7 +50,12 @@ pub fn message_id(key: &str, caller: &str, target: &str, hop: u32, body: &str) -
     } else {
         fnv1a(&[key.as_bytes()])
     };
-    format!("m-{:012x}", hash & 0xffff_ffff_ffff)
+    // Mixed (splitmix64's finalizer) so ids of similar keys look nothing alike.
+    let mut mixed = hash;
+    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    mixed ^= mixed >> 31;
+    format!("m-{:012x}", mixed & 0xffff_ffff_ffff)
 }
 
 /// The frame around `body`. The sender's id follows the id rule and its title cannot

@@ -287,13 +287,16 @@ pub struct MessageIds {
 }
 
 /// The inbox accepted a message (now or, for a repeated key, before).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivered {
     /// The target was cold and the host woke it.
     pub woke: bool,
     /// The key was delivered before; nothing new was delivered.
     pub repeat: bool,
     pub state: DeliveryState,
+    /// The id of the message in the inbox (for a repeat, the first delivery's); empty
+    /// when the host does not know it.
+    pub message_id: String,
 }
 
 /// Why the controller did not accept a message; nothing was delivered.

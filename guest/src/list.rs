@@ -2,7 +2,7 @@
 
 use crate::args::{ArgResult, Args};
 use crate::host::{HostError, Inbound, SessionHeader, SessionQuery};
-use crate::hygiene::{fold_line, fold_lower, show_title, write_row_field};
+use crate::hygiene::{fold_line, fold_lower, show_title, write_id, write_row_field};
 use crate::repeats::repeats;
 use crate::scope::{Places, Reach};
 use crate::settings::Settings;
@@ -383,12 +383,12 @@ fn render(
             header.and_then(|h| h.machine.as_deref()),
         );
         if row.subagent {
-            // Every scope takes in a subagent with its tree, so its owner is in sight.
-            write_row_field(
-                &mut out,
-                " | owner=",
-                header.and_then(|h| h.parent_id.as_deref()),
-            );
+            // Every scope takes in a subagent with its tree, so its owner is in sight;
+            // an id, written by the id rule.
+            if let Some(owner) = header.and_then(|h| h.parent_id.as_deref()) {
+                out.push_str(" | owner=");
+                write_id(&mut out, owner);
+            }
         } else if let Some(header) = header.filter(|h| h.inbound != Inbound::Accept) {
             let _ = write!(out, " | inbound={}", header.inbound.as_str());
         }

@@ -318,7 +318,11 @@ pub fn run(
             unsent,
             request.max_message_chars,
         );
-        if let Some(calls) = actions.get(at) {
+        if let Some(calls) = actions.get(at).filter(|calls| !calls.is_empty()) {
+            // A message of calls only: its actions follow its header line directly.
+            if text.is_empty() && out.ends_with('\n') {
+                out.pop();
+            }
             write_actions(&mut out, calls);
         }
     }
@@ -716,7 +720,7 @@ mod tests {
         assert!(out.contains("readable messages: 3 |"), "{out}");
         assert!(out.contains(
             "--- assistant (seq 4, model:a/b) ---\ndone\n[action] Bash: curl -H 'Authorization: Bearer [redacted]' x (running)\n\
-             --- assistant (seq 2, model:a/b) ---\n\n[action] Bash: cargo test -p guest (ok)\n[action] Edit: /w/a.rs (error)\n\
+             --- assistant (seq 2, model:a/b) ---\n[action] Bash: cargo test -p guest (ok)\n[action] Edit: /w/a.rs (error)\n\
              --- user (seq 1, user) ---"), "{out}");
         // One batch of actions for the window's messages that made any.
         assert!(

@@ -253,11 +253,17 @@ pub fn run<H: SessionQuery + Inbox>(
             &ids,
         ) {
             Ok(delivered) => {
-                let mut answer = accepted(&shown_id, request, hop, &ids.message_id, delivered);
+                // A repeat's message is the first delivery's, with its id.
+                let id = if delivered.message_id.is_empty() {
+                    ids.message_id.clone()
+                } else {
+                    delivered.message_id.clone()
+                };
+                let mut answer = accepted(&shown_id, request, hop, &id, &delivered);
                 if request.await_reply_seconds > 0 {
                     answer.await_reply = Some(ReplyWait {
                         target: target.to_string(),
-                        message_id: ids.message_id.clone(),
+                        message_id: id,
                         seconds: request.await_reply_seconds,
                     });
                 }
@@ -310,7 +316,7 @@ fn accepted(
     request: &SendRequest,
     hop: u32,
     id: &str,
-    delivered: Delivered,
+    delivered: &Delivered,
 ) -> Answer {
     let mut out = format!(
         "accepted for {shown_id} | mode={} | chars={} | hop={hop}",
@@ -400,15 +406,19 @@ fn rate_limited<H: SessionQuery>(
             format!("about {minutes} minutes")
         }
     };
+    let messages = |count: u32| match count {
+        1 => "1 message".to_string(),
+        count => format!("{count} messages"),
+    };
     let shown_id = show_id(target);
     if per_target > 0 && history.to_target >= per_target {
         let minutes = minutes_until(&history.to_target_times, per_target);
         return Some(refusal(
             RefusalCode::RateLimited,
             format!(
-                "you sent {} messages to {shown_id} in the last {window} minutes, and this \
+                "you sent {} to {shown_id} in the last {window} minutes, and this \
                  deployment allows {per_target} (maxSendsPerTarget).",
-                history.to_target
+                messages(history.to_target)
             ),
             &format!(
                 "nothing was delivered. Wait for its reply or read it with sessions_read; a \
@@ -422,9 +432,9 @@ fn rate_limited<H: SessionQuery>(
         return Some(refusal(
             RefusalCode::RateLimited,
             format!(
-                "you sent {} messages in the last {window} minutes, and this deployment allows \
+                "you sent {} in the last {window} minutes, and this deployment allows \
                  {per_caller} (maxSends).",
-                history.to_any
+                messages(history.to_any)
             ),
             &format!(
                 "nothing was delivered. Wait for its reply or read it with sessions_read; a \
@@ -595,7 +605,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            "accepted for live-peer | mode=queue | chars=7 | hop=1 | id=m-fb6237ee8dc8\n\
+            "accepted for live-peer | mode=queue | chars=7 | hop=1 | id=m-da41f6cb01be\n\
              The message was handed to that session as a new turn. Its reply will not return through this call; read it later with sessions_read."
         );
         assert_eq!(host.deliveries.len(), 1);
@@ -608,12 +618,12 @@ mod tests {
              from-session: me (\"The sender line two\")\n\
              delivery: queue\n\
              hop: 1\n\
-             message-id: m-fb6237ee8dc8\n\
+             message-id: m-da41f6cb01be\n\
              --- message begins ---\n\
              hello ✓\n\
              --- message ends ---"
         );
-        assert_eq!(delivery.ids.message_id, "m-fb6237ee8dc8");
+        assert_eq!(delivery.ids.message_id, "m-da41f6cb01be");
         assert_eq!(delivery.ids.in_reply_to, None);
         // A queued message that waits says so.
         host.add(session("busy", 9).live(true).keeps_waiting());
@@ -631,7 +641,7 @@ mod tests {
             &mut host,
             r#"{"session_id":"live-peer","message":"x","mode":"steer"}"#,
         );
-        assert!(out.starts_with("accepted for live-peer | mode=steer | chars=1 | hop=1 | id=m-d183d17888b9\nThe message is steered into the turn"), "{out}");
+        assert!(out.starts_with("accepted for live-peer | mode=steer | chars=1 | hop=1 | id=m-37af05d0f78e\nThe message is steered into the turn"), "{out}");
         let settings = Settings {
             default_send_mode: DeliveryMode::Steer,
             ..Settings::default()
@@ -1108,7 +1118,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            "accepted for busy | mode=steer | chars=1 | hop=1 | id=m-5a3e08d58793\n\
+            "accepted for busy | mode=steer | chars=1 | hop=1 | id=m-c23c1971d68e\n\
              The message waits in that session's inbox and is handed into its running turn at its next step, or into its next turn if it is idle. Its reply will not return through this call; read it later with sessions_read."
         );
         let out = send(&mut host, r#"{"session_id":"busy","message":"x"}"#);

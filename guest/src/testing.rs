@@ -464,6 +464,7 @@ impl FakeHost {
             woke,
             repeat: false,
             state,
+            message_id: ids.message_id.clone(),
         };
         let delivery = Delivery {
             target: target.to_string(),

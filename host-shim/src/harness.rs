@@ -13,9 +13,11 @@ use crate::inbox::SharedInbox;
 /// wake, resume or charge a session.
 pub trait SessionQuery {
     /// Not a WIT function: called as each tool call begins (a
-    /// [`crate::guard::Guard`] is made per call), so a harness can answer one call
-    /// from one state, as the WIT asks. Nothing by default.
-    fn begin_call(&mut self) {}
+    /// [`crate::guard::Guard`] is made per call), with the calling session from the
+    /// host's call context (empty for a catalog), so a harness can answer one call
+    /// from one state, as the WIT asks, and knows whose a delivery is when the call
+    /// has no id. Nothing by default.
+    fn begin_call(&mut self, _caller: &str) {}
     /// Not a WIT function: called as the call ends ([`crate::guard::Guard::into_harness`]);
     /// the harness looks afresh from then on. Nothing by default.
     fn end_call(&mut self) {}
@@ -128,8 +130,8 @@ impl<H> Clone for Shared<H> {
 }
 
 impl<H: SessionQuery> SessionQuery for Shared<H> {
-    fn begin_call(&mut self) {
-        self.lock().begin_call()
+    fn begin_call(&mut self, caller: &str) {
+        self.lock().begin_call(caller)
     }
     fn end_call(&mut self) {
         self.lock().end_call()

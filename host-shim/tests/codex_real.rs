@@ -215,7 +215,14 @@ fn a_send_waits_in_the_spool_and_the_senders_read_says_so() {
     );
     // A spawned agent has no inbox; the plugin refuses first, the store too.
     assert!(matches!(
-        store.deliver(HELPER, "x", DeliveryMode::Queue, true, "", &MessageIds::none()),
+        store.deliver(
+            HELPER,
+            "x",
+            DeliveryMode::Queue,
+            true,
+            "",
+            &MessageIds::none()
+        ),
         Err(host_shim::DeliveryRefusal::Rejected(_))
     ));
 }
@@ -752,7 +759,14 @@ fn a_cold_thread_the_daemon_cannot_resume_or_may_not_wake_waits_unwoken() {
     );
     // A delivery that may not wake a cold thread is refused before the daemon is asked.
     assert_eq!(
-        store.deliver(GARDEN, "x", DeliveryMode::Queue, false, "", &MessageIds::none()),
+        store.deliver(
+            GARDEN,
+            "x",
+            DeliveryMode::Queue,
+            false,
+            "",
+            &MessageIds::none()
+        ),
         Err(host_shim::DeliveryRefusal::WouldNeedWake)
     );
     assert_eq!(daemon.methods().len(), 3);

@@ -39,6 +39,7 @@ fn a_harness_links_the_plugin_into_its_own_engine_and_store() {
         MyStoreData {
             guard: Guard::new(
                 CorpusHost::new(corpus.clone()),
+                corpus.caller().unwrap(),
                 keys,
                 HostBounds::default(),
                 64 << 20,

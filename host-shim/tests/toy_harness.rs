@@ -132,6 +132,7 @@ impl Recipient for Toy {
             woke: false,
             repeat: false,
             state: DeliveryState::HandedOver,
+            message_id: waiting.message.message_id.clone(),
         }
     }
 }

@@ -39,6 +39,10 @@ impl TestHost {
 }
 
 impl SessionQuery for TestHost {
+    fn begin_call(&mut self, caller: &str) {
+        self.corpus.begin_call(caller);
+    }
+
     fn list_sessions(&mut self) -> SessionIndex {
         self.corpus.list_sessions()
     }
@@ -126,6 +130,16 @@ pub const PLUGIN_V0_1_0: &[u8] = include_bytes!("../fixtures/plugin-v0.1.0.wasm"
 
 /// The plugin as released with contract 0.2.0 (built from the commit that froze it).
 pub const PLUGIN_V0_2_0: &[u8] = include_bytes!("../fixtures/plugin-v0.2.0.wasm");
+
+/// The plugin as released with contract 0.3.0 (built from the commit that froze it,
+/// 8c8e466).
+pub const PLUGIN_V0_3_0: &[u8] = include_bytes!("../fixtures/plugin-v0.3.0.wasm");
+
+/// A runtime over the 0.3.0 plugin, compiled once per test binary.
+pub fn runtime_v0_3_0() -> &'static Runtime<TestHost> {
+    static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::from_component(PLUGIN_V0_3_0).expect("the 0.3.0 plugin loads"))
+}
 
 /// A runtime over the 0.2.0 plugin, compiled once per test binary.
 pub fn runtime_v0_2_0() -> &'static Runtime<TestHost> {
@@ -309,9 +323,10 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
                         let (who, call) = (rest.split_once(": "))
                             .with_context(|| format!("{}: `as SESSION: TOOL`", case.name))?;
                         match who.split_once(" with call-id ") {
-                            Some((caller, id)) => {
-                                (Some(caller.to_string()), format!("with call-id {id}: {call}"))
-                            }
+                            Some((caller, id)) => (
+                                Some(caller.to_string()),
+                                format!("with call-id {id}: {call}"),
+                            ),
                             None => (Some(who.to_string()), call.to_string()),
                         }
                     }
@@ -382,17 +397,37 @@ pub fn parse_cases(path: &Path) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// The case files a plugin of a released contract version answers: each current file,
-/// or its copy frozen in `tests/cases/since_v0.2.0/` where 0.3.0 changed the text (a
-/// frame's hop, the accepted line). Cases marked `since: 0.3.0` are for the caller to
-/// leave out.
-pub fn case_files_before_v0_3_0() -> Vec<PathBuf> {
+/// The case files a plugin of contract `version` answers: each current file, or its
+/// copy frozen where a later version changed the text (`tests/cases/since_vX.Y.Z/` holds
+/// the files as they stood for X.Y.Z; the oldest copy at or after `version` wins).
+/// Cases marked `since:` a later version are for the caller to leave out
+/// ([`too_new_for`]).
+pub fn case_files_for(version: host_shim::ContractVersion) -> Vec<PathBuf> {
+    let frozen: Vec<PathBuf> = (host_shim::ContractVersion::ALL.iter())
+        .filter(|v| version_number(v.as_str()) >= version_number(version.as_str()))
+        .map(|v| tests_dir().join(format!("cases/since_v{}", v.as_str())))
+        .filter(|dir| dir.is_dir())
+        .collect();
     case_files()
         .into_iter()
         .map(|path| {
-            let frozen = (tests_dir().join("cases/since_v0.2.0")).join(path.file_name().unwrap());
-            if frozen.exists() { frozen } else { path }
+            let name = path.file_name().unwrap();
+            (frozen.iter())
+                .map(|dir| dir.join(name))
+                .find(|copy| copy.exists())
+                .unwrap_or(path)
         })
+        .collect()
+}
+
+/// Whether a case pins a rule newer than `version` (its `since:`).
+pub fn too_new_for(case: &Case, version: host_shim::ContractVersion) -> bool {
+    !case.since.is_empty() && version_number(&case.since) > version_number(version.as_str())
+}
+
+fn version_number(text: &str) -> Vec<u32> {
+    text.split('.')
+        .map(|part| part.parse().unwrap_or(0))
         .collect()
 }
 
@@ -443,6 +478,7 @@ pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
             Ok(answer) => answer.text.clone(),
             Err(err) => format!("host error: {err}"),
         };
+        record_actual(case, step, &actual, &report.deliveries)?;
         if actual != call.output {
             bail!("{name}: output differs\n{}", diff(&call.output, &actual));
         }
@@ -462,6 +498,33 @@ pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
         }
         host = report.harness;
     }
+    Ok(())
+}
+
+/// With `CASES_ACTUAL=FILE` set, each call's actual text and deliveries are appended
+/// to FILE as JSON lines, for a person updating the case files after a deliberate
+/// change of the text to review (`tests/cases/README` says how).
+fn record_actual(
+    case: &Case,
+    step: usize,
+    actual: &str,
+    deliveries: &[host_shim::Delivery],
+) -> Result<()> {
+    let Some(path) = std::env::var_os("CASES_ACTUAL") else {
+        return Ok(());
+    };
+    use std::io::Write as _;
+    let line = serde_json::json!({
+        "case": case.name,
+        "step": step,
+        "output": actual,
+        "deliveries": deliveries,
+    });
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(file, "{line}")?;
     Ok(())
 }
 

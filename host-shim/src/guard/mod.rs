@@ -274,11 +274,12 @@ impl<H: Harness> Guard<H> {
     /// A guard for one call: the harness is told a call begins.
     pub fn new(
         mut harness: H,
+        caller: &str,
         keys: std::sync::Arc<std::sync::Mutex<KeyLedger>>,
         bounds: HostBounds,
         memory_limit: usize,
     ) -> Guard<H> {
-        harness.begin_call();
+        harness.begin_call(caller);
         Guard {
             harness,
             keys,

@@ -544,6 +544,10 @@ impl CorpusHost {
 }
 
 impl SessionQuery for CorpusHost {
+    fn begin_call(&mut self, caller: &str) {
+        self.desk.set_caller(caller);
+    }
+
     fn list_sessions(&mut self) -> SessionIndex {
         SessionIndex::of((0..self.corpus.sessions.len()).map(|position| &self.at(position).header))
     }
@@ -694,6 +698,7 @@ impl Recipient for CorpusHost {
             woke: waiting.message.woke,
             repeat: false,
             state,
+            message_id: waiting.message.message_id.clone(),
         }
     }
 }
@@ -798,16 +803,31 @@ mod tests {
         let before = cold.captured_through_seq;
         let mut host = CorpusHost::new(corpus.clone());
         assert_eq!(
-            host.deliver(&id, "x", DeliveryMode::Queue, false, "", &MessageIds::none()),
+            host.deliver(
+                &id,
+                "x",
+                DeliveryMode::Queue,
+                false,
+                "",
+                &MessageIds::none()
+            ),
             Err(DeliveryRefusal::WouldNeedWake)
         );
         assert!(!host.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1", &MessageIds::none()),
+            host.deliver(
+                &id,
+                "hello",
+                DeliveryMode::Queue,
+                true,
+                "k1",
+                &MessageIds::none()
+            ),
             Ok(Delivered {
                 woke: true,
                 repeat: false,
-                state: DeliveryState::HandedOver
+                state: DeliveryState::HandedOver,
+                message_id: String::new(),
             })
         );
         let after = host.session(&id).unwrap();
@@ -819,27 +839,50 @@ mod tests {
         // The same key again: the first answer, nothing delivered.
         let messages = after.messages.len();
         assert_eq!(
-            host.deliver(&id, "hello", DeliveryMode::Queue, true, "k1", &MessageIds::none()),
+            host.deliver(
+                &id,
+                "hello",
+                DeliveryMode::Queue,
+                true,
+                "k1",
+                &MessageIds::none()
+            ),
             Ok(Delivered {
                 woke: true,
                 repeat: true,
-                state: DeliveryState::HandedOver
+                state: DeliveryState::HandedOver,
+                message_id: String::new(),
             })
         );
         assert_eq!(host.session(&id).unwrap().messages.len(), messages);
         // Now live: a second delivery does not wake it.
         assert_eq!(
-            host.deliver(&id, "again", DeliveryMode::Steer, false, "", &MessageIds::none()),
+            host.deliver(
+                &id,
+                "again",
+                DeliveryMode::Steer,
+                false,
+                "",
+                &MessageIds::none()
+            ),
             Ok(Delivered {
                 woke: false,
                 repeat: false,
-                state: DeliveryState::HandedOver
+                state: DeliveryState::HandedOver,
+                message_id: String::new(),
             })
         );
         // The shared corpus is untouched: the host changed its own copy.
         assert!(!corpus.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver("nobody", "x", DeliveryMode::Queue, true, "", &MessageIds::none()),
+            host.deliver(
+                "nobody",
+                "x",
+                DeliveryMode::Queue,
+                true,
+                "",
+                &MessageIds::none()
+            ),
             Err(DeliveryRefusal::NotFound)
         );
     }

@@ -134,8 +134,10 @@ fn picked(ids: &[String], at: &[usize]) -> Vec<String> {
 }
 
 impl SessionQuery for Harnesses {
-    fn begin_call(&mut self) {
-        self.stores.iter_mut().for_each(|store| store.begin_call());
+    fn begin_call(&mut self, caller: &str) {
+        self.stores
+            .iter_mut()
+            .for_each(|store| store.begin_call(caller));
     }
 
     fn end_call(&mut self) {
@@ -373,7 +375,14 @@ mod tests {
             ]
         );
         assert!(three.get_session("c1").is_some());
-        let delivered = three.deliver("c1", "hi", DeliveryMode::Queue, true, "", &MessageIds::none());
+        let delivered = three.deliver(
+            "c1",
+            "hi",
+            DeliveryMode::Queue,
+            true,
+            "",
+            &MessageIds::none(),
+        );
         assert!(delivered.is_ok());
         let corpus = three.find_mut::<CorpusHost>().unwrap();
         assert!(
@@ -381,7 +390,14 @@ mod tests {
             "the first store"
         );
         assert_eq!(
-            three.deliver("nobody", "hi", DeliveryMode::Queue, true, "", &MessageIds::none()),
+            three.deliver(
+                "nobody",
+                "hi",
+                DeliveryMode::Queue,
+                true,
+                "",
+                &MessageIds::none()
+            ),
             Err(DeliveryRefusal::NotFound)
         );
     }
@@ -398,8 +414,15 @@ mod tests {
         two.get_messages("b1", &[1]);
         two.inbox_status("b1", "a1");
         assert!(
-            two.deliver("b1", "hi", DeliveryMode::Queue, true, "", &MessageIds::none())
-                .is_ok()
+            two.deliver(
+                "b1",
+                "hi",
+                DeliveryMode::Queue,
+                true,
+                "",
+                &MessageIds::none()
+            )
+            .is_ok()
         );
         assert!(asked_of(&two, 0).is_empty(), "{:?}", asked_of(&two, 0));
         assert_eq!(asked_of(&two, 1).len(), 6);
@@ -411,7 +434,14 @@ mod tests {
         assert_eq!(asked_of(&two, 0), ["b1"]);
         // An id none holds is asked of each, and refused.
         assert_eq!(
-            two.deliver("nobody", "hi", DeliveryMode::Queue, true, "", &MessageIds::none()),
+            two.deliver(
+                "nobody",
+                "hi",
+                DeliveryMode::Queue,
+                true,
+                "",
+                &MessageIds::none()
+            ),
             Err(DeliveryRefusal::NotFound)
         );
     }

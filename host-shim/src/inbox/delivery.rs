@@ -95,11 +95,12 @@ impl AnsweredKeys {
     }
 }
 
-/// What a store keeps for the delivery path: its inbox backend and the keys this
-/// process answered.
+/// What a store keeps for the delivery path: its inbox backend, the keys this
+/// process answered, and the session calling now.
 pub struct Desk {
     inbox: SharedInbox,
     answered: AnsweredKeys,
+    caller: String,
 }
 
 impl Desk {
@@ -107,7 +108,15 @@ impl Desk {
         Desk {
             inbox,
             answered: AnsweredKeys::default(),
+            caller: String::new(),
         }
+    }
+
+    /// The session whose call this is (the store's `begin_call`): a delivery without a
+    /// key is still counted as its (sending caps, the repeat window).
+    pub fn set_caller(&mut self, caller: &str) {
+        self.caller.clear();
+        self.caller.push_str(caller);
     }
 
     /// The inbox backend deliveries go to.
@@ -147,6 +156,7 @@ pub trait Recipient {
             woke: waiting.message.woke,
             repeat: false,
             state: DeliveryState::Waiting,
+            message_id: waiting.message.message_id.clone(),
         }
     }
 }
@@ -165,12 +175,18 @@ pub fn deliver<R: Recipient + ?Sized>(
     let desk = recipient.desk();
     let inbox = desk.inbox.clone();
     let mut answered = std::mem::take(&mut desk.answered);
+    // The sender a key names, else the caller the store was told of.
+    let sender = match key_sender(key) {
+        Some(sender) => sender.to_string(),
+        None => desk.caller.clone(),
+    };
     let message = Message {
         target,
         body,
         mode,
         key,
         ids,
+        sender: &sender,
     };
     let answer = answered.once(key, || accept(recipient, &*inbox, &message, may_wake));
     recipient.desk().answered = answered;
@@ -184,6 +200,7 @@ struct Message<'a> {
     mode: DeliveryMode,
     key: &'a str,
     ids: &'a MessageIds,
+    sender: &'a str,
 }
 
 /// Steps 2 to 6 of the path, for a key not answered in this process.
@@ -199,6 +216,7 @@ fn accept<R: Recipient + ?Sized>(
         mode,
         key,
         ids,
+        sender,
     } = *asked;
     let unusable = |err: anyhow::Error| {
         DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
@@ -208,11 +226,11 @@ fn accept<R: Recipient + ?Sized>(
         woke: first.message.woke,
         repeat: true,
         state: first.state,
+        message_id: first.message.message_id,
     };
     if let Some(first) = inbox.find(target, key).map_err(unusable)? {
         return Ok(repeat(first));
     }
-    let sender = key_sender(key).unwrap_or_default();
     let identical = inbox.find_identical(target, sender, body, REPEAT_WINDOW);
     if let Some(first) = identical.map_err(unusable)? {
         return Ok(repeat(first));
@@ -223,28 +241,34 @@ fn accept<R: Recipient + ?Sized>(
     }
     if inbound == InboundPolicy::Hold {
         // Kept for the person's release: not woken, not handed over.
-        let message = SpooledMessage::new(target, mode, body, key, false).with_ids(ids);
-        let repeat = matches!(
-            inbox.put_unseen(&message).map_err(unusable)?,
-            Put::Repeat(_)
-        );
+        let message = SpooledMessage::new(target, mode, body, key, false)
+            .with_ids(ids)
+            .from(sender);
+        let (repeat, message_id) = match inbox.put_unseen(&message).map_err(unusable)? {
+            Put::Repeat(first) => (true, first.message_id),
+            Put::New(_) => (false, message.message_id),
+        };
         return Ok(Delivered {
             woke: false,
             repeat,
             state: DeliveryState::Held,
+            message_id,
         });
     }
     if !live && !may_wake {
         return Err(DeliveryRefusal::WouldNeedWake);
     }
     let woke = recipient.wake(target, mode, live);
-    let message = SpooledMessage::new(target, mode, body, key, woke).with_ids(ids);
+    let message = SpooledMessage::new(target, mode, body, key, woke)
+        .with_ids(ids)
+        .from(sender);
     match inbox.put_unseen(&message).map_err(unusable)? {
         // Another writer of this key landed first, a moment ago.
         Put::Repeat(first) => Ok(Delivered {
             woke: first.woke,
             repeat: true,
             state: DeliveryState::Waiting,
+            message_id: first.message_id,
         }),
         Put::New(handle) => Ok(recipient.accepted(&Waiting { handle, message })),
     }
@@ -264,6 +288,7 @@ mod tests {
                 woke: false,
                 repeat: false,
                 state: DeliveryState::Waiting,
+                message_id: String::new(),
             })
         };
         for n in 0..KEYS_KEPT + 10 {
@@ -323,7 +348,15 @@ mod tests {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        deliver(to, target, body, DeliveryMode::Queue, may_wake, key, &MessageIds::none())
+        deliver(
+            to,
+            target,
+            body,
+            DeliveryMode::Queue,
+            may_wake,
+            key,
+            &MessageIds::none(),
+        )
     }
 
     #[test]

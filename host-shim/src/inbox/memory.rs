@@ -139,7 +139,7 @@ impl InboxBackend for MemoryInbox {
         let found = sessions.of(session).find(|e| {
             e.message.accepted_at_ns >= since
                 && e.message.sender == sender
-                && e.message.body == body
+                && e.message.same_words(body)
         });
         Ok(found.map(Entry::located))
     }

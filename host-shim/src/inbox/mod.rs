@@ -49,10 +49,10 @@ pub trait InboxBackend: Send + Sync {
     /// handed over, or handed over); `None` for an empty key.
     fn find(&self, session: &str, key: &str) -> Result<Option<Located>>;
 
-    /// A message from `sender` to `session` with exactly this body, accepted within
-    /// `within` of now, wherever it is; `None` for an empty sender. A model that
-    /// retries an interrupted send gets a new call id, so only the body tells it is
-    /// the same message.
+    /// A message from `sender` to `session` with this body
+    /// ([`SpooledMessage::same_words`]), accepted within `within` of now, wherever it
+    /// is; `None` for an empty sender. A model that retries an interrupted send gets a
+    /// new call id, so only the body tells it is the same message.
     fn find_identical(
         &self,
         session: &str,
@@ -168,6 +168,21 @@ impl SpooledMessage {
             message_id: String::new(),
             in_reply_to: None,
         }
+    }
+
+    /// Whether `body` says what this message says: the same text once the frames' id
+    /// lines are set aside (a retry under a new call id carries a new id).
+    pub fn same_words(&self, body: &str) -> bool {
+        use crate::contract::frames::without_ids;
+        self.body == body || without_ids(&self.body) == without_ids(body)
+    }
+
+    /// The message from `sender` (the calling session, when its key names none).
+    pub fn from(mut self, sender: &str) -> SpooledMessage {
+        if self.sender.is_empty() {
+            self.sender = sender.to_string();
+        }
+        self
     }
 
     /// The message with the ids its frame carries.

@@ -340,7 +340,7 @@ impl InboxBackend for StateDir {
                 };
                 if message.accepted_at_ns >= since
                     && message.sender == sender
-                    && message.body == body
+                    && message.same_words(body)
                 {
                     let state = match kind {
                         "inbox" => DeliveryState::Waiting,

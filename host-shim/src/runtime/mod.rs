@@ -650,13 +650,14 @@ impl<H: Harness> Runtime<H> {
         &self.wasi_imports
     }
 
-    fn store(&self, harness: H) -> Store<CallState<H>> {
+    fn store(&self, harness: H, caller: &str) -> Store<CallState<H>> {
         let limits = self.options.limits;
         let mut store = Store::new(
             &self.engine,
             CallState {
                 guard: Guard::new(
                     harness,
+                    caller,
                     self.keys.clone(),
                     self.options.bounds,
                     limits.memory_bytes,
@@ -722,7 +723,7 @@ impl<H: Harness> Runtime<H> {
     /// The catalog for the given settings JSON, served over `harness` (which the
     /// catalog never calls).
     pub fn catalog_with(&self, harness: H, settings: &str) -> Result<Vec<Tool>, CallError> {
-        let mut store = self.store(harness);
+        let mut store = self.store(harness, "");
         let result = self.pre.catalog(&mut store, settings);
         let tools = match result {
             Ok(tools) => tools.map_err(|message| self.refused(message))?,
@@ -745,7 +746,7 @@ impl<H: Harness> Runtime<H> {
 
     /// Runs one tool call over `harness` in a fresh store.
     pub fn call(&self, harness: H, request: &CallRequest) -> CallReport<H> {
-        let mut store = self.store(harness);
+        let mut store = self.store(harness, &request.caller);
         let result = self.pre.call(&mut store, request);
         let answer = match result {
             Ok(text) => self.checked(text),
@@ -774,7 +775,7 @@ impl<H: Harness> Runtime<H> {
         accepted: &Answer,
         reply: Option<&str>,
     ) -> CallReport<H> {
-        let mut store = self.store(harness);
+        let mut store = self.store(harness, &request.caller);
         let result = self.pre.reply_awaited(&mut store, request, accepted, reply);
         let answer = match result {
             Ok(answer) => self.checked(answer),

@@ -765,7 +765,8 @@ impl ClaudeStore {
 }
 
 impl SessionQuery for ClaudeStore {
-    fn begin_call(&mut self) {
+    fn begin_call(&mut self, caller: &str) {
+        self.desk.set_caller(caller);
         self.statted = Some(std::collections::HashSet::new());
     }
 
@@ -928,6 +929,7 @@ impl Recipient for ClaudeStore {
             woke,
             repeat: false,
             state: DeliveryState::Waiting,
+            message_id: waiting.message.message_id.clone(),
         }
     }
 }

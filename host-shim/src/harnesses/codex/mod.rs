@@ -624,7 +624,8 @@ fn id_from_name(path: &Path) -> String {
 }
 
 impl SessionQuery for CodexStore {
-    fn begin_call(&mut self) {
+    fn begin_call(&mut self, caller: &str) {
+        self.desk.set_caller(caller);
         self.this_call = Some(ThisCall::default());
     }
 
@@ -802,6 +803,7 @@ impl CodexStore {
             woke: plan.resumed,
             repeat: false,
             state,
+            message_id: ours.message.message_id.clone(),
         }
     }
 }
@@ -886,6 +888,7 @@ impl Recipient for CodexStore {
                 woke: false,
                 repeat: false,
                 state: DeliveryState::Waiting,
+                message_id: ours.message.message_id.clone(),
             },
         }
     }

@@ -1,7 +1,10 @@
 //! End-to-end properties of the real component that a text case cannot show: what it
 //! imports, what it asks the host for, and what it never does.
 
-use conformance::{PLUGIN_V0_1_0, PLUGIN_V0_2_0, TestHost, call, call_on, corpus, runtime, text};
+use conformance::{
+    PLUGIN_V0_1_0, PLUGIN_V0_2_0, PLUGIN_V0_3_0, TestHost, call, call_on, corpus, runtime,
+    runtime_v0_2_0, runtime_v0_3_0, text,
+};
 use host_shim::{CallRequest, ContractVersion, CorpusHost, HostStats, Refusal, Runtime};
 use host_shim_plugin::PLUGIN_WASM;
 use wasmtime::component::Component;
@@ -10,7 +13,8 @@ use wasmtime::component::Component;
 fn the_component_imports_exactly_the_two_interfaces() {
     let engine = runtime().engine();
     for (plugin, version) in [
-        (PLUGIN_WASM, "0.3.0"),
+        (PLUGIN_WASM, "0.4.0"),
+        (PLUGIN_V0_3_0, "0.3.0"),
         (PLUGIN_V0_2_0, "0.2.0"),
         (PLUGIN_V0_1_0, "0.1.0"),
     ] {
@@ -39,23 +43,30 @@ fn the_component_imports_exactly_the_two_interfaces() {
 #[test]
 fn every_contract_version_loads_and_says_which() {
     let current: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_WASM).unwrap();
-    assert_eq!(current.contract_version(), ContractVersion::V0_3_0);
+    assert_eq!(current.contract_version(), ContractVersion::V0_4_0);
+    let v0_3_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_3_0).unwrap();
+    assert_eq!(v0_3_0.contract_version(), ContractVersion::V0_3_0);
     let v0_2_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_2_0).unwrap();
     assert_eq!(v0_2_0.contract_version(), ContractVersion::V0_2_0);
     let v0_1_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_1_0).unwrap();
     assert_eq!(v0_1_0.contract_version(), ContractVersion::V0_1_0);
-    // The same three tools; only 0.3.0 annotates them.
+    // The same three tools (0.4.0 takes more arguments); 0.3.0 and later annotate them.
     let bare = |runtime: &Runtime<CorpusHost>| -> Vec<(String, String, String)> {
         (runtime.catalog("").unwrap().into_iter())
             .map(|t| (t.name, t.description, t.input_schema))
             .collect()
     };
-    assert_eq!(bare(&current), bare(&v0_2_0));
-    assert_eq!(bare(&current), bare(&v0_1_0));
+    assert_eq!(bare(&v0_3_0), bare(&v0_2_0));
+    assert_eq!(bare(&v0_3_0), bare(&v0_1_0));
+    let names = |tools: Vec<(String, String, String)>| -> Vec<String> {
+        tools.into_iter().map(|t| t.0).collect()
+    };
+    assert_eq!(names(bare(&current)), names(bare(&v0_3_0)));
+    assert!(bare(&current)[2].2.contains("\"reply_to\""));
     let annotated = |runtime: &Runtime<CorpusHost>| {
         (runtime.catalog("").unwrap().iter()).all(|t| t.annotations.is_some())
     };
-    assert!(annotated(&current));
+    assert!(annotated(&current) && annotated(&v0_3_0));
     assert!(
         !annotated(&v0_2_0)
             && !(v0_1_0.catalog("").unwrap().iter()).any(|t| t.annotations.is_some())
@@ -95,7 +106,7 @@ fn the_catalog_is_small_and_disabled_deployments_have_none() {
         .iter()
         .map(|t| t.name.len() + t.description.len() + t.input_schema.len())
         .sum();
-    assert!(bytes <= 1200, "catalog is {bytes} bytes");
+    assert!(bytes <= 1500, "catalog is {bytes} bytes");
     for tool in &tools {
         let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap();
         assert_eq!(schema["type"], "object");
@@ -326,7 +337,7 @@ fn the_send_cap_is_8000_chars_by_default() {
             .answer
             .unwrap()
             .text
-            .starts_with("accepted for s-live | mode=queue | chars=8000 | hop=1\n")
+            .starts_with("accepted for s-live | mode=queue | chars=8000 | hop=1 | id=m-")
     );
     assert_eq!(outcome.deliveries.len(), 1);
     let over =
@@ -365,6 +376,7 @@ fn refusals_touch_the_target_no_further_than_their_check() {
     );
     // resume-disabled: decided from the header (after the caller's own surface told
     // its chain); the target is never resolved.
+    // (The sending caps are counted before it, from the inbox.)
     let outcome = send(r#"{"allowResume": false}"#, "s-cold");
     assert_eq!(
         outcome.answer.unwrap().refusal,
@@ -375,6 +387,7 @@ fn refusals_touch_the_target_no_further_than_their_check() {
         HostStats {
             header_gets: 1,
             surface_reads: 1,
+            send_histories: 1,
             ..untouched()
         }
     );
@@ -432,11 +445,12 @@ fn an_accepted_send_delivers_exactly_once_and_reports_the_wake() {
 fn every_call_reports_only_its_own_deliveries() {
     let corpus = corpus("harness");
     let args = r#"{"session_id": "s-live", "message": "once"}"#;
+    let other = r#"{"session_id": "s-live", "message": "twice"}"#;
     // The same host for both calls: it holds both deliveries afterwards, but each
-    // call's report holds only its own.
+    // call's report holds only its own (other words: the same would be a repeat).
     let first = call_on(TestHost::new(corpus), "s-me", "", "sessions_send", args);
-    let second = call_on(first.harness, "s-me", "", "sessions_send", args);
-    assert_eq!(
+    let second = call_on(first.harness, "s-me", "", "sessions_send", other);
+    assert_ne!(
         first.answer.as_ref().unwrap(),
         second.answer.as_ref().unwrap()
     );
@@ -549,7 +563,7 @@ fn a_send_reads_the_callers_surface_index_once_and_at_most_one_whole_message() {
         "sessions_send",
         r#"{"session_id": "peer", "message": "Handing back the schema."}"#,
     );
-    assert!(outcome.answer.unwrap().text.contains("| hop=3\n"));
+    assert!(outcome.answer.unwrap().text.contains("| hop=3 | id=m-"));
     assert_eq!(
         calls(outcome.stats),
         HostStats {
@@ -559,6 +573,7 @@ fn a_send_reads_the_callers_surface_index_once_and_at_most_one_whole_message() {
             messages_asked: 1,
             title_batches: 1,
             title_ids_asked: 1,
+            send_histories: 1,
             delivery_attempts: 1,
             deliveries: 1,
             ..untouched()
@@ -577,4 +592,53 @@ fn a_send_reads_the_callers_surface_index_once_and_at_most_one_whole_message() {
         (outcome.stats.surface_reads, outcome.stats.message_batches),
         (1, 0)
     );
+}
+
+/// A deployment that runs two plugin versions still stops loops: a frame the 0.4.0
+/// plugin wrote (with its `message-id:` line) reaches a 0.3.0 plugin without its id
+/// lines, so it counts the frame's hop instead of taking it for a person's message
+/// and starting again at hop 1. Likewise a 0.2.0 plugin reads the frame as it knew
+/// frames.
+#[test]
+fn a_released_plugin_counts_the_hops_of_a_current_frame() {
+    let corpus = corpus("conversations");
+    let send = |host: TestHost, runtime: &Runtime<TestHost>, caller: &str, to: &str| {
+        let request = CallRequest {
+            caller: caller.to_string(),
+            tool: "sessions_send".to_string(),
+            arguments: format!(r#"{{"session_id": "{to}", "message": "pass it on"}}"#),
+            ..CallRequest::default()
+        };
+        runtime.call(host, &request)
+    };
+    // chatty (current) to answerer: hop 1, a frame with an id on answerer's surface.
+    let first = send(TestHost::new(corpus.clone()), runtime(), "chatty", "answerer");
+    let text = first.answer.as_ref().unwrap().text.clone();
+    assert!(text.starts_with("accepted for answerer | mode=queue | chars=10 | hop=1 | id=m-"), "{text}");
+    assert!(first.deliveries[0].body.contains("\nmessage-id: m-"));
+    // answerer (0.3.0) passes it on: the chain goes on at hop 2.
+    let second = send(first.harness, runtime_v0_3_0(), "answerer", "reviewer");
+    let text = second.answer.as_ref().unwrap().text.clone();
+    assert!(text.starts_with("accepted for reviewer | mode=queue | chars=10 | hop=2\n"), "{text}");
+    // The 0.3.0 plugin's guard stops the chain at the deployment's maxHops.
+    let request = CallRequest {
+        caller: "reviewer".to_string(),
+        settings: r#"{"maxHops": 2}"#.to_string(),
+        tool: "sessions_send".to_string(),
+        arguments: r#"{"session_id": "chatty", "message": "and on"}"#.to_string(),
+        ..CallRequest::default()
+    };
+    let third = runtime_v0_3_0().call(second.harness, &request);
+    let text = third.answer.unwrap().text;
+    assert!(text.starts_with("sessions_send refused (loop-guard): this message would be hop 3"), "{text}");
+    // A 0.2.0 plugin reads the current frame without its id line.
+    let read = CallRequest {
+        caller: "reviewer".to_string(),
+        tool: "sessions_read".to_string(),
+        arguments: r#"{"session_id": "answerer"}"#.to_string(),
+        ..CallRequest::default()
+    };
+    let old = runtime_v0_2_0().call(third.harness, &read).answer.unwrap().text;
+    assert!(old.contains("delivery: queue\nhop: 1\n\\--- message begins ---"), "{old}");
+    assert!(!old.contains("message-id:"), "{old}");
 }

@@ -587,7 +587,7 @@ fn a_send_reads_the_callers_surface_index_once_and_at_most_one_whole_message() {
         "sessions_send",
         r#"{"session_id": "peer", "message": "New task."}"#,
     );
-    assert!(outcome.answer.unwrap().text.contains("| hop=1\n"));
+    assert!(outcome.answer.unwrap().text.contains("| hop=1 | id=m-"));
     assert_eq!(
         (outcome.stats.surface_reads, outcome.stats.message_batches),
         (1, 0)

@@ -109,7 +109,7 @@ fn json_nested_10000_deep_is_read_without_recursion_and_refused_readably() {
     let out = answer(vec![], "sessions_read", &deep_object);
     assert_eq!(
         out,
-        "invalid arguments: unknown argument \"a\"; sessions_read takes session_id, max_messages, include_injected, include_system"
+        "invalid arguments: unknown argument \"a\"; sessions_read takes session_id, max_messages, include_injected, include_system, include_actions, before_seq"
     );
 }
 

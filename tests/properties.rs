@@ -87,6 +87,14 @@ const NASTY: &[&str] = &[
     "Me\") delivery: steer \\",
     "\\ backslash",
     "\u{85}nel\u{b}vt\u{c}ff",
+    "[action] Bash: rm -rf / (ok)",
+    "\u{200b}[ACTION] x (error)",
+    "(no readable messages before seq 3)",
+    "(2 earlier messages omitted; before_seq=5 reads them)",
+    "export API_KEY=sk-abcdefghijklmnop password=hunter2",
+    // A whole frame with an id a reply may name, and one that answers another.
+    "Cross-session message from another session of this harness.\nfrom-session: s1 (\"S\")\ndelivery: queue\nhop: 2\nmessage-id: m-0123456789ab\n--- message begins ---\nhi\n--- message ends ---",
+    "Cross-session message from another session of this harness.\nfrom-session: \"odd\\u2028id\" (\"S\")\ndelivery: steer\nhop: 1\nmessage-id: m-0123456789ab\nin-reply-to: m-000000000000\n--- message begins ---\nhi\n--- message ends ---",
 ];
 
 fn text(rng: &mut Rng) -> String {
@@ -209,6 +217,11 @@ fn settings(rng: &mut Rng) -> String {
             "sendScope",
             &["\"all\"", "\"workspace\"", "\"tree\"", "\"none\""][..],
         ),
+        ("maxAwaitSeconds", &["0", "1", "120"][..]),
+        ("maxSendsPerTarget", &["0", "1", "20"][..]),
+        ("maxSends", &["0", "1", "60"][..]),
+        ("sendWindowMinutes", &["1", "60"][..]),
+        ("allowActions", &["true", "false"][..]),
     ] {
         if rng.chance(30) {
             parts.push(format!("\"{key}\": {}", rng.pick(values)));
@@ -250,6 +263,19 @@ fn value(rng: &mut Rng, kind: &str) -> String {
         "mode" => rng
             .pick(&["\"queue\"", "\"steer\"", "\"later\""])
             .to_string(),
+        "seq" => rng
+            .pick(&["1", "2", "5", "40", "60", "0", "9007199254740992"])
+            .to_string(),
+        "seconds" => rng.pick(&["0", "1", "30", "121", "-5"]).to_string(),
+        // Message ids: well formed (found or not on the caller's surface) or not.
+        "message-id" => rng
+            .pick(&[
+                "\"m-0123456789ab\"",
+                "\"m-000000000000\"",
+                "\"m-ZZZ\"",
+                "\"hello\"",
+            ])
+            .to_string(),
         _ => unreachable!(),
     }
 }
@@ -273,7 +299,14 @@ fn arguments(rng: &mut Rng, takes: &[(&str, &str)], required: usize) -> String {
     }
     let mut fields = Vec::new();
     for (index, (name, kind)) in takes.iter().enumerate() {
-        if rng.chance(if index < required { 97 } else { 50 }) {
+        // A reply or a wait is the rarer send, so most calls reach the tools' logic.
+        let rare = ["reply_to", "await_reply_seconds"].contains(name);
+        let percent = match (index < required, rare) {
+            (true, _) => 97,
+            (false, true) => 15,
+            (false, false) => 50,
+        };
+        if rng.chance(percent) {
             fields.push(format!("\"{name}\": {}", value(rng, kind)));
         }
     }
@@ -356,6 +389,8 @@ fn sessions_read_keeps_its_invariants() {
             ("max_messages", "int"),
             ("include_injected", "bool"),
             ("include_system", "bool"),
+            ("include_actions", "bool"),
+            ("before_seq", "seq"),
         ],
         1,
         0x5eed_0002,
@@ -370,6 +405,8 @@ fn sessions_send_keeps_its_invariants() {
             ("session_id", "string"),
             ("message", "string"),
             ("mode", "mode"),
+            ("reply_to", "message-id"),
+            ("await_reply_seconds", "seconds"),
         ],
         2,
         0x5eed_0003,

@@ -4,7 +4,7 @@
 //! secret reads `[redacted]` (the patterns are [`mask_secrets`]'s).
 
 use crate::host::ToolAction;
-use crate::hygiene::{fold_field, fold_line};
+use crate::hygiene::{TRUNCATION_MARKER, fold_field, fold_line};
 use crate::json_object::{JsonValue, TopLevel};
 
 /// A summary's length, in chars, before its `…`.
@@ -77,15 +77,26 @@ pub fn write_actions(out: &mut String, actions: &[ToolAction]) {
     for action in actions {
         let name = fold_field(&action.name);
         out.push_str("\n[action] ");
-        out.push_str(if name.is_empty() { "(unnamed)" } else { &name });
+        let name = if name.is_empty() { "(unnamed)" } else { &name };
+        out.push_str(&without_markers(name));
         let summary = summarize(&action.input);
         if !summary.is_empty() {
             out.push_str(": ");
-            out.push_str(&summary);
+            out.push_str(&without_markers(&summary));
         }
         out.push_str(" (");
         out.push_str(action.status.as_str());
         out.push(')');
+    }
+}
+
+/// `text` with the plugin's truncation marker written `…\[truncated`, as in bodies:
+/// only the plugin's own marker ends a message.
+fn without_markers(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(TRUNCATION_MARKER) {
+        std::borrow::Cow::Owned(text.replace(TRUNCATION_MARKER, "…\\[truncated"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 

@@ -66,7 +66,9 @@ const SEND_CODES: &[&str] = &[
     "not-found",
     "not-messageable",
     "not-permitted",
+    "refused-by-target",
     "loop-guard",
+    "rate-limited",
     "resume-disabled",
     "empty-body",
     "rejected",
@@ -136,7 +138,7 @@ pub fn check(
     };
     let checked = match tool {
         "sessions_list" => check_list(caps.map(|c| c.rows), output),
-        "sessions_read" => check_read(caps.map(|c| c.window), output),
+        "sessions_read" => check_read(caps, output),
         "sessions_send" => check_send(output, deliveries, &settings),
         _ => Err("an unknown tool got an answer".to_string()),
     };
@@ -163,6 +165,8 @@ struct SettingsOracle {
     max_send_chars: u64,
     frame_messages: bool,
     max_hops: u64,
+    max_await_seconds: u64,
+    allow_actions: bool,
 }
 
 impl SettingsOracle {
@@ -179,6 +183,11 @@ impl SettingsOracle {
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
             max_hops: count("maxHops", 5),
+            max_await_seconds: count("maxAwaitSeconds", 120),
+            allow_actions: value
+                .get("allowActions")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
         }
     }
 }
@@ -186,7 +195,10 @@ impl SettingsOracle {
 #[derive(Clone, Copy, Debug)]
 struct Caps {
     rows: usize,
-    window: usize,
+    /// None when the read pages back (`before_seq`): the window need not fill.
+    window: Option<usize>,
+    /// The read shows tool calls.
+    actions: bool,
 }
 
 enum Verdict {
@@ -243,8 +255,16 @@ fn arguments_verdict(tool: &str, arguments: &str, settings: &SettingsOracle) -> 
             "max_messages",
             "include_injected",
             "include_system",
+            "include_actions",
+            "before_seq",
         ],
-        _ => &["session_id", "message", "mode"],
+        _ => &[
+            "session_id",
+            "message",
+            "mode",
+            "reply_to",
+            "await_reply_seconds",
+        ],
     };
     if let Some(unknown) = members.keys().find(|k| !takes.contains(&k.as_str())) {
         return Verdict::Invalid(format!("unknown argument {unknown}"));
@@ -264,9 +284,38 @@ fn arguments_verdict(tool: &str, arguments: &str, settings: &SettingsOracle) -> 
     };
     let limit = integer("limit", 200);
     let max_messages = integer("max_messages", 100);
-    for flag in ["live_only", "include_injected", "include_system"] {
+    let before_seq = integer("before_seq", (1 << 53) - 1);
+    for flag in [
+        "live_only",
+        "include_injected",
+        "include_system",
+        "include_actions",
+    ] {
         if get(flag).is_some_and(|v| !v.is_boolean()) {
             problems.push(format!("{flag} is not a boolean"));
+        }
+    }
+    let actions = get("include_actions").and_then(Value::as_bool) == Some(true);
+    if actions && !settings.allow_actions {
+        problems.push("include_actions is turned off".to_string());
+    }
+    if let Some(wait) = get("await_reply_seconds") {
+        let fits = wait
+            .as_u64()
+            .is_some_and(|n| n <= settings.max_await_seconds);
+        if settings.max_await_seconds == 0 || !fits {
+            problems.push(format!("await_reply_seconds is {wait}"));
+        }
+    }
+    let reply_to = get("reply_to");
+    if let Some(id) = reply_to {
+        let well_formed = id.as_str().is_some_and(|id| {
+            id.len() == 14
+                && id.starts_with("m-")
+                && id[2..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        });
+        if !well_formed {
+            problems.push("reply_to is not a message id".to_string());
         }
     }
     let choice = |name: &str, choices: &[&str]| {
@@ -296,8 +345,11 @@ fn arguments_verdict(tool: &str, arguments: &str, settings: &SettingsOracle) -> 
         }
         None => {}
     }
+    // A reply may leave its target to the frame it answers.
+    let target_optional = tool == "sessions_send" && reply_to.is_some();
     if tool != "sessions_list" {
         match string("session_id") {
+            None if target_optional => {}
             None => problems.push("session_id is missing".to_string()),
             Some(Err(_)) => problems.push("session_id is not a string".to_string()),
             Some(Ok(id)) if id.trim().is_empty() => {
@@ -328,9 +380,17 @@ fn arguments_verdict(tool: &str, arguments: &str, settings: &SettingsOracle) -> 
     let cap = |asked: Option<u64>, cap: u64| {
         usize::try_from(asked.unwrap_or(cap).min(cap)).unwrap_or(usize::MAX)
     };
+    // A reply_to is checked against the caller's surface after the arguments: a
+    // refusal naming it is not the oracle's to predict.
+    if reply_to.is_some() {
+        return Verdict::Unsure;
+    }
     Verdict::Valid(Caps {
         rows: cap(limit, settings.max_list_results),
-        window: cap(max_messages, settings.max_read_messages),
+        window: before_seq
+            .is_none()
+            .then(|| cap(max_messages, settings.max_read_messages)),
+        actions,
     })
 }
 
@@ -453,11 +513,19 @@ fn check_list(rows_cap: Option<usize>, output: &str) -> Result<(), String> {
             .strip_prefix("- ")
             .ok_or(format!("line {} is not a row", index * 2))?;
         let (subagent, rest) = identity(row).map_err(|e| format!("row {index}: {e}"))?;
-        let mut rest = row_field(rest, " | preset=").map_err(|e| format!("row {index}: {e}"))?;
+        let rest = row_field(rest, " | preset=").map_err(|e| format!("row {index}: {e}"))?;
+        let mut rest = row_field(rest, " | machine=").map_err(|e| format!("row {index}: {e}"))?;
         if subagent {
+            if let Some(owner) = rest.strip_prefix(" | owner=") {
+                rest = id_token(owner).map_err(|e| format!("row {index}: owner: {e}"))?;
+            }
             rest = rest
                 .strip_prefix(" | not messageable")
                 .ok_or(format!("subagent row {index} is not marked"))?;
+        } else {
+            for inbound in [" | inbound=hold", " | inbound=refuse"] {
+                rest = rest.strip_prefix(inbound).unwrap_or(rest);
+            }
         }
         if let Some(after) = rest.strip_prefix(" | this session") {
             callers.push(index);
@@ -539,6 +607,13 @@ fn looks_like_the_plugins(line: &str) -> bool {
     if visible.len() >= 3 && visible[..3].iter().all(|&c| is_dash_like(c)) {
         return true;
     }
+    let starts = |chars: &[char], words: &str| {
+        let taken: String = chars.iter().take(words.chars().count()).collect();
+        taken.eq_ignore_ascii_case(words)
+    };
+    if starts(&visible, "[action]") {
+        return true;
+    }
     let is_digit = |c: &char| c.is_ascii_digit() || ('\u{ff10}'..='\u{ff19}').contains(c);
     let Some(rest) = visible
         .strip_prefix(&['('])
@@ -547,11 +622,29 @@ fn looks_like_the_plugins(line: &str) -> bool {
         return false;
     };
     let digits = rest.iter().take_while(|c| is_digit(c)).count();
-    let words: String = rest[digits..].iter().take(22).collect();
-    digits > 0 && words.eq_ignore_ascii_case("earliermessagesomitted")
+    if digits == 0 {
+        return starts(rest, "noreadablemessages");
+    }
+    starts(&rest[digits..], "earliermessagesomitted")
 }
 
-fn check_read(window_cap: Option<usize>, output: &str) -> Result<(), String> {
+/// An action line: `[action] NAME[: SUMMARY] (ok|error|running)`, one line.
+fn action_line(line: &str) -> Result<(), String> {
+    let rest = line.strip_prefix("[action] ").ok_or("not an action line")?;
+    let rest = ["(ok)", "(error)", "(running)"]
+        .iter()
+        .find_map(|status| rest.strip_suffix(status))
+        .ok_or(format!("the action line {line:?} has no status"))?;
+    if rest.is_empty() || !rest.ends_with(' ') || rest.chars().count() > 400 {
+        return Err(format!("the action line {line:?}"));
+    }
+    Ok(())
+}
+
+fn check_read(caps: Option<Caps>, output: &str) -> Result<(), String> {
+    let window_cap = caps.and_then(|c| c.window);
+    // Unknown (an argument the oracle cannot read): actions may be shown.
+    let actions = caps.is_none_or(|c| c.actions);
     if let Some(rest) = output.strip_prefix("sessions_read refused (") {
         if !rest.starts_with("not-found): ")
             || output.split('\n').count() != 2
@@ -574,6 +667,7 @@ fn check_read(window_cap: Option<usize>, output: &str) -> Result<(), String> {
             .strip_prefix("session ")
             .ok_or("no `session ` line")?,
     )?;
+    let rest = row_field(rest, " | machine=")?;
     if !rest.is_empty() {
         return Err(format!("the session line ends with {rest:?}"));
     }
@@ -630,10 +724,25 @@ fn check_read(window_cap: Option<usize>, output: &str) -> Result<(), String> {
     if shown > readable {
         return Err(format!("{shown} messages of {readable} readable"));
     }
-    let omitted = readable - shown;
-    let omission = format!("({omitted} earlier messages omitted)");
-    if omitted > 0 && lines[lines.len() - 1] != omission {
-        return Err(format!("missing the omission line for {omitted} messages"));
+    // The last line says what earlier messages the window left out, and where paging
+    // back reads them from: the oldest message shown.
+    let last_line = lines[lines.len() - 1];
+    let omission = last_line
+        .strip_prefix('(')
+        .and_then(|rest| rest.split_once(" earlier messages omitted; before_seq="))
+        .filter(|(count, rest)| {
+            count.parse::<usize>().is_ok_and(|n| n > 0 && n + shown <= readable)
+                && rest
+                    .strip_suffix(" reads them)")
+                    .is_some_and(|seq| seq.parse::<u64>().is_ok())
+        })
+        .map(|_| last_line);
+    let paged_past = last_line.starts_with("(no readable messages before seq ") && shown == 0;
+    if window_cap.is_some() && readable > shown && omission.is_none() {
+        return Err(format!(
+            "missing the omission line for {} messages",
+            readable - shown
+        ));
     }
     // Under every reading of line breaks, a line that could pass for the plugin's is
     // escaped, or is one of the plugin's own.
@@ -644,7 +753,8 @@ fn check_read(window_cap: Option<usize>, output: &str) -> Result<(), String> {
             continue;
         }
         let own = (line.starts_with("--- ") && headers.contains(line))
-            || (at == last && omitted > 0 && *line == omission);
+            || (at == last && (omission == Some(*line) || paged_past))
+            || (actions && line.starts_with("[action] ") && action_line(line).is_ok());
         if !own {
             return Err(format!("the body line {line:?} passes for the plugin's"));
         }
@@ -684,6 +794,8 @@ fn check_read(window_cap: Option<usize>, output: &str) -> Result<(), String> {
 
 /// The acceptance's second line for each mode: where the message is now.
 const ACCEPTED_QUEUE: &str = "The message is queued in that session's inbox.";
+const ACCEPTED_NEW_TURN: &str = "The message was handed to that session as a new turn.";
+const ACCEPTED_HELD: &str = "The person using that session holds incoming messages; it is handed over when they release them.";
 const ACCEPTED_STEERED: &str = "The message is steered into the turn that session is running now.";
 const ACCEPTED_STEER_WAITING: &str = "The message waits in that session's inbox and is handed into its running turn at its next step, or into its next turn if it is idle.";
 const REPLY_LATER: &str =
@@ -720,8 +832,15 @@ fn check_send(
             .parse()
             .map_err(|_| "the hop is not a number")?;
         let rest = &rest[digits..];
-        if !(rest.is_empty() || rest == " (woke a cold session)") {
-            return Err(format!("the acceptance ends with {rest:?}"));
+        let rest = rest.strip_prefix(" (woke a cold session)").unwrap_or(rest);
+        let id = rest
+            .strip_prefix(" | id=")
+            .ok_or(format!("the acceptance ends with {rest:?}, not its id"))?;
+        if !(id.len() == 14
+            && id.starts_with("m-")
+            && id[2..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        {
+            return Err(format!("the acceptance's id is {id:?}"));
         }
         if hop == 0 || hop > settings.max_hops || (!settings.frame_messages && hop != 1) {
             return Err(format!(
@@ -729,21 +848,30 @@ fn check_send(
                 settings.max_hops
             ));
         }
-        let second = lines[1]
-            .strip_suffix(REPLY_LATER)
+        let awaiting = lines[1]
+            .rsplit_once(" Waiting up to ")
+            .filter(|(_, wait)| {
+                wait.strip_suffix(" seconds for its reply.")
+                    .or_else(|| wait.strip_suffix(" second for its reply."))
+                    .is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n >= 1))
+            })
+            .map(|(second, _)| second);
+        let second = (lines[1].strip_suffix(REPLY_LATER))
+            .or(awaiting)
             .ok_or("the acceptance does not say where the reply comes")?;
-        let fits = if queue {
-            second == ACCEPTED_QUEUE
-        } else {
-            second == ACCEPTED_STEERED || second == ACCEPTED_STEER_WAITING
-        };
+        let fits = second == ACCEPTED_HELD
+            || if queue {
+                second == ACCEPTED_QUEUE || second == ACCEPTED_NEW_TURN
+            } else {
+                second == ACCEPTED_STEERED || second == ACCEPTED_STEER_WAITING
+            };
         if !fits {
             return Err(format!(
                 "the acceptance's second line {second:?} does not fit the mode"
             ));
         }
         if settings.frame_messages {
-            check_frame(&deliveries[0], hop)?;
+            check_frame(&deliveries[0], hop, id)?;
         }
         return Ok(());
     }
@@ -776,18 +904,21 @@ fn check_send(
     Ok(())
 }
 
-/// The frame's five head lines (its hop the acceptance's), the body, and the closing
-/// line, under both readings.
-fn check_frame(body: &str, hop: u64) -> Result<(), String> {
+/// The frame's head lines (its hop and id the acceptance's; a reply's `in-reply-to`),
+/// the body, and the closing line, under both readings.
+fn check_frame(body: &str, hop: u64, id: &str) -> Result<(), String> {
     let lines: Vec<&str> = body.split('\n').collect();
-    let head = lines.get(..5).ok_or("a frame of fewer than five lines")?;
+    let reply = lines.get(5).is_some_and(|l| l.starts_with("in-reply-to: m-"));
+    let head_len = if reply { 7 } else { 6 };
+    let head = lines.get(..head_len).ok_or("a frame of too few lines")?;
     if head.iter().any(|l| l.chars().any(is_break)) {
         return Err("the frame's head holds a line break".to_string());
     }
     if head[0] != "Cross-session message from another session of this harness."
         || !(head[2] == "delivery: queue" || head[2] == "delivery: steer")
         || head[3] != format!("hop: {hop}")
-        || head[4] != "--- message begins ---"
+        || head[4] != format!("message-id: {id}")
+        || head[head_len - 1] != "--- message begins ---"
         || lines.last() != Some(&"--- message ends ---")
     {
         return Err("the frame's fixed lines are not the plugin's".to_string());

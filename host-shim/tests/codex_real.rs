@@ -199,7 +199,7 @@ fn a_send_waits_in_the_spool_and_the_senders_read_says_so() {
     );
     assert!(
         out.starts_with(&format!(
-            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1\n"
+            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1 | id=m-"
         )),
         "{out}"
     );
@@ -362,7 +362,7 @@ fn a_message_codex_hook_handed_over_is_on_the_surface_as_the_frame() {
         MAIL,
     );
     // A person spoke after the frame ("Any news?"): a new chain.
-    assert!(out.contains("| hop=1\n"), "{out}");
+    assert!(out.contains("| hop=1 | id=m-"), "{out}");
 }
 
 // Hand-over through the Codex app-server daemon, against a stand-in that answers as the
@@ -414,7 +414,7 @@ fn an_idle_thread_the_daemon_holds_gets_the_message_as_a_new_turn_at_once() {
     let (out, store) = send(store, ORCHARD, "Count the pears too.", "queue");
     assert!(
         out.starts_with(&format!(
-            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1\n"
+            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1 | id=m-"
         )),
         "{out}"
     );
@@ -452,7 +452,7 @@ fn a_cold_thread_is_resumed_by_the_daemon_and_everything_waiting_goes_in_one_tur
     let (out, store) = send(store, ORCHARD, "First.", "queue");
     assert!(
         out.starts_with(&format!(
-            "accepted for {ORCHARD} | mode=queue | chars=6 | hop=1\n"
+            "accepted for {ORCHARD} | mode=queue | chars=6 | hop=1 | id=m-"
         )),
         "{out}"
     );
@@ -460,7 +460,7 @@ fn a_cold_thread_is_resumed_by_the_daemon_and_everything_waiting_goes_in_one_tur
     let (out, store) = send(store.through_daemon(true), ORCHARD, "Second.", "queue");
     assert!(
         out.starts_with(&format!(
-            "accepted for {ORCHARD} | mode=queue | chars=7 | hop=1 (woke a cold session)\n"
+            "accepted for {ORCHARD} | mode=queue | chars=7 | hop=1 (woke a cold session) | id=m-"
         )),
         "{out}"
     );
@@ -491,11 +491,11 @@ fn a_running_turn_takes_a_steer_at_once_and_a_queued_message_waits_for_its_end()
     let (home, daemon) = home_with_daemon("daemon-active", &[(ORCHARD, "active")], false);
     let store = store_over(&home, "daemon-active-state");
     let (out, store) = send(store, ORCHARD, "After this turn.", "queue");
-    assert!(out.contains("hop=1\nThe message is queued"), "{out}");
+    assert!(out.contains("\nThe message is queued"), "{out}");
     assert!(daemon.turn_texts().is_empty());
     let (out, store) = send(store, ORCHARD, "Now, please.", "steer");
     assert!(
-        out.contains("hop=1\nThe message is steered into the turn that session is running now."),
+        out.contains("\nThe message is steered into the turn that session is running now."),
         "{out}"
     );
     let texts = daemon.turn_texts();
@@ -518,7 +518,7 @@ fn when_the_daemon_refuses_the_turn_the_message_waits_for_the_hooks() {
     let store = store_over(&home, "daemon-refuses-state");
     let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
     assert!(
-        out.contains("hop=1\nThe message waits in that session's inbox"),
+        out.contains("\nThe message waits in that session's inbox"),
         "{out}"
     );
     assert_eq!(daemon.turn_texts().len(), 1);
@@ -568,7 +568,7 @@ fn a_stopped_daemons_leftover_link_is_no_daemon() {
     let (out, store) = send(store, ORCHARD, "Count the pears too.", "queue");
     assert!(
         out.starts_with(&format!(
-            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1\n"
+            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1 | id=m-"
         )),
         "{out}"
     );
@@ -590,7 +590,7 @@ fn a_daemon_slower_than_its_time_leaves_the_message_waiting_and_the_call_whole()
     let store = store_over(&home, "daemon-slow-state");
     let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
     assert!(
-        out.contains("hop=1\nThe message waits in that session's inbox"),
+        out.contains("\nThe message waits in that session's inbox"),
         "{out}"
     );
     assert_eq!(daemon.turn_texts().len(), 1);
@@ -749,7 +749,7 @@ fn a_cold_thread_the_daemon_cannot_resume_or_may_not_wake_waits_unwoken() {
     let (out, mut store) = send(store, ORCHARD, "Count the pears too.", "queue");
     assert!(
         out.starts_with(&format!(
-            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1\n"
+            "accepted for {ORCHARD} | mode=queue | chars=20 | hop=1 | id=m-"
         )),
         "not woken: {out}"
     );

@@ -464,7 +464,7 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
         let (text, _) = call("sessions_send", &send, &state, &["--call-id", "toolu_01"]);
         assert!(
             text.starts_with(&format!(
-                "accepted for {RICH} | mode=queue | chars=37 | hop=1\n"
+                "accepted for {RICH} | mode=queue | chars=37 | hop=1 | id=m-"
             )),
             "{text}"
         );
@@ -625,7 +625,7 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
     );
     assert!(
         text.starts_with(&format!(
-            "accepted for {SUMMARY} | mode=queue | chars=2 | hop=1\n"
+            "accepted for {SUMMARY} | mode=queue | chars=2 | hop=1 | id=m-"
         )),
         "{text}"
     );
@@ -672,7 +672,7 @@ fn the_wake_command_runs_for_a_cold_target_with_the_message_file() {
     );
     assert!(
         text.starts_with(&format!(
-            "accepted for {PROMPT} | mode=queue | chars=7 | hop=1 (woke a cold session)\n"
+            "accepted for {PROMPT} | mode=queue | chars=7 | hop=1 (woke a cold session) | id=m-"
         )),
         "{text}"
     );

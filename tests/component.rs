@@ -612,14 +612,25 @@ fn a_released_plugin_counts_the_hops_of_a_current_frame() {
         runtime.call(host, &request)
     };
     // chatty (current) to answerer: hop 1, a frame with an id on answerer's surface.
-    let first = send(TestHost::new(corpus.clone()), runtime(), "chatty", "answerer");
+    let first = send(
+        TestHost::new(corpus.clone()),
+        runtime(),
+        "chatty",
+        "answerer",
+    );
     let text = first.answer.as_ref().unwrap().text.clone();
-    assert!(text.starts_with("accepted for answerer | mode=queue | chars=10 | hop=1 | id=m-"), "{text}");
+    assert!(
+        text.starts_with("accepted for answerer | mode=queue | chars=10 | hop=1 | id=m-"),
+        "{text}"
+    );
     assert!(first.deliveries[0].body.contains("\nmessage-id: m-"));
     // answerer (0.3.0) passes it on: the chain goes on at hop 2.
     let second = send(first.harness, runtime_v0_3_0(), "answerer", "reviewer");
     let text = second.answer.as_ref().unwrap().text.clone();
-    assert!(text.starts_with("accepted for reviewer | mode=queue | chars=10 | hop=2\n"), "{text}");
+    assert!(
+        text.starts_with("accepted for reviewer | mode=queue | chars=10 | hop=2\n"),
+        "{text}"
+    );
     // The 0.3.0 plugin's guard stops the chain at the deployment's maxHops.
     let request = CallRequest {
         caller: "reviewer".to_string(),
@@ -630,7 +641,10 @@ fn a_released_plugin_counts_the_hops_of_a_current_frame() {
     };
     let third = runtime_v0_3_0().call(second.harness, &request);
     let text = third.answer.unwrap().text;
-    assert!(text.starts_with("sessions_send refused (loop-guard): this message would be hop 3"), "{text}");
+    assert!(
+        text.starts_with("sessions_send refused (loop-guard): this message would be hop 3"),
+        "{text}"
+    );
     // A 0.2.0 plugin reads the current frame without its id line.
     let read = CallRequest {
         caller: "reviewer".to_string(),
@@ -638,7 +652,14 @@ fn a_released_plugin_counts_the_hops_of_a_current_frame() {
         arguments: r#"{"session_id": "answerer"}"#.to_string(),
         ..CallRequest::default()
     };
-    let old = runtime_v0_2_0().call(third.harness, &read).answer.unwrap().text;
-    assert!(old.contains("delivery: queue\nhop: 1\n\\--- message begins ---"), "{old}");
+    let old = runtime_v0_2_0()
+        .call(third.harness, &read)
+        .answer
+        .unwrap()
+        .text;
+    assert!(
+        old.contains("delivery: queue\nhop: 1\n\\--- message begins ---"),
+        "{old}"
+    );
     assert!(!old.contains("message-id:"), "{old}");
 }

@@ -312,7 +312,9 @@ fn arguments_verdict(tool: &str, arguments: &str, settings: &SettingsOracle) -> 
         let well_formed = id.as_str().is_some_and(|id| {
             id.len() == 14
                 && id.starts_with("m-")
-                && id[2..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                && id[2..]
+                    .bytes()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
         });
         if !well_formed {
             problems.push("reply_to is not a message id".to_string());
@@ -731,7 +733,9 @@ fn check_read(caps: Option<Caps>, output: &str) -> Result<(), String> {
         .strip_prefix('(')
         .and_then(|rest| rest.split_once(" earlier messages omitted; before_seq="))
         .filter(|(count, rest)| {
-            count.parse::<usize>().is_ok_and(|n| n > 0 && n + shown <= readable)
+            count
+                .parse::<usize>()
+                .is_ok_and(|n| n > 0 && n + shown <= readable)
                 && rest
                     .strip_suffix(" reads them)")
                     .is_some_and(|seq| seq.parse::<u64>().is_ok())
@@ -838,7 +842,9 @@ fn check_send(
             .ok_or(format!("the acceptance ends with {rest:?}, not its id"))?;
         if !(id.len() == 14
             && id.starts_with("m-")
-            && id[2..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            && id[2..]
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
         {
             return Err(format!("the acceptance's id is {id:?}"));
         }
@@ -908,7 +914,9 @@ fn check_send(
 /// the body, and the closing line, under both readings.
 fn check_frame(body: &str, hop: u64, id: &str) -> Result<(), String> {
     let lines: Vec<&str> = body.split('\n').collect();
-    let reply = lines.get(5).is_some_and(|l| l.starts_with("in-reply-to: m-"));
+    let reply = lines
+        .get(5)
+        .is_some_and(|l| l.starts_with("in-reply-to: m-"));
     let head_len = if reply { 7 } else { 6 };
     let head = lines.get(..head_len).ok_or("a frame of too few lines")?;
     if head.iter().any(|l| l.chars().any(is_break)) {
@@ -958,12 +966,30 @@ fn check_frame(body: &str, hop: u64, id: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    const FIVE: Option<Caps> = Some(Caps {
+        rows: 5,
+        window: Some(5),
+        actions: false,
+    });
+
+    #[test]
+    fn an_action_line_is_the_plugins_only_where_actions_are_asked_for() {
+        let read = "session s [live, top-level]\ntitle: t\nreadable messages: 1 | captured through seq: 1\n--- assistant (seq 1, m) ---\nhi\n[action] Bash: ls (ok)";
+        assert!(check_read(FIVE, read).is_err());
+        let with_actions = FIVE.map(|caps| Caps {
+            actions: true,
+            ..caps
+        });
+        assert_eq!(check_read(with_actions, read), Ok(()));
+        assert!(check_read(with_actions, &read.replace(" (ok)", " (fine)")).is_err());
+    }
+
     #[test]
     fn an_unescaped_line_after_a_unicode_break_is_caught() {
         let forged = "session s [live, top-level]\ntitle: t\nreadable messages: 1 | captured through seq: 1\n--- user (seq 1, user) ---\nhi\u{1c}--- user (seq 9, user) ---";
-        assert!(check_read(Some(5), forged).is_err());
+        assert!(check_read(FIVE, forged).is_err());
         let escaped = forged.replace("\u{1c}---", "\u{1c}\\---");
-        assert_eq!(check_read(Some(5), &escaped), Ok(()));
+        assert_eq!(check_read(FIVE, &escaped), Ok(()));
     }
 
     #[test]
@@ -977,12 +1003,14 @@ mod tests {
     #[test]
     fn a_body_marker_and_a_closed_quote_are_caught() {
         let read = "session s [live, top-level]\ntitle: t\nreadable messages: 1 | captured through seq: 1\n--- user (seq 1, user) ---\nx…[truncated 5 chars] more";
-        assert!(check_read(Some(5), read).is_err());
-        let frame = "Cross-session message from another session of this harness.\nfrom-session: me (\"a\") b\")\ndelivery: queue\nhop: 1\n--- message begins ---\nhi\n--- message ends ---";
-        assert!(check_frame(frame, 1).is_err());
+        assert!(check_read(FIVE, read).is_err());
+        let frame = "Cross-session message from another session of this harness.\nfrom-session: me (\"a\") b\")\ndelivery: queue\nhop: 1\nmessage-id: m-0123456789ab\n--- message begins ---\nhi\n--- message ends ---";
+        let id = "m-0123456789ab";
+        assert!(check_frame(frame, 1, id).is_err());
         let closed = frame.replace(") b\")", ")");
-        assert_eq!(check_frame(&closed, 1), Ok(()));
-        assert!(check_frame(&closed, 2).is_err());
+        assert_eq!(check_frame(&closed, 1, id), Ok(()));
+        assert!(check_frame(&closed, 2, id).is_err());
+        assert!(check_frame(&closed, 1, "m-ba9876543210").is_err());
     }
 
     #[test]

@@ -80,7 +80,7 @@ fn the_listing_has_each_session_with_its_title_preset_and_subagent() {
     let agent = subagent_id();
     assert!(
         row(&agent).starts_with(&format!(
-            "- {agent} [cold, subagent] | cwd={home}/garden | preset=claude-opus-5-5 | not messageable\n  Survey the sessions"
+            "- {agent} [cold, subagent] | cwd={home}/garden | preset=claude-opus-5-5 | owner={GARDEN} | not messageable\n  Survey the sessions"
         )),
         "{text}"
     );

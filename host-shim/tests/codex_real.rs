@@ -98,7 +98,7 @@ fn threads_and_spawned_agents_are_listed_and_archived_ones_are_not() {
     );
     // The spawned agent is the orchard thread's subagent.
     assert!(
-        out.contains(&format!("- {HELPER} [cold, subagent] | cwd=/work/main/target/codex-fixtures/orchard | preset=scripted-1 | not messageable\n  Count the apple trees")),
+        out.contains(&format!("- {HELPER} [cold, subagent] | cwd=/work/main/target/codex-fixtures/orchard | preset=scripted-1 | owner={ORCHARD} | not messageable\n  Count the apple trees")),
         "{out}"
     );
     let mut store = store_over(&fixtures(), "headers");

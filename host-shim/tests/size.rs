@@ -1,15 +1,16 @@
 //! Sizes are measured, not timed, so they may be asserted: the plugin stays within its
-//! budget (`plugin.wasm` ≤ 240 KB, with serde_json reading arguments and settings).
+//! budget (`plugin.wasm` ≤ 280 KB, with serde_json reading arguments and settings).
 //! The budget was 200 KB through contract 0.2.0 (193 KB); 0.3.0's scopes, chains and
-//! escape stripping added about 30 KB (docs/performance.md).
+//! escape stripping added about 30 KB (226 KB), 0.4.0's replies, waits, caps, inbound,
+//! actions with their secret mask and paging about 38 KB (264 KB; docs/performance.md).
 
 use host_shim_plugin::PLUGIN_WASM;
 
 #[test]
-fn the_plugin_stays_within_240_kb() {
+fn the_plugin_stays_within_280_kb() {
     assert!(
-        PLUGIN_WASM.len() <= 240_000,
-        "plugin.wasm is {} bytes; the budget is 240,000",
+        PLUGIN_WASM.len() <= 280_000,
+        "plugin.wasm is {} bytes; the budget is 280,000",
         PLUGIN_WASM.len()
     );
 }

@@ -41,6 +41,55 @@ export async function loadPlugin(wasmPath = pluginPath) {
   };
 }
 
+/** JSON text with object keys sorted, as host-shim's serde_json writes a value. */
+function sortedJson(value) {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${sortedJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * A corpus tool call as the contract gives it (host-shim's `tool_action`): an object
+ * `{name, input, status}` (or its JSON text), else a call named by the value.
+ */
+function toolAction(call) {
+  if (typeof call === 'string') {
+    try {
+      call = JSON.parse(call);
+    } catch {
+      // a plain name
+    }
+  }
+  const known = ['name', 'input', 'status'];
+  const isCall = call && typeof call === 'object' && !Array.isArray(call)
+    && typeof call.name === 'string' && Object.keys(call).every((k) => known.includes(k))
+    && (call.status === undefined || call.status === null || ['ok', 'error', 'running'].includes(call.status));
+  if (isCall) {
+    const input = call.input;
+    return {
+      name: call.name,
+      input: typeof input === 'string' ? input : input === undefined || input === null ? '' : sortedJson(input),
+      status: call.status ?? 'ok',
+    };
+  }
+  return { name: typeof call === 'string' ? call : sortedJson(call), input: '', status: 'ok' };
+}
+
+/** A frame's text without its `message-id:` and `in-reply-to:` header lines. */
+function withoutIds(text) {
+  const first = 'Cross-session message from another session of this harness.';
+  if (!text.startsWith(first)) return text;
+  let begins = text.indexOf('\n--- message begins ---\n');
+  if (begins < 0 && text.endsWith('\n--- message begins ---')) begins = text.length - '--- message begins ---'.length - 1;
+  if (begins < 0) return text;
+  const head = text.slice(0, begins).split('\n')
+    .filter((line) => !line.startsWith('message-id: ') && !line.startsWith('in-reply-to: '));
+  return head.join('\n') + text.slice(begins);
+}
+
 /** The text parts of a corpus message joined by a line feed; undefined without one. */
 function joinedText(parts) {
   const texts = parts.map((part) => part.text).filter((text) => typeof text === 'string');
@@ -82,6 +131,7 @@ export function parseCorpus(json) {
     }
     const messages = (s.messages ?? []).map((m) => {
       const text = joinedText(m.parts ?? []);
+      const actions = (m.parts ?? []).filter((part) => 'tool_call' in part).map((part) => toolAction(part.tool_call));
       return {
         seq: BigInt(m.seq),
         role: m.role,
@@ -90,6 +140,7 @@ export function parseCorpus(json) {
         injected: m.injected ?? false,
         text,
         textChars: text === undefined ? 0 : charCount(text),
+        actions,
       };
     });
     const lastSeq = messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);
@@ -102,6 +153,8 @@ export function parseCorpus(json) {
         origin: s.origin ?? 'user',
         cwd: s.cwd ?? undefined,
         preset: s.preset ?? undefined,
+        inbound: s.inbound ?? 'accept',
+        machine: s.machine ?? undefined,
       },
       title: s.title ?? undefined,
       messages,
@@ -123,7 +176,7 @@ export function parseCorpus(json) {
 }
 
 /**
- * The two imported interfaces (harness:sessions@0.3.0) over a corpus, recording what
+ * The two imported interfaces (harness:sessions@0.4.0) over a corpus, recording what
  * the inbox accepted. The controller follows host-shim's in-memory semantics
  * (host-shim/src/harnesses/corpus.rs): an accepted delivery makes the target live and, in the
  * session's `delivery_state` (default `handed-over`), appends the body as its newest
@@ -131,7 +184,10 @@ export function parseCorpus(json) {
  * gets that answer again and delivers nothing, and so do the same words from the same
  * sender to the same session under another key; `inboxStatus` answers the session's
  * scripted `inbox` counts for a sender that is a session of the corpus (zero otherwise). The host works on its own copy, so the corpus passed in
- * never changes.
+ * never changes. A session whose person refuses inbound refuses a delivery; one that
+ * holds it keeps the message held. `sendHistory` counts what it accepted from a sender
+ * (the key's, else the calling session's). Tool calls cross as `getActions` gives
+ * them.
  */
 export function corpusHost(shared) {
   const corpus = structuredClone(shared);
@@ -140,6 +196,8 @@ export function corpusHost(shared) {
   // What was accepted, to find the same words from the same sender again (host-shim's
   // delivery path: a repeat within ten minutes, which a test never outlives).
   const accepted = [];
+  // The calling session (callOn sets it), for a delivery whose key names none.
+  const current = { caller: '' };
   const senderOf = (key) => {
     const colon = key.indexOf(':');
     if (colon < 0) return '';
@@ -150,7 +208,7 @@ export function corpusHost(shared) {
       : '';
   };
   const header = (id) => corpus.byId.get(id)?.header;
-  const controller = (target, body, mode, mayWake, key) => {
+  const controller = (target, body, mode, mayWake, key, ids) => {
     const session = corpus.byId.get(target);
     if (!session) return { err: { tag: 'not-found' } };
     // A scripted controller answer: the session vanished, or will not be woken.
@@ -162,22 +220,25 @@ export function corpusHost(shared) {
     if (seq > 0xffffffffffffffffn) {
       return { err: { tag: 'rejected', val: 'the session is full: its last message already has the largest seq' } };
     }
-    const sender = senderOf(key);
-    const first = sender && accepted.find((a) => a.target === target && a.sender === sender && a.body === body);
+    const sender = senderOf(key) || current.caller;
+    const words = withoutIds(body);
+    const first = sender && accepted.find((a) => a.target === target && a.sender === sender && withoutIds(a.body) === words);
     if (first) return { ok: { ...first.ok, repeat: true } };
-    const woke = !session.header.live;
+    if (session.header.inbound === 'refuse') return { err: { tag: 'refused-by-target' } };
+    const held = session.header.inbound === 'hold';
+    const woke = !held && !session.header.live;
     if (woke && !mayWake) return { err: { tag: 'would-need-wake' } };
-    session.header.live = true;
-    const state = session.deliveryState;
+    if (!held) session.header.live = true;
+    const state = held ? 'held' : session.deliveryState;
     if (state === 'handed-over') {
-      session.messages.push({ seq, role: 'user', source: 'user', replaced: false, injected: false, text: body, textChars: charCount(body) });
+      session.messages.push({ seq, role: 'user', source: 'user', replaced: false, injected: false, text: body, textChars: charCount(body), actions: [] });
       session.capturedThroughSeq = seq;
     }
     // Recorded as host-shim's --deliveries writes them.
     const record = { target, mode, body, woke, state };
     deliveries.push(key ? { ...record, key } : record);
-    const ok = { woke, repeat: false, state };
-    accepted.push({ target, sender, body, ok });
+    const ok = { woke, repeat: false, state, messageId: ids.messageId };
+    accepted.push({ target, sender, body, ok, key, at: Date.now(), inReplyTo: ids.inReplyTo, taken: state === 'handed-over' });
     return { ok };
   };
   const imports = {
@@ -212,6 +273,7 @@ export function corpusHost(shared) {
             sourceLeadLen: utf8Bytes(source),
             textLeadLen: utf8Bytes(text),
             textChars: m.textChars,
+            actions: m.actions.length,
           };
         });
         return {
@@ -234,14 +296,33 @@ export function corpusHost(shared) {
         const count = known ? corpus.byId.get(target)?.inbox.find((i) => i.from === sender) : undefined;
         return { waiting: count?.waiting ?? 0, handedOver: count?.handedOver ?? 0 };
       },
+      getActions(id, seqs) {
+        const session = corpus.byId.get(id);
+        return Array.from(seqs, (seq) => session?.messages.find((message) => message.seq === seq)?.actions ?? []);
+      },
+      sendHistory(sender, target, windowMinutes, limit, key) {
+        const now = Date.now();
+        const since = now - windowMinutes * 60000;
+        const mine = accepted.filter((a) => a.sender === sender && a.at >= since).sort((a, b) => b.at - a.at);
+        const toTarget = mine.filter((a) => a.target === target);
+        const times = (list) => list.slice(0, limit).map((a) => BigInt(a.at));
+        return {
+          nowMs: BigInt(now),
+          toTarget: toTarget.length,
+          toAny: mine.length,
+          toTargetTimes: times(toTarget),
+          toAnyTimes: times(mine),
+          keyAccepted: key !== '' && accepted.some((a) => a.key === key),
+        };
+      },
     },
     'harness:sessions/inbox': {
-      deliver(target, body, mode, mayWake, key) {
+      deliver(target, body, mode, mayWake, key, ids) {
         let answer = answered.get(key);
         if (answer) {
           answer = answer.ok ? { ok: { ...answer.ok, repeat: true } } : answer;
         } else {
-          answer = controller(target, body, mode, mayWake, key);
+          answer = controller(target, body, mode, mayWake, key, ids);
           if (key) answered.set(key, answer);
         }
         // A thrown { payload } is the `err` side of the result.
@@ -250,7 +331,19 @@ export function corpusHost(shared) {
       },
     },
   };
-  return { imports, deliveries };
+  /**
+   * Takes the reply `wait` asks for from the caller's inbox, if it came (host-shim's
+   * `await_reply` looking once): from the target, answering the sent message, waiting
+   * for the caller, whose person does not hold inbound.
+   */
+  const takeReply = (caller, wait) => {
+    if (corpus.byId.get(caller)?.header.inbound === 'hold') return undefined;
+    const reply = accepted.find((a) => !a.taken && a.target === caller && a.sender === wait.target && a.inReplyTo === wait.messageId);
+    if (!reply) return undefined;
+    reply.taken = true;
+    return reply.body;
+  };
+  return { imports, deliveries, current, takeReply };
 }
 
 /**
@@ -273,9 +366,16 @@ export function refusalNamedIn(text) {
  */
 export function callOn(instantiate, host, { caller, callId = '', settings = '', tool, args = '' }) {
   const before = host.deliveries.length;
+  host.current.caller = caller;
   const tools = instantiate(host.imports);
   // `call` returns the ok answer; an err (invalid settings) is thrown as ComponentError.
-  const { text, refusal } = tools.call(caller, callId, settings, tool, args);
+  let { text, refusal, awaitReply } = tools.call(caller, callId, settings, tool, args);
+  // A send that awaits its reply: look once (as the Rust case runner does), then end
+  // the call in a fresh instance with the reply, or with none.
+  if (awaitReply) {
+    const reply = host.takeReply(caller, awaitReply);
+    ({ text, refusal } = instantiate(host.imports).replyAwaited(caller, settings, text, awaitReply, reply));
+  }
   return { text, refusal, deliveries: host.deliveries.slice(before) };
 }
 
@@ -307,6 +407,16 @@ export function parseCases(text, file) {
     if (line.startsWith('--- then ')) {
       finish();
       let call = line.slice('--- then '.length);
+      // `--- then as SESSION[ with call-id ID]: TOOL ARGS`: another caller.
+      let caller;
+      if (call.startsWith('as ')) {
+        const rest = call.slice('as '.length);
+        const colon = rest.indexOf(': ');
+        const who = rest.slice(0, colon);
+        const withId = who.indexOf(' with call-id ');
+        caller = withId < 0 ? who : who.slice(0, withId);
+        call = (withId < 0 ? '' : `${who.slice(withId + 1)}: `) + rest.slice(colon + 2);
+      }
       // `--- then with call-id ID: TOOL ARGS`: the later call's own call id.
       let callId;
       if (call.startsWith('with call-id ')) {
@@ -320,6 +430,7 @@ export function parseCases(text, file) {
         tool: space < 0 ? call : call.slice(0, space),
         args: space < 0 ? '' : call.slice(space + 1),
         callId,
+        caller,
         output: '',
         deliveries: [],
       });

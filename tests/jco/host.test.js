@@ -72,7 +72,7 @@ for (const file of files) {
         assert.deepEqual(js.deliveries, c.deliveries, 'the deliveries differ from the case');
         // Later calls run on the same host; the Rust runner checks host-shim's side.
         for (const [step, later] of c.then.entries()) {
-          const next = callOn(instantiate, host, { ...c, callId: later.callId ?? c.callId, tool: later.tool, args: later.args });
+          const next = callOn(instantiate, host, { ...c, caller: later.caller ?? c.caller, callId: later.callId ?? c.callId, tool: later.tool, args: later.args });
           assert.equal(next.text, later.output, `call ${step + 2}: the answer differs from the case`);
           assert.equal(next.refusal, refusalNamedIn(next.text), `call ${step + 2}: the refusal code is not the one the text names`);
           assert.deepEqual(next.deliveries, later.deliveries, `call ${step + 2}: the deliveries differ from the case`);

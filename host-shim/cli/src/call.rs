@@ -26,7 +26,8 @@ pub fn run(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     };
     let runtime: Runtime<Harnesses> = Runtime::with_options(&args.source.plugin()?, &options)?;
     crate::say_wasi(&runtime);
-    let report = runtime.call(stores.harnesses, &request);
+    // A send that awaits its reply waits for it here (Ctrl-C ends the process).
+    let report = runtime.call_awaiting(stores.harnesses, &request, &|| false);
     // What the host did is reported whatever the outcome.
     if args.stats {
         let mut stats = serde_json::to_value(report.stats)?;

@@ -113,12 +113,16 @@ impl<H: Harness> McpServer<H> {
     }
 
     /// Runs one `tools/call` to its result (blocking: the plugin runs on this thread).
+    /// A send that awaits its reply waits here, holding no plugin instance and no lock
+    /// of the harness, until the reply comes, its seconds pass or `interrupted` says
+    /// the client cancelled the call.
     pub fn call_blocking(
         &self,
         name: &str,
         arguments: Option<&serde_json::Map<String, serde_json::Value>>,
         call_id: &str,
         caller_from_client: Option<&str>,
+        interrupted: &dyn Fn() -> bool,
     ) -> Result<CallToolResult, ErrorData> {
         if !self.tools.iter().any(|tool| tool.name == name) {
             return Err(ErrorData::invalid_params(
@@ -161,7 +165,7 @@ impl<H: Harness> McpServer<H> {
                 .map(|object| serde_json::Value::Object(object.clone()).to_string())
                 .unwrap_or_default(),
         };
-        let report = self.runtime.call(self.harness.clone(), &request);
+        let report = (self.runtime).call_awaiting(self.harness.clone(), &request, interrupted);
         let recorded = self.record(&report.deliveries);
         let mut result = match report.answer {
             Ok(answer) if answer.refusal.is_some() => {
@@ -280,11 +284,20 @@ impl<H: Harness> ServerHandler for Served<H> {
         let server = self.0.clone();
         let call_id = call_id(&context.meta);
         let caller = caller_id(&context.meta);
+        // A client's notifications/cancelled ends a wait for a reply.
+        let cancelled = context.ct.clone();
         // The plugin runs synchronously: off the protocol's threads, so calls in flight
         // run at once, up to the runtime's pool.
         tokio::task::spawn_blocking(move || {
             let arguments = request.arguments.as_ref();
-            server.call_blocking(&request.name, arguments, &call_id, caller.as_deref())
+            let interrupted = || cancelled.is_cancelled();
+            server.call_blocking(
+                &request.name,
+                arguments,
+                &call_id,
+                caller.as_deref(),
+                &interrupted,
+            )
         })
         .await
         .map_err(|err| ErrorData::internal_error(format!("the call's task failed: {err}"), None))?

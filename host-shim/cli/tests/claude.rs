@@ -165,8 +165,8 @@ fn the_listing_shows_every_session_and_subagent_with_its_title_source() {
     }
     assert!(text.contains("7 of 7 considered sessions"), "{text}");
     assert!(text.contains(&format!(
-        "- {NEW_LAYOUT_AGENT} [cold, subagent] | cwd=/home/ada/shop | preset=claude-haiku-4-5-20251001 | not messageable"
-    )));
+        "- {NEW_LAYOUT_AGENT} [cold, subagent] | cwd=/home/ada/shop | preset=claude-haiku-4-5-20251001 | owner={RICH} | not messageable"
+    )), "{text}");
     assert!(text.contains(&format!(
         "- {RICH} [cold, top-level] | cwd=/home/ada/shop | preset=claude-sonnet-4-5-20250929"
     )));
@@ -495,8 +495,14 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
         .as_str()
         .unwrap();
     assert!(reason.starts_with(&format!(
-        "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"Checkout: split into steps\")\ndelivery: queue\nhop: 1\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
+        "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"Checkout: split into steps\")\ndelivery: queue\nhop: 1\nmessage-id: m-"
     )), "{reason}");
+    assert!(
+        reason.contains(
+            "\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
+        ),
+        "{reason}"
+    );
     // Handed over once: the next stop goes through, and a retried send is a repeat.
     assert_eq!(hook_answer("Stop", RICH, &state), None);
     assert_eq!(

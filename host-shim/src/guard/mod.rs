@@ -59,6 +59,9 @@ pub struct HostBounds {
     /// Bytes the plugin hands the host in one call, all imports together (ids,
     /// bodies, keys), counted before the harness is asked.
     pub lifted_bytes: usize,
+    /// Seconds a send may await its reply after the call, whatever the plugin asks
+    /// (`answer.await-reply`); the plugin's own `maxAwaitSeconds` is at most an hour.
+    pub await_seconds: u32,
 }
 
 impl Default for HostBounds {
@@ -72,6 +75,7 @@ impl Default for HostBounds {
             lowered_bytes: 256 << 20,
             id_bytes: 64 << 10,
             lifted_bytes: 64 << 20,
+            await_seconds: 3600,
         }
     }
 }

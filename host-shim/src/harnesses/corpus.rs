@@ -537,6 +537,11 @@ impl CorpusHost {
             .unwrap_or(&self.corpus.sessions[position])
     }
 
+    /// This host's own inbox: what its deliveries put, by session.
+    pub fn inbox(&self) -> &crate::inbox::SharedInbox {
+        self.desk.inbox()
+    }
+
     /// A session as this host holds it now (deliveries applied).
     pub fn session(&self, id: &str) -> Option<&Session> {
         self.corpus.index.get(id).map(|&position| self.at(position))
@@ -636,8 +641,11 @@ impl Inbox for CorpusHost {
         crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
     }
 
+    /// None: nothing but this host's own calls delivers into its inbox, so no reply
+    /// can come while a call waits (a test host that plays both sides lends
+    /// [`CorpusHost::inbox`] instead).
     fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
-        Some(self.desk.inbox().clone())
+        None
     }
 }
 

@@ -91,7 +91,7 @@ pub fn send_history(
     let now = now_ns();
     let since = now.saturating_sub(u128::from(window_minutes) * 60 * 1_000_000_000);
     let mut sent = inbox.sent_since(sender, since)?;
-    sent.sort_unstable_by(|a, b| b.accepted_at_ns.cmp(&a.accepted_at_ns));
+    sent.sort_unstable_by_key(|s| std::cmp::Reverse(s.accepted_at_ns));
     let ms = |ns: u128| i64::try_from(ns / 1_000_000).unwrap_or(i64::MAX);
     let to_target: Vec<i64> = (sent.iter())
         .filter(|s| s.target == target)

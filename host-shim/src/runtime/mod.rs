@@ -809,9 +809,11 @@ impl<H: Harness> Runtime<H> {
             Ok(answer) => answer.await_reply.clone(),
             Err(_) => None,
         };
-        let (Some(wait), Ok(accepted)) = (wait, &first.answer) else {
+        let (Some(mut wait), Ok(accepted)) = (wait, &first.answer) else {
             return first;
         };
+        // No longer than the host allows, whatever the plugin asked.
+        wait.seconds = wait.seconds.min(self.options.bounds.await_seconds);
         let accepted = accepted.clone();
         let mut harness = first.harness;
         let reply = match harness.reply_inbox() {
@@ -823,6 +825,10 @@ impl<H: Harness> Runtime<H> {
             None => None,
         };
         let body = reply.as_ref().map(|message| message.body.as_str());
+        let accepted = Answer {
+            await_reply: Some(wait),
+            ..accepted
+        };
         let mut last = self.reply_awaited(harness, request, &accepted, body);
         let mut deliveries = first.deliveries;
         deliveries.append(&mut last.deliveries);

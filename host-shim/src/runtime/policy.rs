@@ -7,7 +7,7 @@
 //! {"deadline_ms": 1000, "memory_bytes": 67108864, "output_bytes": 1048576,
 //!  "deliveries_per_call": 1, "delivery_attempts_per_call": 4, "key_bytes": 1024,
 //!  "body_bytes": 262144, "ids_per_batch": 100000, "lowered_bytes": 268435456,
-//!  "id_bytes": 65536, "lifted_bytes": 67108864,
+//!  "id_bytes": 65536, "lifted_bytes": 67108864, "await_seconds": 3600,
 //!  "pooling": true, "max_concurrent_calls": 64, "spectre_mitigations": true}
 //! ```
 
@@ -43,6 +43,8 @@ pub struct Policy {
     pub id_bytes: usize,
     /// Bytes the plugin hands the host in one call.
     pub lifted_bytes: usize,
+    /// Seconds a send may await its reply.
+    pub await_seconds: u32,
     /// Pre-allocate instance slots and reuse them.
     pub pooling: bool,
     /// Calls served at once (at least 1).
@@ -73,6 +75,7 @@ impl Policy {
             lowered_bytes: bounds.lowered_bytes,
             id_bytes: bounds.id_bytes,
             lifted_bytes: bounds.lifted_bytes,
+            await_seconds: bounds.await_seconds,
             pooling: options.pooling,
             max_concurrent_calls: options.max_concurrent_calls,
             spectre_mitigations: options.spectre_mitigations,
@@ -96,6 +99,7 @@ impl Policy {
                 lowered_bytes: self.lowered_bytes,
                 id_bytes: self.id_bytes,
                 lifted_bytes: self.lifted_bytes,
+                await_seconds: self.await_seconds,
             },
             pooling: self.pooling,
             max_concurrent_calls: self.max_concurrent_calls,

@@ -82,12 +82,27 @@ pub enum Command {
     /// hand-over (time, from, to, mode, hop, size, the body's hash; the body when it was
     /// recorded with --log-bodies).
     Log(LogArgs),
+    /// Say what a session takes from other sessions (a person's choice, never a
+    /// model's): accept (the default), hold (kept until you release them with accept)
+    /// or refuse. Without a policy, print the session's and what waits for it.
+    Inbound(InboundArgs),
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+pub struct InboundArgs {
+    /// The session's id (from sessions_list, or the harness's own).
+    pub session: String,
+    /// accept, hold or refuse; none prints the session's now.
+    #[arg(value_parser = ["accept", "hold", "refuse"])]
+    pub policy: Option<String>,
+    #[command(flatten)]
+    pub state: StateArgs,
 }
 
 #[derive(clap::Args)]

@@ -7,6 +7,7 @@ mod catalog;
 mod demo;
 mod flags;
 mod hooks;
+mod inbound;
 mod log;
 mod mcp;
 mod serve;
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
         Command::ClaudeHook { state } => hooks::claude(&state),
         Command::CodexHook { state } => hooks::codex(&state),
         Command::Log(args) => log::run(&args),
+        Command::Inbound(args) => inbound::run(&args),
         Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
             .with_context(|| format!("cannot write {}", out.display())),
     };

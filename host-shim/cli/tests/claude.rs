@@ -1188,3 +1188,150 @@ fn a_session_claude_code_lists_as_running_is_live_without_a_server_of_ours() {
         "its process ended"
     );
 }
+
+/// The person's say over inbound, set with `host-shim inbound`: a held session takes
+/// messages but no hook hands them over until they are released; a refusing session
+/// takes none; both show in the listing.
+#[test]
+fn a_held_session_gets_its_messages_only_after_release_and_a_refusing_one_gets_none() {
+    let state = scratch("inbound");
+    let inbound = |policy: &[&str]| {
+        let mut args = vec!["inbound", RICH];
+        args.extend_from_slice(policy);
+        let output = host_shim(&args, "", &state);
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(
+        inbound(&[]),
+        format!("{RICH}: inbound accept | no message waits\n")
+    );
+    assert!(inbound(&["hold"]).starts_with(&format!("{RICH}: inbound hold (held: ")));
+    let send = format!(r#"{{"session_id":"{RICH}","message":"Review when you can."}}"#);
+    let (text, _) = call("sessions_send", &send, &state, &["--call-id", "toolu_h1"]);
+    assert!(
+        text.trim_end().ends_with("\nThe person using that session holds incoming messages; it is handed over when they release them. Its reply will not return through this call; read it later with sessions_read."),
+        "{text}"
+    );
+    let (list, _) = call("sessions_list", "", &state, &[]);
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with(&format!("- {RICH} ")) && l.ends_with(" | inbound=hold")),
+        "{list}"
+    );
+    // Held: no hook of the session hands it over.
+    for event in ["UserPromptSubmit", "Stop", "SessionStart"] {
+        assert_eq!(hook_answer(event, RICH, &state), None, "{event}");
+    }
+    assert_eq!(
+        inbound(&[]),
+        format!("{RICH}: inbound hold | 1 message waits\n")
+    );
+    // Released: the next prompt takes it.
+    assert!(inbound(&["accept"]).contains("released: 1 message waits"));
+    let answer = hook_answer("UserPromptSubmit", RICH, &state).expect("handed over after release");
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("Review when you can."), "{context}");
+    // Refusing: nothing is delivered, and the sender is told not to retry.
+    inbound(&["refuse"]);
+    let (text, _) = call("sessions_send", &send, &state, &["--call-id", "toolu_h2"]);
+    assert!(
+        text.starts_with(&format!(
+            "sessions_send refused (refused-by-target): the person using {RICH} does not take cross-session messages in it."
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_dir(state.join("inbox").join(RICH))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+/// A send that awaits its reply: `host-shim call` waits, holding no plugin instance,
+/// until the reply lands in the caller's inbox (here put there as the target's store
+/// would), shows it after the acceptance, and takes it: no hook of the caller hands it
+/// over again. Without a reply, the wait ends and says so.
+#[test]
+fn an_awaited_reply_is_shown_by_the_call_and_never_handed_over_again() {
+    use host_shim::inbox::{InboxBackend, SpooledMessage};
+    let state = scratch("await");
+    let projects = fixtures();
+    let ask = format!(
+        r#"{{"session_id":"{RICH}","message":"Did the payment tests pass?","await_reply_seconds":60}}"#
+    );
+    let child = common::host_shim()
+        .arg("--cache-dir")
+        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
+        .args(["call", "sessions_send", &ask, "--claude-projects"])
+        .arg(&projects)
+        .args(["--caller", CALLER, "--call-id", "toolu_ask", "--state-dir"])
+        .arg(&state)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The ask lands in the target's inbox; its id is the one the reply answers.
+    let inbox = StateDir::open(&state).unwrap();
+    let asked = (0..600)
+        .find_map(|_| {
+            let waiting = inbox.waiting(RICH).ok()?.messages;
+            if waiting.is_empty() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            waiting.into_iter().next()
+        })
+        .expect("the ask reached the target's inbox");
+    let id = asked.message.message_id.clone();
+    assert!(id.starts_with("m-"), "{id}");
+    // The target's answer, as its own plugin frames it and its store puts it.
+    let reply = format!(
+        "Cross-session message from another session of this harness.\nfrom-session: {RICH} (\"Fix flaky payment tests\")\ndelivery: queue\nhop: 2\nmessage-id: m-00000000aaaa\nin-reply-to: {id}\n--- message begins ---\nYes: all 41 pass.\n--- message ends ---"
+    );
+    let key = format!("{}:{RICH}toolu_answer", RICH.len());
+    let message = SpooledMessage::new(CALLER, host_shim::DeliveryMode::Queue, &reply, &key, false)
+        .with_ids(&host_shim::contract::latest::MessageIds {
+            message_id: "m-00000000aaaa".into(),
+            in_reply_to: Some(id.clone()),
+        });
+    inbox.put(&message).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        text,
+        format!(
+            "accepted for {RICH} | mode=queue | chars=27 | hop=1 | id={id}\n\
+             The message is queued in that session's inbox. Waiting up to 60 seconds for its reply.\n\
+             reply from {RICH} (hop 2):\n\
+             Yes: all 41 pass.\n"
+        )
+    );
+    // Taken by the call: nothing waits for the caller, and its hooks hand nothing over.
+    assert!(inbox.waiting(CALLER).unwrap().messages.is_empty());
+    for event in ["UserPromptSubmit", "Stop"] {
+        assert_eq!(hook_answer(event, CALLER, &state), None, "{event}");
+    }
+    // No reply: the wait ends after its seconds and says the reply will come later.
+    let quick =
+        format!(r#"{{"session_id":"{RICH}","message":"Still there?","await_reply_seconds":1}}"#);
+    let (text, _) = call(
+        "sessions_send",
+        &quick,
+        &state,
+        &["--call-id", "toolu_ask2"],
+    );
+    assert!(
+        text.ends_with(
+            " Waiting up to 1 second for its reply.\nNo reply within 1 second; it will reach you like any other message.\n"
+        ),
+        "{text}"
+    );
+}

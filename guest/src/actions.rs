@@ -101,8 +101,8 @@ fn without_markers(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// A one-line summary of a call's input: the most telling string of a JSON object (a
-/// command, a path, a query), else its first string, else the input itself; folded,
-/// secrets masked, cut to [`SUMMARY_MAX_CHARS`].
+/// command, a path, a query), else its plain members as `key=value`, else the input
+/// itself; folded, secrets masked, cut to [`SUMMARY_MAX_CHARS`].
 pub fn summarize(input: &str) -> String {
     let picked = match TopLevel::parse(input) {
         Ok(TopLevel::Object(members)) => pick(&members),
@@ -128,10 +128,20 @@ fn pick(members: &[(String, JsonValue)]) -> Option<String> {
             return Some(shown(key, text));
         }
     }
-    members.iter().find_map(|(key, value)| match value {
-        JsonValue::String(text) => Some(shown(key, text)),
-        _ => None,
-    })
+    // Otherwise its plain members, `key=value` each (nested values left out).
+    let pairs: Vec<String> = (members.iter())
+        .filter_map(|(key, value)| {
+            let value = match value {
+                JsonValue::String(text) => shown(key, text),
+                JsonValue::Bool(flag) => flag.to_string(),
+                JsonValue::Unsigned(n) => n.to_string(),
+                JsonValue::Negative(n) => n.to_string(),
+                _ => return None,
+            };
+            Some(format!("{key}={value}"))
+        })
+        .collect();
+    (!pairs.is_empty()).then(|| pairs.join(" "))
 }
 
 fn cut(text: &str, max_chars: usize) -> String {
@@ -249,6 +259,9 @@ fn is_prefixed_secret(core: &str) -> bool {
 
 /// The word as [`REDACTED`], keeping the quotes and punctuation around it.
 fn mask_whole(word: &str) -> String {
+    if word.contains(REDACTED) {
+        return word.to_string(); // masked already
+    }
     let start = word.len() - word.trim_start_matches(is_wrapping).len();
     let end = word.trim_end_matches(is_wrapping).len().max(start);
     format!("{}{REDACTED}{}", &word[..start], &word[end..])
@@ -288,7 +301,10 @@ mod tests {
             summarize(r#"{"file_path":"/w/src/lib.rs","old_string":"a"}"#),
             "/w/src/lib.rs"
         );
-        assert_eq!(summarize(r#"{"n":3,"other":"x y"}"#), "x y");
+        assert_eq!(
+            summarize(r#"{"n":3,"other":"x y","deep":{"a":1}}"#),
+            "n=3 other=x y"
+        );
         assert_eq!(summarize("plain\n  text"), "plain text");
         assert_eq!(
             summarize(r#"{"command":["bash","-lc","ls"]}"#),
@@ -333,7 +349,7 @@ mod tests {
             assert_eq!(mask_secrets(line), want, "{line}");
         }
         // A key that names a secret shows none of its value.
-        assert_eq!(summarize(r#"{"api_token":"abc"}"#), REDACTED);
+        assert_eq!(summarize(r#"{"api_token":"abc"}"#), "api_token=[redacted]");
     }
 
     #[test]

@@ -154,3 +154,34 @@ fn every_line_the_real_binary_wrote_is_read() {
     }
     assert_eq!(store.skipped_lines(), 0);
 }
+
+/// What a session did, from the real transcripts: each tool call the real Claude Code
+/// recorded (`tool_use`) is one line after its message's text, its status from the
+/// `tool_result` that ended it; never the output.
+#[test]
+fn a_read_with_actions_shows_the_real_tool_calls_one_line_each() {
+    let agent = subagent_id();
+    let text = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{agent}","include_actions":true}}"#),
+        PLAIN,
+    );
+    assert!(
+        text.contains("\n[action] ToolSearch: select:mcp__session-tools__sessions_list (ok)"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(
+            |l| l.starts_with("[action] mcp__session-tools__sessions_list") && l.ends_with(" (ok)")
+        ),
+        "{text}"
+    );
+    // Without the argument, no action line and no output of a tool.
+    let plain = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{agent}"}}"#),
+        PLAIN,
+    );
+    assert!(!plain.contains("[action]"), "{plain}");
+    assert!(!text.contains("tool_reference"), "{text}");
+}

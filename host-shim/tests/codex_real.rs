@@ -792,3 +792,27 @@ fn a_repeated_send_does_not_ask_the_daemon_again() {
     );
     assert_eq!(daemon.methods(), asked);
 }
+
+/// What a thread did, from the real rollouts: the call the real Codex recorded
+/// (`function_call`) is one line after the model's message, ended by its
+/// `function_call_output`; never the output.
+#[test]
+fn a_read_with_actions_shows_the_real_tool_calls_one_line_each() {
+    let text = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{ORCHARD}","include_actions":true}}"#),
+        GARDEN,
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("[action] spawn_agent: ") && l.ends_with(" (ok)")),
+        "{text}"
+    );
+    assert!(!text.contains("Tesla"), "the call's output showed: {text}");
+    let plain = call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
+        GARDEN,
+    );
+    assert!(!plain.contains("[action]"), "{plain}");
+}

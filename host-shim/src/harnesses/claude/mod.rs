@@ -55,9 +55,9 @@ pub(crate) mod transcript;
 pub(crate) mod wake;
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, InboxCount,
-    MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex, SurfaceIndex,
-    ToolAction,
+    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
+    InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
+    SurfaceIndex, ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
@@ -261,6 +261,9 @@ struct ParsedSurface {
     session: Arc<Surface>,
     /// What one record put on the surface (kept to reuse its allocation).
     scratch: Vec<Surfaced>,
+    /// Where each tool call not ended yet is (its message's seq, its place among the
+    /// message's calls), by call id: a result in a later record ends it.
+    open_calls: std::collections::HashMap<String, (u64, usize)>,
 }
 
 impl ParsedSurface {
@@ -275,6 +278,7 @@ impl ParsedSurface {
             damaged: 0,
             session: Arc::new(Surface::default()),
             scratch: Vec::new(),
+            open_calls: std::collections::HashMap::new(),
         }
     }
 
@@ -306,6 +310,7 @@ impl ParsedSurface {
             if record.is_compact_boundary() {
                 Arc::make_mut(&mut self.session).messages.clear();
                 self.open_assistant = None;
+                self.open_calls.clear();
                 continue;
             }
             self.take(number, record);
@@ -328,13 +333,29 @@ impl ParsedSurface {
             text,
             injected,
             replaced,
+            calls,
+            results,
             ..
         } in surfaced.drain(..)
         {
+            // Each result ends the call it answers, on the message that made it.
+            for result in results {
+                let Some((seq, at)) = self.open_calls.remove(&result.call_id) else {
+                    continue;
+                };
+                let made = messages.iter_mut().rev().find(|m| m.seq == seq);
+                if let Some(action) = made.and_then(|m| m.actions.get_mut(at)) {
+                    action.status = if result.is_error {
+                        ActionStatus::Error
+                    } else {
+                        ActionStatus::Ok
+                    };
+                }
+            }
             if role == transcript::Role::Assistant {
                 let source = format!("model:anthropic/{}", model.as_deref().unwrap_or("unknown"));
                 // Another block of the model's message before: one message.
-                if message_id.is_some()
+                let (seq, mut actions, text) = if message_id.is_some()
                     && self.open_assistant == message_id
                     && let Some(last) = messages.pop()
                 {
@@ -342,16 +363,20 @@ impl ParsedSurface {
                         (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
                         (a, b) => a.or(b),
                     };
-                    messages.push(Message::new(
-                        last.seq,
-                        Role::Assistant,
-                        &source,
-                        false,
-                        joined,
-                    ));
+                    (last.seq, last.actions, joined)
                 } else {
-                    messages.push(Message::new(number, Role::Assistant, &source, false, text));
+                    (number, Vec::new(), text)
+                };
+                for call in calls {
+                    self.open_calls.insert(call.id, (seq, actions.len()));
+                    actions.push(ToolAction {
+                        name: call.name,
+                        input: call.input,
+                        status: ActionStatus::Running,
+                    });
                 }
+                let message = Message::new(seq, Role::Assistant, &source, false, text);
+                messages.push(message.with_actions(actions));
                 self.open_assistant.clone_from(&message_id);
                 continue;
             }

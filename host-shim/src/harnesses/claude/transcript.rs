@@ -1,9 +1,11 @@
 //! One Claude Code transcript record (one JSONL line), read for what the store needs
 //! and nothing else: the record's kind, its session facts, its titles, for user and
-//! assistant records the role, the model and the text parts, and for attachments what
-//! Claude Code rendered into the model's input. Everything else in a record (tool
-//! input, tool output, thinking, images, usage, prompt snapshots) is skipped by the
-//! parser without being kept.
+//! assistant records the role, the model and the text parts, the tool calls (`tool_use`:
+//! id, name and input, the input cut to the WIT's 1024 bytes) and whether each call's
+//! result was an error (`tool_result`: `tool_use_id`, `is_error`), and for attachments
+//! what Claude Code rendered into the model's input. Everything else in a record (tool
+//! output, thinking, images, usage, prompt snapshots) is skipped by the parser without
+//! being kept.
 //!
 //! What reaches the model, as Claude Code 2.1.328 writes it (seen in transcripts the
 //! real binary wrote in this project's real-client suite, `tests/claude_code/`):
@@ -113,18 +115,71 @@ pub struct MessageRecord {
     pub content: Content,
 }
 
-/// A message's content: only its text survives parsing (a string content, or the
-/// `text` parts of a part list, joined by a line feed); `None` without any text.
+/// A message's content: its text (a string content, or the `text` parts of a part
+/// list, joined by a line feed; `None` without any), the tool calls it makes and the
+/// results it carries. No output and no reasoning survive parsing.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Content(pub Option<String>);
+pub struct Content {
+    pub text: Option<String>,
+    pub calls: Vec<Call>,
+    pub results: Vec<CallResult>,
+}
 
-/// One element of a content list: its type, and its text when it is a text part.
+/// A `tool_use` part: the call's id, the tool's name and its input as written (JSON
+/// text, cut to [`crate::guard::ACTION_INPUT_BYTES`] at a char boundary).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub id: String,
+    pub name: String,
+    pub input: String,
+}
+
+/// A `tool_result` part: which call it answers and whether it is an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallResult {
+    pub call_id: String,
+    pub is_error: bool,
+}
+
+impl Content {
+    fn text(text: Option<String>) -> Content {
+        Content {
+            text,
+            ..Content::default()
+        }
+    }
+}
+
+/// One element of a content list: its type, its text when it is a text part, and
+/// what a tool call or result part says (a result's own content is skipped).
 #[derive(Deserialize)]
 struct Part {
     #[serde(rename = "type", default)]
     kind: String,
     #[serde(default)]
     text: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+/// The first `max` bytes of `text`, at a char boundary.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 impl<'de> Deserialize<'de> for Content {
@@ -136,36 +191,46 @@ impl<'de> Deserialize<'de> for Content {
                 f.write_str("a string or a list of content parts")
             }
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Content, E> {
-                Ok(Content(Some(text.to_string())))
+                Ok(Content::text(Some(text.to_string())))
             }
             fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Content, E> {
-                Ok(Content(Some(text)))
+                Ok(Content::text(Some(text)))
             }
             fn visit_unit<E: serde::de::Error>(self) -> Result<Content, E> {
-                Ok(Content(None))
+                Ok(Content::default())
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-                let mut joined: Option<String> = None;
+                let mut content = Content::default();
                 while let Some(part) = seq.next_element::<Option<Part>>()? {
-                    let Some(Part {
-                        kind,
-                        text: Some(text),
-                    }) = part
-                    else {
-                        continue;
-                    };
-                    if kind != "text" {
-                        continue;
-                    }
-                    match &mut joined {
-                        Some(joined) => {
-                            joined.push('\n');
-                            joined.push_str(&text);
+                    let Some(part) = part else { continue };
+                    match (part.kind.as_str(), part.text) {
+                        ("text", Some(text)) => match &mut content.text {
+                            Some(joined) => {
+                                joined.push('\n');
+                                joined.push_str(&text);
+                            }
+                            None => content.text = Some(text),
+                        },
+                        ("tool_use", _) => content.calls.push(Call {
+                            id: part.id.unwrap_or_default(),
+                            name: part.name.unwrap_or_default(),
+                            input: (part.input.as_deref())
+                                .map(|raw| cut(raw.get(), crate::guard::ACTION_INPUT_BYTES))
+                                .unwrap_or_default()
+                                .to_string(),
+                        }),
+                        ("tool_result", _) => {
+                            content
+                                .results
+                                .extend(part.tool_use_id.map(|call_id| CallResult {
+                                    call_id,
+                                    is_error: part.is_error.unwrap_or(false),
+                                }))
                         }
-                        None => joined = Some(text),
+                        _ => {}
                     }
                 }
-                Ok(Content(joined))
+                Ok(content)
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
@@ -173,7 +238,7 @@ impl<'de> Deserialize<'de> for Content {
             ) -> Result<Content, A::Error> {
                 // Not a shape Claude Code writes; read as no text rather than a bad line.
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Content(None))
+                Ok(Content::default())
             }
         }
         deserializer.deserialize_any(ContentVisitor)
@@ -200,7 +265,9 @@ impl Record {
 
     /// The message's text (text parts joined), if any.
     pub fn text(&self) -> Option<&str> {
-        self.message.as_ref().and_then(|m| m.content.0.as_deref())
+        self.message
+            .as_ref()
+            .and_then(|m| m.content.text.as_deref())
     }
 
     /// A prompt the person typed: a user record that is on the surface as the
@@ -247,11 +314,13 @@ impl Record {
     pub fn into_surfaced(mut self, out: &mut Vec<Surfaced>) {
         if self.is_message() {
             let kind = (self.kind == "user").then(|| self.user_text());
-            let text = self.message.take().and_then(|m| m.content.0);
-            out.push(match kind {
+            let content = self.message.take().map(|m| m.content).unwrap_or_default();
+            let (text, calls, results) = (content.text, content.calls, content.results);
+            let surfaced = match kind {
                 None => Surfaced {
                     role: Role::Assistant,
                     text,
+                    calls,
                     ..Surfaced::default()
                 },
                 Some(UserText::HandedOver(frames)) => return out.extend(frames),
@@ -269,6 +338,11 @@ impl Record {
                     text,
                     ..Surfaced::default()
                 },
+            };
+            // Results of the model's calls end them, whatever else the record says.
+            out.push(Surfaced {
+                results,
+                ..surfaced
             });
         } else if self.kind == "attachment" {
             self.surfaced_attachment(out);
@@ -289,7 +363,7 @@ impl Record {
             }
         }
         let rendered: Vec<&str> = (self.rendered.iter().flatten())
-            .filter_map(|r| r.content.0.as_deref())
+            .filter_map(|r| r.content.text.as_deref())
             .collect();
         if !rendered.is_empty() {
             out.push(Surfaced {
@@ -333,6 +407,10 @@ pub struct Surfaced {
     pub replaced: bool,
     /// A cross-session message a hook handed over: the plugin's frame itself.
     pub frame: bool,
+    /// The model's tool calls in it.
+    pub calls: Vec<Call>,
+    /// Results of earlier calls it carries (a user record of tool results).
+    pub results: Vec<CallResult>,
 }
 
 /// How Claude Code prefixes what a Stop hook's `decision: block` returned.

@@ -32,9 +32,9 @@ pub(crate) mod rollout;
 pub(crate) mod websocket;
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, InboxCount,
-    MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex, SurfaceIndex,
-    ToolAction,
+    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
+    InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
+    SurfaceIndex, ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
@@ -134,6 +134,9 @@ struct ParsedSurface {
     model: String,
     damaged: u64,
     surface: Arc<Surface>,
+    /// Where each tool call not ended yet is (its message's seq, its place among the
+    /// message's calls), by call id.
+    open_calls: std::collections::HashMap<String, (u64, usize)>,
 }
 
 impl ParsedSurface {
@@ -146,6 +149,7 @@ impl ParsedSurface {
             model: "unknown".to_string(),
             damaged: 0,
             surface: Arc::new(Surface::default()),
+            open_calls: std::collections::HashMap::new(),
         }
     }
 
@@ -197,6 +201,21 @@ impl ParsedSurface {
                     }
                     let message = message(ordinal, said, false, &self.provider, &self.model);
                     Arc::make_mut(&mut self.surface).messages.push(message);
+                } else if let Some(called) = rollout::Called::of(&record.payload) {
+                    self.take_call(ordinal, called);
+                } else if let Some((call_id, failed)) = rollout::call_ended(&record.payload) {
+                    let Some((seq, at)) = self.open_calls.remove(&call_id) else {
+                        return;
+                    };
+                    let surface = Arc::make_mut(&mut self.surface);
+                    let made = surface.messages.iter_mut().rev().find(|m| m.seq == seq);
+                    if let Some(action) = made.and_then(|m| m.actions.get_mut(at)) {
+                        action.status = if failed {
+                            ActionStatus::Error
+                        } else {
+                            ActionStatus::Ok
+                        };
+                    }
                 }
             }
             "compacted" => {
@@ -212,6 +231,7 @@ impl ParsedSurface {
                 let (provider, model) = (self.provider.clone(), self.model.clone());
                 let surface = Arc::make_mut(&mut self.surface);
                 surface.messages.clear();
+                self.open_calls.clear();
                 for (index, mut said) in said.into_iter().enumerate() {
                     // Each at its place just before the compaction, in order.
                     let seq = ordinal.saturating_sub(count - 1 - index as u64);
@@ -225,6 +245,28 @@ impl ParsedSurface {
             }
             _ => {}
         }
+    }
+}
+
+impl ParsedSurface {
+    /// A tool call joins the model's message it follows, or is a message of its own
+    /// (the model called without a word); it runs until its output ends it.
+    fn take_call(&mut self, ordinal: u64, called: rollout::Called) {
+        let source = format!("model:{}/{}", self.provider, self.model);
+        let messages = &mut Arc::make_mut(&mut self.surface).messages;
+        if messages.last().is_none_or(|m| m.role != Role::Assistant) {
+            messages.push(Message::new(ordinal, Role::Assistant, &source, false, None));
+        }
+        let Some(last) = messages.last_mut() else {
+            return;
+        };
+        self.open_calls
+            .insert(called.call_id, (last.seq, last.actions.len()));
+        last.actions.push(ToolAction {
+            name: called.name,
+            input: called.input,
+            status: ActionStatus::Running,
+        });
     }
 }
 

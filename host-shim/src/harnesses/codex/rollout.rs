@@ -11,7 +11,11 @@
 //!   part with its provenance in
 //!   `internal_chat_message_metadata_passthrough.content_item_metadata[]` (`user` for
 //!   the person; `harness`, `skills`, `agents_md`, a hook, … for what Codex put there).
-//!   Function calls and their output, reasoning and the rest are not messages.
+//!   Reasoning and the rest are not messages.
+//! - `response_item` with `payload.type: "function_call"` (or `custom_tool_call`): a
+//!   tool call the model made (`name`, `arguments` or `input`, `call_id`);
+//!   `function_call_output` (or `custom_tool_call_output`) ends it (`call_id`). Only
+//!   whether it failed is read of the output, never its text.
 //! - `compacted`: a compaction: `replacement_history` is the model's input from then on
 //!   (ending with the summary, whose text is `message`).
 
@@ -136,6 +140,61 @@ impl Said {
             from_person: role == Role::User && from_person,
         })
     }
+}
+
+/// A tool call the model made, from a `function_call` or `custom_tool_call` item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Called {
+    pub call_id: String,
+    pub name: String,
+    /// The arguments as recorded (JSON text for a function), cut to the WIT's 1024
+    /// bytes at a char boundary.
+    pub input: String,
+}
+
+impl Called {
+    pub fn of(item: &serde_json::Value) -> Option<Called> {
+        let kind = item.get("type")?.as_str()?;
+        if !matches!(kind, "function_call" | "custom_tool_call") {
+            return None;
+        }
+        let input = text_of(item, "arguments")
+            .or_else(|| text_of(item, "input"))
+            .unwrap_or("");
+        let mut end = input.len().min(crate::guard::ACTION_INPUT_BYTES);
+        while !input.is_char_boundary(end) {
+            end -= 1;
+        }
+        Some(Called {
+            call_id: text_of(item, "call_id").unwrap_or_default().to_string(),
+            name: text_of(item, "name").unwrap_or("(unnamed)").to_string(),
+            input: input[..end].to_string(),
+        })
+    }
+}
+
+/// How a call ended, from a `function_call_output` or `custom_tool_call_output` item:
+/// its call id, and whether it failed (the output says `"success": false`, or a
+/// command's `Exit code:` is not 0).
+pub fn call_ended(item: &serde_json::Value) -> Option<(String, bool)> {
+    let kind = item.get("type")?.as_str()?;
+    if !matches!(kind, "function_call_output" | "custom_tool_call_output") {
+        return None;
+    }
+    let call_id = text_of(item, "call_id")?.to_string();
+    let output = item.get("output");
+    let said_failure = output
+        .and_then(|o| o.get("success"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(false);
+    let exit_code = (output.and_then(serde_json::Value::as_str))
+        .and_then(|text| text.strip_prefix("Exit code: "))
+        .and_then(|rest| rest.split(['\n', ' ']).next())
+        .and_then(|code| code.parse::<i64>().ok());
+    Some((
+        call_id,
+        said_failure || exit_code.is_some_and(|code| code != 0),
+    ))
 }
 
 /// What a Stop hook's block gave the model, unwrapped: Codex 0.169.0 records the

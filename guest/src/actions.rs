@@ -26,6 +26,7 @@ const TELLING_KEYS: &[&str] = &[
     "url",
     "description",
     "prompt",
+    "message",
     "session_id",
 ];
 

@@ -54,7 +54,8 @@ fn child() {
             let input = format!(r#"{{"session_id":"{TARGET}","hook_event_name":"Stop"}}"#);
             let presence = LocalPresence::open(state.root()).unwrap();
             let mut out = std::io::stdout();
-            host_shim::claude::hook::answer(&state, &presence, input.as_bytes(), &mut out).unwrap();
+            host_shim::claude::hook::answer(&state, &presence, None, input.as_bytes(), &mut out)
+                .unwrap();
         }
         role => panic!("no role {role}"),
     }

@@ -9,6 +9,9 @@ The "model" follows a script written into the person's prompt, as one line
 
     @script [{"tool": "NAME", "input": {...}}, {"say": "TEXT"}, ...]
 
+A tool step's input may say `"$newest-message-id"`: the id of the newest
+cross-session message the model was given, as a model answering it would write.
+
 Each request continues the conversation's newest script: the number of tool calls
 the model made since that prompt says which step comes next. A `tool` step calls the
 tool (first loading it with `ToolSearch` when Claude Code lists it as deferred, as a
@@ -81,7 +84,31 @@ def next_action(request):
     deferred = name not in listed or listed[name].get("defer_loading")
     if deferred and name not in loaded:
         return ("tool", "ToolSearch", {"query": f"select:{name}", "max_results": 5})
-    return ("tool", name, step.get("input", {}))
+    return ("tool", name, resolved(step.get("input", {}), messages))
+
+
+NEWEST_MESSAGE_ID = "$newest-message-id"
+
+
+def resolved(value, messages):
+    """A step's input with `$newest-message-id` replaced by the id of the newest
+    cross-session message the model was given (its frame's `message-id:` line): what a
+    model answering that message would write."""
+    if isinstance(value, dict):
+        return {key: resolved(item, messages) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolved(item, messages) for item in value]
+    if value != NEWEST_MESSAGE_ID:
+        return value
+    newest = None
+    for message in messages:
+        for text in texts(message) + [t for part in message.get("content") or []
+                                      if isinstance(part, dict) and part.get("type") == "tool_result"
+                                      for t in texts({"content": part.get("content")})]:
+            for line in text.splitlines():
+                if line.startswith("message-id: m-"):
+                    newest = line[len("message-id: "):]
+    return newest or value
 
 
 def answer(request, action):

@@ -548,6 +548,102 @@ def main():
     else:
         check(False, "tmux is installed (the idle-session check drives an interactive session)")
 
+    # 12. Contract 0.4.0, with the real client: an ask answered within
+    # await_reply_seconds, a message held for its person and released, one refused, and
+    # a chatty sender capped.
+    asker, answerer = str(uuid.uuid4()), str(uuid.uuid4())
+    new_session(env, HOME / "left", asker, "Asker", [])
+    new_session(env, HOME / "right", answerer, "Answerer", [])
+    reply_words = "ask reply: the beds are watered"
+    reply_back = json.dumps([tool("sessions_send", reply_to="$newest-message-id",
+                                  message=reply_words)])
+    busy = resume(env, HOME / "right", answerer, "Wait a little", [
+        {"tool": "Bash", "input": {"command": "sleep 5", "description": "wait"}},
+    ], background=True)
+    time.sleep(1)
+    resume(env, HOME / "left", asker, "Ask the answerer and wait for the answer", [
+        tool("sessions_send", session_id=answerer, await_reply_seconds=90,
+             message=f"are the beds watered?\n{endpoint.SCRIPT_MARK}{reply_back}"),
+    ])
+    busy.wait(timeout=120)
+    asks = [c for c in tool_calls(asker) if c[0] == "sessions_send"]
+    asked = (asks[-1][2] or "") if asks else ""
+    check(asked.startswith(f"accepted for {answerer} | mode=queue | chars=")
+          and f"\nreply from {answerer} (hop 2):\n{reply_words}" in asked,
+          "an ask is answered within await_reply_seconds: the reply is in the send's own result",
+          asked)
+    replies = [c for c in tool_calls(answerer) if c[0] == "sessions_send"]
+    check(bool(replies) and (replies[-1][2] or "").startswith(f"accepted for {asker} | mode=queue")
+          and replies[-1][1].get("reply_to", "").startswith("m-")
+          and "session_id" not in replies[-1][1],
+          "the answer named only the message it answers (reply_to), not its target", replies)
+    resume(env, HOME / "left", asker, "Anything new?", [])
+    seen = [t for _, t in seen_texts(last_request(asker)) if reply_words in t]
+    check(sum(t.startswith("accepted for") for t in seen) == 1
+          and not any(FRAME in t for t in seen),
+          "the awaited reply counts as handed over: no hook hands it over again", seen)
+
+
+    def inbound(session, policy):
+        done = subprocess.run([HOST_SHIM, "inbound", session, policy, "--state-dir",
+                               str(state_dir())], capture_output=True, text=True, timeout=30)
+        return done.stdout + done.stderr
+
+    held, refusing, target = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    for session, words in ((held, "Deep work"), (refusing, "Do not disturb"),
+                           (target, "A quiet bed")):
+        new_session(env, HOME / "shed", session, words, [])
+    said = inbound(held, "hold") + inbound(refusing, "refuse")
+    held_words = "held: the seedlings are in"
+    resume(env, notes, b, "Tell the others", [
+        tool("sessions_send", session_id=held, message=held_words),
+        tool("sessions_send", session_id=refusing, message="refused: hello?"),
+        tool("sessions_list"),
+    ])
+    sends = [c for c in tool_calls(b) if c[0] == "sessions_send"][-2:]
+    check(len(sends) == 2 and "The person using that session holds incoming messages"
+          in (sends[0][2] or "") and not sends[0][3],
+          "a send to a held session is accepted and says it is held", (said, sends))
+    check(len(sends) == 2 and (sends[1][2] or "").startswith(
+              f"sessions_send refused (refused-by-target): the person using {refusing}")
+          and sends[1][3] is True and not [m for m in spooled(refusing)],
+          "a send to a refusing session is refused-by-target (isError) and delivers nothing",
+          sends)
+    rows = [c for c in tool_calls(b) if c[0] == "sessions_list"][-1:]
+    listing = rows[0][2] if rows else ""
+    check(any(l.startswith(f"- {held} ") and l.endswith("| inbound=hold") for l in listing.splitlines())
+          and any(l.startswith(f"- {refusing} ") and l.endswith("| inbound=refuse")
+                  for l in listing.splitlines()),
+          "the listing shows what each person lets in", listing)
+    resume(env, HOME / "shed", held, "Any news?", [])
+    check(occurrences(held, held_words) == 0, "a held message is not handed over",
+          [t for t in seen_texts(last_request(held)) if held_words in t[1]])
+    released = inbound(held, "accept")
+    resume(env, HOME / "shed", held, "And now?", [])
+    check("released: 1 message" in released and occurrences(held, held_words) == 1,
+          "released by the person (host-shim inbound accept), it is handed over once",
+          (released, [t for t in seen_texts(last_request(held)) if held_words in t[1]]))
+
+    chatty = str(uuid.uuid4())
+    new_session(env, HOME / "shed", chatty, "Chatty", [
+        tool("sessions_send", session_id=target, message=f"note {n}") for n in range(21)
+    ])
+    notes_sent = [c for c in tool_calls(chatty) if c[0] == "sessions_send"]
+    capped = (notes_sent[-1][2] or "") if notes_sent else ""
+    check(len(notes_sent) == 21 and all((c[2] or "").startswith("accepted") for c in notes_sent[:20])
+          and capped.startswith(
+              f"sessions_send refused (rate-limited): you sent 20 messages to {target} in the last "
+              "60 minutes, and this deployment allows 20 (maxSendsPerTarget).")
+          and notes_sent[-1][3] is True,
+          "a chatty sender is capped at the 21st send to one session (maxSendsPerTarget)", capped)
+    check(len(spooled(target)) == 20, "the capped send delivered nothing", len(spooled(target)))
+    did = host_shim_call("sessions_read", {"session_id": chatty, "include_actions": True,
+                                           "max_messages": 100}, b)
+    check(f"\n[action] mcp__session-tools__sessions_send: note 0 (ok)" in did
+          and f"\n[action] mcp__session-tools__sessions_send: note 20 (error)" in did,
+          "include_actions shows what the real session did, one line per call, its status "
+          "from the real tool result", did[-3000:])
+
     # 10. Nothing registered once the sessions ended, nor by a probe.
     time.sleep(0.5)
     check(live_files() == [], "no live registration is left after the sessions end", live_files())

@@ -8,6 +8,9 @@ written into the person's prompt, one line:
 
     @script [{"tool": "NAME", "input": {...}}, {"tool": "NAME", "namespace": "NS", "input": {...}}, {"say": "TEXT"}]
 
+A tool step's input may say `"$newest-message-id"`: the id of the newest
+cross-session message the model was given, as a model answering it would write.
+
 A step's `tokens` sets the total token count its response reports (default 15): a large
 one makes Codex compact the thread before its next turn.
 
@@ -65,7 +68,35 @@ def next_action(request):
     step = script[done]
     if "say" in step:
         return ("say", step["say"], step.get("tokens", 15))
-    return ("call", step)
+    items = request.get("input", [])
+    return ("call", dict(step, input=resolved(step.get("input", {}), items)))
+
+
+NEWEST_MESSAGE_ID = "$newest-message-id"
+
+
+def resolved(value, items):
+    """A step's input with `$newest-message-id` replaced by the id of the newest
+    cross-session message the model was given (its frame's `message-id:` line, in a
+    message or a tool's output): what a model answering that message would write."""
+    if isinstance(value, dict):
+        return {key: resolved(item, items) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolved(item, items) for item in value]
+    if value != NEWEST_MESSAGE_ID:
+        return value
+    newest = None
+    for item in items:
+        seen = texts(item) if item.get("type") == "message" else []
+        if item.get("type") == "function_call_output":
+            output = item.get("output")
+            seen = [output] if isinstance(output, str) else [
+                p.get("text", "") for p in output or [] if isinstance(p, dict)]
+        for text in seen:
+            for line in text.splitlines():
+                if line.startswith("message-id: m-"):
+                    newest = line[len("message-id: "):]
+    return newest or value
 
 
 def events(request, action):

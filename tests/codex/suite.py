@@ -318,6 +318,84 @@ def through_the_daemon(caller, folder):
         stop_the_daemons_updater()
 
 
+def inbound(thread, policy):
+    run = subprocess.run([HOST_SHIM, "inbound", thread, policy, "--state-dir", str(STATE)],
+                         capture_output=True, text=True, timeout=30)
+    return run.stdout + run.stderr
+
+
+def conversations(caller, beds, folder):
+    """Contract 0.4.0 with the real Codex: an ask answered within await_reply_seconds
+    (the answer names only what it answers), a message held for its person and
+    released, one refused, and a chatty sender capped."""
+    reply_words = "ask reply: the beds are dug"
+    reply_back = json.dumps([tool("sessions_send", reply_to="$newest-message-id",
+                                  message=reply_words)])
+    working = subprocess.Popen(
+        [sys.executable, __file__, "--resume", beds,
+         script("Dig again", [{"tool": "exec_command", "input": {"cmd": "sleep 5"}},
+                              {"say": "Dug again."}])])
+    time.sleep(2)
+    codex(["resume", caller, script("Ask the beds and wait", [
+        tool("sessions_send", session_id=beds, await_reply_seconds=90,
+             message=f"Are the beds dug?\n{endpoint.SCRIPT_MARK}{reply_back}"),
+    ])], folder)
+    check(working.wait(timeout=180) == 0, "the asked thread's run ends")
+    asked = (tool_results("sessions_send", caller) or [""])[-1]
+    check(asked.startswith(f"accepted for {beds} | mode=queue")
+          and f"\nreply from {beds} (hop 2):\n{reply_words}" in asked,
+          "an ask is answered within await_reply_seconds: the reply is in the send's own result",
+          asked)
+    codex(["resume", caller, script("Anything new?", [{"say": "No."}])], folder)
+    seen = texts_seen(requests()[-1])
+    check(not any(reply_words in t for t in seen)
+          and not list((STATE / "inbox" / caller).glob("*.json")),
+          "the awaited reply counts as handed over: no hook hands it over again",
+          [t[:160] for t in seen if reply_words in t])
+
+    held = codex([script("Deep work", [{"say": "Working."}])], folder)
+    refusing = codex([script("Do not disturb", [{"say": "Quiet."}])], folder)
+    said = inbound(held, "hold") + inbound(refusing, "refuse")
+    held_words = "held: the seedlings are in"
+    codex(["resume", caller, script("Tell the others", [
+        tool("sessions_send", session_id=held, message=held_words),
+        tool("sessions_send", session_id=refusing, message="refused: hello?"),
+        tool("sessions_list"),
+    ])], folder)
+    to_held, to_refusing = ([""] * 2 + tool_results("sessions_send", caller))[-2:]
+    check("The person using that session holds incoming messages" in to_held,
+          "a send to a held thread is accepted and says it is held", (said, to_held))
+    check(to_refusing.startswith(
+              f"sessions_send refused (refused-by-target): the person using {refusing}")
+          and not list((STATE / "inbox" / refusing).glob("*.json")),
+          "a send to a refusing thread is refused-by-target and delivers nothing", to_refusing)
+    listing = (tool_results("sessions_list", caller) or [""])[-1]
+    check(any(l.startswith(f"- {held} ") and l.endswith("| inbound=hold") for l in listing.splitlines()),
+          "the listing shows what the thread's person lets in", listing)
+    codex(["resume", held, script("Any news?", [{"say": "None."}])], folder)
+    check(not any(held_words in t for t in texts_seen(requests()[-1])),
+          "a held message is not handed over")
+    released = inbound(held, "accept")
+    codex(["resume", held, script("And now?", [{"say": "Got it."}])], folder)
+    check("released: 1 message" in released
+          and sum(held_words in t for t in texts_seen(requests()[-1])) == 1,
+          "released by the person (host-shim inbound accept), it is handed over once", released)
+
+    target = codex([script("A quiet bed", [{"say": "Quiet."}])], folder)
+    chatty = codex([script("Chatty", [
+        tool("sessions_send", session_id=target, message=f"note {n}") for n in range(21)
+    ])], folder)
+    notes = tool_results("sessions_send", chatty)
+    check(len(notes) == 21 and all(n.startswith("accepted") for n in notes[:20])
+          and notes[-1].startswith(
+              f"sessions_send refused (rate-limited): you sent 20 messages to {target} in the "
+              "last 60 minutes, and this deployment allows 20 (maxSendsPerTarget)."),
+          "a chatty sender is capped at the 21st send to one thread (maxSendsPerTarget)",
+          notes[-1:] or notes)
+    check(len(list((STATE / "inbox" / target).glob("*.json"))) == 20,
+          "the capped send delivered nothing")
+
+
 def claude_suite():
     """tests/claude_code/suite.py as a module: its tmux pane and its waiting."""
     import importlib.util
@@ -482,6 +560,7 @@ def main():
           "a reply within the turn the message continued is hop 2 (the chain read off the real rollout)",
           replies)
 
+    conversations(caller, beds, folder)
     claude_code_and_codex(caller, folder)
     through_the_daemon(caller, folder)
 

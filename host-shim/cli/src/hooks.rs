@@ -8,7 +8,8 @@ use std::io::{Read, Write};
 pub fn claude(state: &StateArgs) -> Result<()> {
     let (inbox, presence) = (state.inbox()?, state.presence()?);
     run("claude-hook", |input, out| {
-        host_shim::claude::hook::answer(&*inbox, &*presence, input, out)
+        let config = host_shim::claude::settings::config_dir_from_env();
+        host_shim::claude::hook::answer(&*inbox, &*presence, config.as_deref(), input, out)
     })
 }
 

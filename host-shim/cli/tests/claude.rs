@@ -1335,3 +1335,88 @@ fn an_awaited_reply_is_shown_by_the_call_and_never_handed_over_again() {
         "{text}"
     );
 }
+
+/// Claude Code's own `crossSessionInbound` setting is the person's say too: a user who
+/// holds inbound in Claude Code's settings gets messages held by the tools, and no
+/// hook hands them over; the stricter of it and `host-shim inbound` wins.
+#[test]
+fn claude_codes_own_inbound_setting_is_obeyed_the_stricter_winning() {
+    let state = scratch("cc-inbound-state");
+    let config = scratch("cc-inbound-config");
+    let projects = config.join("projects");
+    copy_tree(&fixtures(), &projects);
+    std::fs::write(
+        config.join("settings.json"),
+        r#"{"crossSessionInbound": "hold"}"#,
+    )
+    .unwrap();
+    let run = |args: &[&str], stdin: &str| -> String {
+        let mut child = common::host_shim()
+            .args(args)
+            .arg("--state-dir")
+            .arg(&state)
+            .env("CLAUDE_CONFIG_DIR", &config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let call = |tool: &str, args: &str| {
+        let projects = projects.to_str().unwrap();
+        run(
+            &[
+                "call",
+                tool,
+                args,
+                "--claude-projects",
+                projects,
+                "--caller",
+                CALLER,
+            ],
+            "",
+        )
+    };
+    let send = format!(r#"{{"session_id":"{RICH}","message":"Ship it?"}}"#);
+    let text = call("sessions_send", &send);
+    assert!(
+        text.contains("\nThe person using that session holds incoming messages;"),
+        "{text}"
+    );
+    let list = call("sessions_list", "");
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with(&format!("- {RICH} ")) && l.ends_with("| inbound=hold")),
+        "{list}"
+    );
+    let hook = serde_json::json!({
+        "session_id": RICH, "cwd": "/home/ada/shop", "hook_event_name": "UserPromptSubmit",
+    });
+    assert_eq!(
+        run(&["claude-hook"], &hook.to_string()),
+        "",
+        "a held message was handed over"
+    );
+    // The person's refusal through host-shim is stricter than Claude Code's hold.
+    run(&["inbound", RICH, "refuse"], "");
+    let again = format!(r#"{{"session_id":"{RICH}","message":"Again?"}}"#);
+    let text = call("sessions_send", &again);
+    assert!(
+        text.starts_with("sessions_send refused (refused-by-target):"),
+        "{text}"
+    );
+}

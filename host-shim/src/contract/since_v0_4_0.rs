@@ -167,6 +167,21 @@ impl InboundPolicy {
         }
     }
 
+    /// The stricter of two policies: refuse over hold over accept (two people's say,
+    /// or a person's and a harness setting's: the one that lets in less wins).
+    pub fn stricter(self, other: InboundPolicy) -> InboundPolicy {
+        let rank = |p: InboundPolicy| match p {
+            InboundPolicy::Accept => 0,
+            InboundPolicy::Hold => 1,
+            InboundPolicy::Refuse => 2,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
     pub fn parse(text: &str) -> Option<InboundPolicy> {
         match text {
             "accept" => Some(InboundPolicy::Accept),

@@ -141,6 +141,13 @@ pub trait Recipient {
     /// to send instead; a controller's own refusal).
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal>;
 
+    /// What the harness's own settings let into the target (Claude Code's
+    /// `crossSessionInbound`): the stricter of it and what the inbox holds for the
+    /// person wins. Accept by default.
+    fn inbound(&mut self, _target: &str) -> InboundPolicy {
+        InboundPolicy::Accept
+    }
+
     /// Asked only for a new message the call may deliver, just before it is put, with
     /// whether [`Recipient::resolve`] found the target live: whether the target was or
     /// will be woken with it (a store may wake it here). Nothing wakes by default.
@@ -235,7 +242,7 @@ fn accept<R: Recipient + ?Sized>(
     if let Some(first) = identical.map_err(unusable)? {
         return Ok(repeat(first));
     }
-    let inbound = inbox.inbound(target).map_err(unusable)?;
+    let inbound = (inbox.inbound(target).map_err(unusable)?).stricter(recipient.inbound(target));
     if inbound == InboundPolicy::Refuse {
         return Err(DeliveryRefusal::RefusedByTarget);
     }

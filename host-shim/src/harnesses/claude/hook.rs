@@ -46,13 +46,19 @@ struct HookInput {
     hook_event_name: Option<String>,
     #[serde(default)]
     agent_id: Option<String>,
+    #[serde(default)]
+    cwd: Option<String>,
 }
 
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
-/// come from `inbox`, and the session's idle mark is kept in `presence`.
+/// come from `inbox`, and the session's idle mark is kept in `presence`. Nothing is
+/// handed over while Claude Code's own `crossSessionInbound` (read from `claude_config`,
+/// its configuration folder, and the session's project) holds inbound, as while the
+/// inbox's setting does.
 pub fn answer(
     inbox: &dyn InboxBackend,
     presence: &dyn Presence,
+    claude_config: Option<&std::path::Path>,
     input: &[u8],
     out: &mut dyn Write,
 ) -> Result<HookReport> {
@@ -76,6 +82,14 @@ pub fn answer(
     // The session works from here on (a Stop that hands something over continues
     // it); a Stop that hands nothing over leaves it idle, below.
     presence.set_idle(&session, false)?;
+    let cwd = input.cwd.as_deref().map(std::path::Path::new);
+    let claude_says = super::settings::inbound(claude_config, cwd);
+    if claude_says == crate::contract::latest::InboundPolicy::Hold {
+        if event == "Stop" {
+            presence.set_idle(&session, true)?;
+        }
+        return Ok(HookReport::default());
+    }
     let report = hand_over_waiting(inbox, &session, takes, ANSWER_CHARS, |text| {
         // Every event hands over as context: at Stop, Claude Code 2.1.328 then
         // continues the session with the text shown once, where `decision: block`

@@ -51,6 +51,7 @@ pub(crate) mod idle;
 pub mod mcp_session;
 pub mod presence;
 pub mod registry;
+pub mod settings;
 pub(crate) mod transcript;
 pub(crate) mod wake;
 
@@ -755,8 +756,15 @@ impl ClaudeStore {
         live: &std::collections::HashSet<String>,
     ) -> SessionHeader {
         let mut header = self.header(found, live);
-        header.inbound = crate::inbox::inbound_or_accept(&**self.desk.inbox(), &header.id);
+        let ours = crate::inbox::inbound_or_accept(&**self.desk.inbox(), &header.id);
+        header.inbound = ours.stricter(self.claude_inbound(header.cwd.as_deref()));
         header
+    }
+
+    /// What Claude Code's own `crossSessionInbound` setting lets into a session at
+    /// `cwd` (its configuration folder is the one holding the projects folder).
+    fn claude_inbound(&self, cwd: Option<&str>) -> InboundPolicy {
+        settings::inbound(self.root.parent(), cwd.map(Path::new))
     }
 
     /// The session's surface now: parsed once, then read on as the file grows.
@@ -929,6 +937,11 @@ impl Recipient for ClaudeStore {
     fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
         // A cold target wakes when a wake command is set (started once it is put).
         !live && self.wake.is_some()
+    }
+
+    fn inbound(&mut self, target: &str) -> InboundPolicy {
+        let cwd = (self.by_id.get(target)).and_then(|&p| self.found[p].summary.header.cwd.clone());
+        self.claude_inbound(cwd.as_deref())
     }
 
     fn accepted(&mut self, waiting: &Waiting) -> Delivered {

@@ -61,6 +61,11 @@ def set_up():
     (CODEX_HOME / "hooks.json").write_text(endpoint.hooks_json(hook))
 
 
+def without_id(accepted):
+    """An acceptance's first line without the message id that ends it."""
+    return re.sub(r" \| id=m-[0-9a-f]{12}$", "", accepted.split("\n")[0])
+
+
 def script(text, steps):
     return f"{text}\n{endpoint.SCRIPT_MARK}{json.dumps(steps)}"
 
@@ -253,8 +258,10 @@ def through_the_daemon(caller, folder):
         ])], folder)
         sent = (tool_results("sessions_send", caller) or [""])[-1]
         check(sent.startswith(f"accepted for {shed} | mode=queue")
-              and sent.split("\n")[0].endswith("| hop=1 (woke a cold session)"),
-              "a send to a cold thread with the daemon running wakes it", sent)
+              and without_id(sent).endswith("| hop=1 (woke a cold session)")
+              and "\nThe message was handed to that session as a new turn." in sent,
+              "a send to a cold thread with the daemon running wakes it, handed over as a new turn",
+              sent)
         deadline = time.time() + 60
         turns = []
         while time.time() < deadline and not turns:
@@ -281,7 +288,7 @@ def through_the_daemon(caller, folder):
         ])], folder)
         queued, steered = ([""] * 2 + tool_results("sessions_send", caller))[-2:]
         check(queued.startswith(f"accepted for {shed} | mode=queue")
-              and queued.split("\n")[0].endswith("| hop=1"),
+              and without_id(queued).endswith("| hop=1"),
               "a send to an idle thread the daemon holds is taken at once, nothing woken", queued)
         check("The message is steered into the turn that session is running now." in steered,
               "a steer while the daemon runs that turn is handed into it", steered)
@@ -348,7 +355,7 @@ def conversations(caller, beds, folder):
           asked)
     codex(["resume", caller, script("Anything new?", [{"say": "No."}])], folder)
     seen = texts_seen(requests()[-1])
-    check(not any(reply_words in t for t in seen)
+    check(not any(FRAME in t and reply_words in t for t in seen)
           and not list((STATE / "inbox" / caller).glob("*.json")),
           "the awaited reply counts as handed over: no hook hands it over again",
           [t[:160] for t in seen if reply_words in t])
@@ -468,7 +475,7 @@ def interactive_thread_on_the_daemon(caller, folder):
         ])], folder)
         sent = (tool_results("sessions_send", caller) or [""])[-1]
         check(sent.startswith(f"accepted for {person} | mode=queue")
-              and sent.split("\n")[0].endswith("| hop=1"),
+              and without_id(sent).endswith("| hop=1"),
               "a send to the idle interactive thread is accepted (it is live: nothing woken)",
               sent)
         shown = helpers.wait_for(

@@ -4,7 +4,7 @@
 //! Each check takes a fresh, empty backend.
 
 use super::{InboxBackend, Put, SpooledMessage};
-use crate::contract::latest::{DeliveryMode, DeliveryState, InboxCount};
+use crate::contract::latest::{DeliveryMode, DeliveryState, InboundPolicy, InboxCount, MessageIds};
 use std::time::Duration;
 
 fn message(target: &str, body: &str, key: &str) -> SpooledMessage {
@@ -26,6 +26,55 @@ pub fn run_all<B: InboxBackend>(fresh: impl Fn() -> B) {
     an_identical_body_from_the_same_sender_is_found_within_the_window(&fresh());
     each_senders_messages_are_counted_where_they_are(&fresh());
     sessions_inboxes_are_apart(&fresh());
+    a_senders_sends_are_found_in_every_inbox_waiting_or_handed_over(&fresh());
+    a_persons_inbound_is_kept_per_session(&fresh());
+    ids_are_kept_with_the_message(&fresh());
+}
+
+pub fn a_senders_sends_are_found_in_every_inbox_waiting_or_handed_over(inbox: &dyn InboxBackend) {
+    for (target, key) in [("s1", "5:alicek1"), ("s2", "5:alicek2"), ("s1", "3:bobk3")] {
+        inbox.put(&message(target, key, key)).unwrap();
+    }
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    inbox.hand_over("s1", waiting, &mut |_| Ok(())).unwrap();
+    let mut sent = inbox.sent_since("alice", 0).unwrap();
+    sent.sort_by(|a, b| a.key.cmp(&b.key));
+    let found: Vec<(&str, &str)> = (sent.iter())
+        .map(|s| (s.target.as_str(), s.key.as_str()))
+        .collect();
+    assert_eq!(found, [("s1", "5:alicek1"), ("s2", "5:alicek2")]);
+    // Only what was accepted since the time asked.
+    let later = sent.iter().map(|s| s.accepted_at_ns).max().unwrap() + 1;
+    assert!(inbox.sent_since("alice", later).unwrap().is_empty());
+    assert!(inbox.sent_since("", 0).unwrap().is_empty());
+}
+
+pub fn a_persons_inbound_is_kept_per_session(inbox: &dyn InboxBackend) {
+    assert_eq!(inbox.inbound("s1").unwrap(), InboundPolicy::Accept);
+    inbox.set_inbound("s1", InboundPolicy::Hold).unwrap();
+    inbox.set_inbound("s2", InboundPolicy::Refuse).unwrap();
+    assert_eq!(inbox.inbound("s1").unwrap(), InboundPolicy::Hold);
+    assert_eq!(inbox.inbound("s2").unwrap(), InboundPolicy::Refuse);
+    assert_eq!(inbox.inbound("s3").unwrap(), InboundPolicy::Accept);
+    inbox.set_inbound("s1", InboundPolicy::Accept).unwrap();
+    assert_eq!(inbox.inbound("s1").unwrap(), InboundPolicy::Accept);
+}
+
+pub fn ids_are_kept_with_the_message(inbox: &dyn InboxBackend) {
+    let ids = MessageIds {
+        message_id: "m-0123456789ab".to_string(),
+        in_reply_to: Some("m-ba9876543210".to_string()),
+    };
+    let sent = message("s1", "answer", "5:alicek9").with_ids(&ids);
+    inbox.put(&sent).unwrap();
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    assert_eq!(waiting[0].message.message_id, "m-0123456789ab");
+    assert_eq!(
+        waiting[0].message.in_reply_to.as_deref(),
+        Some("m-ba9876543210")
+    );
+    let found = inbox.find("s1", "5:alicek9").unwrap().unwrap();
+    assert_eq!(found.message, sent);
 }
 
 pub fn a_key_is_put_once_and_found_wherever_it_moved(inbox: &dyn InboxBackend) {

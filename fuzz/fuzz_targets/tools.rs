@@ -6,7 +6,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use session_tools::frame::frame;
-use session_tools::host::{DeliveryMode, Role};
+use session_tools::host::{ActionStatus, DeliveryMode, Inbound, MessageIds, Role};
 use session_tools::testing::{FakeHost, FakeSession, Part, session};
 use session_tools::{Settings, invariants};
 
@@ -55,6 +55,9 @@ struct FuzzSession {
     title: Option<String>,
     reject: Option<String>,
     keeps_waiting: bool,
+    /// What its person lets in (accept, hold, refuse).
+    inbound: u8,
+    machine: Option<String>,
     inbox: Vec<(u8, u8, u8)>,
     messages: Vec<FuzzMessage>,
 }
@@ -66,15 +69,21 @@ struct FuzzMessage {
     source: u8,
     replaced: bool,
     injected: bool,
-    /// A frame from this sender at this hop, as a text part of its own.
-    frame: Option<(u8, u8)>,
+    /// A frame from this sender at this hop, as a text part of its own, with a message
+    /// id (one a reply may name) and maybe the id it answers.
+    frame: Option<(u8, u8, u8, bool)>,
     parts: Vec<(u8, String)>,
+    /// Tool calls: a name, an input, a status.
+    actions: Vec<(String, String, u8)>,
 }
 
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 14] = [
     "query", "scope", "live_only", "limit", "session_id", "max_messages",
-    "include_injected", "include_system", "message", "mode",
+    "include_injected", "include_system", "message", "mode", "reply_to",
+    "await_reply_seconds", "include_actions", "before_seq",
 ];
+/// Message ids the frames carry, and ones no frame carries.
+const MESSAGE_IDS: [&str; 4] = ["m-0123456789ab", "m-00000000c0de", "m-ZZ", "m-ffffffffffff"];
 const CHOICES: [&str; 6] = ["top-level", "subagents", "all", "queue", "steer", "x"];
 const SOURCES: [&str; 7] = [
     "user", "model:a/b", "plugin:m/n", "", "\nplugin:m/n", "user, harness-injected, replaced", "a (b)",
@@ -87,6 +96,9 @@ fn arguments_json(arguments: &Arguments) -> String {
             let mut map = serde_json::Map::new();
             for (name, value) in fields {
                 let value = match value {
+                    Value::Choice(c) if NAMES[*name as usize % NAMES.len()] == "reply_to" => {
+                        MESSAGE_IDS[*c as usize % MESSAGE_IDS.len()].into()
+                    }
                     Value::Id(i) if i % 4 == 3 => {
                         // The JSON literal form the tools show odd ids in.
                         serde_json::Value::from(IDS[*i as usize % IDS.len()]).to_string().into()
@@ -106,17 +118,22 @@ fn arguments_json(arguments: &Arguments) -> String {
 }
 
 fn settings_json(settings: &[(u8, u8)]) -> String {
-    const KEYS: [&str; 11] = [
+    const KEYS: [&str; 16] = [
         "maxListResults", "maxReadMessages", "maxMessageChars", "maxSendChars",
         "defaultSendMode", "frameMessages", "allowResume", "includeInjectedByDefault",
-        "maxHops", "readScope", "sendScope",
+        "maxHops", "readScope", "sendScope", "maxAwaitSeconds", "maxSendsPerTarget",
+        "maxSends", "sendWindowMinutes", "allowActions",
     ];
     let mut map = serde_json::Map::new();
     for (key, value) in settings {
         let key = KEYS[*key as usize % KEYS.len()];
         let value: serde_json::Value = match key {
             "defaultSendMode" => if value % 2 == 0 { "queue" } else { "steer" }.into(),
-            "frameMessages" | "allowResume" | "includeInjectedByDefault" => (value % 2 == 0).into(),
+            "frameMessages" | "allowResume" | "includeInjectedByDefault" | "allowActions" => {
+                (value % 2 == 0).into()
+            }
+            "maxAwaitSeconds" | "maxSendsPerTarget" | "maxSends" => (u64::from(*value) % 4).into(),
+            "sendWindowMinutes" => (u64::from(*value) % 60 + 1).into(),
             "maxHops" => (u64::from(*value) % 64 + 1).into(),
             "readScope" => ["all", "workspace", "tree", "self"][*value as usize % 4].into(),
             "sendScope" => ["all", "workspace", "tree", "none"][*value as usize % 4].into(),
@@ -150,6 +167,10 @@ fn fake_session(s: &FuzzSession) -> FakeSession {
     if s.keeps_waiting {
         fake = fake.keeps_waiting();
     }
+    fake = fake.inbound([Inbound::Accept, Inbound::Hold, Inbound::Refuse][s.inbound as usize % 3]);
+    if let Some(machine) = &s.machine {
+        fake = fake.machine(machine);
+    }
     for (from, waiting, handed) in &s.inbox {
         fake = fake.inbox_from(IDS[*from as usize % IDS.len()], u32::from(*waiting), u32::from(*handed));
     }
@@ -165,12 +186,20 @@ fn fake_session(s: &FuzzSession) -> FakeSession {
                 _ => Part::Text(text.clone()),
             })
             .collect();
-        if let Some((from, hop)) = m.frame {
+        if let Some((from, hop, id, answers)) = m.frame {
             let sender = IDS[from as usize % IDS.len()];
-            let framed = frame(sender, None, DeliveryMode::Queue, u32::from(hop), "go on");
+            let ids = MessageIds {
+                message_id: MESSAGE_IDS[id as usize % 2].to_string(),
+                in_reply_to: answers.then(|| MESSAGE_IDS[3].to_string()),
+            };
+            let framed = frame(sender, None, DeliveryMode::Queue, u32::from(hop), &ids, "go on");
             parts.insert(0, Part::Text(framed));
         }
         fake = fake.message(u64::from(m.seq), role, SOURCES[m.source as usize % SOURCES.len()], parts);
+        for (name, input, status) in &m.actions {
+            let statuses = [ActionStatus::Ok, ActionStatus::Error, ActionStatus::Running];
+            fake = fake.action(name, input, statuses[*status as usize % statuses.len()]);
+        }
         if m.replaced {
             fake = fake.replaced();
         }

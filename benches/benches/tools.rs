@@ -90,7 +90,6 @@ impl core::SessionQuery for NativeHost {
                     source_lead_len: m.source_lead_len,
                     text_lead_len: m.text_lead_len,
                     text_chars: m.text_chars,
-                    actions: m.actions,
                 })
                 .collect(),
         })
@@ -113,6 +112,9 @@ impl core::SessionQuery for NativeHost {
             waiting: count.waiting,
             handed_over: count.handed_over,
         }
+    }
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        host_shim::SessionQuery::action_seqs(&mut self.0, id)
     }
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<core::ToolAction>> {
         (host_shim::SessionQuery::get_actions(&mut self.0, id, seqs).into_iter())

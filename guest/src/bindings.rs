@@ -88,7 +88,6 @@ impl host::SessionQuery for Imports {
                     source_lead_len: m.source_lead_len,
                     text_lead_len: m.text_lead_len,
                     text_chars: m.text_chars,
-                    actions: m.actions,
                 })
                 .collect(),
             source_leads: surface.source_leads,
@@ -108,6 +107,10 @@ impl host::SessionQuery for Imports {
                 })
             })
             .collect()
+    }
+
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        query::action_seqs(id)
     }
 
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<host::ToolAction>> {

@@ -155,8 +155,6 @@ pub struct MessageEntry {
     pub text_lead_len: u32,
     /// Chars of the whole text; 0 when there is no text part.
     pub text_chars: u32,
-    /// Tool calls the message made.
-    pub actions: u32,
 }
 
 /// A surface, compactly (`session-query.surface-index`).
@@ -327,6 +325,8 @@ pub trait SessionQuery {
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>>;
     /// How many of `sender`'s messages to `target` wait and were handed over.
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount;
+    /// The seqs of the surface's messages that made tool calls.
+    fn action_seqs(&mut self, id: &str) -> Vec<u64>;
     /// The tool calls of whole messages by seq, answered like
     /// [`SessionQuery::get_sessions`] (empty for a message without any).
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>>;

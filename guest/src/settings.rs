@@ -208,11 +208,8 @@ fn ranged(
 }
 
 fn count(key: &str, value: &JsonValue) -> Result<u32, String> {
-    value
-        .as_u64()
-        .filter(|n| *n >= 1)
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| wrong(key, "an integer from 1 to 4294967295", value))
+    let all = 1..=u64::from(u32::MAX);
+    ranged(key, value, all, "an integer from 1 to 4294967295")
 }
 
 #[cfg(test)]

@@ -89,7 +89,6 @@ pub fn push_message(index: &mut SurfaceIndex, message: &FakeMessage, lead_chars:
         source_lead_len: source_lead.len() as u32,
         text_lead_len: text_lead.len() as u32,
         text_chars: u32::try_from(text.chars().count()).unwrap_or(u32::MAX),
-        actions: u32::try_from(message.actions.len()).unwrap_or(u32::MAX),
     });
 }
 
@@ -351,6 +350,15 @@ impl SessionQuery for FakeHost {
                     injected: message.injected,
                 })
             })
+            .collect()
+    }
+
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        self.calls.push(format!("action-seqs {id}"));
+        (self.find(id).into_iter())
+            .flat_map(|s| &s.surface.messages)
+            .filter(|m| !m.actions.is_empty())
+            .map(|m| m.seq)
             .collect()
     }
 

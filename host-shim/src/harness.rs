@@ -41,6 +41,11 @@ pub trait SessionQuery {
     /// many were handed over (accepted deliveries, repeats not counted); both zero
     /// when the harness knows of none.
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount;
+    /// The seqs of one session's surface messages that made tool calls (any order;
+    /// empty for an unknown session). By default none.
+    fn action_seqs(&mut self, _id: &str) -> Vec<u64> {
+        Vec::new()
+    }
     /// The tool calls of whole messages of one session's surface by seq, one entry per
     /// seq in the same order, each in the order the message made them; empty for a
     /// message that made none or is gone. Never a tool's output. By default none: a
@@ -60,14 +65,7 @@ pub trait SessionQuery {
         _limit: u32,
         _key: &str,
     ) -> SendCounts {
-        SendCounts {
-            now_ms: crate::inbox::now_ms(),
-            to_target: 0,
-            to_any: 0,
-            to_target_times: Vec::new(),
-            to_any_times: Vec::new(),
-            key_accepted: false,
-        }
+        SendCounts::none_now()
     }
 }
 
@@ -156,6 +154,9 @@ impl<H: SessionQuery> SessionQuery for Shared<H> {
     }
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
         self.lock().inbox_status(target, sender)
+    }
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        self.lock().action_seqs(id)
     }
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
         self.lock().get_actions(id, seqs)

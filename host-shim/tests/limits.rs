@@ -1166,3 +1166,32 @@ fn an_id_bound_shorter_than_ordinary_ids_is_refused() {
     .to_string();
     assert!(err.contains("id_bytes must be at least 256"), "{err}");
 }
+
+/// A plugin that asks the host to await a reply for longer than the host allows gets
+/// the host's bound: the wait it is told of (and the one the host keeps) is at most
+/// `await_seconds`.
+#[test]
+fn a_wait_for_a_reply_is_bounded_by_the_host_whatever_the_plugin_asks() {
+    let runtime = hostile_with(RuntimeOptions {
+        limits: limits(),
+        bounds: HostBounds {
+            await_seconds: 2,
+            ..HostBounds::default()
+        },
+        ..RuntimeOptions::default()
+    });
+    let request = CallRequest {
+        caller: "me".into(),
+        tool: "await-forever".into(),
+        arguments: LIVE_TARGET.into(),
+        ..CallRequest::default()
+    };
+    let report = runtime.call_awaiting(demo(), &request, &|| false);
+    assert_eq!(
+        report.answer.unwrap().text,
+        "accepted / waited 2 s / reply None"
+    );
+    // Without waiting, the plugin's own answer asks for u32::MAX seconds.
+    let asked = runtime.call(demo(), &request).answer.unwrap();
+    assert_eq!(asked.await_reply.unwrap().seconds, u32::MAX);
+}

@@ -70,7 +70,6 @@ impl SessionQuery for Toy {
                 source_lead_len: 0,
                 text_lead_len: 0,
                 text_chars: text.chars().count() as u32,
-                actions: 0,
             };
             index.push(entry, "user", text, lead_chars);
         }

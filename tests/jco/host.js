@@ -273,7 +273,6 @@ export function corpusHost(shared) {
             sourceLeadLen: utf8Bytes(source),
             textLeadLen: utf8Bytes(text),
             textChars: m.textChars,
-            actions: m.actions.length,
           };
         });
         return {
@@ -295,6 +294,10 @@ export function corpusHost(shared) {
         const known = corpus.byId.has(sender);
         const count = known ? corpus.byId.get(target)?.inbox.find((i) => i.from === sender) : undefined;
         return { waiting: count?.waiting ?? 0, handedOver: count?.handedOver ?? 0 };
+      },
+      actionSeqs(id) {
+        const session = corpus.byId.get(id);
+        return (session?.messages ?? []).filter((m) => m.actions.length > 0).map((m) => m.seq);
       },
       getActions(id, seqs) {
         const session = corpus.byId.get(id);

@@ -105,10 +105,26 @@ async def the_tools_and_their_answers():
         check("Docs can ship." in text(read) and "[live, top-level]" in text(read),
               "the delivery shows in the next read, on the same server")
 
-        # Without a call id, every send delivers.
+        # Without a call id, each new message delivers; the same words from the same
+        # caller again are a repeat (SPEC, "Repeats a host should catch").
         await client.call_tool("sessions_send", {"session_id": "s-live", "message": "one"})
-        await client.call_tool("sessions_send", {"session_id": "s-live", "message": "one"})
-        check(len(deliveries.read_text().splitlines()) == 3, "sends without a call id each deliver")
+        await client.call_tool("sessions_send", {"session_id": "s-live", "message": "two"})
+        again = await client.call_tool("sessions_send", {"session_id": "s-live", "message": "one"})
+        check(len(deliveries.read_text().splitlines()) == 3 and not again.is_error,
+              "sends without a call id each deliver, the same words again once")
+
+        # Contract 0.4.0's arguments pass through: a send that awaits its reply (over a
+        # corpus no other session can reply: the answer says none came).
+        awaited = await client.call_tool("sessions_send", {"session_id": "s-live", "message": "three",
+                                                           "await_reply_seconds": 5})
+        check(not awaited.is_error and text(awaited).endswith(
+                  "Waiting up to 5 seconds for its reply.\n"
+                  "No reply within 5 seconds; it will reach you like any other message."),
+              f"a send awaits its reply through MCP: {text(awaited)!r}")
+        paged = await client.call_tool("sessions_read", {"session_id": "s-cold", "before_seq": 2,
+                                                         "include_actions": True})
+        check(not paged.is_error and text(paged).startswith("session s-cold ["),
+              f"a read pages back and shows actions through MCP: {text(paged)[:200]!r}")
 
         # Calls in flight at once are served at once.
         many = await asyncio.gather(*[

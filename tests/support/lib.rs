@@ -78,6 +78,10 @@ impl SessionQuery for TestHost {
         self.corpus.inbox_status(target, sender)
     }
 
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        self.corpus.action_seqs(id)
+    }
+
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
         self.corpus.get_actions(id, seqs)
     }

@@ -49,6 +49,11 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 fn host_shim(args: &[&str], stdin: &str, state: &Path) -> Output {
+    host_shim_with(args, stdin, state, &[])
+}
+
+/// [`host_shim`] with these variables set in its environment.
+fn host_shim_with(args: &[&str], stdin: &str, state: &Path, env: &[(&str, &Path)]) -> Output {
     // The compiled-plugin cache goes to a scratch folder, not the user's.
     let mut child = common::host_shim()
         .arg("--cache-dir")
@@ -56,6 +61,7 @@ fn host_shim(args: &[&str], stdin: &str, state: &Path) -> Output {
         .args(args)
         .arg("--state-dir")
         .arg(state)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1351,24 +1357,7 @@ fn claude_codes_own_inbound_setting_is_obeyed_the_stricter_winning() {
     )
     .unwrap();
     let run = |args: &[&str], stdin: &str| -> String {
-        let mut child = common::host_shim()
-            .args(args)
-            .arg("--state-dir")
-            .arg(&state)
-            .env("CLAUDE_CONFIG_DIR", &config)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
+        let output = host_shim_with(args, stdin, &state, &[("CLAUDE_CONFIG_DIR", &config)]);
         assert!(
             output.status.success(),
             "{}",

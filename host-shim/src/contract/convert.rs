@@ -67,4 +67,29 @@ macro_rules! same_shape_conversions {
     };
 }
 
+/// `From<latest::SessionIndex>` for a version that lists sessions as an index (0.2.0
+/// and later), whose index and entries kept their shape.
+macro_rules! index_conversions {
+    ($query:path) => {
+        use $query as index_query;
+
+        impl From<$crate::contract::latest::SessionIndex> for index_query::SessionIndex {
+            fn from(index: $crate::contract::latest::SessionIndex) -> Self {
+                index_query::SessionIndex {
+                    ids: index.ids,
+                    entries: (index.entries.into_iter())
+                        .map(|e| index_query::SessionEntry {
+                            id_len: e.id_len,
+                            created_at_ms: e.created_at_ms,
+                            live: e.live,
+                            subagent: e.subagent,
+                        })
+                        .collect(),
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use index_conversions;
 pub(crate) use same_shape_conversions;

@@ -167,7 +167,6 @@ mod tests {
             source_lead_len: 0,
             text_lead_len: 0,
             text_chars: chars as u32,
-            actions: 0,
         };
         index.push(entry(1, FRAME.chars().count()), "user", FRAME, 40);
         index.push(entry(2, 5), "user", "hello", 40);

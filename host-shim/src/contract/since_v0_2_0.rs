@@ -21,6 +21,7 @@ use exports::harness::sessions::tools::Refusal;
 use harness::sessions::session_query as query;
 
 super::convert::same_shape_conversions!(harness::sessions::session_query, harness::sessions::inbox);
+super::convert::index_conversions!(harness::sessions::session_query);
 
 /// The first `chars` chars of `text`.
 fn lead(text: &str, chars: usize) -> &str {
@@ -146,7 +147,6 @@ mod tests {
             source_lead_len: 0,
             text_lead_len: 0,
             text_chars: 0,
-            actions: 0,
         };
         let long = "x".repeat(50);
         for (seq, text, injected) in [

@@ -21,6 +21,7 @@ use exports::harness::sessions::tools::Refusal;
 use harness::sessions::session_query as query;
 
 super::convert::same_shape_conversions!(harness::sessions::session_query, harness::sessions::inbox);
+super::convert::index_conversions!(harness::sessions::session_query);
 
 /// A surface index in 0.3.0's shape (the frames' leads and lengths already without
 /// their id lines).

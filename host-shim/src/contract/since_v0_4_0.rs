@@ -202,6 +202,24 @@ impl MessageIds {
     }
 }
 
+impl SendCounts {
+    /// No sends counted, at the host's clock now: a harness that keeps no record of
+    /// what it accepted, or an inbox that cannot be read (caps nothing).
+    pub fn none_now() -> SendCounts {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        SendCounts {
+            now_ms,
+            to_target: 0,
+            to_any: 0,
+            to_target_times: Vec::new(),
+            to_any_times: Vec::new(),
+            key_accepted: false,
+        }
+    }
+}
+
 impl ActionStatus {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -103,6 +103,8 @@ pub struct HostStats {
     pub messages_asked: u32,
     /// `inbox-status` calls.
     pub inbox_status_reads: u32,
+    /// `action-seqs` calls.
+    pub action_seq_reads: u32,
     /// `get-actions` calls.
     pub action_batches: u32,
     /// Messages whose tool calls were asked for across all action batches.
@@ -556,6 +558,15 @@ impl<H: Harness> Guard<H> {
         self.lift_ids("an inbox-status session id", [target, sender])?;
         self.lower(|| "an inbox count".to_string(), 8)?;
         Ok(self.harness.inbox_status(target, sender))
+    }
+
+    pub(crate) fn action_seqs(&mut self, id: &str) -> wasmtime::Result<Vec<u64>> {
+        self.stats.action_seq_reads += 1;
+        self.lift_ids("a session id", [id])?;
+        let seqs = self.harness.action_seqs(id);
+        let size = 8 + 8 * seqs.len();
+        self.lower(|| format!("the action seqs of session {id:?}"), size)?;
+        Ok(seqs)
     }
 
     pub(crate) fn get_actions(

@@ -22,18 +22,7 @@ pub fn add_to_linker<T: 'static, H: Harness>(
 
 impl<H: Harness> query::Host for Guard<H> {
     fn list_sessions(&mut self) -> wasmtime::Result<query::SessionIndex> {
-        let index = Guard::list_sessions(self)?;
-        Ok(query::SessionIndex {
-            ids: index.ids,
-            entries: (index.entries.into_iter())
-                .map(|e| query::SessionEntry {
-                    id_len: e.id_len,
-                    created_at_ms: e.created_at_ms,
-                    live: e.live,
-                    subagent: e.subagent,
-                })
-                .collect(),
-        })
+        Ok(Guard::list_sessions(self)?.into())
     }
 
     fn get_session(&mut self, id: String) -> wasmtime::Result<Option<query::SessionHeader>> {

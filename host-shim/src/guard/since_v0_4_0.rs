@@ -56,6 +56,10 @@ impl<H: Harness> query::Host for Guard<H> {
         Guard::inbox_status(self, &target, &sender)
     }
 
+    fn action_seqs(&mut self, id: String) -> wasmtime::Result<Vec<u64>> {
+        Guard::action_seqs(self, &id)
+    }
+
     fn get_actions(
         &mut self,
         id: String,

@@ -253,17 +253,7 @@ impl Session {
     /// A top-level cold session with nothing else, for building corpora in code.
     pub fn new(id: &str, created_at_ms: i64) -> Session {
         Session {
-            header: SessionHeader {
-                id: id.to_string(),
-                created_at_ms,
-                live: false,
-                parent_id: None,
-                origin: "user".to_string(),
-                cwd: None,
-                preset: None,
-                inbound: InboundPolicy::Accept,
-                machine: None,
-            },
+            header: SessionHeader::top_level(id, created_at_ms),
             title: None,
             messages: Vec::new(),
             captured_through_seq: 0,
@@ -424,6 +414,9 @@ pub struct Corpus {
     caller: Option<String>,
     sessions: Vec<Session>,
     index: HashMap<String, usize>,
+    /// The sessions whose person holds or refuses inbound, found once: a host made
+    /// over the corpus tells its inbox of them without walking every session.
+    not_accepting: Vec<usize>,
 }
 
 impl Corpus {
@@ -432,10 +425,15 @@ impl Corpus {
         for (position, session) in sessions.iter().enumerate() {
             index.entry(session.header.id.clone()).or_insert(position);
         }
+        let not_accepting = (sessions.iter().enumerate())
+            .filter(|(_, s)| s.header.inbound != InboundPolicy::Accept)
+            .map(|(at, _)| at)
+            .collect();
         Corpus {
             caller,
             sessions,
             index,
+            not_accepting,
         }
     }
 
@@ -521,8 +519,9 @@ impl CorpusHost {
         let inbox = MemoryInbox::new();
         // What each session's person lets in, as the corpus says, known to the inbox
         // the delivery path asks.
-        for session in &corpus.sessions {
-            let _ = inbox.set_inbound(&session.header.id, session.header.inbound);
+        for &at in &corpus.not_accepting {
+            let header = &corpus.sessions[at].header;
+            let _ = inbox.set_inbound(&header.id, header.inbound);
         }
         CorpusHost {
             corpus,
@@ -591,6 +590,14 @@ impl SessionQuery for CorpusHost {
             .flat_map(|s| &s.inbox)
             .find(|(from, _)| from == sender)
             .map_or(InboxCount::NONE, |(_, count)| *count)
+    }
+
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        (self.session(id).into_iter())
+            .flat_map(|s| s.messages.iter())
+            .filter(|m| !m.actions.is_empty())
+            .map(|m| m.seq)
+            .collect()
     }
 
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {

@@ -194,6 +194,13 @@ impl SessionQuery for Harnesses {
         }
     }
 
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        match self.holder_of(id) {
+            Some(at) => self.stores[at].action_seqs(id),
+            None => Vec::new(),
+        }
+    }
+
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
         match self.holder_of(id) {
             Some(at) => self.stores[at].get_actions(id, seqs),
@@ -217,14 +224,7 @@ impl SessionQuery for Harnesses {
             .unwrap_or(0);
         match self.stores.get_mut(at) {
             Some(store) => store.send_history(sender, target, window_minutes, limit, key),
-            None => SendCounts {
-                now_ms: crate::inbox::now_ms(),
-                to_target: 0,
-                to_any: 0,
-                to_target_times: Vec::new(),
-                to_any_times: Vec::new(),
-                key_accepted: false,
-            },
+            None => SendCounts::none_now(),
         }
     }
 }

@@ -115,6 +115,15 @@ impl Surface {
         seqs.iter().map(|&seq| surface?.message(seq)).collect()
     }
 
+    /// `action-seqs`' answer: the seqs of the messages that made calls.
+    pub fn action_seqs(surface: Option<&Surface>) -> Vec<u64> {
+        (surface.into_iter())
+            .flat_map(|s| s.messages.iter())
+            .filter(|m| !m.actions.is_empty())
+            .map(|m| m.seq)
+            .collect()
+    }
+
     /// `get-actions`' answer: one entry per seq, empty for a message without calls or
     /// an unknown session.
     pub fn actions(surface: Option<&Surface>, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
@@ -142,7 +151,6 @@ pub fn index_of(messages: &[Message], captured_through_seq: u64, lead_chars: u32
             source_lead_len: 0,
             text_lead_len: 0,
             text_chars: m.text_chars,
-            actions: u32::try_from(m.actions.len()).unwrap_or(u32::MAX),
         };
         index.push(entry, &m.source, m.text().unwrap_or(""), lead_chars);
     }

@@ -272,11 +272,6 @@ pub(crate) fn now_ns() -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-/// Now, in milliseconds since the Unix epoch (the WIT's clock).
-pub fn now_ms() -> i64 {
-    i64::try_from(now_ns() / 1_000_000).unwrap_or(i64::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

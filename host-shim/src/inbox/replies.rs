@@ -67,14 +67,8 @@ pub fn send_history_or_none(
     limit: u32,
     key: &str,
 ) -> SendCounts {
-    send_history(inbox, sender, target, window_minutes, limit, key).unwrap_or_else(|_| SendCounts {
-        now_ms: super::now_ms(),
-        to_target: 0,
-        to_any: 0,
-        to_target_times: Vec::new(),
-        to_any_times: Vec::new(),
-        key_accepted: false,
-    })
+    send_history(inbox, sender, target, window_minutes, limit, key)
+        .unwrap_or_else(|_| SendCounts::none_now())
 }
 
 /// `sender`'s sends within the last `window_minutes`, as `send-history` answers them,

@@ -746,10 +746,23 @@ impl<H: Harness> Runtime<H> {
 
     /// Runs one tool call over `harness` in a fresh store.
     pub fn call(&self, harness: H, request: &CallRequest) -> CallReport<H> {
+        self.in_fresh_store(harness, request, |pre, store| pre.call(store, request))
+    }
+
+    /// Runs one export in a fresh store over `harness` and reports what it answered
+    /// and what the host did meanwhile.
+    fn in_fresh_store(
+        &self,
+        harness: H,
+        request: &CallRequest,
+        export: impl FnOnce(
+            &PluginPre<CallState<H>>,
+            &mut Store<CallState<H>>,
+        ) -> wasmtime::Result<Result<Answer, String>>,
+    ) -> CallReport<H> {
         let mut store = self.store(harness, &request.caller);
-        let result = self.pre.call(&mut store, request);
-        let answer = match result {
-            Ok(text) => self.checked(text),
+        let answer = match export(&self.pre, &mut store) {
+            Ok(answer) => self.checked(answer),
             Err(err) => Err(self.failure(store.data(), err)),
         };
         let mut state = store.into_data();
@@ -775,20 +788,9 @@ impl<H: Harness> Runtime<H> {
         accepted: &Answer,
         reply: Option<&str>,
     ) -> CallReport<H> {
-        let mut store = self.store(harness, &request.caller);
-        let result = self.pre.reply_awaited(&mut store, request, accepted, reply);
-        let answer = match result {
-            Ok(answer) => self.checked(answer),
-            Err(err) => Err(self.failure(store.data(), err)),
-        };
-        let mut state = store.into_data();
-        CallReport {
-            answer,
-            deliveries: std::mem::take(&mut state.guard.deliveries),
-            stats: state.guard.stats,
-            peak_memory_bytes: state.peak_memory,
-            harness: state.guard.into_harness(),
-        }
+        self.in_fresh_store(harness, request, |pre, store| {
+            pre.reply_awaited(store, request, accepted, reply)
+        })
     }
 
     /// [`Runtime::call`], and when its answer asks to await a reply, the wait and the

@@ -715,6 +715,10 @@ impl SessionQuery for CodexStore {
             .unwrap_or(InboxCount::NONE)
     }
 
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        Surface::action_seqs(self.surface(id).as_deref())
+    }
+
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
         Surface::actions(self.surface(id).as_deref(), seqs)
     }

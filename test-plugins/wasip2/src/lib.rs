@@ -9,7 +9,7 @@ mod plugin {
         world: "plugin",
     });
 
-    use exports::harness::sessions::tools::{Answer, Guest, ToolSpec};
+    use exports::harness::sessions::tools::{Answer, Guest, ReplyWait, ToolSpec};
 
     fn outcome<T: ToString, E: std::fmt::Display>(result: Result<T, E>) -> String {
         match result {
@@ -58,6 +58,21 @@ mod plugin {
             Ok(Answer {
                 text: lines.join("\n"),
                 refusal: None,
+                await_reply: None,
+            })
+        }
+
+        fn reply_awaited(
+            _caller: String,
+            _settings: String,
+            accepted: String,
+            _wait: ReplyWait,
+            _reply: Option<String>,
+        ) -> Result<Answer, String> {
+            Ok(Answer {
+                text: accepted,
+                refusal: None,
+                await_reply: None,
             })
         }
     }

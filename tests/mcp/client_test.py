@@ -209,7 +209,7 @@ async def claude_code_end_to_end():
         send = {"session_id": target, "message": "The clock fix is merged; rebase."}
         first = await client.call_tool("sessions_send", send, meta=meta)
         again = await client.call_tool("sessions_send", send, meta=meta)
-        check(not first.is_error and text(first).startswith(f"accepted for {target} | mode=queue | chars=32 | hop=1\n")
+        check(not first.is_error and text(first).startswith(f"accepted for {target} | mode=queue | chars=32 | hop=1 | id=m-")
               and text(again) == text(first),
               f"the send is accepted, and its retry with the same tool-use id too:\n{text(first)}")
         spooled = list((state / "inbox" / target).iterdir())
@@ -221,10 +221,12 @@ async def claude_code_end_to_end():
     check(list((state / "live").iterdir()) == [], "the registration is cleared when the server ends")
     check(hook("PostToolUse", target) == "", "a tool use in the target does not take a queued message")
     answer = json.loads(hook("Stop", target))["hookSpecificOutput"]
-    check(answer["hookEventName"] == "Stop" and answer["additionalContext"].startswith(
+    context = answer["additionalContext"]
+    check(answer["hookEventName"] == "Stop" and context.startswith(
         "Cross-session message from another session of this harness.\n"
         f"from-session: {sender} (\"Checkout: split into steps\")\ndelivery: queue\nhop: 1\n"
-        "--- message begins ---\nThe clock fix is merged; rebase.\n--- message ends ---"),
+        "message-id: m-") and context.endswith(
+        "\n--- message begins ---\nThe clock fix is merged; rebase.\n--- message ends ---"),
         f"the target's Stop hook hands the message over as its next turn: {answer}")
     check(hook("Stop", target) == "", "it is handed over once")
 

@@ -444,6 +444,10 @@ pub struct ClaudeStore {
     /// WIT asks so), so each is `stat`ed once per call. `None` between calls: every
     /// lookup looks.
     statted: Option<std::collections::HashSet<String>>,
+    /// During a tool call, what Claude Code's settings let in, by session cwd: read
+    /// once per cwd per call (a listing's rows share a few folders), not per row.
+    /// Empty between calls: every question reads the settings again.
+    claude_inbound_seen: std::collections::HashMap<Option<String>, InboundPolicy>,
 }
 
 /// What a store has read of transcripts, for tests and benchmarks.
@@ -495,6 +499,7 @@ impl ClaudeStore {
             found: Vec::new(),
             by_id: HashMap::new(),
             statted: None,
+            claude_inbound_seen: std::collections::HashMap::new(),
             indexed: HashMap::new(),
             surfaces: VecDeque::new(),
             reads: TranscriptReads::default(),
@@ -751,7 +756,7 @@ impl ClaudeStore {
     /// A header as a question about one session answers it: with what its person lets
     /// in (a listing's index needs none of it).
     fn full_header(
-        &self,
+        &mut self,
         found: &Found,
         live: &std::collections::HashSet<String>,
     ) -> SessionHeader {
@@ -763,8 +768,17 @@ impl ClaudeStore {
 
     /// What Claude Code's own `crossSessionInbound` setting lets into a session at
     /// `cwd` (its configuration folder is the one holding the projects folder).
-    fn claude_inbound(&self, cwd: Option<&str>) -> InboundPolicy {
-        settings::inbound(self.root.parent(), cwd.map(Path::new))
+    fn claude_inbound(&mut self, cwd: Option<&str>) -> InboundPolicy {
+        let in_a_call = self.statted.is_some();
+        if let Some(&seen) = self.claude_inbound_seen.get(&cwd.map(str::to_string)) {
+            return seen;
+        }
+        let policy = settings::inbound(self.root.parent(), cwd.map(Path::new));
+        if in_a_call {
+            self.claude_inbound_seen
+                .insert(cwd.map(str::to_string), policy);
+        }
+        policy
     }
 
     /// The session's surface now: parsed once, then read on as the file grows.
@@ -801,10 +815,12 @@ impl SessionQuery for ClaudeStore {
     fn begin_call(&mut self, caller: &str) {
         self.desk.set_caller(caller);
         self.statted = Some(std::collections::HashSet::new());
+        self.claude_inbound_seen.clear();
     }
 
     fn end_call(&mut self) {
         self.statted = None;
+        self.claude_inbound_seen.clear();
     }
 
     fn list_sessions(&mut self) -> SessionIndex {

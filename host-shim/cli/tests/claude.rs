@@ -951,7 +951,15 @@ fn the_mcp_server_clears_its_registration_when_stopped_by_a_signal() {
             .spawn()
             .unwrap();
         let live = state.join("live");
-        let registered = || std::fs::read_dir(&live).map_or(0, |d| d.count());
+        // Registrations only: a registration being written is a temporary file first,
+        // which a signal at that moment leaves behind (read as nothing).
+        let registered = || {
+            std::fs::read_dir(&live).map_or(0, |d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                    .count()
+            })
+        };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while registered() == 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));

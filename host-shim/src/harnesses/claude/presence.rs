@@ -165,6 +165,10 @@ impl LocalPresence {
         };
         let mut records = Vec::new();
         for entry in entries.flatten() {
+            // A registration being written (or left half-way by a signal) is no record.
+            if !entry.file_name().to_string_lossy().ends_with(".json") {
+                continue;
+            }
             let Ok(bytes) = read_bounded(&entry.path()) else {
                 continue;
             };

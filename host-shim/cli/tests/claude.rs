@@ -1098,6 +1098,42 @@ fn the_session_a_server_serves_is_live_in_its_answers_before_its_registration_is
 }
 
 #[test]
+fn a_first_call_that_comes_before_its_transcript_waits_for_it() {
+    // On a busy machine a new session's first call can reach its server before Claude
+    // Code has written the session's transcript: the server looks again for the call's
+    // record instead of answering at once as if the session were not its store's. Here
+    // the record turns up in a subagent's transcript, so only an answer that waited
+    // names the subagent.
+    use host_shim::claude::mcp_session::subagent_of_call;
+    const NEW: &str = "66666666-ffff-4fff-8fff-000000000006";
+    let projects = scratch("first-call-projects");
+    let folder = projects.join("-home-ada-new");
+    std::fs::create_dir_all(&folder).unwrap();
+    let harness = host_shim::Shared::new(store(&projects, &scratch("first-call-state")));
+    harness.lock().set_serving(Some(NEW.to_string()));
+    let record = |session: &str| {
+        let call = serde_json::json!({"type": "assistant", "sessionId": session,
+            "cwd": "/home/ada/new", "timestamp": "2026-12-01T00:00:00Z",
+            "message": {"role": "assistant", "content": [{"type": "tool_use",
+                "id": "toolu_first", "name": "mcp__session-tools__sessions_list", "input": {}}]}});
+        format!("{call}\n")
+    };
+    let writer = {
+        let folder = folder.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let subagents = folder.join(NEW).join("subagents");
+            std::fs::create_dir_all(&subagents).unwrap();
+            std::fs::write(subagents.join("agent-f1r5t000.jsonl"), record(NEW)).unwrap();
+            std::fs::write(folder.join(format!("{NEW}.jsonl")), record(NEW)).unwrap();
+        })
+    };
+    let maker = subagent_of_call(&harness, NEW, "toolu_first");
+    writer.join().unwrap();
+    assert_eq!(maker.as_deref(), Some("agent-f1r5t000"));
+}
+
+#[test]
 fn a_claude_session_registers_once_its_transcript_exists_and_clears_when_dropped() {
     use host_shim::claude::mcp_session::ClaudeSession;
     let state = scratch("session");

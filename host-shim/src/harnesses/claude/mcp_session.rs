@@ -99,14 +99,16 @@ impl Drop for ClaudeSession {
 
 /// The subagent that made a call, when its transcript holds the call's tool-use id;
 /// `None` for the session's own calls, or a harness without a Claude store. Claude
-/// Code writes that record as the call starts, so a call found in no transcript yet is
-/// looked for again for up to a second (without holding the harness).
+/// Code writes that record as the call starts, so a call found in no transcript yet
+/// (the first call of a new session can come before its transcript does, on a busy
+/// machine) is looked for again for up to three seconds, without holding the harness;
+/// the call is then answered as the session's own, its transcript perhaps not listed.
 pub fn subagent_of_call<H: ClaudeSide>(
     harness: &Shared<H>,
     caller: &str,
     call_id: &str,
 ) -> Option<String> {
-    let deadline = Instant::now() + Duration::from_secs(1);
+    let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         let found = harness.lock().claude()?.maker_of_call(caller, call_id);
         if let Some(maker) = found {

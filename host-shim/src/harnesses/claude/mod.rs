@@ -562,14 +562,22 @@ impl ClaudeStore {
     /// Who made the tool call `call_id` that reached `session`'s server: `Some(Some(
     /// agent))` when a subagent's transcript holds it (a subagent's MCP calls reach its
     /// session's server, named only by the tool-use id), `Some(None)` when the
-    /// session's own transcript does, `None` when neither holds it yet (Claude Code
-    /// writes the call's record as the call starts: ask again shortly).
+    /// session's own transcript does, `None` when neither holds it yet, or the served
+    /// session has no transcript yet (Claude Code writes the call's record as the call
+    /// starts: ask again shortly).
     pub fn maker_of_call(&mut self, session: &str, call_id: &str) -> Option<Option<String>> {
         if call_id.is_empty() || call_id.contains(['"', '\\']) {
             return Some(None);
         }
         let Some(own) = self.lookup(session) else {
-            return Some(None); // not a session of this store: the server's caller
+            // The session this server serves has a transcript soon (Claude Code writes
+            // it behind the first prompt, later when the machine is busy): ask again.
+            // Any other is not a session of this store: the server's caller.
+            return if self.serving.as_deref() == Some(session) {
+                None
+            } else {
+                Some(None)
+            };
         };
         let needle = format!("\"id\":\"{call_id}\"");
         let holds = |path: &Path| -> bool {

@@ -24,6 +24,8 @@ pub mod invariants;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+#[cfg(any(target_arch = "wasm32", test))]
+mod arena;
 #[cfg(target_arch = "wasm32")]
 mod bindings;
 

@@ -1386,6 +1386,100 @@ fn an_awaited_reply_is_shown_by_the_call_and_never_handed_over_again() {
     );
 }
 
+/// An MCP client that cancels a send awaiting its reply (`notifications/cancelled`,
+/// Claude Code's Esc) ends the wait: the server serves the next call, and a reply that
+/// comes after is not taken by the cancelled call (its answer is never sent) but
+/// waits for the caller like any other message.
+#[test]
+fn a_cancelled_call_ends_its_wait_for_a_reply() {
+    use host_shim::inbox::{InboxBackend, SpooledMessage};
+    use std::io::{BufRead, BufReader, Write};
+    let state = scratch("await-cancel");
+    let mut child = common::host_shim()
+        .arg("--cache-dir")
+        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
+        .args(["mcp", "--claude-projects"])
+        .arg(fixtures())
+        .args(["--caller", CALLER, "--state-dir"])
+        .arg(&state)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut say = |line: serde_json::Value| writeln!(stdin, "{line}").unwrap();
+    say(
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "cancel-test", "version": "1"}}}),
+    );
+    say(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    say(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "sessions_send", "arguments": {"session_id": RICH,
+            "message": "Are the payment tests green?", "await_reply_seconds": 120}}}),
+    );
+    // Accepted and waiting: the ask is in the target's inbox.
+    let inbox = StateDir::open(&state).unwrap();
+    let asked = (0..600).find_map(|_| {
+        let waiting = inbox.waiting(RICH).unwrap().messages;
+        if waiting.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        waiting.into_iter().next()
+    });
+    let asked = asked.expect("the ask reached the target's inbox");
+    say(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "the person pressed Esc"}}),
+    );
+    say(
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "sessions_list", "arguments": {"scope": "all"}}}),
+    );
+    let mut responses = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let response: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let last = response["id"] == 3;
+        responses.push(response);
+        if last {
+            break;
+        }
+    }
+    assert!(
+        responses[responses.len() - 1]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(RICH),
+        "the next call was answered: {responses:#?}"
+    );
+    // The reply comes after the cancel (a poll of the wait apart): the caller's own.
+    std::thread::sleep(host_shim::inbox::REPLY_POLL * 2);
+    let id = asked.message.message_id;
+    let reply = format!(
+        "Cross-session message from another session of this harness.\nfrom-session: {RICH} (\"Fix flaky payment tests\")\ndelivery: queue\nhop: 2\nmessage-id: m-00000000bbbb\nin-reply-to: {id}\n--- message begins ---\nGreen.\n--- message ends ---"
+    );
+    let key = format!("{}:{RICH}toolu_green", RICH.len());
+    let message = SpooledMessage::new(CALLER, host_shim::DeliveryMode::Queue, &reply, &key, false)
+        .with_ids(&host_shim::contract::latest::MessageIds {
+            message_id: "m-00000000bbbb".into(),
+            in_reply_to: Some(id),
+        });
+    inbox.put(&message).unwrap();
+    std::thread::sleep(host_shim::inbox::REPLY_POLL * 3);
+    assert_eq!(inbox.waiting(CALLER).unwrap().messages.len(), 1);
+    assert!(
+        !responses.iter().any(|r| r["id"] == 2),
+        "a cancelled call is not answered: {responses:#?}"
+    );
+    drop(say);
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(inbox.waiting(RICH).unwrap().messages.len(), 1);
+}
+
 /// Claude Code's own `crossSessionInbound` setting is the person's say too: a user who
 /// holds inbound in Claude Code's settings gets messages held by the tools, and no
 /// hook hands them over; the stricter of it and `host-shim inbound` wins.

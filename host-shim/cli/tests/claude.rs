@@ -1474,7 +1474,6 @@ fn a_cancelled_call_ends_its_wait_for_a_reply() {
         !responses.iter().any(|r| r["id"] == 2),
         "a cancelled call is not answered: {responses:#?}"
     );
-    drop(say);
     drop(stdin);
     let _ = child.wait();
     assert_eq!(inbox.waiting(RICH).unwrap().messages.len(), 1);

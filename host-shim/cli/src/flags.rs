@@ -86,12 +86,39 @@ pub enum Command {
     /// model's): accept (the default), hold (kept until you release them with accept)
     /// or refuse. Without a policy, print the session's and what waits for it.
     Inbound(InboundArgs),
+    /// Set a harness up to run the tools: its MCP server, hooks and permission, in its
+    /// own configuration files, pointing at this binary (everything else in them is
+    /// kept; each file's previous bytes are kept beside it as FILE.before-session-tools).
+    Setup(SetupArgs),
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+pub struct SetupArgs {
+    /// The harness: claude (Claude Code).
+    #[arg(value_parser = ["claude"])]
+    pub harness: String,
+    /// Print the change as a diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Take out what setup adds, and nothing else.
+    #[arg(long)]
+    pub remove: bool,
+    /// A state folder for the server and hooks other than the default one.
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
+    /// Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude
+    /// with ~/.claude.json).
+    #[arg(long)]
+    pub claude_config: Option<PathBuf>,
+    /// The host-shim the harness should run (default: this one).
+    #[arg(long)]
+    pub binary: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]

@@ -11,6 +11,7 @@ mod inbound;
 mod log;
 mod mcp;
 mod serve;
+mod setup;
 
 use anyhow::Context;
 use clap::Parser;
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
         Command::CodexHook { state } => hooks::codex(&state),
         Command::Log(args) => log::run(&args),
         Command::Inbound(args) => inbound::run(&args),
+        Command::Setup(args) => setup::claude(&args),
         Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
             .with_context(|| format!("cannot write {}", out.display())),
     };

@@ -18,8 +18,9 @@ pub const REPLY_POLL: Duration = Duration::from_millis(200);
 
 /// Waits up to `wait.seconds` for the reply to `wait.message_id` from `wait.target` in
 /// `caller`'s inbox, and takes it for the caller (handed over by this wait). Ends early
-/// when `interrupted` says so, taking nothing after. `None` when no reply came; nothing is taken while the
-/// caller's person holds its inbound (it reaches them when they release it).
+/// when `interrupted` says so (after one look at least), taking nothing after. `None`
+/// when no reply came; nothing is taken while the caller's person holds its inbound
+/// (it reaches them when they release it).
 pub fn await_reply(
     inbox: &dyn InboxBackend,
     caller: &str,
@@ -28,11 +29,6 @@ pub fn await_reply(
 ) -> Result<Option<SpooledMessage>> {
     let deadline = Instant::now() + Duration::from_secs(u64::from(wait.seconds));
     loop {
-        // Asked before each look: an interrupted call takes nothing, and a reply that
-        // comes after reaches the caller like any other message.
-        if interrupted() {
-            return Ok(None);
-        }
         if inbox.inbound(caller)? != InboundPolicy::Hold {
             let contents = inbox.waiting(caller)?;
             let reply = (contents.messages.into_iter()).find(|w| {
@@ -48,10 +44,15 @@ pub fn await_reply(
             }
         }
         let now = Instant::now();
-        if now >= deadline {
+        if now >= deadline || interrupted() {
             return Ok(None);
         }
         std::thread::sleep(REPLY_POLL.min(deadline - now));
+        // Asked again before the next look: a call interrupted while it slept takes
+        // nothing, and a reply that comes after reaches the caller like any other.
+        if interrupted() {
+            return Ok(None);
+        }
     }
 }
 

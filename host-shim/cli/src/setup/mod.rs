@@ -1,0 +1,158 @@
+//! `host-shim setup HARNESS`: writes into a harness's own configuration what it needs to
+//! run the tools (the MCP server, the hooks, the permission), pointing at this binary;
+//! `--dry-run` prints the change as a diff and writes nothing; `--remove` takes out what
+//! setup adds and nothing else.
+//!
+//! Trust model: it edits only the files of the person running it, where their harness
+//! reads them (or where the flags say), and keeps every other entry of those files as
+//! it was, in its order. Before a file changes, its previous bytes are kept beside it
+//! (`FILE.before-session-tools`, the file's own mode); the new bytes replace the file
+//! in one rename, with the file's mode, so a harness reading it never sees half a file.
+//! A file that is not what the harness itself would read (not JSON, not an object) is
+//! left untouched, and the error names it. Running setup twice changes nothing the
+//! second time.
+
+mod claude;
+mod json;
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+pub use claude::run as claude;
+
+/// One file's change: its bytes now (none: no file) and after (none: removed).
+pub struct Change {
+    pub path: PathBuf,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// What a setup run does with its changes.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    /// Write the changes.
+    Write,
+    /// Print each change as a unified diff; write nothing.
+    DryRun,
+}
+
+/// The suffix of the copy of a file's previous bytes.
+const BACKUP_SUFFIX: &str = ".before-session-tools";
+
+/// Applies (or, dry, prints) `changes`; says what happened to each file on stdout.
+/// Whether any file changed (or would).
+pub fn apply(changes: &[Change], mode: Mode) -> Result<bool> {
+    for change in changes {
+        let shown = change.path.display();
+        if change.before == change.after {
+            println!("unchanged: {shown}");
+            continue;
+        }
+        match mode {
+            Mode::DryRun => print!("{}", diff(change)),
+            Mode::Write => {
+                write(change).with_context(|| format!("cannot update {shown}"))?;
+                match (&change.before, &change.after) {
+                    (None, _) => println!("created: {shown}"),
+                    (Some(_), None) => println!(
+                        "removed: {shown} (its previous bytes are in {shown}{BACKUP_SUFFIX})"
+                    ),
+                    (Some(_), Some(_)) => println!(
+                        "updated: {shown} (its previous bytes are in {shown}{BACKUP_SUFFIX})"
+                    ),
+                }
+            }
+        }
+    }
+    Ok(changes.iter().any(|c| c.before != c.after))
+}
+
+/// The change as a unified diff, `/dev/null` for a file that is not there.
+fn diff(change: &Change) -> String {
+    let shown = change.path.display().to_string();
+    let before = change.before.as_deref().unwrap_or("");
+    let after = change.after.as_deref().unwrap_or("");
+    let old = if change.before.is_some() {
+        shown.as_str()
+    } else {
+        "/dev/null"
+    };
+    let new = if change.after.is_some() {
+        shown.as_str()
+    } else {
+        "/dev/null"
+    };
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(3)
+        .missing_newline_hint(true)
+        .header(old, new)
+        .to_string()
+}
+
+/// Keeps the file's bytes beside it, then replaces (or removes) it.
+fn write(change: &Change) -> Result<()> {
+    let path = &change.path;
+    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
+    if let Some(before) = &change.before {
+        replace(&backup_of(path), before.as_bytes(), mode.clone())?;
+    }
+    match &change.after {
+        Some(after) => {
+            if let Some(folder) = path.parent() {
+                std::fs::create_dir_all(folder)?;
+            }
+            replace(path, after.as_bytes(), mode)
+        }
+        None => Ok(std::fs::remove_file(path)?),
+    }
+}
+
+fn backup_of(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(BACKUP_SUFFIX);
+    path.with_file_name(name)
+}
+
+/// Replaces `path` with `bytes` in one rename, with `mode` when the file had one.
+fn replace(path: &Path, bytes: &[u8], mode: Option<std::fs::Permissions>) -> Result<()> {
+    use std::io::Write;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}", std::process::id()));
+    let temporary = path.with_file_name(name);
+    let written = (|| -> std::io::Result<()> {
+        let mut file = std::fs::File::create_new(&temporary)?;
+        file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            file.set_permissions(mode)?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    Ok(written?)
+}
+
+/// This binary, as the harness should start it.
+pub fn this_binary() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot tell where this host-shim binary is")?;
+    Ok(exe.canonicalize().unwrap_or(exe))
+}
+
+/// `words` as one shell command line (a harness runs a hook's command with a shell).
+pub fn command_line(words: &[&str]) -> String {
+    let quote = |word: &str| {
+        if !word.is_empty()
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+        {
+            word.to_string()
+        } else {
+            format!("'{}'", word.replace('\'', r"'\''"))
+        }
+    };
+    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}

@@ -66,25 +66,15 @@ def environment(port):
 
 
 def set_up(env):
-    """The three steps of docs/claude-code.md: the MCP server, the hooks, the permissions line."""
-    projects = HOME / ".claude" / "projects"
-    subprocess.run(
-        [CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--",
-         HOST_SHIM, "mcp", "--claude-projects", str(projects)],
-        env=env, check=True, capture_output=True, cwd=HOME,
-    )
-    hook = {"type": "command", "command": f"{HOST_SHIM} claude-hook"}
-    settings = {
-        "permissions": {"allow": ["mcp__session-tools", "Bash"]},
-        "hooks": {
-            "SessionStart": [{"hooks": [hook]}],
-            "UserPromptSubmit": [{"hooks": [hook]}],
-            "PostToolUse": [{"matcher": "*", "hooks": [hook]}],
-            "Stop": [{"hooks": [hook]}],
-        },
-    }
+    """docs/claude-code.md's set-up: `host-shim setup claude`, over a person's own settings
+    (a permission of theirs, kept). Returns what a second run and a dry run of it said."""
     (HOME / ".claude").mkdir(parents=True, exist_ok=True)
-    (HOME / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
+    (HOME / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash"]}}, indent=2))
+    setup = [HOST_SHIM, "setup", "claude"]
+    subprocess.run(setup, env=env, check=True, capture_output=True, cwd=HOME)
+    again = subprocess.run(setup, env=env, check=True, capture_output=True, text=True, cwd=HOME)
+    return again.stdout
 
 
 def state_dir():
@@ -293,7 +283,7 @@ def main():
     env = environment(server.server_port)
     version = subprocess.run([CLAUDE, "--version"], env=env, capture_output=True, text=True)
     print(f"Claude Code {version.stdout.strip()}, scripted endpoint on port {server.server_port}")
-    set_up(env)
+    setup_again = set_up(env)
 
     garden, notes = HOME / "garden", HOME / "notes"
     a, b = str(uuid.uuid4()), str(uuid.uuid4())
@@ -303,6 +293,11 @@ def main():
                             text=True, timeout=60)
     check("session-tools" in listed.stdout and "Connected" in listed.stdout,
           "fresh install: claude mcp list shows the server connected", listed.stdout + listed.stderr)
+    check("nothing changed" in setup_again, "host-shim setup claude twice changes nothing",
+          setup_again)
+    settings = json.loads((HOME / ".claude" / "settings.json").read_text())
+    check(settings["permissions"]["allow"] == ["Bash", "mcp__session-tools"],
+          "setup keeps the person's own permission beside its own", settings["permissions"])
     check(live_files() == [], "a claude mcp list probe registers no live session", live_files())
 
     # The first session on the machine has the tools, allowed by the line docs/claude-code.md gives.
@@ -663,6 +658,25 @@ def main():
     calls = tool_calls(c)
     check(bool(calls) and "haven't granted it yet" in (calls[0][2] or ""),
           "without permissions.allow the model is refused the tools (docs/claude-code.md says so)", calls)
+    by_claude = json.loads((WORK / "bare-home" / ".claude.json").read_text())["mcpServers"]
+    by_setup = json.loads((HOME / ".claude.json").read_text())["mcpServers"]
+    by_claude["session-tools"]["args"][2] = by_setup["session-tools"]["args"][2]
+    check(by_setup == by_claude,
+          "setup registers the server exactly as `claude mcp add --scope user` does",
+          (by_setup, by_claude))
+
+    # 13. `host-shim setup claude --remove`: the person's settings back byte for byte, and
+    # no server left for Claude Code to start.
+    subprocess.run([HOST_SHIM, "setup", "claude", "--remove"], env=env, check=True,
+                   capture_output=True, cwd=HOME)
+    check((HOME / ".claude" / "settings.json").read_text()
+          == json.dumps({"permissions": {"allow": ["Bash"]}}, indent=2),
+          "setup --remove gives the person's settings.json back byte for byte",
+          (HOME / ".claude" / "settings.json").read_text())
+    listed = subprocess.run([CLAUDE, "mcp", "list"], env=env, cwd=HOME, capture_output=True,
+                            text=True, timeout=60)
+    check("session-tools" not in listed.stdout, "after --remove claude mcp list has no server",
+          listed.stdout)
 
     server.shutdown()
     print()

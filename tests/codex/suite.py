@@ -49,16 +49,16 @@ def check(condition, what, detail=""):
 
 
 def set_up():
-    """config.toml and hooks.json as docs/codex.md has them."""
+    """docs/codex.md's set-up: a person's own config.toml (the model it talks to, a
+    comment of theirs), then `host-shim setup codex`, run twice. Returns what the second
+    run said."""
     CODEX_HOME.mkdir(parents=True)
-    hook = f"{HOST_SHIM} codex-hook --state-dir {STATE}"
     (CODEX_HOME / "config.toml").write_text(
-        endpoint.codex_config(PORT) + "\n"
-        "[mcp_servers.session-tools]\n"
-        f'command = "{HOST_SHIM}"\n'
-        f'args = ["mcp", "--codex-home", "{CODEX_HOME}", "--state-dir", "{STATE}"]\n'
-    )
-    (CODEX_HOME / "hooks.json").write_text(endpoint.hooks_json(hook))
+        "# my Codex settings\n" + endpoint.codex_config(PORT))
+    setup = [HOST_SHIM, "setup", "codex", "--codex-home", str(CODEX_HOME), "--state-dir",
+             str(STATE)]
+    subprocess.run(setup, check=True, capture_output=True)
+    return subprocess.run(setup, check=True, capture_output=True, text=True).stdout
 
 
 def without_id(accepted):
@@ -166,9 +166,10 @@ def claude_code_and_codex(thread, folder):
         "hooks": {event: [{"hooks": [hook]}] for event in ("SessionStart", "UserPromptSubmit", "Stop")},
     }))
     config = (CODEX_HOME / "config.toml").read_text()
+    written = f'args = ["mcp", "--codex-home", "{CODEX_HOME}", "--state-dir", "{STATE}"]'
+    assert written in config, config
     (CODEX_HOME / "config.toml").write_text(config.replace(
-        f'args = ["mcp", "--codex-home", "{CODEX_HOME}", "--state-dir", "{STATE}"]',
-        "args = " + json.dumps(["mcp", *both])))
+        written, "args = " + json.dumps(["mcp", *both])))
 
     def claude(args):
         cwd = WORK / "claude-garden"
@@ -506,7 +507,13 @@ def stop_the_daemons_updater():
 
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
-    set_up()
+    setup_again = set_up()
+    check("nothing changed" in setup_again, "host-shim setup codex twice changes nothing",
+          setup_again)
+    config = (CODEX_HOME / "config.toml").read_text()
+    check(config.startswith("# my Codex settings\n" + endpoint.codex_config(PORT))
+          and "[mcp_servers.session-tools]" in config,
+          "setup keeps the person's config.toml, comment and all, and adds the server", config)
     endpoint.serve(PORT, str(LOG))
     folder = WORK / "garden"
     folder.mkdir(parents=True)
@@ -570,6 +577,15 @@ def main():
     conversations(caller, beds, folder)
     claude_code_and_codex(caller, folder)
     through_the_daemon(caller, folder)
+
+    # `host-shim setup codex --remove`: the server and hooks gone, the person's lines and
+    # what Codex wrote itself since (trusted folders and hooks) kept.
+    subprocess.run([HOST_SHIM, "setup", "codex", "--remove", "--codex-home", str(CODEX_HOME)],
+                   check=True, capture_output=True)
+    config = (CODEX_HOME / "config.toml").read_text()
+    check(config.startswith("# my Codex settings\n" + endpoint.codex_config(PORT))
+          and "mcp_servers" not in config and not (CODEX_HOME / "hooks.json").exists(),
+          "setup --remove takes out the server and the hooks, and only them", config)
 
     if failures:
         print(f"{len(failures)} check(s) failed:")

@@ -90,6 +90,11 @@ pub enum Command {
     /// own configuration files, pointing at this binary (everything else in them is
     /// kept; each file's previous bytes are kept beside it as FILE.before-session-tools).
     Setup(SetupArgs),
+    /// Look over what the tools need here: for each harness found, its version, the
+    /// server (registered, starts, lists the tools), the hooks and permission; the
+    /// state folder's modes, messages stuck for an hour, registrations of dead
+    /// processes. Each problem with the command that fixes it; exits 1 when any.
+    Doctor(DoctorArgs),
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
@@ -99,9 +104,23 @@ pub enum Command {
 }
 
 #[derive(clap::Args)]
+pub struct DoctorArgs {
+    /// The state folder the harnesses use (default: the default one).
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
+    /// Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude
+    /// with ~/.claude.json).
+    #[arg(long)]
+    pub claude_config: Option<PathBuf>,
+    /// Codex's home (default: $CODEX_HOME, else ~/.codex).
+    #[arg(long)]
+    pub codex_home: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
 pub struct SetupArgs {
-    /// The harness: claude (Claude Code).
-    #[arg(value_parser = ["claude"])]
+    /// The harness: claude (Claude Code) or codex (Codex).
+    #[arg(value_parser = ["claude", "codex"])]
     pub harness: String,
     /// Print the change as a diff and write nothing.
     #[arg(long)]
@@ -116,6 +135,9 @@ pub struct SetupArgs {
     /// with ~/.claude.json).
     #[arg(long)]
     pub claude_config: Option<PathBuf>,
+    /// Codex's home (default: $CODEX_HOME, else ~/.codex).
+    #[arg(long)]
+    pub codex_home: Option<PathBuf>,
     /// The host-shim the harness should run (default: this one).
     #[arg(long)]
     pub binary: Option<PathBuf>,

@@ -5,6 +5,7 @@
 mod call;
 mod catalog;
 mod demo;
+mod doctor;
 mod flags;
 mod hooks;
 mod inbound;
@@ -34,7 +35,13 @@ fn main() -> ExitCode {
         Command::CodexHook { state } => hooks::codex(&state),
         Command::Log(args) => log::run(&args),
         Command::Inbound(args) => inbound::run(&args),
-        Command::Setup(args) => setup::claude(&args),
+        Command::Setup(args) => setup::run(&args),
+        // Problems found are the report's; the exit status says there were some.
+        Command::Doctor(args) => match doctor::run(&args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(err) => Err(err),
+        },
         Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
             .with_context(|| format!("cannot write {}", out.display())),
     };

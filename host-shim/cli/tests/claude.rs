@@ -1301,13 +1301,44 @@ fn a_held_session_gets_its_messages_only_after_release_and_a_refusing_one_gets_n
     );
 }
 
+/// The first message that waits for `session`, once one does (up to 30 seconds).
+fn first_waiting(inbox: &StateDir, session: &str) -> host_shim::inbox::SpooledMessage {
+    use host_shim::inbox::InboxBackend;
+    (0..600)
+        .find_map(|_| {
+            let waiting = inbox.waiting(session).ok()?.messages;
+            if waiting.is_empty() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            waiting.into_iter().next()
+        })
+        .map(|w| w.message)
+        .expect("the message reached the session's inbox")
+}
+
+/// RICH's answer to CALLER's message `id`, `words` in it, as RICH's own plugin frames
+/// it and its store puts it into CALLER's inbox.
+fn put_reply(inbox: &StateDir, id: &str, reply_id: &str, words: &str) {
+    use host_shim::inbox::{InboxBackend, SpooledMessage};
+    let reply = format!(
+        "Cross-session message from another session of this harness.\nfrom-session: {RICH} (\"Fix flaky payment tests\")\ndelivery: queue\nhop: 2\nmessage-id: {reply_id}\nin-reply-to: {id}\n--- message begins ---\n{words}\n--- message ends ---"
+    );
+    let key = format!("{}:{RICH}toolu_{reply_id}", RICH.len());
+    let message = SpooledMessage::new(CALLER, host_shim::DeliveryMode::Queue, &reply, &key, false)
+        .with_ids(&host_shim::contract::latest::MessageIds {
+            message_id: reply_id.into(),
+            in_reply_to: Some(id.into()),
+        });
+    inbox.put(&message).unwrap();
+}
+
 /// A send that awaits its reply: `host-shim call` waits, holding no plugin instance,
 /// until the reply lands in the caller's inbox (here put there as the target's store
 /// would), shows it after the acceptance, and takes it: no hook of the caller hands it
 /// over again. Without a reply, the wait ends and says so.
 #[test]
 fn an_awaited_reply_is_shown_by_the_call_and_never_handed_over_again() {
-    use host_shim::inbox::{InboxBackend, SpooledMessage};
+    use host_shim::inbox::InboxBackend;
     let state = scratch("await");
     let projects = fixtures();
     let ask = format!(
@@ -1326,28 +1357,9 @@ fn an_awaited_reply_is_shown_by_the_call_and_never_handed_over_again() {
         .unwrap();
     // The ask lands in the target's inbox; its id is the one the reply answers.
     let inbox = StateDir::open(&state).unwrap();
-    let asked = (0..600)
-        .find_map(|_| {
-            let waiting = inbox.waiting(RICH).ok()?.messages;
-            if waiting.is_empty() {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            waiting.into_iter().next()
-        })
-        .expect("the ask reached the target's inbox");
-    let id = asked.message.message_id.clone();
+    let id = first_waiting(&inbox, RICH).message_id;
     assert!(id.starts_with("m-"), "{id}");
-    // The target's answer, as its own plugin frames it and its store puts it.
-    let reply = format!(
-        "Cross-session message from another session of this harness.\nfrom-session: {RICH} (\"Fix flaky payment tests\")\ndelivery: queue\nhop: 2\nmessage-id: m-00000000aaaa\nin-reply-to: {id}\n--- message begins ---\nYes: all 41 pass.\n--- message ends ---"
-    );
-    let key = format!("{}:{RICH}toolu_answer", RICH.len());
-    let message = SpooledMessage::new(CALLER, host_shim::DeliveryMode::Queue, &reply, &key, false)
-        .with_ids(&host_shim::contract::latest::MessageIds {
-            message_id: "m-00000000aaaa".into(),
-            in_reply_to: Some(id.clone()),
-        });
-    inbox.put(&message).unwrap();
+    put_reply(&inbox, &id, "m-00000000aaaa", "Yes: all 41 pass.");
     let output = child.wait_with_output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
@@ -1392,7 +1404,7 @@ fn an_awaited_reply_is_shown_by_the_call_and_never_handed_over_again() {
 /// waits for the caller like any other message.
 #[test]
 fn a_cancelled_call_ends_its_wait_for_a_reply() {
-    use host_shim::inbox::{InboxBackend, SpooledMessage};
+    use host_shim::inbox::InboxBackend;
     use std::io::{BufRead, BufReader, Write};
     let state = scratch("await-cancel");
     let mut child = common::host_shim()
@@ -1423,14 +1435,7 @@ fn a_cancelled_call_ends_its_wait_for_a_reply() {
     );
     // Accepted and waiting: the ask is in the target's inbox.
     let inbox = StateDir::open(&state).unwrap();
-    let asked = (0..600).find_map(|_| {
-        let waiting = inbox.waiting(RICH).unwrap().messages;
-        if waiting.is_empty() {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        waiting.into_iter().next()
-    });
-    let asked = asked.expect("the ask reached the target's inbox");
+    let id = first_waiting(&inbox, RICH).message_id;
     say(
         serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 2, "reason": "the person pressed Esc"}}),
@@ -1457,17 +1462,7 @@ fn a_cancelled_call_ends_its_wait_for_a_reply() {
     );
     // The reply comes after the cancel (a poll of the wait apart): the caller's own.
     std::thread::sleep(host_shim::inbox::REPLY_POLL * 2);
-    let id = asked.message.message_id;
-    let reply = format!(
-        "Cross-session message from another session of this harness.\nfrom-session: {RICH} (\"Fix flaky payment tests\")\ndelivery: queue\nhop: 2\nmessage-id: m-00000000bbbb\nin-reply-to: {id}\n--- message begins ---\nGreen.\n--- message ends ---"
-    );
-    let key = format!("{}:{RICH}toolu_green", RICH.len());
-    let message = SpooledMessage::new(CALLER, host_shim::DeliveryMode::Queue, &reply, &key, false)
-        .with_ids(&host_shim::contract::latest::MessageIds {
-            message_id: "m-00000000bbbb".into(),
-            in_reply_to: Some(id),
-        });
-    inbox.put(&message).unwrap();
+    put_reply(&inbox, &id, "m-00000000bbbb", "Green.");
     std::thread::sleep(host_shim::inbox::REPLY_POLL * 3);
     assert_eq!(inbox.waiting(CALLER).unwrap().messages.len(), 1);
     assert!(

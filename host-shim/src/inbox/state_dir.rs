@@ -158,6 +158,19 @@ impl StateDir {
         &self.root
     }
 
+    /// The sessions with an inbox folder (messages may wait in it), in name order: for
+    /// a person's look over the whole folder (`host-shim doctor`).
+    pub fn sessions(&self) -> Result<Vec<String>> {
+        let mut sessions: Vec<String> = listing(&self.root.join("inbox"))?
+            .into_iter()
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+            .filter(|name| checked_id(name).is_ok())
+            .collect();
+        sessions.sort();
+        Ok(sessions)
+    }
+
     /// Calls `observer` at each [`Step`] of writing and handing over (a test kills the
     /// process there to check what a crash leaves).
     pub fn observe(mut self, observer: fn(Step)) -> StateDir {

@@ -3,36 +3,51 @@
 //! permission for the tools (`~/.claude/settings.json`); with `CLAUDE_CONFIG_DIR` (or
 //! `--claude-config`), both in that folder, as Claude Code reads them then.
 
+use super::hooks::{self, Event};
 use super::json::{Json, JsonFile, Object, array_at, drop_if_empty, object_at};
-use super::{Change, Mode, apply, command_line, this_binary};
+use super::{Change, binary, command_line, finish};
 use crate::flags::SetupArgs;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
 /// The server's name, which makes the tools `mcp__session-tools__sessions_list`, ….
-const SERVER: &str = "session-tools";
+pub(crate) const SERVER: &str = "session-tools";
 /// The permission that lets the model use every tool of the server.
-const PERMISSION: &str = "mcp__session-tools";
+pub(crate) const PERMISSION: &str = "mcp__session-tools";
 /// The hook events `host-shim claude-hook` answers; PostToolUse for every tool.
-const EVENTS: [(&str, Option<&str>); 4] = [
-    ("SessionStart", None),
-    ("UserPromptSubmit", None),
-    ("PostToolUse", Some("*")),
-    ("Stop", None),
+pub(crate) const EVENTS: [Event; 4] = [
+    Event {
+        name: "SessionStart",
+        matcher: None,
+    },
+    Event {
+        name: "UserPromptSubmit",
+        matcher: None,
+    },
+    Event {
+        name: "PostToolUse",
+        matcher: Some("*"),
+    },
+    Event {
+        name: "Stop",
+        matcher: None,
+    },
 ];
+/// The hook's subcommand.
+pub(crate) const HOOK: &str = "claude-hook";
 
 /// Where Claude Code keeps what setup edits.
-struct Places {
+pub(crate) struct Places {
     /// `~/.claude.json` (or `$CLAUDE_CONFIG_DIR/.claude.json`).
-    config_file: PathBuf,
+    pub config_file: PathBuf,
     /// `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR/settings.json`).
-    settings_file: PathBuf,
+    pub settings_file: PathBuf,
     /// `~/.claude/projects`, the transcripts the server reads.
-    projects: PathBuf,
+    pub projects: PathBuf,
 }
 
 impl Places {
-    fn find(flag: Option<&Path>) -> Result<Places> {
+    pub fn find(flag: Option<&Path>) -> Result<Places> {
         let chosen = flag
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from));
@@ -54,13 +69,10 @@ impl Places {
     }
 }
 
-pub fn run(args: &SetupArgs) -> Result<()> {
+/// What setup (or `--remove`) would change in Claude Code's files.
+pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
     let places = Places::find(args.claude_config.as_deref())?;
-    let binary = match &args.binary {
-        Some(binary) => binary.clone(),
-        None => this_binary()?,
-    };
-    let binary = binary.to_string_lossy().into_owned();
+    let binary = binary(args)?;
     let state = args
         .state_dir
         .as_ref()
@@ -70,7 +82,7 @@ pub fn run(args: &SetupArgs) -> Result<()> {
         "--claude-projects".to_string(),
         places.projects.to_string_lossy().into_owned(),
     ];
-    let mut hook = vec![binary.as_str(), "claude-hook"];
+    let mut hook = vec![binary.as_str(), HOOK];
     if let Some(state) = &state {
         server_args.extend(["--state-dir".to_string(), state.clone()]);
         hook.extend(["--state-dir", state.as_str()]);
@@ -96,7 +108,7 @@ pub fn run(args: &SetupArgs) -> Result<()> {
         object_at(&mut config.object, "mcpServers", &places.config_file)?.insert(SERVER, server);
         add_hooks_and_permission(&mut settings.object, &hook, &places.settings_file)?;
     }
-    let changes = [
+    Ok(vec![
         Change {
             after: config.after(),
             before: config.bytes,
@@ -107,45 +119,18 @@ pub fn run(args: &SetupArgs) -> Result<()> {
             before: settings.bytes,
             path: places.settings_file,
         },
-    ];
-    let mode = if args.dry_run {
-        Mode::DryRun
-    } else {
-        Mode::Write
-    };
-    let changed = apply(&changes, mode)?;
-    match (args.dry_run, args.remove, changed) {
-        (true, _, _) => {}
-        (false, false, false) => println!("Claude Code was set up already: nothing changed."),
-        (false, false, true) => println!(
-            "Claude Code is set up: a new `claude` session has the tools \
-             (mcp__session-tools__sessions_list, sessions_read, sessions_send); \
-             `claude mcp list` shows the server. Undo with `host-shim setup claude --remove`."
-        ),
-        (false, true, false) => println!("Nothing of setup's was there: nothing changed."),
-        (false, true, true) => {
-            println!("Setup's entries are removed; everything else is as it was.")
-        }
-    }
-    Ok(())
+    ])
 }
 
-/// Whether a hook command runs `host-shim claude-hook` (this binary or another copy).
-fn is_our_hook(command: &str) -> bool {
-    let mut words = command.split_whitespace();
-    let program = words.next().unwrap_or("").trim_matches('\'');
-    let name = Path::new(program).file_name().and_then(|n| n.to_str());
-    name == Some("host-shim") && words.next() == Some("claude-hook")
-}
-
-/// Whether a hook group (`{"matcher"?, "hooks": [...]}`) holds one of ours.
-fn is_our_group(group: &Json) -> bool {
-    let Some(Json::Array(hooks)) = group.get("hooks") else {
-        return false;
-    };
-    (hooks.iter())
-        .filter_map(|hook| hook.get("command").and_then(Json::as_str))
-        .any(is_our_hook)
+pub fn run(args: &SetupArgs) -> Result<()> {
+    finish(
+        args,
+        &changes(args)?,
+        "Claude Code",
+        "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
+         sessions_read, sessions_send); `claude mcp list` shows the server. Undo with \
+         `host-shim setup claude --remove`.",
+    )
 }
 
 fn add_hooks_and_permission(settings: &mut Object, hook: &str, file: &Path) -> Result<()> {
@@ -155,28 +140,7 @@ fn add_hooks_and_permission(settings: &mut Object, hook: &str, file: &Path) -> R
         allow.push(Json::str(PERMISSION));
     }
     let hooks = object_at(settings, "hooks", file)?;
-    for (event, matcher) in EVENTS {
-        let mut group = Object::default();
-        if let Some(matcher) = matcher {
-            group.insert("matcher", Json::str(matcher));
-        }
-        let command = Object::of([("type", Json::str("command")), ("command", Json::str(hook))]);
-        group.insert("hooks", Json::Array(vec![Json::Object(command)]));
-        let groups = array_at(hooks, event, file)?;
-        // Ours in the place of the first one there was (a binary that moved), once.
-        match groups.iter().position(is_our_group) {
-            Some(first) => {
-                groups[first] = Json::Object(group);
-                let mut index = 0;
-                groups.retain(|g| {
-                    index += 1;
-                    index - 1 == first || !is_our_group(g)
-                });
-            }
-            None => groups.push(Json::Object(group)),
-        }
-    }
-    Ok(())
+    hooks::add(hooks, &EVENTS, HOOK, hook, file)
 }
 
 fn remove_hooks_and_permission(settings: &mut Object, file: &Path) -> Result<()> {
@@ -195,20 +159,10 @@ fn remove_hooks_and_permission(settings: &mut Object, file: &Path) -> Result<()>
             drop_if_empty(settings, "permissions");
         }
     }
-    if let Some(Json::Object(hooks)) = settings.get_mut("hooks") {
-        let mut removed = false;
-        for (event, _) in EVENTS {
-            if let Some(Json::Array(groups)) = hooks.get_mut(event)
-                && groups.iter().any(is_our_group)
-            {
-                groups.retain(|g| !is_our_group(g));
-                drop_if_empty(hooks, event);
-                removed = true;
-            }
-        }
-        if removed {
-            drop_if_empty(settings, "hooks");
-        }
+    if let Some(Json::Object(hooks)) = settings.get_mut("hooks")
+        && hooks::remove(hooks, &EVENTS, HOOK)
+    {
+        drop_if_empty(settings, "hooks");
     }
     Ok(())
 }

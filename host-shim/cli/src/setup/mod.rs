@@ -12,13 +12,13 @@
 //! left untouched, and the error names it. Running setup twice changes nothing the
 //! second time.
 
-mod claude;
-mod json;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod hooks;
+pub(crate) mod json;
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
-
-pub use claude::run as claude;
 
 /// One file's change: its bytes now (none: no file) and after (none: removed).
 pub struct Change {
@@ -135,10 +135,50 @@ fn replace(path: &Path, bytes: &[u8], mode: Option<std::fs::Permissions>) -> Res
     Ok(written?)
 }
 
-/// This binary, as the harness should start it.
-pub fn this_binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("cannot tell where this host-shim binary is")?;
-    Ok(exe.canonicalize().unwrap_or(exe))
+/// Applies `changes` as `args` say, and says what became of `harness`'s set-up.
+fn finish(
+    args: &crate::flags::SetupArgs,
+    changes: &[Change],
+    harness: &str,
+    ready: &str,
+) -> Result<()> {
+    let mode = if args.dry_run {
+        Mode::DryRun
+    } else {
+        Mode::Write
+    };
+    let changed = apply(changes, mode)?;
+    match (args.dry_run, args.remove, changed) {
+        (true, _, _) => {}
+        (false, false, false) => println!("{harness} was set up already: nothing changed."),
+        (false, false, true) => println!("{harness} is set up: {ready}"),
+        (false, true, false) => println!("Nothing of setup's was there: nothing changed."),
+        (false, true, true) => {
+            println!("Setup's entries are removed; everything else is as it was.")
+        }
+    }
+    Ok(())
+}
+
+/// Sets the harness `args` names up (or takes setup's entries out).
+pub fn run(args: &crate::flags::SetupArgs) -> Result<()> {
+    match args.harness.as_str() {
+        "claude" => claude::run(args),
+        _ => codex::run(args),
+    }
+}
+
+/// The host-shim the harness should start: `--binary`, else this one.
+fn binary(args: &crate::flags::SetupArgs) -> Result<String> {
+    let path = match &args.binary {
+        Some(path) => path.clone(),
+        None => {
+            let exe =
+                std::env::current_exe().context("cannot tell where this host-shim binary is")?;
+            exe.canonicalize().unwrap_or(exe)
+        }
+    };
+    Ok(path.to_string_lossy().into_owned())
 }
 
 /// `words` as one shell command line (a harness runs a hook's command with a shell).

@@ -157,6 +157,15 @@ impl LocalPresence {
         live
     }
 
+    /// The registrations in `live/` whose process is gone (the next look at the live
+    /// sessions sweeps them): each file and the session it named.
+    pub fn dead_registrations(&self) -> Vec<(PathBuf, String)> {
+        (self.read_live(&self.root.join("live")).into_iter())
+            .filter(|record| !record.alive())
+            .map(|record| (record.path, record.session_id))
+            .collect()
+    }
+
     /// Every registration in `live/`, read once.
     fn read_live(&self, folder: &Path) -> Vec<LiveRecord> {
         self.live_reads.fetch_add(1, Ordering::Relaxed);

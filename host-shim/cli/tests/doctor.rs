@@ -1,0 +1,272 @@
+//! `host-shim doctor` over set-ups broken on purpose, one mistake at a time: each is
+//! found, named, and given its fix; a sound set-up is "Nothing wrong found." (exit 0).
+
+use host_shim::DeliveryMode;
+use host_shim::inbox::{InboxBackend, SpooledMessage, StateDir};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+mod common;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("host-shim-doctor-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A home with only `bin/` on PATH (fake `claude`/`codex` go there when a test wants).
+struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    fn new(name: &str) -> Home {
+        let root = scratch(name);
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        Home { root }
+    }
+
+    fn state(&self) -> PathBuf {
+        self.root.join("state")
+    }
+
+    fn run(&self, args: &[&str]) -> (bool, String) {
+        let output = common::host_shim()
+            .args(args)
+            .env("HOME", &self.root)
+            .env("PATH", self.root.join("bin"))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr);
+        (output.status.success(), text)
+    }
+
+    fn setup(&self, harness: &str) {
+        let state = self.state();
+        let (ok, text) = self.run(&["setup", harness, "--state-dir", state.to_str().unwrap()]);
+        assert!(ok, "{text}");
+    }
+
+    fn doctor(&self) -> (bool, String) {
+        let state = self.state();
+        self.run(&["doctor", "--state-dir", state.to_str().unwrap()])
+    }
+
+    /// A fake harness command printing `version`.
+    fn command(&self, name: &str, version: &str) {
+        let path = self.root.join("bin").join(name);
+        std::fs::write(&path, format!("#!/bin/sh\necho '{version}'\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn edit_json(&self, file: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+        let path = self.root.join(file);
+        let mut value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        edit(&mut value);
+        std::fs::write(&path, value.to_string()).unwrap();
+    }
+}
+
+/// The version a real-client suite pins (its package.json).
+fn pinned(suite: &str, package: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests")
+        .join(suite)
+        .join("package.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    json["dependencies"][package].as_str().unwrap().to_string()
+}
+
+fn problems(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.contains("PROBLEM")).collect()
+}
+
+#[test]
+fn a_sound_claude_set_up_has_nothing_wrong_and_the_tested_version() {
+    let home = Home::new("sound");
+    home.command(
+        "claude",
+        &format!(
+            "{} (Claude Code)",
+            pinned("claude_code", "@anthropic-ai/claude-code")
+        ),
+    );
+    home.setup("claude");
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("the version the tools are tested with"),
+        "{text}"
+    );
+    assert!(
+        text.contains("starts and lists sessions_list, sessions_read, sessions_send"),
+        "{text}"
+    );
+    assert!(text.ends_with("Nothing wrong found.\n"), "{text}");
+    // Another version is a note, not a problem.
+    home.command("claude", "9.9.9 (Claude Code)");
+    let (ok, text) = home.doctor();
+    assert!(
+        ok && text.contains("Claude Code 9.9.9; the tools are tested with"),
+        "{text}"
+    );
+}
+
+#[test]
+fn each_broken_claude_part_is_named_with_its_fix() {
+    let home = Home::new("broken-claude");
+    home.setup("claude");
+    let settings = ".claude/settings.json";
+    // No permission.
+    home.edit_json(settings, |s| {
+        s["permissions"]["allow"] = serde_json::json!([])
+    });
+    let (ok, text) = home.doctor();
+    assert!(!ok);
+    assert_eq!(problems(&text).len(), 1, "{text}");
+    assert!(
+        text.contains("PROBLEM  no permission `mcp__session-tools` in ")
+            && text.contains("fix: host-shim setup claude --state-dir "),
+        "{text}"
+    );
+    // No Stop hook.
+    home.setup("claude");
+    home.edit_json(settings, |s| {
+        s["hooks"].as_object_mut().unwrap().remove("Stop");
+    });
+    let (_, text) = home.doctor();
+    assert!(
+        text.contains("no `host-shim claude-hook` hook on Stop in "),
+        "{text}"
+    );
+    // A server whose binary moved away.
+    home.setup("claude");
+    home.edit_json(".claude.json", |c| {
+        c["mcpServers"]["session-tools"]["command"] = "/gone/host-shim".into();
+    });
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && text.contains("the MCP server's command /gone/host-shim is not there"),
+        "{text}"
+    );
+    // A settings file that is not JSON.
+    std::fs::write(home.root.join(settings), "{,}").unwrap();
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && text.contains("settings.json is not valid JSON"),
+        "{text}"
+    );
+}
+
+#[test]
+fn codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them() {
+    let home = Home::new("codex");
+    home.setup("codex");
+    let (ok, text) = home.doctor();
+    assert!(!ok);
+    assert!(
+        text.contains(
+            "Codex has not been told to trust the hook on SessionStart, UserPromptSubmit, Stop"
+        ) && text.contains("Trust all and continue"),
+        "{text}"
+    );
+    // What Codex writes when its person trusts them.
+    let hooks = home.root.join(".codex/hooks.json");
+    let mut config = std::fs::read_to_string(home.root.join(".codex/config.toml")).unwrap();
+    for event in ["session_start", "user_prompt_submit", "stop"] {
+        config.push_str(&format!(
+            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
+            hooks.display()
+        ));
+    }
+    std::fs::write(home.root.join(".codex/config.toml"), config).unwrap();
+    let (ok, text) = home.doctor();
+    assert!(ok && text.contains("Codex trusts the hooks"), "{text}");
+}
+
+#[test]
+fn the_state_folder_s_modes_stuck_messages_and_dead_registrations_are_named() {
+    let home = Home::new("state");
+    home.setup("claude");
+    let state = home.state();
+    let inbox = StateDir::open(&state).unwrap();
+    // A message that waited two hours for a session no harness here knows.
+    let mut message = SpooledMessage::new("s-stuck", DeliveryMode::Queue, "hello", "k1", false);
+    message.accepted_at_ns -= 2 * 3_600_000_000_000;
+    inbox.put(&message).unwrap();
+    // A fresh one is no problem.
+    inbox
+        .put(&SpooledMessage::new(
+            "s-fresh",
+            DeliveryMode::Queue,
+            "hi",
+            "k2",
+            false,
+        ))
+        .unwrap();
+    // A registration of a process that is gone.
+    std::fs::create_dir_all(state.join("live")).unwrap();
+    let dead = state.join("live/999999999.json");
+    std::fs::write(
+        &dead,
+        r#"{"session_id": "s-dead", "pid": 999999999, "started": 1}"#,
+    )
+    .unwrap();
+    let (ok, text) = home.doctor();
+    assert!(!ok);
+    assert!(
+        text.contains(
+            "PROBLEM  1 message has waited more than an hour for s-stuck (the oldest 2 h)"
+        ) && text.contains("fix: codex resume s-stuck"),
+        "{text}"
+    );
+    assert!(!text.contains("s-fresh"), "{text}");
+    assert!(
+        text.contains("s-dead is registered live by a process that is gone")
+            && text.contains(&format!("fix: rm {}", dead.display())),
+        "{text}"
+    );
+    // Held by its person: the fix is theirs to release.
+    inbox
+        .set_inbound("s-stuck", host_shim::contract::latest::InboundPolicy::Hold)
+        .unwrap();
+    let (_, text) = home.doctor();
+    assert!(
+        text.contains("fix: host-shim inbound s-stuck accept"),
+        "{text}"
+    );
+    // Readable by others; then writable by others (which the inbox refuses outright).
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (_, text) = home.doctor();
+    assert!(
+        text.contains("others can read it (mode 755)")
+            && text.contains(&format!("fix: chmod 700 {}", state.display())),
+        "{text}"
+    );
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (_, text) = home.doctor();
+    assert!(
+        text.contains("others can write to it (mode 777)")
+            && text.contains(&format!("fix: chmod 700 {}", state.display())),
+        "{text}"
+    );
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+}
+
+#[test]
+fn no_harness_here_says_so() {
+    let home = Home::new("empty");
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(text.contains("No harness found"), "{text}");
+    assert!(text.contains("not created yet"), "{text}");
+}

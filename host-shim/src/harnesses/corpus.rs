@@ -552,6 +552,10 @@ impl SessionQuery for CorpusHost {
         self.desk.set_caller(caller);
     }
 
+    fn end_call(&mut self) {
+        self.desk.end_call();
+    }
+
     fn list_sessions(&mut self) -> SessionIndex {
         SessionIndex::of((0..self.corpus.sessions.len()).map(|position| &self.at(position).header))
     }

@@ -96,11 +96,15 @@ impl AnsweredKeys {
 }
 
 /// What a store keeps for the delivery path: its inbox backend, the keys this
-/// process answered, and the session calling now.
+/// process answered, the session calling now, and what each session's person lets in
+/// as this call has read it.
 pub struct Desk {
     inbox: SharedInbox,
     answered: AnsweredKeys,
     caller: String,
+    /// Read once per session per call (a listing's rows ask for many); none between
+    /// calls, where every question looks afresh.
+    inbound_seen: Option<std::collections::HashMap<String, InboundPolicy>>,
 }
 
 impl Desk {
@@ -109,7 +113,31 @@ impl Desk {
             inbox,
             answered: AnsweredKeys::default(),
             caller: String::new(),
+            inbound_seen: None,
         }
+    }
+
+    /// What the person using `session` lets in, for a header (an inbox that cannot say
+    /// reads as accept here; a delivery to it is refused naming why): read once per
+    /// call.
+    pub fn inbound(&mut self, session: &str) -> InboundPolicy {
+        if let Some(&seen) = self
+            .inbound_seen
+            .as_ref()
+            .and_then(|seen| seen.get(session))
+        {
+            return seen;
+        }
+        let policy = super::inbound_or_accept(&*self.inbox, session);
+        if let Some(seen) = &mut self.inbound_seen {
+            seen.insert(session.to_string(), policy);
+        }
+        policy
+    }
+
+    /// The call has ended: the next question looks afresh.
+    pub fn end_call(&mut self) {
+        self.inbound_seen = None;
     }
 
     /// The session whose call this is (the store's `begin_call`): a delivery without a
@@ -117,6 +145,7 @@ impl Desk {
     pub fn set_caller(&mut self, caller: &str) {
         self.caller.clear();
         self.caller.push_str(caller);
+        self.inbound_seen = Some(std::collections::HashMap::new());
     }
 
     /// The inbox backend deliveries go to.
@@ -286,6 +315,26 @@ mod tests {
     use super::*;
     use crate::inbox::MemoryInbox;
     use std::sync::Arc;
+
+    #[test]
+    fn a_call_reads_each_sessions_inbound_once_and_the_next_looks_afresh() {
+        let inbox: SharedInbox = Arc::new(MemoryInbox::default());
+        let mut desk = Desk::new(inbox.clone());
+        let hold = || inbox.set_inbound("s1", InboundPolicy::Hold).unwrap();
+        // Outside a call every question reads the inbox.
+        assert_eq!(desk.inbound("s1"), InboundPolicy::Accept);
+        hold();
+        assert_eq!(desk.inbound("s1"), InboundPolicy::Hold);
+        inbox.set_inbound("s1", InboundPolicy::Accept).unwrap();
+        // In a call the first answer stands (one read per session, however many rows).
+        desk.set_caller("me");
+        assert_eq!(desk.inbound("s1"), InboundPolicy::Accept);
+        hold();
+        assert_eq!(desk.inbound("s1"), InboundPolicy::Accept);
+        assert_eq!(desk.inbound("s2"), InboundPolicy::Accept);
+        desk.end_call();
+        assert_eq!(desk.inbound("s1"), InboundPolicy::Hold);
+    }
 
     #[test]
     fn keys_are_kept_up_to_their_bound_oldest_forgotten_first() {

@@ -769,7 +769,7 @@ impl ClaudeStore {
         live: &std::collections::HashSet<String>,
     ) -> SessionHeader {
         let mut header = self.header(found, live);
-        let ours = crate::inbox::inbound_or_accept(&**self.desk.inbox(), &header.id);
+        let ours = self.desk.inbound(&header.id);
         header.inbound = ours.stricter(self.claude_inbound(header.cwd.as_deref()));
         header
     }
@@ -827,6 +827,7 @@ impl SessionQuery for ClaudeStore {
     }
 
     fn end_call(&mut self) {
+        self.desk.end_call();
         self.statted = None;
         self.claude_inbound_seen.clear();
     }

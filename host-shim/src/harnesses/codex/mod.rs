@@ -672,6 +672,7 @@ impl SessionQuery for CodexStore {
     }
 
     fn end_call(&mut self) {
+        self.desk.end_call();
         self.this_call = None;
     }
 
@@ -684,7 +685,7 @@ impl SessionQuery for CodexStore {
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         let found = self.lookup(id)?;
         let mut header = self.header(&found);
-        header.inbound = crate::inbox::inbound_or_accept(&**self.desk.inbox(), &header.id);
+        header.inbound = self.desk.inbound(&header.id);
         Some(header)
     }
 

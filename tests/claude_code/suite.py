@@ -311,6 +311,14 @@ def main():
     check(first[2] is not None and "haven't granted" not in first[2],
           "permissions.allow lets the model use the tools", first)
 
+    # The person's live view (`host-shim watch`), in a terminal of its own from here on.
+    subprocess.run(["tmux", "kill-session", "-t", "st-watch"], capture_output=True)
+    watch_words = [HOST_SHIM, "watch", "--claude-projects", str(HOME / ".claude" / "projects"),
+                   "--state-dir", str(state_dir())]
+    subprocess.run(["tmux", "new-session", "-d", "-s", "st-watch", "-x", "220", "-y", "40",
+                    " ".join(shlex.quote(w) for w in watch_words)], check=True)
+    watch = Pane("st-watch")
+
     # 2. Another session lists, reads and messages the first.
     body = "hello garden, from the notes session"
     new_session(env, notes, b, "Collect notes on the garden plan", [
@@ -336,12 +344,21 @@ def main():
               (sent[2], again[2]))
     check(len(spooled(a)) == 1, "the retried body is delivered once (one message spooled)",
           spooled(a))
+    line = f"{b} -> {a}  queue hop=1"
+    check(wait_for(lambda: any(line in l and "waiting" in l for l in watch.screen().splitlines()), 1),
+          "host-shim watch shows the message waiting within a second of its acceptance",
+          watch.screen())
 
     # 3. Resumed, the target gets the message at SessionStart, once, as context.
     resume(env, garden, a, "Back to the beds", [])
     check(occurrences(a, body) == 1, "the queued message is handed over once at SessionStart",
           [t for t in seen_texts(last_request(a)) if body in t[1]])
     check(all(kind == "handed" for kind, _ in spooled(a)), "and it left the inbox", spooled(a))
+    check(wait_for(lambda: any(line in l and "handed over after" in l
+                               for l in watch.screen().splitlines()), 1),
+          "host-shim watch shows it handed over within a second of the hand-over",
+          watch.screen())
+    watch.keys("q")
     surface = host_shim_call("sessions_read", {"session_id": a}, b)
     check(f"--- user (seq" in surface and FRAME in surface and body in surface
           and "harness-injected" not in surface,
@@ -678,6 +695,7 @@ def main():
     check("session-tools" not in listed.stdout, "after --remove claude mcp list has no server",
           listed.stdout)
 
+    subprocess.run(["tmux", "kill-session", "-t", "st-watch"], capture_output=True)
     server.shutdown()
     print()
     if failures:

@@ -58,19 +58,19 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
     let mut report = Report::default();
     let setup_flag = |harness: &str| {
         let mut fix = format!("host-shim setup {harness}");
-        if let Some(state) = &args.state_dir {
+        if let Some(state) = &args.places.state_dir {
             fix.push_str(&format!(" --state-dir {}", state.display()));
         }
         fix
     };
     let mut found = 0;
-    let claude = claude_setup::Places::find(args.claude_config.as_deref())?;
+    let claude = claude_setup::Places::find(args.places.claude_config.as_deref())?;
     let claude_version = version("claude");
     if claude_version.is_some() || claude.config_file.exists() || claude.settings_file.exists() {
         found += 1;
         check_claude(&mut report, &claude, claude_version, &setup_flag("claude"));
     }
-    let codex_home = codex_setup::codex_home(args.codex_home.as_deref())?;
+    let codex_home = codex_setup::codex_home(args.places.codex_home.as_deref())?;
     let codex_version = version("codex");
     if codex_version.is_some() || codex_home.exists() {
         found += 1;
@@ -87,7 +87,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
             "neither `claude` nor `codex` is on PATH, and neither ~/.claude nor ~/.codex exists",
         );
     }
-    check_state(&mut report, args.state_dir.clone(), &claude.projects);
+    check_state(&mut report, args.places.state_dir.clone(), &claude.projects);
     println!();
     if report.problems == 0 {
         println!("Nothing wrong found.");

@@ -95,6 +95,10 @@ pub enum Command {
     /// state folder's modes, messages stuck for an hour, registrations of dead
     /// processes. Each problem with the command that fixes it; exits 1 when any.
     Doctor(DoctorArgs),
+    /// A live view of the sessions (live or idle, what each lets in, what waits for it)
+    /// and the messages between them (waiting or handed over); keys read a message and
+    /// hold, accept or refuse a session's inbound.
+    Watch(WatchArgs),
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
@@ -104,17 +108,24 @@ pub enum Command {
 }
 
 #[derive(clap::Args)]
-pub struct DoctorArgs {
-    /// The state folder the harnesses use (default: the default one).
+pub struct WatchArgs {
+    /// Claude Code's projects folder: its sessions listed with their titles.
     #[arg(long)]
-    pub state_dir: Option<PathBuf>,
-    /// Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude
-    /// with ~/.claude.json).
-    #[arg(long)]
-    pub claude_config: Option<PathBuf>,
-    /// Codex's home (default: $CODEX_HOME, else ~/.codex).
+    pub claude_projects: Option<PathBuf>,
+    /// Codex's home: its threads listed with their titles.
     #[arg(long)]
     pub codex_home: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// Print the view once as text and end.
+    #[arg(long)]
+    pub once: bool,
+}
+
+#[derive(clap::Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub places: HarnessPlaces,
 }
 
 #[derive(clap::Args)]
@@ -128,7 +139,18 @@ pub struct SetupArgs {
     /// Take out what setup adds, and nothing else.
     #[arg(long)]
     pub remove: bool,
-    /// A state folder for the server and hooks other than the default one.
+    #[command(flatten)]
+    pub places: HarnessPlaces,
+    /// The host-shim the harness should run (default: this one).
+    #[arg(long)]
+    pub binary: Option<PathBuf>,
+}
+
+/// Where the harnesses' own files and the state folder are, for `setup` and `doctor`.
+#[derive(clap::Args)]
+pub struct HarnessPlaces {
+    /// The state folder for the server and hooks (default: $XDG_STATE_HOME/session-tools
+    /// or ~/.local/state/session-tools).
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
     /// Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude
@@ -138,9 +160,6 @@ pub struct SetupArgs {
     /// Codex's home (default: $CODEX_HOME, else ~/.codex).
     #[arg(long)]
     pub codex_home: Option<PathBuf>,
-    /// The host-shim the harness should run (default: this one).
-    #[arg(long)]
-    pub binary: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]

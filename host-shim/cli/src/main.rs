@@ -13,6 +13,7 @@ mod log;
 mod mcp;
 mod serve;
 mod setup;
+mod watch;
 
 use anyhow::Context;
 use clap::Parser;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         Command::Log(args) => log::run(&args),
         Command::Inbound(args) => inbound::run(&args),
         Command::Setup(args) => setup::run(&args),
+        Command::Watch(args) => watch::run(&args),
         // Problems found are the report's; the exit status says there were some.
         Command::Doctor(args) => match doctor::run(&args) {
             Ok(true) => Ok(()),

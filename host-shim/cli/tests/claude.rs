@@ -1151,6 +1151,69 @@ fn a_claude_session_registers_once_its_transcript_exists_and_clears_when_dropped
 }
 
 #[test]
+fn watch_shows_each_message_waiting_then_handed_over_and_what_each_session_lets_in() {
+    let state = scratch("watch");
+    let projects = fixtures();
+    let once = |state: &Path| {
+        let output = host_shim(
+            &[
+                "watch",
+                "--once",
+                "--claude-projects",
+                projects.to_str().unwrap(),
+            ],
+            "",
+            state,
+        );
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let args = format!(r#"{{"session_id":"{PROMPT}","message":"Lunch is at noon."}}"#);
+    assert!(
+        call("sessions_send", &args, &state, &["--call-id", "toolu_W1"])
+            .0
+            .starts_with("accepted for ")
+    );
+    let view = once(&state);
+    let line = format!("{CALLER} -> {PROMPT}  queue hop=1 ");
+    assert!(
+        view.lines().any(|l| l.starts_with("  ")
+            && l.contains(&line[2..])
+            && l.contains(" chars  waiting ")),
+        "{view}"
+    );
+    // The target's row says a message waits; the sender's is there too.
+    assert!(
+        view.lines()
+            .any(|l| l.starts_with(&format!("  {PROMPT}  claude-code")) && l.contains("1 waiting")),
+        "{view}"
+    );
+    assert!(
+        view.lines()
+            .any(|l| l.starts_with(&format!("  {CALLER}  claude-code"))),
+        "{view}"
+    );
+    // Handed over by the target's hook: the same message, now handed over.
+    assert!(hook_answer("SessionStart", PROMPT, &state).is_some());
+    let view = once(&state);
+    let messages: Vec<&str> = view.lines().filter(|l| l.contains(" -> ")).collect();
+    assert_eq!(messages.len(), 1, "{view}");
+    assert!(messages[0].contains(" chars  handed over after "), "{view}");
+    // What a person holds shows on the row.
+    let output = host_shim(&["inbound", PROMPT, "hold"], "", &state);
+    assert!(output.status.success());
+    assert!(
+        once(&state).contains("claude-code cold  inbound=hold"),
+        "{}",
+        once(&state)
+    );
+}
+
+#[test]
 fn the_audit_log_shows_each_acceptance_and_hand_over_once() {
     let state = scratch("audit");
     // Two sends (one with its body kept), one repeat, and a hook that hands both over.

@@ -5,7 +5,7 @@
 
 use super::hooks::{self, Event};
 use super::json::{Json, JsonFile, Object, array_at, drop_if_empty, object_at};
-use super::{Change, binary, command_line, finish};
+use super::{Change, Commands, finish};
 use crate::flags::SetupArgs;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
@@ -16,22 +16,10 @@ pub(crate) const SERVER: &str = "session-tools";
 pub(crate) const PERMISSION: &str = "mcp__session-tools";
 /// The hook events `host-shim claude-hook` answers; PostToolUse for every tool.
 pub(crate) const EVENTS: [Event; 4] = [
-    Event {
-        name: "SessionStart",
-        matcher: None,
-    },
-    Event {
-        name: "UserPromptSubmit",
-        matcher: None,
-    },
-    Event {
-        name: "PostToolUse",
-        matcher: Some("*"),
-    },
-    Event {
-        name: "Stop",
-        matcher: None,
-    },
+    Event::on("SessionStart"),
+    Event::on("UserPromptSubmit"),
+    Event::matching("PostToolUse", "*"),
+    Event::on("Stop"),
 ];
 /// The hook's subcommand.
 pub(crate) const HOOK: &str = "claude-hook";
@@ -71,22 +59,12 @@ impl Places {
 
 /// What setup (or `--remove`) would change in Claude Code's files.
 pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
-    let places = Places::find(args.claude_config.as_deref())?;
-    let binary = binary(args)?;
-    let state = args
-        .state_dir
-        .as_ref()
-        .map(|d| d.to_string_lossy().into_owned());
-    let mut server_args = vec![
-        "mcp".to_string(),
-        "--claude-projects".to_string(),
-        places.projects.to_string_lossy().into_owned(),
-    ];
-    let mut hook = vec![binary.as_str(), HOOK];
-    if let Some(state) = &state {
-        server_args.extend(["--state-dir".to_string(), state.clone()]);
-        hook.extend(["--state-dir", state.as_str()]);
-    }
+    let places = Places::find(args.places.claude_config.as_deref())?;
+    let Commands {
+        binary,
+        server_args,
+        hook,
+    } = Commands::of(args, "--claude-projects", &places.projects, HOOK)?;
     // As `claude mcp add --scope user` writes it.
     let server = Json::Object(Object::of([
         ("type", Json::str("stdio")),
@@ -97,7 +75,6 @@ pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
         ),
         ("env", Json::Object(Object::default())),
     ]));
-    let hook = command_line(&hook);
 
     let mut config = JsonFile::read(&places.config_file)?;
     let mut settings = JsonFile::read(&places.settings_file)?;

@@ -7,7 +7,7 @@
 
 use super::hooks::{self, Event};
 use super::json::{Json, JsonFile, drop_if_empty, object_at};
-use super::{Change, binary, command_line, finish};
+use super::{Change, Commands, finish};
 use crate::flags::SetupArgs;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
@@ -17,18 +17,9 @@ use toml_edit::{Array, DocumentMut, Item, Table, value};
 pub(crate) const SERVER: &str = "session-tools";
 /// The hook events `host-shim codex-hook` answers.
 pub(crate) const EVENTS: [Event; 3] = [
-    Event {
-        name: "SessionStart",
-        matcher: None,
-    },
-    Event {
-        name: "UserPromptSubmit",
-        matcher: None,
-    },
-    Event {
-        name: "Stop",
-        matcher: None,
-    },
+    Event::on("SessionStart"),
+    Event::on("UserPromptSubmit"),
+    Event::on("Stop"),
 ];
 pub(crate) const HOOK: &str = "codex-hook";
 
@@ -49,23 +40,12 @@ pub(crate) fn codex_home(flag: Option<&Path>) -> Result<PathBuf> {
 
 /// What setup (or `--remove`) would change in Codex's files.
 pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
-    let home = codex_home(args.codex_home.as_deref())?;
-    let binary = binary(args)?;
-    let state = args
-        .state_dir
-        .as_ref()
-        .map(|d| d.to_string_lossy().into_owned());
-    let mut server_args = vec![
-        "mcp".to_string(),
-        "--codex-home".to_string(),
-        home.to_string_lossy().into_owned(),
-    ];
-    let mut hook = vec![binary.as_str(), HOOK];
-    if let Some(state) = &state {
-        server_args.extend(["--state-dir".to_string(), state.clone()]);
-        hook.extend(["--state-dir", state.as_str()]);
-    }
-    let hook = command_line(&hook);
+    let home = codex_home(args.places.codex_home.as_deref())?;
+    let Commands {
+        binary,
+        server_args,
+        hook,
+    } = Commands::of(args, "--codex-home", &home, HOOK)?;
 
     let config_file = home.join("config.toml");
     let config_before = read_text(&config_file)?;

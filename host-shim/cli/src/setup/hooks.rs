@@ -14,6 +14,22 @@ pub struct Event {
     pub matcher: Option<&'static str>,
 }
 
+impl Event {
+    pub const fn on(name: &'static str) -> Event {
+        Event {
+            name,
+            matcher: None,
+        }
+    }
+
+    pub const fn matching(name: &'static str, matcher: &'static str) -> Event {
+        Event {
+            name,
+            matcher: Some(matcher),
+        }
+    }
+}
+
 /// Whether `command` runs `host-shim HOOK`, from this binary or another copy.
 pub fn runs(command: &str, hook: &str) -> bool {
     let mut words = command.split_whitespace();

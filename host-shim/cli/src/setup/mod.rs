@@ -168,21 +168,53 @@ pub fn run(args: &crate::flags::SetupArgs) -> Result<()> {
     }
 }
 
-/// The host-shim the harness should start: `--binary`, else this one.
-fn binary(args: &crate::flags::SetupArgs) -> Result<String> {
-    let path = match &args.binary {
-        Some(path) => path.clone(),
-        None => {
-            let exe =
-                std::env::current_exe().context("cannot tell where this host-shim binary is")?;
-            exe.canonicalize().unwrap_or(exe)
+/// What a harness is told to run: the server's command and arguments, and the hook's
+/// command line, each with `--state-dir` when one was given.
+pub(crate) struct Commands {
+    pub binary: String,
+    pub server_args: Vec<String>,
+    pub hook: String,
+}
+
+impl Commands {
+    /// `host-shim mcp STORE_FLAG STORE` and `host-shim HOOK`, with `--binary` (else
+    /// this binary) and `--state-dir`.
+    fn of(
+        args: &crate::flags::SetupArgs,
+        store_flag: &str,
+        store: &Path,
+        hook: &str,
+    ) -> Result<Commands> {
+        let binary = match &args.binary {
+            Some(path) => path.clone(),
+            None => {
+                let exe = std::env::current_exe()
+                    .context("cannot tell where this host-shim binary is")?;
+                exe.canonicalize().unwrap_or(exe)
+            }
+        };
+        let binary = binary.to_string_lossy().into_owned();
+        let mut server_args = vec![
+            "mcp".to_string(),
+            store_flag.to_string(),
+            store.to_string_lossy().into_owned(),
+        ];
+        let mut hook_words = vec![binary.clone(), hook.to_string()];
+        if let Some(state) = &args.places.state_dir {
+            let state = state.to_string_lossy().into_owned();
+            server_args.extend(["--state-dir".to_string(), state.clone()]);
+            hook_words.extend(["--state-dir".to_string(), state]);
         }
-    };
-    Ok(path.to_string_lossy().into_owned())
+        Ok(Commands {
+            hook: command_line(&hook_words),
+            binary,
+            server_args,
+        })
+    }
 }
 
 /// `words` as one shell command line (a harness runs a hook's command with a shell).
-pub fn command_line(words: &[&str]) -> String {
+fn command_line(words: &[String]) -> String {
     let quote = |word: &str| {
         if !word.is_empty()
             && word

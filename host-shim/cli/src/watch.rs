@@ -1,0 +1,606 @@
+//! `host-shim watch`: a live view for the person running the sessions. The sessions
+//! (of the harnesses named, and every one the state folder knows of), live or idle,
+//! what each lets in and how many messages wait for it; and the messages between them,
+//! newest first: from, to, mode, hop, size, waiting (for how long) or handed over
+//! (how long after). Keys read a message and set a session's inbound as
+//! `host-shim inbound` does. `--once` prints the same view as text and ends.
+//!
+//! Trust model: it reads what the other commands read (the state folder, its audit
+//! log, the harnesses' folders), and the only change it makes is the person's own
+//! inbound choice for a session, through the inbox as `host-shim inbound` makes it.
+
+use crate::flags::WatchArgs;
+use anyhow::Result;
+use host_shim::contract::latest::InboundPolicy;
+use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor};
+use host_shim::inbox::{AuditLog, InboxBackend, StateDir};
+use host_shim::{ClaudeStore, CodexStore, LocalPresence, Presence, Store};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the view is read again.
+const REFRESH: Duration = Duration::from_millis(250);
+/// The most messages kept in view.
+const MESSAGES_KEPT: usize = 500;
+
+/// One session's row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionRow {
+    pub id: String,
+    /// The harness holding it; `-` for one only the state folder knows.
+    pub harness: &'static str,
+    pub title: Option<String>,
+    pub live: bool,
+    pub idle: bool,
+    pub inbound: InboundPolicy,
+    pub waiting: usize,
+    /// The newest message to or from it (ms), for the order.
+    pub last_ms: u64,
+}
+
+/// One message's row: its acceptance, and its hand-over once there was one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageRow {
+    pub accepted: AuditRecord,
+    pub handed_ms: Option<u64>,
+}
+
+/// What the view shows now.
+#[derive(Default)]
+pub struct Snapshot {
+    pub sessions: Vec<SessionRow>,
+    /// Newest first.
+    pub messages: Vec<MessageRow>,
+}
+
+/// The sources of the view, read again at each refresh (the audit log from where it
+/// was last read).
+pub struct Watched {
+    stores: Vec<Box<dyn Store>>,
+    inbox: StateDir,
+    presence: LocalPresence,
+    log: AuditLog,
+    cursor: Option<Cursor>,
+    messages: Vec<MessageRow>,
+}
+
+impl Watched {
+    pub fn open(args: &WatchArgs) -> Result<Watched> {
+        let root = args.state.root()?;
+        let inbox = StateDir::open(&root)?;
+        let presence = LocalPresence::open(&root)?;
+        let log = AuditLog::open(&root, false)?;
+        let mut stores: Vec<Box<dyn Store>> = Vec::new();
+        if args.claude_projects.is_some() || args.codex_home.is_some() {
+            let shared = args.state.inbox()?;
+            if let Some(projects) = &args.claude_projects {
+                let presence: Arc<dyn Presence> = Arc::new(presence.clone());
+                stores.push(Box::new(ClaudeStore::open(
+                    projects,
+                    shared.clone(),
+                    presence,
+                    None,
+                )?));
+            }
+            if let Some(home) = &args.codex_home {
+                stores.push(Box::new(
+                    CodexStore::open(home, shared).through_daemon(false),
+                ));
+            }
+        }
+        Ok(Watched {
+            stores,
+            inbox,
+            presence,
+            log,
+            cursor: None,
+            messages: Vec::new(),
+        })
+    }
+
+    /// Reads what changed and returns the view.
+    pub fn refresh(&mut self) -> Snapshot {
+        let new = match self.cursor.take() {
+            None => {
+                let (records, _unreadable, cursor) = self.log.read_all();
+                self.cursor = Some(cursor);
+                records
+            }
+            Some(cursor) => {
+                let (records, cursor) = self.log.read_from(cursor);
+                self.cursor = Some(cursor);
+                records
+            }
+        };
+        pair(&mut self.messages, new);
+        let excess = self.messages.len().saturating_sub(MESSAGES_KEPT);
+        self.messages.drain(..excess);
+        let sessions = self.sessions();
+        Snapshot {
+            sessions,
+            messages: self.messages.iter().rev().cloned().collect(),
+        }
+    }
+
+    fn sessions(&mut self) -> Vec<SessionRow> {
+        let live = self.presence.live_sessions();
+        let mut rows: Vec<SessionRow> = Vec::new();
+        for store in &mut self.stores {
+            let harness = store.harness();
+            let index = store.list_sessions();
+            let mut at = 0usize;
+            let mut ids = Vec::new();
+            for entry in &index.entries {
+                let id = &index.ids[at..at + entry.id_len as usize];
+                at += entry.id_len as usize;
+                if !entry.subagent {
+                    ids.push((id.to_string(), entry.live));
+                }
+            }
+            let titles =
+                store.title_snapshots(&ids.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>());
+            for ((id, store_live), title) in ids.into_iter().zip(titles) {
+                rows.push(SessionRow {
+                    live: store_live || live.contains(&id),
+                    id,
+                    harness,
+                    title: title.filter(|t| !t.is_empty()),
+                    idle: false,
+                    inbound: InboundPolicy::Accept,
+                    waiting: 0,
+                    last_ms: 0,
+                });
+            }
+        }
+        // Every session the state folder or the log knows of, even with no store named.
+        let mut known: Vec<String> = self.inbox.sessions().unwrap_or_default();
+        known.extend(live.iter().cloned());
+        for message in &self.messages {
+            known.push(message.accepted.to.clone());
+            if !message.accepted.from.is_empty() {
+                known.push(message.accepted.from.clone());
+            }
+        }
+        for id in known {
+            if !rows.iter().any(|row| row.id == id) {
+                rows.push(SessionRow {
+                    live: live.contains(&id),
+                    id,
+                    harness: "-",
+                    title: None,
+                    idle: false,
+                    inbound: InboundPolicy::Accept,
+                    waiting: 0,
+                    last_ms: 0,
+                });
+            }
+        }
+        for row in &mut rows {
+            row.idle = row.live && self.presence.is_idle(&row.id);
+            row.inbound = self.inbox.inbound(&row.id).unwrap_or(InboundPolicy::Accept);
+            row.waiting = self.inbox.waiting(&row.id).map_or(0, |w| w.messages.len());
+            row.last_ms = (self.messages.iter())
+                .filter(|m| m.accepted.to == row.id || m.accepted.from == row.id)
+                .map(|m| m.handed_ms.unwrap_or(m.accepted.at_ms))
+                .max()
+                .unwrap_or(0);
+        }
+        // What a person watches: the sessions at work or in the conversation; the rest
+        // of a large harness stays out of the way.
+        rows.retain(|row| {
+            row.live || row.waiting > 0 || row.last_ms > 0 || row.inbound != InboundPolicy::Accept
+        });
+        rows.sort_by(|a, b| (b.live, b.last_ms, &a.id).cmp(&(a.live, a.last_ms, &b.id)));
+        rows
+    }
+
+    /// Sets what `session`'s person lets in (the keys h, a and r).
+    pub fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
+        self.inbox.set_inbound(session, policy)
+    }
+
+    /// A message's body: the log's when it recorded bodies, else the inbox's while the
+    /// message waits there.
+    pub fn body(&self, message: &MessageRow) -> Option<String> {
+        if let Some(body) = &message.accepted.body {
+            return Some(body.clone());
+        }
+        let waiting = self.inbox.waiting(&message.accepted.to).ok()?;
+        (waiting.messages.into_iter())
+            .map(|w| w.message)
+            .find(|m| {
+                AuditRecord::of(m, AuditEvent::Accepted, false).sha256 == message.accepted.sha256
+            })
+            .map(|m| m.body)
+    }
+}
+
+/// Adds `records` (oldest first) to `messages`: an acceptance is a new row, a
+/// hand-over completes the oldest open row of the same message.
+fn pair(messages: &mut Vec<MessageRow>, records: Vec<AuditRecord>) {
+    for record in records {
+        match record.event {
+            AuditEvent::Accepted => messages.push(MessageRow {
+                accepted: record,
+                handed_ms: None,
+            }),
+            AuditEvent::HandedOver => {
+                let open = messages.iter_mut().find(|m| {
+                    m.handed_ms.is_none()
+                        && m.accepted.to == record.to
+                        && m.accepted.sha256 == record.sha256
+                });
+                if let Some(open) = open {
+                    open.handed_ms = Some(record.at_ms);
+                }
+            }
+        }
+    }
+}
+
+/// `12.3 s`, `4 min`, `2 h`.
+fn span(ms: u64) -> String {
+    match ms {
+        0..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{} min", ms / 60_000),
+        _ => format!("{} h", ms / 3_600_000),
+    }
+}
+
+/// A session's line.
+pub fn session_line(row: &SessionRow) -> String {
+    let mut line = format!(
+        "{}  {:<11} {}",
+        row.id,
+        row.harness,
+        match (row.live, row.idle) {
+            (true, true) => "live, idle",
+            (true, false) => "live",
+            (false, _) => "cold",
+        }
+    );
+    match row.inbound {
+        InboundPolicy::Accept => {}
+        InboundPolicy::Hold => line.push_str("  inbound=hold"),
+        InboundPolicy::Refuse => line.push_str("  inbound=refuse"),
+    }
+    if row.waiting > 0 {
+        line.push_str(&format!("  {} waiting", row.waiting));
+    }
+    if let Some(title) = &row.title {
+        line.push_str("  ");
+        line.push_str(&title.chars().take(60).collect::<String>());
+    }
+    line
+}
+
+/// A message's line, its ages against `now_ms`.
+pub fn message_line(row: &MessageRow, now_ms: u64) -> String {
+    let accepted = &row.accepted;
+    let at = chrono::DateTime::from_timestamp_millis(i64::try_from(accepted.at_ms).unwrap_or(0))
+        .map_or_else(String::new, |t| t.format("%H:%M:%S").to_string());
+    let from = if accepted.from.is_empty() {
+        "(unknown)"
+    } else {
+        &accepted.from
+    };
+    let state = match row.handed_ms {
+        Some(handed) => format!(
+            "handed over after {}",
+            span(handed.saturating_sub(accepted.at_ms))
+        ),
+        None => format!("waiting {}", span(now_ms.saturating_sub(accepted.at_ms))),
+    };
+    format!(
+        "{at}  {from} -> {}  {} hop={} {} chars  {state}",
+        accepted.to,
+        match accepted.mode {
+            host_shim::DeliveryMode::Queue => "queue",
+            host_shim::DeliveryMode::Steer => "steer",
+        },
+        accepted.hop,
+        accepted.chars
+    )
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+pub fn run(args: &WatchArgs) -> Result<()> {
+    let mut watched = Watched::open(args)?;
+    if args.once {
+        let snapshot = watched.refresh();
+        let now = now_ms();
+        println!("Sessions");
+        for row in &snapshot.sessions {
+            println!("  {}", session_line(row));
+        }
+        println!("Messages (newest first)");
+        for row in &snapshot.messages {
+            println!("  {}", message_line(row, now));
+        }
+        return Ok(());
+    }
+    tui::run(watched)
+}
+
+mod tui {
+    //! The terminal view: ratatui over crossterm, redrawn at each refresh and key.
+
+    use super::{REFRESH, Snapshot, Watched, message_line, now_ms, session_line};
+
+    use anyhow::Result;
+    use host_shim::contract::latest::InboundPolicy;
+    use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::style::{Modifier, Style};
+    use ratatui::text::Line;
+    use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum Focus {
+        Sessions,
+        Messages,
+    }
+
+    struct View {
+        focus: Focus,
+        sessions: ListState,
+        messages: ListState,
+        /// The message being read, and its text.
+        reading: Option<String>,
+        said: String,
+    }
+
+    pub fn run(mut watched: Watched) -> Result<()> {
+        let mut terminal = ratatui::init();
+        let outcome = (|| -> Result<()> {
+            let mut view = View {
+                focus: Focus::Sessions,
+                sessions: ListState::default().with_selected(Some(0)),
+                messages: ListState::default().with_selected(Some(0)),
+                reading: None,
+                said: String::new(),
+            };
+            let mut snapshot = watched.refresh();
+            loop {
+                terminal.draw(|frame| draw(frame, &snapshot, &mut view))?;
+                if !event::poll(REFRESH)? {
+                    snapshot = refreshed(&mut watched, &mut view, &snapshot);
+                    continue;
+                }
+                let Event::Key(key) = event::read()? else {
+                    continue;
+                };
+                if key.kind != KeyEventKind::Press {
+                    continue;
+                }
+                let list = match view.focus {
+                    Focus::Sessions => (&mut view.sessions, snapshot.sessions.len()),
+                    Focus::Messages => (&mut view.messages, snapshot.messages.len()),
+                };
+                match key.code {
+                    KeyCode::Char('q') => return Ok(()),
+                    KeyCode::Esc if view.reading.is_some() => view.reading = None,
+                    KeyCode::Esc => return Ok(()),
+                    KeyCode::Tab => {
+                        view.focus = match view.focus {
+                            Focus::Sessions => Focus::Messages,
+                            Focus::Messages => Focus::Sessions,
+                        }
+                    }
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        let next = list
+                            .0
+                            .selected()
+                            .map_or(0, |i| (i + 1).min(list.1.saturating_sub(1)));
+                        list.0.select(Some(next));
+                    }
+                    KeyCode::Up | KeyCode::Char('k') => {
+                        let next = list.0.selected().map_or(0, |i| i.saturating_sub(1));
+                        list.0.select(Some(next));
+                    }
+                    KeyCode::Enter if view.focus == Focus::Messages => {
+                        if let Some(message) = view
+                            .messages
+                            .selected()
+                            .and_then(|i| snapshot.messages.get(i))
+                        {
+                            view.reading = Some(watched.body(message).unwrap_or_else(|| {
+                                "The body was not recorded and the message no longer waits: \
+                                 start the servers with --log-bodies to keep bodies in the log."
+                                    .to_string()
+                            }));
+                        }
+                    }
+                    KeyCode::Char(c @ ('h' | 'a' | 'r')) if view.focus == Focus::Sessions => {
+                        let policy = match c {
+                            'h' => InboundPolicy::Hold,
+                            'a' => InboundPolicy::Accept,
+                            _ => InboundPolicy::Refuse,
+                        };
+                        if let Some(row) = view
+                            .sessions
+                            .selected()
+                            .and_then(|i| snapshot.sessions.get(i))
+                        {
+                            view.said = match watched.set_inbound(&row.id, policy) {
+                                Ok(()) => format!(
+                                    "{}: inbound {}",
+                                    row.id,
+                                    match policy {
+                                        InboundPolicy::Accept => "accept",
+                                        InboundPolicy::Hold => "hold",
+                                        InboundPolicy::Refuse => "refuse",
+                                    }
+                                ),
+                                Err(err) => format!("{err:#}"),
+                            };
+                            snapshot = refreshed(&mut watched, &mut view, &snapshot);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        })();
+        ratatui::restore();
+        outcome
+    }
+
+    /// The view read again, the selected session and message still selected wherever
+    /// they moved to.
+    fn refreshed(watched: &mut Watched, view: &mut View, old: &Snapshot) -> Snapshot {
+        let session = (view.sessions.selected())
+            .and_then(|i| old.sessions.get(i))
+            .map(|row| row.id.clone());
+        let message = (view.messages.selected())
+            .and_then(|i| old.messages.get(i))
+            .map(|row| (row.accepted.at_ms, row.accepted.sha256.clone()));
+        let new = watched.refresh();
+        if let Some(at) = session.and_then(|id| new.sessions.iter().position(|row| row.id == id)) {
+            view.sessions.select(Some(at));
+        }
+        let moved = message.and_then(|(at_ms, sha)| {
+            (new.messages.iter())
+                .position(|row| row.accepted.at_ms == at_ms && row.accepted.sha256 == sha)
+        });
+        if let Some(at) = moved {
+            view.messages.select(Some(at));
+        }
+        new
+    }
+
+    fn draw(frame: &mut ratatui::Frame, snapshot: &Snapshot, view: &mut View) {
+        let [top, sessions, messages, bottom] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Percentage(40),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ])
+        .areas(frame.area());
+        frame.render_widget(
+            Line::from("session-tools watch — Tab switch, ↑↓ select, Enter read, h hold, a accept, r refuse, q quit"),
+            top,
+        );
+        let focused = |focus| {
+            if view.focus == focus {
+                Style::default().add_modifier(Modifier::BOLD)
+            } else {
+                Style::default()
+            }
+        };
+        let highlight = Style::default().add_modifier(Modifier::REVERSED);
+        let items: Vec<ListItem> = (snapshot.sessions.iter())
+            .map(|row| ListItem::new(session_line(row)))
+            .collect();
+        frame.render_stateful_widget(
+            List::new(items)
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .title("Sessions")
+                        .title_style(focused(Focus::Sessions)),
+                )
+                .highlight_style(highlight)
+                .highlight_symbol("> "),
+            sessions,
+            &mut view.sessions,
+        );
+        let now = now_ms();
+        let items: Vec<ListItem> = (snapshot.messages.iter())
+            .map(|row| ListItem::new(message_line(row, now)))
+            .collect();
+        frame.render_stateful_widget(
+            List::new(items)
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .title("Messages (newest first)")
+                        .title_style(focused(Focus::Messages)),
+                )
+                .highlight_style(highlight)
+                .highlight_symbol("> "),
+            messages,
+            &mut view.messages,
+        );
+        frame.render_widget(Line::from(view.said.as_str()), bottom);
+        if let Some(body) = &view.reading {
+            let area = messages.inner(ratatui::layout::Margin::new(2, 1));
+            frame.render_widget(Clear, area);
+            frame.render_widget(
+                Paragraph::new(body.as_str())
+                    .wrap(Wrap { trim: false })
+                    .block(
+                        Block::default()
+                            .borders(Borders::ALL)
+                            .title("Message (Esc closes)"),
+                    ),
+                area,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(event: AuditEvent, at_ms: u64, to: &str, sha: &str) -> AuditRecord {
+        AuditRecord {
+            at_ms,
+            event,
+            from: "s-a".into(),
+            to: to.into(),
+            mode: host_shim::DeliveryMode::Queue,
+            hop: 1,
+            chars: 12,
+            sha256: sha.into(),
+            body: None,
+        }
+    }
+
+    #[test]
+    fn a_hand_over_completes_its_own_message_and_ages_read_as_a_person_reads_them() {
+        let mut messages = Vec::new();
+        pair(
+            &mut messages,
+            vec![
+                record(AuditEvent::Accepted, 1_000, "s-b", "aa"),
+                record(AuditEvent::Accepted, 2_000, "s-b", "bb"),
+                record(AuditEvent::Accepted, 2_500, "s-c", "aa"),
+                record(AuditEvent::HandedOver, 3_800, "s-b", "bb"),
+            ],
+        );
+        let handed: Vec<Option<u64>> = messages.iter().map(|m| m.handed_ms).collect();
+        assert_eq!(handed, [None, Some(3_800), None]);
+        assert!(
+            message_line(&messages[1], 10_000)
+                .ends_with("  s-a -> s-b  queue hop=1 12 chars  handed over after 1.8 s"),
+            "{}",
+            message_line(&messages[1], 10_000)
+        );
+        assert!(message_line(&messages[0], 3_601_000).ends_with("waiting 1 h"));
+        assert!(message_line(&messages[2], 182_500).ends_with("waiting 3 min"));
+    }
+
+    #[test]
+    fn a_session_line_says_what_a_person_needs() {
+        let row = SessionRow {
+            id: "s-b".into(),
+            harness: "claude-code",
+            title: Some("Plan the beds".into()),
+            live: true,
+            idle: true,
+            inbound: InboundPolicy::Hold,
+            waiting: 2,
+            last_ms: 0,
+        };
+        assert_eq!(
+            session_line(&row),
+            "s-b  claude-code live, idle  inbound=hold  2 waiting  Plan the beds"
+        );
+    }
+}

@@ -15,6 +15,7 @@ use host_shim::contract::latest::InboundPolicy;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor};
 use host_shim::inbox::{AuditLog, InboxBackend, StateDir};
 use host_shim::{ClaudeStore, CodexStore, LocalPresence, Presence, Store};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -122,58 +123,58 @@ impl Watched {
         }
     }
 
+    /// The sessions a person watches: live ones, and those the state folder or the log
+    /// knows of (messages waiting, or in a conversation); a large harness's other
+    /// sessions stay out of the way and cost nothing to read.
     fn sessions(&mut self) -> Vec<SessionRow> {
         let live = self.presence.live_sessions();
+        let mut known: HashSet<String> = self
+            .inbox
+            .sessions()
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        known.extend(live.iter().cloned());
+        for message in &self.messages {
+            known.insert(message.accepted.to.clone());
+            if !message.accepted.from.is_empty() {
+                known.insert(message.accepted.from.clone());
+            }
+        }
+        let row =
+            |id: String, harness: &'static str, live: bool, title: Option<String>| SessionRow {
+                id,
+                harness,
+                title: title.filter(|t| !t.is_empty()),
+                live,
+                idle: false,
+                inbound: InboundPolicy::Accept,
+                waiting: 0,
+                last_ms: 0,
+            };
         let mut rows: Vec<SessionRow> = Vec::new();
         for store in &mut self.stores {
-            let harness = store.harness();
             let index = store.list_sessions();
             let mut at = 0usize;
-            let mut ids = Vec::new();
+            let mut shown = Vec::new();
             for entry in &index.entries {
                 let id = &index.ids[at..at + entry.id_len as usize];
                 at += entry.id_len as usize;
-                if !entry.subagent {
-                    ids.push((id.to_string(), entry.live));
+                if !entry.subagent && (entry.live || known.contains(id)) {
+                    shown.push((id.to_string(), entry.live));
                 }
             }
-            let titles =
-                store.title_snapshots(&ids.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>());
-            for ((id, store_live), title) in ids.into_iter().zip(titles) {
-                rows.push(SessionRow {
-                    live: store_live || live.contains(&id),
-                    id,
-                    harness,
-                    title: title.filter(|t| !t.is_empty()),
-                    idle: false,
-                    inbound: InboundPolicy::Accept,
-                    waiting: 0,
-                    last_ms: 0,
-                });
+            let ids: Vec<String> = shown.iter().map(|(id, _)| id.clone()).collect();
+            let titles = store.title_snapshots(&ids);
+            for ((id, store_live), title) in shown.into_iter().zip(titles) {
+                let live = store_live || live.contains(&id);
+                rows.push(row(id, store.harness(), live, title));
             }
         }
-        // Every session the state folder or the log knows of, even with no store named.
-        let mut known: Vec<String> = self.inbox.sessions().unwrap_or_default();
-        known.extend(live.iter().cloned());
-        for message in &self.messages {
-            known.push(message.accepted.to.clone());
-            if !message.accepted.from.is_empty() {
-                known.push(message.accepted.from.clone());
-            }
-        }
-        for id in known {
-            if !rows.iter().any(|row| row.id == id) {
-                rows.push(SessionRow {
-                    live: live.contains(&id),
-                    id,
-                    harness: "-",
-                    title: None,
-                    idle: false,
-                    inbound: InboundPolicy::Accept,
-                    waiting: 0,
-                    last_ms: 0,
-                });
-            }
+        let listed: HashSet<String> = rows.iter().map(|row| row.id.clone()).collect();
+        for id in known.into_iter().filter(|id| !listed.contains(id)) {
+            let live = live.contains(&id);
+            rows.push(row(id, "-", live, None));
         }
         for row in &mut rows {
             row.idle = row.live && self.presence.is_idle(&row.id);
@@ -185,11 +186,6 @@ impl Watched {
                 .max()
                 .unwrap_or(0);
         }
-        // What a person watches: the sessions at work or in the conversation; the rest
-        // of a large harness stays out of the way.
-        rows.retain(|row| {
-            row.live || row.waiting > 0 || row.last_ms > 0 || row.inbound != InboundPolicy::Accept
-        });
         rows.sort_by(|a, b| (b.live, b.last_ms, &a.id).cmp(&(a.live, a.last_ms, &b.id)));
         rows
     }

@@ -469,6 +469,25 @@ mod tui {
         new
     }
 
+    /// One of the two lists: its lines in a titled box, the title bold when focused,
+    /// the selected line reversed and marked.
+    fn list<'a>(lines: impl Iterator<Item = String>, title: &'a str, focused: bool) -> List<'a> {
+        let title_style = if focused {
+            Style::default().add_modifier(Modifier::BOLD)
+        } else {
+            Style::default()
+        };
+        List::new(lines.map(ListItem::new).collect::<Vec<_>>())
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(title)
+                    .title_style(title_style),
+            )
+            .highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+            .highlight_symbol("> ")
+    }
+
     fn draw(frame: &mut ratatui::Frame, snapshot: &Snapshot, view: &mut View) {
         let [top, sessions, messages, bottom] = Layout::vertical([
             Constraint::Length(1),
@@ -481,47 +500,19 @@ mod tui {
             Line::from("session-tools watch — Tab switch, ↑↓ select, Enter read, h hold, a accept, r refuse, q quit"),
             top,
         );
-        let focused = |focus| {
-            if view.focus == focus {
-                Style::default().add_modifier(Modifier::BOLD)
-            } else {
-                Style::default()
-            }
-        };
-        let highlight = Style::default().add_modifier(Modifier::REVERSED);
-        let items: Vec<ListItem> = (snapshot.sessions.iter())
-            .map(|row| ListItem::new(session_line(row)))
-            .collect();
-        frame.render_stateful_widget(
-            List::new(items)
-                .block(
-                    Block::default()
-                        .borders(Borders::ALL)
-                        .title("Sessions")
-                        .title_style(focused(Focus::Sessions)),
-                )
-                .highlight_style(highlight)
-                .highlight_symbol("> "),
-            sessions,
-            &mut view.sessions,
+        let sessions_list = list(
+            snapshot.sessions.iter().map(session_line),
+            "Sessions",
+            view.focus == Focus::Sessions,
         );
+        frame.render_stateful_widget(sessions_list, sessions, &mut view.sessions);
         let now = now_ms();
-        let items: Vec<ListItem> = (snapshot.messages.iter())
-            .map(|row| ListItem::new(message_line(row, now)))
-            .collect();
-        frame.render_stateful_widget(
-            List::new(items)
-                .block(
-                    Block::default()
-                        .borders(Borders::ALL)
-                        .title("Messages (newest first)")
-                        .title_style(focused(Focus::Messages)),
-                )
-                .highlight_style(highlight)
-                .highlight_symbol("> "),
-            messages,
-            &mut view.messages,
+        let messages_list = list(
+            snapshot.messages.iter().map(|row| message_line(row, now)),
+            "Messages (newest first)",
+            view.focus == Focus::Messages,
         );
+        frame.render_stateful_widget(messages_list, messages, &mut view.messages);
         frame.render_widget(Line::from(view.said.as_str()), bottom);
         if let Some(body) = &view.reading {
             let area = messages.inner(ratatui::layout::Margin::new(2, 1));

@@ -324,7 +324,7 @@ fn check_hooks(
             .next();
         match command {
             None => missing.push(event.name),
-            Some(command) => binaries.push(first_word(command)),
+            Some(command) => binaries.push(hooks::program(command)),
         }
     }
     if missing.is_empty() {
@@ -346,16 +346,6 @@ fn check_hooks(
         }
     }
     missing.is_empty()
-}
-
-/// A command line's program, unquoted.
-fn first_word(command: &str) -> String {
-    command
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .trim_matches('\'')
-        .to_string()
 }
 
 /// The registered server starts and lists the three tools.

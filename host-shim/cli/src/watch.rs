@@ -12,7 +12,7 @@
 use crate::flags::WatchArgs;
 use anyhow::Result;
 use host_shim::contract::latest::InboundPolicy;
-use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor};
+use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor, body_hash};
 use host_shim::inbox::{AuditLog, InboxBackend, StateDir};
 use host_shim::{ClaudeStore, CodexStore, LocalPresence, Presence, Store};
 use std::collections::HashSet;
@@ -204,9 +204,7 @@ impl Watched {
         let waiting = self.inbox.waiting(&message.accepted.to).ok()?;
         (waiting.messages.into_iter())
             .map(|w| w.message)
-            .find(|m| {
-                AuditRecord::of(m, AuditEvent::Accepted, false).sha256 == message.accepted.sha256
-            })
+            .find(|m| body_hash(&m.body) == message.accepted.sha256)
             .map(|m| m.body)
     }
 }

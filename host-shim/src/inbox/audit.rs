@@ -68,7 +68,6 @@ pub struct AuditRecord {
 impl AuditRecord {
     /// The record of `message` for `event`, now.
     pub fn of(message: &SpooledMessage, event: AuditEvent, with_body: bool) -> AuditRecord {
-        let digest = Sha256::digest(message.body.as_bytes());
         AuditRecord {
             at_ms: u64::try_from(now_ns() / 1_000_000).unwrap_or(u64::MAX),
             event,
@@ -77,10 +76,16 @@ impl AuditRecord {
             mode: message.mode,
             hop: frame_hop(&message.body),
             chars: message.body.chars().count() as u64,
-            sha256: digest[..8].iter().map(|b| format!("{b:02x}")).collect(),
+            sha256: body_hash(&message.body),
             body: with_body.then(|| message.body.clone()),
         }
     }
+}
+
+/// The first 16 hex digits of a body's SHA-256, as a record names the body.
+pub fn body_hash(body: &str) -> String {
+    let digest = Sha256::digest(body.as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The `hop: N` line of a frame's header (before `--- message begins ---`), or 0.

@@ -22,6 +22,7 @@ use super::{InboxBackend, Located, Put, SharedInbox, SpooledMessage, Waiting, ke
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, MessageIds,
 };
+use crate::harness::CallMemo;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -102,9 +103,8 @@ pub struct Desk {
     inbox: SharedInbox,
     answered: AnsweredKeys,
     caller: String,
-    /// Read once per session per call (a listing's rows ask for many); none between
-    /// calls, where every question looks afresh.
-    inbound_seen: Option<std::collections::HashMap<String, InboundPolicy>>,
+    /// Read once per session per call (a listing's rows ask for many).
+    inbound_seen: CallMemo<String, InboundPolicy>,
 }
 
 impl Desk {
@@ -113,7 +113,7 @@ impl Desk {
             inbox,
             answered: AnsweredKeys::default(),
             caller: String::new(),
-            inbound_seen: None,
+            inbound_seen: CallMemo::default(),
         }
     }
 
@@ -121,23 +121,13 @@ impl Desk {
     /// reads as accept here; a delivery to it is refused naming why): read once per
     /// call.
     pub fn inbound(&mut self, session: &str) -> InboundPolicy {
-        if let Some(&seen) = self
-            .inbound_seen
-            .as_ref()
-            .and_then(|seen| seen.get(session))
-        {
-            return seen;
-        }
-        let policy = super::inbound_or_accept(&*self.inbox, session);
-        if let Some(seen) = &mut self.inbound_seen {
-            seen.insert(session.to_string(), policy);
-        }
-        policy
+        let inbox = &self.inbox;
+        (self.inbound_seen).get_or(session, || super::inbound_or_accept(&**inbox, session))
     }
 
     /// The call has ended: the next question looks afresh.
     pub fn end_call(&mut self) {
-        self.inbound_seen = None;
+        self.inbound_seen.end();
     }
 
     /// The session whose call this is (the store's `begin_call`): a delivery without a
@@ -145,7 +135,7 @@ impl Desk {
     pub fn set_caller(&mut self, caller: &str) {
         self.caller.clear();
         self.caller.push_str(caller);
-        self.inbound_seen = Some(std::collections::HashMap::new());
+        self.inbound_seen.begin();
     }
 
     /// The inbox backend deliveries go to.

@@ -30,12 +30,21 @@ impl Event {
     }
 }
 
+/// The program a hook's command line runs, unquoted.
+pub fn program(command: &str) -> &str {
+    command
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches('\'')
+}
+
 /// Whether `command` runs `host-shim HOOK`, from this binary or another copy.
-pub fn runs(command: &str, hook: &str) -> bool {
-    let mut words = command.split_whitespace();
-    let program = words.next().unwrap_or("").trim_matches('\'');
-    let name = Path::new(program).file_name().and_then(|n| n.to_str());
-    name == Some("host-shim") && words.next() == Some(hook)
+fn runs(command: &str, hook: &str) -> bool {
+    let name = Path::new(program(command))
+        .file_name()
+        .and_then(|n| n.to_str());
+    name == Some("host-shim") && command.split_whitespace().nth(1) == Some(hook)
 }
 
 /// Whether a group holds a hook running `host-shim HOOK`.

@@ -60,7 +60,7 @@ use crate::contract::latest::{
     InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
     SurfaceIndex, ToolAction,
 };
-use crate::harness::{Inbox, SessionQuery};
+use crate::harness::{CallMemo, Inbox, SessionQuery};
 use crate::harnesses::McpClient;
 use crate::harnesses::logfile::{
     self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
@@ -444,10 +444,9 @@ pub struct ClaudeStore {
     /// WIT asks so), so each is `stat`ed once per call. `None` between calls: every
     /// lookup looks.
     statted: Option<std::collections::HashSet<String>>,
-    /// During a tool call, what Claude Code's settings let in, by session cwd: read
-    /// once per cwd per call (a listing's rows share a few folders), not per row.
-    /// Empty between calls: every question reads the settings again.
-    claude_inbound_seen: std::collections::HashMap<Option<String>, InboundPolicy>,
+    /// What Claude Code's settings let in, by session cwd: read once per cwd per call
+    /// (a listing's rows share a few folders), not per row.
+    claude_inbound_seen: CallMemo<Option<String>, InboundPolicy>,
 }
 
 /// What a store has read of transcripts, for tests and benchmarks.
@@ -499,7 +498,7 @@ impl ClaudeStore {
             found: Vec::new(),
             by_id: HashMap::new(),
             statted: None,
-            claude_inbound_seen: std::collections::HashMap::new(),
+            claude_inbound_seen: CallMemo::default(),
             indexed: HashMap::new(),
             surfaces: VecDeque::new(),
             reads: TranscriptReads::default(),
@@ -777,16 +776,10 @@ impl ClaudeStore {
     /// What Claude Code's own `crossSessionInbound` setting lets into a session at
     /// `cwd` (its configuration folder is the one holding the projects folder).
     fn claude_inbound(&mut self, cwd: Option<&str>) -> InboundPolicy {
-        let in_a_call = self.statted.is_some();
-        if let Some(&seen) = self.claude_inbound_seen.get(&cwd.map(str::to_string)) {
-            return seen;
-        }
-        let policy = settings::inbound(self.root.parent(), cwd.map(Path::new));
-        if in_a_call {
-            self.claude_inbound_seen
-                .insert(cwd.map(str::to_string), policy);
-        }
-        policy
+        let config = self.root.parent();
+        (self.claude_inbound_seen).get_or(&cwd.map(str::to_string), || {
+            settings::inbound(config, cwd.map(Path::new))
+        })
     }
 
     /// The session's surface now: parsed once, then read on as the file grows.
@@ -823,13 +816,13 @@ impl SessionQuery for ClaudeStore {
     fn begin_call(&mut self, caller: &str) {
         self.desk.set_caller(caller);
         self.statted = Some(std::collections::HashSet::new());
-        self.claude_inbound_seen.clear();
+        self.claude_inbound_seen.begin();
     }
 
     fn end_call(&mut self) {
         self.desk.end_call();
         self.statted = None;
-        self.claude_inbound_seen.clear();
+        self.claude_inbound_seen.end();
     }
 
     fn list_sessions(&mut self) -> SessionIndex {

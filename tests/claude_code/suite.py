@@ -682,6 +682,16 @@ def main():
           "setup registers the server exactly as `claude mcp add --scope user` does",
           (by_setup, by_claude))
 
+    # `host-shim doctor` over what the real Claude Code and the suite left: nothing wrong.
+    bin_dir = ROOT / "tests" / "claude_code" / "node_modules" / ".bin"
+    doctor = subprocess.run([HOST_SHIM, "doctor"],
+                            env=dict(env, PATH=f"{bin_dir}:{env['PATH']}"),
+                            capture_output=True, text=True, timeout=180, cwd=HOME)
+    print("     host-shim doctor said:\n" + "\n".join("       " + l for l in doctor.stdout.splitlines()))
+    check(doctor.returncode == 0 and "Claude Code 2.1.328, the version the tools are tested with"
+          in doctor.stdout and doctor.stdout.endswith("Nothing wrong found.\n"),
+          "host-shim doctor finds the real Claude Code set up, nothing wrong", doctor.stdout)
+
     # 13. `host-shim setup claude --remove`: the person's settings back byte for byte, and
     # no server left for Claude Code to start.
     subprocess.run([HOST_SHIM, "setup", "claude", "--remove"], env=env, check=True,

@@ -578,6 +578,22 @@ def main():
     claude_code_and_codex(caller, folder)
     through_the_daemon(caller, folder)
 
+    # `host-shim doctor` over what the real Codex wrote: its version, the server it starts,
+    # the hooks, and the trust the person gave them in the interactive run above.
+    bin_dir = ROOT / "tests" / "codex" / "node_modules" / ".bin"
+    doctor = subprocess.run(
+        [HOST_SHIM, "doctor", "--codex-home", str(CODEX_HOME), "--state-dir", str(STATE)],
+        env=dict(codex_env(), PATH=f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"),
+        capture_output=True, text=True, timeout=180)
+    print("     host-shim doctor said:\n" + "\n".join("       " + l for l in doctor.stdout.splitlines()))
+    check("ok       Codex 0.169.0, the version the tools are tested with" in doctor.stdout
+          and "starts and lists sessions_list, sessions_read, sessions_send" in doctor.stdout
+          and "ok       the hooks (`host-shim codex-hook`) are in" in doctor.stdout,
+          "host-shim doctor finds the real Codex set up: its version, the server, the hooks",
+          doctor.stdout)
+    check("ok       Codex trusts the hooks" in doctor.stdout,
+          "host-shim doctor reads the hook trust the real Codex recorded", doctor.stdout)
+
     # `host-shim setup codex --remove`: the server and hooks gone, the person's lines and
     # what Codex wrote itself since (trusted folders and hooks) kept.
     subprocess.run([HOST_SHIM, "setup", "codex", "--remove", "--codex-home", str(CODEX_HOME)],

@@ -28,12 +28,7 @@ fn fixtures() -> PathBuf {
 
 /// A fresh folder for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("host-shim-claude-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("claude", name)
 }
 
 fn copy_tree(from: &Path, to: &Path) {

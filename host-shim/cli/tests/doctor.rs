@@ -9,12 +9,7 @@ use std::path::{Path, PathBuf};
 mod common;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("host-shim-doctor-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("doctor", name)
 }
 
 /// A home with only `bin/` on PATH (fake `claude`/`codex` go there when a test wants).

@@ -10,12 +10,7 @@ use std::process::Output;
 mod common;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("host-shim-setup-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("setup", name)
 }
 
 fn setup(home: &Path, extra: &[&str]) -> Output {

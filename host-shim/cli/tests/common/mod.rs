@@ -30,3 +30,13 @@ pub fn harness_corpus() -> PathBuf {
 pub fn host_shim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_host-shim"))
 }
+
+/// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
+pub fn scratch(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("host-shim-{suite}-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

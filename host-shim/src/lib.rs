@@ -63,6 +63,8 @@ pub use harnesses::claude::{
 };
 pub use harnesses::codex::{self, CodexStore, RolloutReads};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
+#[cfg(feature = "opencode")]
+pub use harnesses::opencode::{self, DatabaseReads, OpenCodeStore};
 pub use harnesses::{Harnesses, McpClient, Store};
 pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir};
 pub use plugin::ContractVersion;

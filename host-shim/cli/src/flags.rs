@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use host_shim::inbox::{AuditLog, Audited};
 use host_shim::{
-    ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence, Presence,
+    ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence, OpenCodeStore, Presence,
     RuntimeOptions, SharedInbox, StateDir, Store, WakeCommand,
 };
 use std::path::{Path, PathBuf};
@@ -130,8 +130,8 @@ pub struct DoctorArgs {
 
 #[derive(clap::Args)]
 pub struct SetupArgs {
-    /// The harness: claude (Claude Code) or codex (Codex).
-    #[arg(value_parser = ["claude", "codex"])]
+    /// The harness: claude (Claude Code), codex (Codex) or opencode (OpenCode).
+    #[arg(value_parser = ["claude", "codex", "opencode"])]
     pub harness: String,
     /// Print the change as a diff and write nothing.
     #[arg(long)]
@@ -160,6 +160,14 @@ pub struct HarnessPlaces {
     /// Codex's home (default: $CODEX_HOME, else ~/.codex).
     #[arg(long)]
     pub codex_home: Option<PathBuf>,
+    /// OpenCode's configuration folder (default: $XDG_CONFIG_HOME/opencode, else
+    /// ~/.config/opencode).
+    #[arg(long)]
+    pub opencode_config: Option<PathBuf>,
+    /// OpenCode's database (default: $XDG_DATA_HOME/opencode/opencode.db, else
+    /// ~/.local/share/opencode/opencode.db; `opencode db path` prints it).
+    #[arg(long)]
+    pub opencode_db: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -288,6 +296,12 @@ pub struct SourceArgs {
     /// runs, an idle or cold thread gets a message at once as a new turn.
     #[arg(long, requires = "codex_home")]
     pub codex_hooks_only: bool,
+    /// Serve OpenCode's own sessions from its database (usually
+    /// ~/.local/share/opencode/opencode.db; `opencode db path` prints it) instead of a
+    /// corpus; sends go to the state folder's spool. With the other harnesses' flags:
+    /// every harness's sessions in one listing.
+    #[arg(long, conflicts_with = "corpus")]
+    pub opencode_db: Option<PathBuf>,
     #[command(flatten)]
     pub state: StateArgs,
     /// With --claude-projects: wake a cold target with this command, e.g.
@@ -308,12 +322,14 @@ pub struct Stores {
     pub harnesses: Harnesses,
     /// The corpus file's "caller", when the store is a corpus.
     pub corpus_caller: Option<String>,
+    /// The inbox every harness's store delivers to (none over a corpus).
+    pub inbox: Option<SharedInbox>,
 }
 
 impl SourceArgs {
     /// Whether the call runs over a harness's own sessions (not a corpus).
     pub fn over_a_harness(&self) -> bool {
-        self.claude_projects.is_some() || self.codex_home.is_some()
+        self.claude_projects.is_some() || self.codex_home.is_some() || self.opencode_db.is_some()
     }
 
     /// The stores, in the order they are asked: Claude Code's, then Codex's (an id both
@@ -344,6 +360,10 @@ impl SourceArgs {
                 .daemon_time(deadline / 2);
             stores.push(Box::new(codex));
         }
+        if let (Some(db), Some(inbox)) = (&self.opencode_db, &inbox) {
+            let presence = self.state.presence()?;
+            stores.push(Box::new(OpenCodeStore::open(db, inbox.clone(), presence)));
+        }
         let mut corpus_caller = None;
         if stores.is_empty() {
             let corpus = match self.corpus.as_deref() {
@@ -356,6 +376,7 @@ impl SourceArgs {
         Ok(Stores {
             harnesses: Harnesses::new(stores),
             corpus_caller,
+            inbox,
         })
     }
 

@@ -11,6 +11,7 @@
 
 use host_shim::McpClient;
 use host_shim::guard::Delivery;
+use host_shim::opencode::plugin_session::{Moment, PluginSessions};
 use host_shim::{CallRequest, Runtime};
 use host_shim::{Harness, Shared};
 use rmcp::model::{
@@ -28,7 +29,11 @@ use std::sync::{Arc, Mutex};
 /// tool-use id, Codex its call id and the calling thread, so one server serves every
 /// thread of a Codex process). Other clients send nothing that survives a retry
 /// (`progressToken` is per request).
-pub const CLIENTS: &[McpClient] = &[host_shim::claude::MCP_CLIENT, host_shim::codex::MCP_CLIENT];
+pub const CLIENTS: &[McpClient] = &[
+    host_shim::claude::MCP_CLIENT,
+    host_shim::codex::MCP_CLIENT,
+    host_shim::opencode::MCP_CLIENT,
+];
 
 /// The calling session, if the server knows it (without one, every call says how to
 /// name it).
@@ -53,6 +58,9 @@ pub struct McpOptions {
     pub deliveries: Option<PathBuf>,
     /// Finds the subagent behind a call, where the harness can tell.
     pub caller_of_call: Option<CallerOfCall>,
+    /// The sessions of the OpenCode process whose plugin started this server: its
+    /// `session-tools/*` requests ([`plugin_request`]). `None`: no such requests.
+    pub plugin_sessions: Option<Arc<PluginSessions>>,
 }
 
 /// An MCP server over a runtime and a shared harness.
@@ -149,7 +157,8 @@ impl<H: Harness> McpServer<H> {
             return Ok(CallToolResult::error(vec![ContentBlock::text(
                 "host-shim mcp does not know which session is calling: start it with --caller ID, \
                  or from a client that sets CLAUDE_CODE_SESSION_ID (Claude Code does) or names \
-                 it in each call's _meta.threadId (Codex does), or over a store that names its \
+                 it in each call's _meta.threadId (Codex does) or _meta[\"opencode/sessionID\"] \
+                 (the session-tools OpenCode plugin does), or over a store that names its \
                  caller; nothing was run",
             )]));
         };
@@ -226,6 +235,79 @@ pub fn caller_from_env() -> Option<String> {
         .find_map(|name| std::env::var(name).ok().filter(|id| !id.is_empty()))
 }
 
+/// The prefix of the requests the session-tools OpenCode plugin sends besides MCP's.
+pub const PLUGIN_METHODS: &str = "session-tools/";
+
+/// One request of the session-tools OpenCode plugin (see
+/// [`host_shim::opencode::plugin_session`]):
+///
+/// - `session-tools/open` `{sessionID, busy}`: the session runs in the plugin's
+///   process, at work or idle; answers `{}`.
+/// - `session-tools/hand-over` `{sessionID, moment: "prompt"|"idle"|"busy"}`: takes what
+///   waits for the session at that moment; answers `{text}` (`null` for nothing).
+/// - `session-tools/wait` `{sessions: [{sessionID, moment}], seconds}`: blocks until a
+///   hand-over would take something for one of them (at most `seconds`, at most 60);
+///   answers `{ready: [sessionID…]}`. A `notifications/cancelled` ends it early.
+///
+/// Params that do not read are the protocol's invalid params, naming what is wrong.
+pub fn plugin_request(
+    sessions: &PluginSessions,
+    method: &str,
+    params: &serde_json::Value,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<serde_json::Value, ErrorData> {
+    use serde_json::{Value, json};
+    let invalid = |what: &str| ErrorData::invalid_params(format!("{method} takes {what}"), None);
+    let session_of = |value: &Value| -> Result<String, ErrorData> {
+        (value.get("sessionID").and_then(Value::as_str))
+            .filter(|id| !id.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| invalid("a string sessionID"))
+    };
+    let moment_of = |value: &Value| -> Result<Moment, ErrorData> {
+        match value.get("moment").and_then(Value::as_str) {
+            Some("prompt") => Ok(Moment::Prompt),
+            Some("idle") => Ok(Moment::Idle),
+            Some("busy") => Ok(Moment::Busy),
+            _ => Err(invalid("a moment: \"prompt\", \"idle\" or \"busy\"")),
+        }
+    };
+    let failed = |err: anyhow::Error| ErrorData::internal_error(format!("{err:#}"), None);
+    match method.strip_prefix(PLUGIN_METHODS) {
+        Some("open") => {
+            let session = session_of(params)?;
+            let busy = (params.get("busy").and_then(Value::as_bool))
+                .ok_or_else(|| invalid("a sessionID and a boolean busy"))?;
+            sessions.open(&session, busy).map_err(failed)?;
+            Ok(json!({}))
+        }
+        Some("hand-over") => {
+            let text = sessions
+                .hand_over(&session_of(params)?, moment_of(params)?)
+                .map_err(failed)?;
+            Ok(json!({ "text": text }))
+        }
+        Some("wait") => {
+            let asked = (params.get("sessions").and_then(Value::as_array))
+                .ok_or_else(|| invalid("sessions: a list of {sessionID, moment}"))?;
+            let asked = (asked.iter())
+                .map(|one| Ok((session_of(one)?, moment_of(one)?)))
+                .collect::<Result<Vec<_>, ErrorData>>()?;
+            let seconds = (params.get("seconds").and_then(Value::as_u64))
+                .ok_or_else(|| invalid("a whole number of seconds"))?;
+            let ready = sessions.wait(&asked, std::time::Duration::from_secs(seconds), interrupted);
+            Ok(json!({ "ready": ready }))
+        }
+        _ => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "no method {method} on this server: its session-tools/ methods are open, hand-over and wait"
+            ),
+            None,
+        )),
+    }
+}
+
 /// The handle the SDK serves: cheap to clone into each request's task.
 pub struct Served<H: Harness>(pub Arc<McpServer<H>>);
 
@@ -255,9 +337,26 @@ impl<H: Harness> ServerHandler for Served<H> {
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
         let method = request.method;
+        if let (Some(sessions), true) = (
+            &self.0.options.plugin_sessions,
+            method.starts_with(PLUGIN_METHODS),
+        ) {
+            let sessions = sessions.clone();
+            let params = request.params.unwrap_or_default();
+            let cancelled = context.ct.clone();
+            // A wait blocks: off the protocol's threads.
+            return tokio::task::spawn_blocking(move || {
+                plugin_request(&sessions, &method, &params, &|| cancelled.is_cancelled())
+            })
+            .await
+            .map_err(|err| {
+                ErrorData::internal_error(format!("the request's task failed: {err}"), None)
+            })?
+            .map(rmcp::model::CustomResult);
+        }
         if ["tools/call", "tools/list"].contains(&method.as_str()) {
             let takes = if method == "tools/call" {
                 "an object with a string name and an object of arguments"

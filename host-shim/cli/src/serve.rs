@@ -7,8 +7,10 @@ use crate::flags::McpArgs;
 use crate::mcp::{Caller, McpOptions, McpServer};
 use anyhow::Result;
 use host_shim::claude::mcp_session::{ClaudeSession, subagent_of_call};
+use host_shim::opencode::plugin_session::PluginSessions;
 use host_shim::{Harnesses, Runtime, Shared};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let options = args.limits.options(cache_dir, args.max_concurrent_calls)?;
@@ -19,6 +21,14 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let caller = (args.caller.clone())
         .or_else(crate::mcp::caller_from_env)
         .or(stores.corpus_caller);
+    // Over OpenCode's sessions, the server also answers the plugin that started it.
+    let plugin_sessions = match (&args.source.opencode_db, &stores.inbox) {
+        (Some(_), Some(inbox)) => Some(Arc::new(PluginSessions::new(
+            inbox.clone(),
+            args.source.state.presence()?,
+        ))),
+        _ => None,
+    };
     let harness = Shared::new(stores.harnesses);
     let claude = harness
         .lock()
@@ -48,6 +58,7 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             caller: caller.clone(),
             deliveries: args.deliveries.clone(),
             caller_of_call,
+            plugin_sessions,
         },
     )
     .map_err(|err| match settings_path {

@@ -13,6 +13,8 @@ pub mod claude;
 pub mod codex;
 pub(crate) mod corpus;
 pub(crate) mod logfile;
+#[cfg(feature = "opencode")]
+pub mod opencode;
 pub(crate) mod surface;
 
 use crate::contract::latest::{
@@ -230,7 +232,7 @@ impl SessionQuery for Harnesses {
 }
 
 /// The ids of an index, in entry order.
-fn ids_of(index: &SessionIndex) -> Vec<String> {
+pub(crate) fn ids_of(index: &SessionIndex) -> Vec<String> {
     let mut at = 0;
     let mut ids = Vec::with_capacity(index.entries.len());
     for entry in &index.entries {

@@ -16,6 +16,7 @@ pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod hooks;
 pub(crate) mod json;
+pub(crate) mod opencode;
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -164,6 +165,7 @@ fn finish(
 pub fn run(args: &crate::flags::SetupArgs) -> Result<()> {
     match args.harness.as_str() {
         "claude" => claude::run(args),
+        "opencode" => opencode::run(args),
         _ => codex::run(args),
     }
 }

@@ -1,0 +1,97 @@
+//! `host-shim setup opencode`: OpenCode's plugin file
+//! (`$XDG_CONFIG_HOME/opencode/plugin/session-tools.js`, `~/.config/opencode/…`
+//! without it, or under `--opencode-config`), which gives the model the three tools
+//! under their own names and hands messages over (`session-tools.js`). It runs
+//! `host-shim mcp --opencode-db DB` (and `--state-dir`), DB being OpenCode's database
+//! (`--opencode-db`, else where OpenCode keeps it for this user).
+//!
+//! OpenCode loads every `.js` file in that folder at start and installs the package
+//! the file imports (`@opencode-ai/plugin`) into the configuration folder itself.
+//! Nothing else of OpenCode's is edited: a plugin's tools need no permission entry.
+
+use super::{Change, Commands, finish};
+use crate::flags::SetupArgs;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+/// The plugin file as it ships; setup fills in the command.
+const PLUGIN: &str = include_str!("session-tools.js");
+/// The file's first line: what marks it as setup's.
+const FIRST_LINE: &str = "// session-tools for OpenCode:";
+pub(crate) const FILE_NAME: &str = "session-tools.js";
+
+/// OpenCode's configuration folder.
+pub(crate) fn config_dir(flag: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = flag {
+        return Ok(dir.to_path_buf());
+    }
+    if let Some(config) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(config).join("opencode"));
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => Ok(PathBuf::from(home).join(".config").join("opencode")),
+        None => bail!(
+            "no HOME to find OpenCode's files in: set HOME or XDG_CONFIG_HOME, or pass --opencode-config DIR"
+        ),
+    }
+}
+
+/// OpenCode's database.
+pub(crate) fn database(flag: Option<&Path>) -> Result<PathBuf> {
+    match flag
+        .map(Path::to_path_buf)
+        .or_else(host_shim::opencode::db::default_path)
+    {
+        Some(path) => Ok(path),
+        None => bail!(
+            "no HOME to find OpenCode's database in: set HOME or XDG_DATA_HOME, or pass --opencode-db FILE"
+        ),
+    }
+}
+
+/// The plugin file running `binary` with `args`.
+pub(crate) fn plugin_file(binary: &str, args: &[String]) -> String {
+    let host = serde_json::json!({ "command": binary, "args": args });
+    PLUGIN.replacen("__HOST__", &host.to_string(), 1)
+}
+
+/// What setup (or `--remove`) would change in OpenCode's files.
+pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
+    let config = config_dir(args.places.opencode_config.as_deref())?;
+    let db = database(args.places.opencode_db.as_deref())?;
+    let Commands {
+        binary,
+        server_args,
+        ..
+    } = Commands::of(args, "--opencode-db", &db, "")?;
+    let path = config.join("plugin").join(FILE_NAME);
+    let before = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let ours = before.as_deref().is_some_and(|t| t.starts_with(FIRST_LINE));
+    if before.is_some() && !ours {
+        bail!(
+            "{} is not setup's file (it does not start with \"{FIRST_LINE}\"); move it away and run setup again; nothing was changed",
+            path.display()
+        );
+    }
+    let after = (!args.remove).then(|| plugin_file(&binary, &server_args));
+    Ok(vec![Change {
+        path,
+        before,
+        after,
+    }])
+}
+
+pub fn run(args: &SetupArgs) -> Result<()> {
+    finish(
+        args,
+        &changes(args)?,
+        "OpenCode",
+        "a new OpenCode session has the tools sessions_list, sessions_read and \
+         sessions_send (the first start installs @opencode-ai/plugin, which the plugin \
+         file imports). Undo with `host-shim setup opencode --remove`.",
+    )
+}

@@ -1,0 +1,194 @@
+// session-tools for OpenCode: the tools sessions_list, sessions_read and sessions_send,
+// answered by host-shim, and the hand-over of messages other sessions send.
+// Written by `host-shim setup opencode`; `host-shim setup opencode --remove` takes it out.
+//
+// One `host-shim mcp` child per OpenCode process speaks JSON-RPC on its stdio. Each
+// tool call carries the calling session as OpenCode gives it to the tool
+// (context.sessionID) and the model's call id, in `_meta`, where the model cannot
+// write. The plugin tells the child which sessions this process runs and whether each
+// is at work, and hands over what waits for them: at a person's prompt (added to the
+// prompt), to an idle session (a new turn), to a busy one its `steer` messages (its
+// next model request).
+import { tool } from "@opencode-ai/plugin";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+const HOST = __HOST__;
+
+/** The child and its JSON-RPC requests in flight. */
+class Host {
+  constructor() {
+    this.next = 1;
+    this.pending = new Map();
+    // stderr is not OpenCode's terminal: what host-shim says there goes to OpenCode's log.
+    this.child = spawn(HOST.command, HOST.args, { stdio: ["pipe", "pipe", "pipe"] });
+    this.said = [];
+    createInterface({ input: this.child.stderr }).on("line", (line) => this.said.push(line));
+    this.exited = null;
+    this.child.on("exit", (code, signal) => {
+      this.exited = `host-shim exited (${signal ?? code}); restart OpenCode, and run host-shim doctor`;
+      for (const { reject } of this.pending.values()) reject(new Error(this.exited));
+      this.pending.clear();
+    });
+    this.child.on("error", (err) => {
+      this.exited = `cannot run ${HOST.command}: ${err.message}; run host-shim setup opencode again`;
+    });
+    createInterface({ input: this.child.stdout }).on("line", (line) => {
+      let message;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        return;
+      }
+      const waiting = this.pending.get(message.id);
+      if (!waiting) return;
+      this.pending.delete(message.id);
+      if (message.error) waiting.reject(new Error(message.error.message));
+      else waiting.resolve(message.result);
+    });
+  }
+
+  send(message) {
+    this.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
+  }
+
+  /** A request's result; `cancel` (if given) gets a function that ends it early. */
+  request(method, params, cancel) {
+    if (this.exited) return Promise.reject(new Error(this.exited));
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (cancel)
+        cancel(() => {
+          if (!this.pending.has(id)) return;
+          this.pending.delete(id);
+          this.send({ method: "notifications/cancelled", params: { requestId: id } });
+          resolve(null);
+        });
+      this.send({ id, method, params });
+    });
+  }
+}
+
+/** A tool's arguments for OpenCode: the plugin's own JSON Schema, shown to the model
+ * as it is, and no check of OpenCode's, so every bad argument gets the plugin's
+ * readable refusal. */
+function argsOf(schema) {
+  const z = tool.schema;
+  const required = new Set(schema.required ?? []);
+  const args = {};
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const any = z.any().meta(property);
+    args[name] = required.has(name) ? any : any.optional();
+  }
+  return args;
+}
+
+export const SessionTools = async ({ client }) => {
+  const host = new Host();
+  await host.request("initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "session-tools-opencode", version: "1" },
+  });
+  host.send({ method: "notifications/initialized" });
+  const { tools } = await host.request("tools/list", {});
+
+  const log = (level, message) =>
+    client.app.log({ body: { service: "session-tools", level, message } }).catch(() => {});
+  setInterval(() => {
+    for (const line of host.said.splice(0)) log("info", line);
+  }, 1000).unref();
+
+  // The sessions this process runs: "busy" or "idle".
+  const sessions = new Map();
+  let stopWaiting = null;
+
+  async function open(sessionID, busy) {
+    const was = sessions.get(sessionID);
+    const now = busy ? "busy" : "idle";
+    sessions.set(sessionID, now);
+    if (was !== now) {
+      await host.request("session-tools/open", { sessionID, busy });
+      stopWaiting?.();
+    }
+  }
+
+  /** Hands over what waits for an idle or busy session, as a message of its own. */
+  async function handOver(sessionID) {
+    const moment = sessions.get(sessionID) ?? "idle";
+    const answer = await host.request("session-tools/hand-over", { sessionID, moment });
+    if (!answer?.text) return;
+    const given = await client.session.promptAsync({
+      path: { id: sessionID },
+      body: { parts: [{ type: "text", text: answer.text, synthetic: true }] },
+    });
+    if (given.error) log("error", `a message handed over to ${sessionID} did not reach it: ${JSON.stringify(given.error)}`);
+  }
+
+  // One wait at a time for every session here; a change of state starts it again.
+  (async () => {
+    for (;;) {
+      if (host.exited) return;
+      const asked = [...sessions].map(([sessionID, moment]) => ({ sessionID, moment }));
+      if (asked.length === 0) {
+        await new Promise((resolve) => (stopWaiting = resolve));
+        continue;
+      }
+      try {
+        const answer = await host.request("session-tools/wait", { sessions: asked, seconds: 30 }, (stop) => (stopWaiting = stop));
+        for (const sessionID of answer?.ready ?? []) await handOver(sessionID);
+      } catch (err) {
+        log("error", `waiting for messages: ${err.message}`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  })();
+
+  const defined = {};
+  for (const spec of tools) {
+    defined[spec.name] = tool({
+      description: spec.description,
+      args: argsOf(spec.inputSchema ?? {}),
+      async execute(args, context) {
+        await open(context.sessionID, true);
+        const result = await host.request("tools/call", {
+          name: spec.name,
+          arguments: args,
+          _meta: { "opencode/sessionID": context.sessionID, "opencode/callID": context.callID ?? "" },
+        });
+        const text = (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+        // A refusal is the tool's error, as an MCP client shows isError.
+        if (result.isError) throw new Error(text);
+        return text;
+      },
+    });
+  }
+
+  return {
+    tool: defined,
+    "chat.message": async ({ sessionID }, output) => {
+      // A message this plugin handed over is not a person's prompt.
+      if (output.parts.length > 0 && output.parts.every((part) => part.synthetic)) return;
+      await open(sessionID, true);
+      const answer = await host.request("session-tools/hand-over", { sessionID, moment: "prompt" });
+      if (!answer?.text) return;
+      // After the prompt's own parts: OpenCode orders a message's parts by id.
+      const last = output.parts.map((part) => part.id).sort().at(-1) ?? "prt_";
+      output.parts.push({
+        id: `${last}0`,
+        sessionID,
+        messageID: output.message.id,
+        type: "text",
+        text: answer.text,
+        synthetic: true,
+      });
+    },
+    event: async ({ event }) => {
+      if (event.type !== "session.status") return;
+      const { sessionID, status } = event.properties;
+      await open(sessionID, status.type !== "idle");
+      if (status.type === "idle") await handOver(sessionID);
+    },
+  };
+};

@@ -1,0 +1,498 @@
+//! A harness over OpenCode's own sessions: its database (`db.rs`), read only, with the
+//! harness-neutral inbox ([`crate::inbox`]) for deliveries and liveness from a
+//! [`Presence`] that OpenCode's side of the host writes (`plugin_session.rs`).
+//!
+//! What a session is, from its row: id, title, directory (the workspace), preset
+//! (`provider/model` of the session's model), creation time; one with `parent_id` is a
+//! subagent owned by that session (listed, never messaged); an archived one
+//! (`time_archived`) is not listed and not found. OpenCode keeps nothing on disk that
+//! says a session is open: a session is live while an OpenCode process that loaded the
+//! session-tools plugin has it registered (it registers every session it runs).
+//!
+//! The surface: the messages from the last completed compaction on (OpenCode's own
+//! rule: the person's message with a `compaction` part whose summary finished), the
+//! summary marked replaced; text parts only (reasoning never), tool parts as actions,
+//! seq = the message's ordinal in the whole session, so seqs hold across compactions.
+//! A person's message splits where its parts change kind: the person's text (source
+//! `user`), text OpenCode or a plugin added (`synthetic`: source `opencode`, injected),
+//! and a handed-over message, which shows as the frame itself (user, not injected).
+//! Parts marked `ignored` never reached the model and are left out.
+//!
+//! Trust model: the database is OpenCode's and read only (`db.rs`); liveness is the
+//! presence's. A database that does not exist yet is an empty store.
+//!
+//! Cost: a listing is one indexed query, kept while SQLite's `data_version` says no
+//! other connection committed; a read is one query over the session's messages and
+//! parts, kept the same way.
+
+pub mod db;
+pub mod plugin_session;
+
+use crate::contract::latest::{
+    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
+    InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
+    SurfaceIndex, ToolAction,
+};
+use crate::harness::{Inbox, SessionQuery};
+use crate::harnesses::McpClient;
+use crate::harnesses::surface::{Message, Surface, handed_over_frames};
+use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
+use crate::presence::Presence;
+use db::{Database, MessageRow, SessionRow};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::Path;
+use std::sync::Arc;
+
+/// How many parsed surfaces a store keeps.
+const SURFACES_KEPT: usize = 8;
+
+/// What the store read, for `--stats` and the benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DatabaseReads {
+    /// Listings read from the database (a listing while nothing changed is not).
+    pub listings: u64,
+    /// Surfaces read from the database.
+    pub surfaces: u64,
+}
+
+/// The store: an OpenCode database, read only, an inbox backend for deliveries and
+/// the presence OpenCode's plugin side registers its sessions in.
+pub struct OpenCodeStore {
+    db: Database,
+    desk: Desk,
+    presence: Arc<dyn Presence>,
+    /// The sessions as last listed, with the database version they were read at.
+    listed: Option<(i64, Vec<SessionRow>)>,
+    by_id: HashMap<String, usize>,
+    /// Parsed surfaces by session, with the database version each was read at.
+    surfaces: VecDeque<(String, i64, Arc<Surface>)>,
+    reads: DatabaseReads,
+    /// During a tool call: the live sessions, read once (a listing asks for every row).
+    live_this_call: Option<HashSet<String>>,
+}
+
+impl OpenCodeStore {
+    /// A store over the database at `path` (one that does not exist yet is empty).
+    pub fn open(path: &Path, inbox: SharedInbox, presence: Arc<dyn Presence>) -> OpenCodeStore {
+        OpenCodeStore {
+            db: Database::at(path),
+            desk: Desk::new(inbox),
+            presence,
+            listed: None,
+            by_id: HashMap::new(),
+            surfaces: VecDeque::new(),
+            reads: DatabaseReads::default(),
+            live_this_call: None,
+        }
+    }
+
+    pub fn reads(&self) -> DatabaseReads {
+        self.reads
+    }
+
+    /// The inbox backend deliveries go to.
+    pub fn inbox(&self) -> &SharedInbox {
+        self.desk.inbox()
+    }
+
+    /// The database's version now, or `None` without a database (or one that cannot
+    /// be read: every question then finds nothing, and `--stats` counts it).
+    fn version(&mut self) -> Option<i64> {
+        self.db.version().unwrap_or_else(|_| {
+            self.db.skipped_rows += 1;
+            None
+        })
+    }
+
+    /// The listing, read again only when the database changed.
+    fn listing(&mut self) -> &[SessionRow] {
+        let version = self.version();
+        let fresh = matches!((&self.listed, version), (Some((seen, _)), Some(now)) if *seen == now);
+        if !fresh {
+            self.listed = None;
+            self.by_id.clear();
+            if let Some(version) = version {
+                self.reads.listings += 1;
+                let rows = self.db.sessions().unwrap_or_default();
+                self.by_id = (rows.iter().enumerate())
+                    .map(|(at, row)| (row.id.clone(), at))
+                    .collect();
+                self.listed = Some((version, rows));
+            }
+        }
+        self.listed.as_ref().map_or(&[], |(_, rows)| rows)
+    }
+
+    /// One session not archived: from the listing while it holds, else its own row.
+    fn lookup(&mut self, id: &str) -> Option<SessionRow> {
+        let version = self.version()?;
+        if let Some((seen, rows)) = &self.listed
+            && *seen == version
+        {
+            return self.by_id.get(id).map(|&at| rows[at].clone());
+        }
+        match self.db.session(id) {
+            Ok(Some((row, false))) => Some(row),
+            _ => None,
+        }
+    }
+
+    fn is_live(&mut self, id: &str) -> bool {
+        match &self.live_this_call {
+            Some(live) => live.contains(id),
+            None => self.presence.live_sessions().contains(id),
+        }
+    }
+
+    fn header(&mut self, row: &SessionRow) -> SessionHeader {
+        SessionHeader {
+            id: row.id.clone(),
+            created_at_ms: row.created_ms,
+            live: self.is_live(&row.id),
+            parent_id: row.parent_id.clone(),
+            origin: if row.parent_id.is_some() {
+                "subagent"
+            } else {
+                "user"
+            }
+            .to_string(),
+            cwd: Some(row.directory.clone()),
+            preset: row.preset.clone(),
+            inbound: InboundPolicy::Accept,
+            machine: None,
+        }
+    }
+
+    /// The session's surface now: read again only when the database changed.
+    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
+        let version = self.version()?;
+        if let Some(at) = self.surfaces.iter().position(|(s, _, _)| s == id) {
+            let (_, seen, surface) = &self.surfaces[at];
+            if *seen == version {
+                return Some(surface.clone());
+            }
+            self.surfaces.remove(at);
+        }
+        self.lookup(id)?;
+        self.reads.surfaces += 1;
+        let messages = self.db.messages(id).ok()?;
+        let surface = Arc::new(surface_of(&messages));
+        if self.surfaces.len() == SURFACES_KEPT {
+            self.surfaces.pop_front();
+        }
+        self.surfaces
+            .push_back((id.to_string(), version, surface.clone()));
+        Some(surface)
+    }
+
+    /// Rows of the database the store could not read.
+    pub fn skipped_rows(&self) -> u64 {
+        self.db.skipped_rows
+    }
+}
+
+/// Where the surface starts: at the person's message of the last compaction whose
+/// summary finished, as OpenCode decides what the model is given (or the first
+/// message without one).
+fn surface_start(messages: &[MessageRow]) -> usize {
+    let mut summarised: HashSet<&str> = HashSet::new();
+    for (at, message) in messages.iter().enumerate().rev() {
+        let info = &message.info;
+        if info.role == "assistant" && info.summary.0 && info.finish.is_some() {
+            summarised.extend(info.parent.as_deref());
+        }
+        if info.role == "user"
+            && summarised.contains(message.id.as_str())
+            && message.parts.iter().any(|p| p.kind == "compaction")
+        {
+            return at;
+        }
+    }
+    0
+}
+
+/// What one part of a person's message is, for splitting the message.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Said {
+    Person,
+    Injected,
+}
+
+/// A session's surface from its messages.
+pub(crate) fn surface_of(messages: &[MessageRow]) -> Surface {
+    let start = surface_start(messages);
+    let mut out = Numbered {
+        surface: Surface::default(),
+        seq: 0,
+        shown: false,
+    };
+    for (at, message) in messages.iter().enumerate() {
+        out.shown = at >= start;
+        let info = &message.info;
+        if info.role == "assistant" {
+            let texts: Vec<&str> = (message.parts.iter())
+                .filter(|p| p.kind == "text" && !p.ignored)
+                .filter_map(|p| p.text.as_deref())
+                .collect();
+            let actions: Vec<ToolAction> = message.parts.iter().filter_map(action_of).collect();
+            if texts.is_empty() && actions.is_empty() {
+                continue;
+            }
+            let source = format!(
+                "model:{}/{}",
+                info.provider.as_deref().unwrap_or("opencode"),
+                info.model.as_deref().unwrap_or("unknown")
+            );
+            let text = (!texts.is_empty()).then(|| texts.join("\n"));
+            out.push(|seq| {
+                Message::new(seq, Role::Assistant, &source, info.summary.0, text)
+                    .with_actions(actions)
+            });
+            continue;
+        }
+        // A person's message: runs of the person's text and of injected text, and each
+        // handed-over message on its own.
+        let mut run: Option<(Said, Vec<&str>)> = None;
+        for part in &message.parts {
+            let (Some(text), "text", false) =
+                (part.text.as_deref(), part.kind.as_str(), part.ignored)
+            else {
+                continue;
+            };
+            if part.synthetic
+                && let Some(frames) = handed_over_frames(text)
+            {
+                out.flush(run.take());
+                for frame in frames {
+                    out.push(|seq| {
+                        Message::new(seq, Role::User, "user", false, Some(frame.to_string()))
+                    });
+                }
+                continue;
+            }
+            let said = if part.synthetic {
+                Said::Injected
+            } else {
+                Said::Person
+            };
+            match &mut run {
+                Some((kind, texts)) if *kind == said => texts.push(text),
+                _ => {
+                    out.flush(run.take());
+                    run = Some((said, vec![text]));
+                }
+            }
+        }
+        out.flush(run.take());
+    }
+    out.surface
+}
+
+/// Messages numbered in session order, kept only from the surface's start.
+struct Numbered {
+    surface: Surface,
+    seq: u64,
+    /// Whether the message being numbered is on the surface.
+    shown: bool,
+}
+
+impl Numbered {
+    fn push(&mut self, message: impl FnOnce(u64) -> Message) {
+        self.seq += 1;
+        if self.shown {
+            self.surface.captured_through_seq = self.seq;
+            self.surface.messages.push(message(self.seq));
+        }
+    }
+
+    /// A run of a person's message's text parts of one kind, as one message.
+    fn flush(&mut self, run: Option<(Said, Vec<&str>)>) {
+        let Some((said, texts)) = run else {
+            return;
+        };
+        let (source, injected) = match said {
+            Said::Person => ("user", false),
+            Said::Injected => ("opencode", true),
+        };
+        self.push(|seq| {
+            Message::new(seq, Role::User, source, false, Some(texts.join("\n"))).injected(injected)
+        });
+    }
+}
+
+/// A tool part as an action: its tool, its input as JSON cut to the WIT's bytes, and
+/// how it ended.
+fn action_of(part: &db::PartData) -> Option<ToolAction> {
+    if part.kind != "tool" {
+        return None;
+    }
+    let state = part.state.clone().unwrap_or_default();
+    let mut input = state.input.map(|v| v.to_string()).unwrap_or_default();
+    let mut end = input.len().min(crate::guard::ACTION_INPUT_BYTES);
+    while !input.is_char_boundary(end) {
+        end -= 1;
+    }
+    input.truncate(end);
+    Some(ToolAction {
+        name: part.tool.clone().unwrap_or_else(|| "(unnamed)".to_string()),
+        input,
+        status: match state.status.as_str() {
+            "completed" => ActionStatus::Ok,
+            "error" => ActionStatus::Error,
+            _ => ActionStatus::Running,
+        },
+    })
+}
+
+impl SessionQuery for OpenCodeStore {
+    fn begin_call(&mut self, caller: &str) {
+        self.desk.set_caller(caller);
+        self.live_this_call = Some(self.presence.live_sessions());
+    }
+
+    fn end_call(&mut self) {
+        self.desk.end_call();
+        self.live_this_call = None;
+    }
+
+    fn list_sessions(&mut self) -> SessionIndex {
+        let rows = self.listing().to_vec();
+        let headers: Vec<SessionHeader> = rows.iter().map(|row| self.header(row)).collect();
+        SessionIndex::of(&headers)
+    }
+
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        let row = self.lookup(id)?;
+        let mut header = self.header(&row);
+        header.inbound = self.desk.inbound(&header.id);
+        Some(header)
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.get_session(id)).collect()
+    }
+
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        ids.iter()
+            .map(|id| Some(self.lookup(id)?.title).filter(|title| !title.is_empty()))
+            .collect()
+    }
+
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        Some(self.surface(id)?.index(lead_chars))
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        Surface::messages(self.surface(id).as_deref(), seqs)
+    }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        (self.desk.inbox())
+            .count_from(target, sender)
+            .unwrap_or(InboxCount::NONE)
+    }
+
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        Surface::action_seqs(self.surface(id).as_deref())
+    }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        Surface::actions(self.surface(id).as_deref(), seqs)
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        crate::inbox::send_history_or_none(
+            &**self.desk.inbox(),
+            sender,
+            target,
+            window_minutes,
+            limit,
+            key,
+        )
+    }
+}
+
+impl Inbox for OpenCodeStore {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+        ids: &MessageIds,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
+    }
+
+    fn reply_inbox(&mut self) -> Option<SharedInbox> {
+        Some(self.desk.inbox().clone())
+    }
+}
+
+impl crate::harnesses::Store for OpenCodeStore {
+    fn harness(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.skipped_rows()
+    }
+}
+
+/// What the session-tools OpenCode plugin sends when it calls `host-shim mcp` for a
+/// tool the model called: the calling session as OpenCode gave the plugin's tool
+/// (`ToolContext.sessionID`) and the model's tool-call id (`callID`), in `_meta`,
+/// where the model cannot write. OpenCode's own MCP client sends neither.
+pub const MCP_CLIENT: McpClient = McpClient {
+    caller_env: None,
+    caller_meta: Some("opencode/sessionID"),
+    call_id_meta: Some("opencode/callID"),
+};
+
+/// OpenCode's part of the delivery path: a top-level session takes messages, which
+/// wait in the inbox until the plugin in the process that runs the session hands them
+/// over (at once when it is idle or the message steers; at its next prompt when it is
+/// cold).
+impl Recipient for OpenCodeStore {
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        let Some(row) = self.lookup(target) else {
+            return Err(DeliveryRefusal::NotFound);
+        };
+        if row.parent_id.is_some() {
+            return Err(DeliveryRefusal::Rejected(
+                "a subagent has no inbox; message the session that started it".to_string(),
+            ));
+        }
+        Ok(self.is_live(target))
+    }
+
+    fn wake(&mut self, _target: &str, _mode: DeliveryMode, _live: bool) -> bool {
+        // A live session's plugin hands the message over itself; a cold session is
+        // not started by the host.
+        false
+    }
+
+    fn accepted(&mut self, ours: &Waiting) -> Delivered {
+        Delivered {
+            woke: false,
+            repeat: false,
+            state: DeliveryState::Waiting,
+            message_id: ours.message.message_id.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -38,7 +38,7 @@ def unquoted(text):
     """`opencode run` stores an argument with a space in it quoted, as JSON does."""
     if len(text) > 1 and text.startswith('"') and text.endswith('"'):
         try:
-            return json.loads(text)
+            return json.loads(text, strict=False)
         except ValueError:
             pass
     return text
@@ -177,9 +177,16 @@ class Handler(BaseHTTPRequestHandler):
             self.log({"method": "POST", "path": self.path, "request": request})
             self.reply(404, "application/json", b'{"error": "not found"}')
             return
-        action = next_action(request)
-        self.log({"method": "POST", "path": self.path, "session": self.headers.get("x-session-id"),
-                  "request": request, "action": action})
+        record = {"method": "POST", "path": self.path, "session": self.headers.get("x-session-id"),
+                  "request": request}
+        try:
+            action = next_action(request)
+        except ValueError as err:
+            # A script that does not read: say so in the log and to OpenCode.
+            self.log(dict(record, error=str(err)))
+            self.reply(500, "application/json", json.dumps({"error": str(err)}).encode())
+            return
+        self.log(dict(record, action=action))
         body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks(action)) + "data: [DONE]\n\n"
         self.reply(200, "text/event-stream", body.encode())
 

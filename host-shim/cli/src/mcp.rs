@@ -505,6 +505,7 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
         let (to_sdk, incoming) = tokio::sync::mpsc::unbounded_channel::<ClientJsonRpcMessage>();
         let (outgoing, mut lines_out) = tokio::sync::mpsc::unbounded_channel::<String>();
         let answers = outgoing.clone();
+        let plugin_sessions = server.options.plugin_sessions.clone();
         let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(tokio::io::stdin()).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -520,7 +521,12 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
                     Line::Nothing => {}
                 }
             }
-            // stdin closed: dropping the SDK's input ends the session.
+            // stdin closed: dropping the SDK's input ends the session. The plugin's
+            // OpenCode process is gone: its sessions are not live, and its waits end now
+            // (the session ends only once they have).
+            if let Some(sessions) = plugin_sessions {
+                sessions.close();
+            }
         });
         let writer = tokio::spawn(async move {
             let mut stdout = tokio::io::stdout();

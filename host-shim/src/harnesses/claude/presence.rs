@@ -3,12 +3,14 @@
 //! inbox ([`crate::inbox::StateDir`]):
 //!
 //! ```text
-//! live/<pid>.json      a host-shim process serving a session: {session_id, pid, started}
+//! live/<pid>.json      a host-shim process serving sessions: {session_id, sessions, pid, started}
 //! idle/<session>       the session's last turn ended (its Stop hook handed nothing over)
 //! ```
 //!
 //! Claude Code writes no record of which session runs, so its MCP server registers the
-//! session it serves and its hooks mark it idle or at work.
+//! session it serves and its hooks mark it idle or at work. A process may serve several
+//! sessions (OpenCode's runs every session of its process): its one file names them
+//! all (`session_id` the first, `sessions` every one).
 //!
 //! Trust model: the folders are the state folder's, this user's alone (checked when
 //! opened, as the inbox checks its own); a registration names a pid, trusted only while
@@ -27,7 +29,7 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The largest registration file read.
 const MAX_RECORD_BYTES: u64 = 64 << 10;
@@ -54,10 +56,13 @@ struct LiveRead {
     records: Vec<LiveRecord>,
 }
 
-/// One registration: a session served by a process.
+/// One registration: the sessions a process serves.
 #[derive(Clone, Debug, Deserialize)]
 struct LiveRecord {
     session_id: String,
+    /// Every session the process serves (a file of one session may leave it out).
+    #[serde(default)]
+    sessions: Vec<String>,
     pid: u32,
     #[serde(default)]
     started: Option<u64>,
@@ -70,6 +75,33 @@ impl LiveRecord {
     fn alive(&self) -> bool {
         same_process(self.pid, self.started)
     }
+
+    fn sessions(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.session_id).chain(&self.sessions)
+    }
+}
+
+/// The sessions this process registered, by registration file (each file one state
+/// folder's `live/<pid>.json`), in the order they came.
+static REGISTERED: Mutex<Vec<(PathBuf, Vec<String>)>> = Mutex::new(Vec::new());
+
+/// Writes this process's registration file naming `sessions`, or removes it when
+/// there are none.
+fn write_registration(path: &Path, sessions: &[String]) -> Result<()> {
+    let Some(first) = sessions.first() else {
+        return match std::fs::remove_file(path) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                Err(err).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        };
+    };
+    let pid = std::process::id();
+    let record = serde_json::json!({
+        "session_id": first, "sessions": sessions, "pid": pid, "started": process_start(pid),
+    });
+    crate::record::write_atomically(path, record.to_string().as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 impl LocalPresence {
@@ -105,12 +137,24 @@ impl LocalPresence {
             .root
             .join("live")
             .join(format!("{}.json", std::process::id()));
-        let pid = std::process::id();
-        let record =
-            serde_json::json!({"session_id": session, "pid": pid, "started": process_start(pid)});
-        crate::record::write_atomically(&path, record.to_string().as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(LiveRegistration { path })
+        let mut registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = match registered.iter().position(|(file, _)| *file == path) {
+            Some(at) => at,
+            None => {
+                registered.push((path.clone(), Vec::new()));
+                registered.len() - 1
+            }
+        };
+        let sessions = &mut registered[at].1;
+        sessions.push(session.to_string());
+        if let Err(err) = write_registration(&path, sessions) {
+            sessions.pop();
+            return Err(err);
+        }
+        Ok(LiveRegistration {
+            path,
+            session: session.to_string(),
+        })
     }
 
     /// A registration, with SIGINT, SIGTERM and SIGHUP set to clear it before it is
@@ -147,7 +191,7 @@ impl LocalPresence {
         let mut live = HashSet::new();
         read.records.retain(|record| {
             if record.alive() {
-                live.insert(record.session_id.clone());
+                live.extend(record.sessions().cloned());
                 return true;
             }
             // Its process is gone (killed, or the machine restarted): swept.
@@ -158,7 +202,7 @@ impl LocalPresence {
     }
 
     /// The registrations in `live/` whose process is gone (the next look at the live
-    /// sessions sweeps them): each file and the session it named.
+    /// sessions sweeps them): each file and a session it named.
     pub fn dead_registrations(&self) -> Vec<(PathBuf, String)> {
         (self.read_live(&self.root.join("live")).into_iter())
             .filter(|record| !record.alive())
@@ -257,10 +301,12 @@ impl LocalPresence {
 }
 
 /// A live session's registration; dropping it clears it, and so does a SIGINT,
-/// SIGTERM or SIGHUP once [`LiveRegistration::clear_on_signals`] was called.
+/// SIGTERM or SIGHUP once [`LiveRegistration::clear_on_signals`] was called (for every
+/// session of the process: its one file goes).
 #[derive(Debug)]
 pub struct LiveRegistration {
     path: PathBuf,
+    session: String,
 }
 
 /// The registration file a signal handler removes (a leaked C string, or null).
@@ -307,7 +353,19 @@ fn clear_on_signals(path: &Path) {
 
 impl Drop for LiveRegistration {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let mut registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(at) = registered.iter().position(|(file, _)| *file == self.path) else {
+            let _ = std::fs::remove_file(&self.path);
+            return;
+        };
+        let sessions = &mut registered[at].1;
+        if let Some(one) = sessions.iter().position(|s| *s == self.session) {
+            sessions.remove(one);
+        }
+        let _ = write_registration(&self.path, sessions);
+        if sessions.is_empty() {
+            registered.remove(at);
+        }
     }
 }
 
@@ -345,6 +403,32 @@ mod tests {
             std::fs::write(state.root.join("live").join("reused.json"), reused).unwrap();
             assert!(state.live_sessions().is_empty());
         }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_process_registers_several_sessions_in_its_one_file() {
+        let (dir, state) = presence("several");
+        let first = state.register_file("s1").unwrap();
+        let second = state.register_file("s2").unwrap();
+        let names = |state: &LocalPresence| {
+            let mut live: Vec<String> = state.live_sessions().into_iter().collect();
+            live.sort();
+            live
+        };
+        assert_eq!(names(&state), ["s1", "s2"]);
+        assert_eq!(
+            std::fs::read_dir(state.root.join("live")).unwrap().count(),
+            1
+        );
+        drop(first);
+        assert_eq!(names(&state), ["s2"]);
+        drop(second);
+        assert!(names(&state).is_empty());
+        assert_eq!(
+            std::fs::read_dir(state.root.join("live")).unwrap().count(),
+            0
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -22,6 +22,7 @@ use crate::inbox::{SharedInbox, Takes, hand_over_waiting};
 use crate::presence::{Presence, Registration};
 use anyhow::Result;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -59,6 +60,8 @@ pub struct PluginSessions {
     inbox: SharedInbox,
     presence: Arc<dyn Presence>,
     registered: Mutex<HashMap<String, Registration>>,
+    /// The plugin went away: waits end, nothing is registered any more.
+    closed: AtomicBool,
 }
 
 impl PluginSessions {
@@ -67,12 +70,26 @@ impl PluginSessions {
             inbox,
             presence,
             registered: Mutex::default(),
+            closed: AtomicBool::new(false),
         }
+    }
+
+    /// The plugin's process ended (its connection closed): its sessions are no longer
+    /// live, and every wait ends.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.registered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// `session` runs in this process, busy or idle: live until this process ends.
     pub fn open(&self, session: &str, busy: bool) -> Result<()> {
         crate::inbox::checked_id(session).map_err(anyhow::Error::msg)?;
+        if self.closed.load(Ordering::SeqCst) {
+            anyhow::bail!("the plugin's connection is closed");
+        }
         let mut registered = self
             .registered
             .lock()
@@ -145,7 +162,8 @@ impl PluginSessions {
                 .map(|(session, _)| session.clone())
                 .collect();
             let now = Instant::now();
-            if !ready.is_empty() || now >= until || interrupted() {
+            let closed = self.closed.load(Ordering::SeqCst);
+            if !ready.is_empty() || now >= until || interrupted() || closed {
                 return ready;
             }
             std::thread::sleep(WATCH_EVERY.min(until - now));

@@ -101,9 +101,17 @@ impl Written {
     }
 }
 
-/// Liveness as the test sets it.
+/// Liveness as the test sets it; a registration ends when dropped.
 #[derive(Default)]
-struct Live(Mutex<HashSet<String>>);
+struct Live(Arc<Mutex<HashSet<String>>>);
+
+struct Unregister(Arc<Mutex<HashSet<String>>>, String);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().remove(&self.1);
+    }
+}
 
 impl Presence for Live {
     fn live_sessions(&self) -> HashSet<String> {
@@ -111,7 +119,10 @@ impl Presence for Live {
     }
     fn register_live(&self, session: &str) -> anyhow::Result<Registration> {
         self.0.lock().unwrap().insert(session.to_string());
-        Ok(Registration::new(()))
+        Ok(Registration::new(Unregister(
+            self.0.clone(),
+            session.to_string(),
+        )))
     }
     fn set_idle(&self, _session: &str, _idle: bool) -> anyhow::Result<()> {
         Ok(())
@@ -386,8 +397,23 @@ fn the_plugin_side_registers_its_sessions_and_hands_over_what_the_moment_takes()
             .is_empty()
     );
     assert_eq!(sessions.hand_over("ses_b", Moment::Prompt).unwrap(), None);
-    // An interrupted wait ends at once.
+    // An interrupted wait ends at once; so does every wait once the plugin is gone,
+    // and its sessions are no longer live.
     let started = std::time::Instant::now();
     sessions.wait(&idle, Duration::from_secs(30), &|| true);
     assert!(started.elapsed() < Duration::from_secs(5));
+    let closing = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| {
+            let started = std::time::Instant::now();
+            sessions.wait(&idle, Duration::from_secs(30), &never);
+            started.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        sessions.close();
+        waiting.join().unwrap()
+    });
+    assert!(closing < Duration::from_secs(5), "{closing:?}");
+    assert!(sessions.open_sessions().is_empty());
+    assert!(live.live_sessions().is_empty(), "no longer live");
+    assert!(sessions.open("ses_b", true).is_err());
 }

@@ -1,0 +1,342 @@
+"""The real OpenCode in the loop: the pinned `opencode-ai` binary, driven offline by the
+scripted chat completions endpoint in `endpoint.py`, set up as docs/opencode.md tells a
+new user (`host-shim setup opencode`), on a scratch HOME.
+
+Each check asserts what the model saw: the tool results and the messages handed over
+as they come back to the endpoint in OpenCode's next request, once where once is
+promised. One `opencode serve` holds the open sessions (as a person's OpenCode does);
+`opencode run` makes the ones nobody has open.
+
+    HOST_SHIM=target/debug/host-shim python3 tests/opencode/suite.py
+
+Exits non-zero when any check fails, naming each.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import endpoint  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
+HERE = ROOT / "tests" / "opencode"
+OPENCODE = str((ROOT / os.environ.get("OPENCODE", "tests/opencode/node_modules/.bin/opencode")).resolve())
+WORK = ROOT / "target" / "opencode-suite"
+HOME = WORK / "home"
+CONFIG = HOME / ".config" / "opencode"
+DB = HOME / ".local" / "share" / "opencode" / "opencode.db"
+STATE = WORK / "state"
+LOG = WORK / "endpoint.jsonl"
+PORT = 18781
+SERVE_PORT = 18782
+FRAME = "Cross-session message from another session of this harness."
+PLUGIN_VERSION = "1.18.33"
+
+failures = []
+
+
+def check(condition, what, detail=""):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+        if detail:
+            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
+    return condition
+
+
+def env(cwd):
+    """OpenCode's environment: a scratch HOME, offline, its directory from $PWD."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME), "PWD": str(cwd),
+            "LANG": "C.UTF-8", "XDG_CONFIG_HOME": str(HOME / ".config"),
+            "XDG_DATA_HOME": str(HOME / ".local" / "share"), "XDG_CACHE_HOME": str(HOME / ".cache"),
+            "XDG_STATE_HOME": str(HOME / ".local" / "state"),
+            "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
+
+
+def set_up():
+    """docs/opencode.md's set-up: the person's opencode.json (the model it talks to),
+    the plugin package OpenCode would install into its configuration folder at first
+    start (provisioned here, pinned, so the first start does not wait on it), then
+    `host-shim setup opencode`, run twice. Returns what the second run said."""
+    CONFIG.mkdir(parents=True)
+    (CONFIG / "opencode.json").write_text(json.dumps(endpoint.opencode_config(PORT), indent=1))
+    (CONFIG / "package.json").write_text(json.dumps(
+        {"dependencies": {"@opencode-ai/plugin": PLUGIN_VERSION}}, indent=2))
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent"], cwd=CONFIG,
+                   check=True, capture_output=True)
+    setup = [HOST_SHIM, "setup", "opencode", "--state-dir", str(STATE)]
+    subprocess.run(setup, check=True, capture_output=True, env=env(WORK))
+    return subprocess.run(setup, check=True, capture_output=True, text=True, env=env(WORK)).stdout
+
+
+def script(text, steps):
+    return f"{text}\n{endpoint.SCRIPT_MARK}{json.dumps(steps)}"
+
+
+def tool(name, **arguments):
+    return {"tool": name, "input": arguments}
+
+
+def folder(name):
+    path = WORK / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def run(prompt, cwd, session=None, title=None):
+    """`opencode run`: one turn in a process of its own; the session's id."""
+    args = [OPENCODE, "run", "--format", "json"]
+    if session:
+        args += ["--session", session]
+    if title:
+        args += ["--title", title]
+    done = subprocess.run([*args, prompt], cwd=cwd, env=env(cwd), capture_output=True,
+                          text=True, timeout=180)
+    if done.returncode != 0:
+        raise SystemExit(f"opencode run failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    ids = re.findall(r'"sessionID":"(ses_[A-Za-z0-9]+)"', done.stdout)
+    return ids[0] if ids else session
+
+
+class Serve:
+    """`opencode serve`: the sessions a person has open, on loopback."""
+
+    def __init__(self, cwd):
+        self.process = subprocess.Popen(
+            [OPENCODE, "serve", "--port", str(SERVE_PORT), "--hostname", "127.0.0.1"],
+            cwd=cwd, env=env(cwd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A request that comes while the server is still starting can go unanswered
+        # (seen with 1.18.33): each look gives up after 2 s and asks again.
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                self.call("GET", "/session", timeout=2)
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise SystemExit("opencode serve did not answer within 60 s")
+
+    def call(self, method, path, body=None, timeout=120):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{SERVE_PORT}{path}", data=data,
+                                         method=method, headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw = response.read()
+            return json.loads(raw) if raw else None
+
+    def new_session(self, title):
+        return self.call("POST", "/session", {"title": title})["id"]
+
+    def prompt(self, session, text):
+        """A person's prompt, answered before this returns."""
+        return self.call("POST", f"/session/{session}/message", {"parts": [{"type": "text", "text": text}]})
+
+    def prompt_async(self, session, text):
+        self.call("POST", f"/session/{session}/prompt_async", {"parts": [{"type": "text", "text": text}]})
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def logged():
+    if not LOG.exists():
+        return []
+    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
+
+
+def requests(session=None):
+    """The model requests OpenCode made (of one session), oldest first; title requests
+    left out."""
+    return [r for r in logged() if r.get("method") == "POST" and "request" in r
+            and (session is None or r.get("session") == session)
+            and not endpoint.is_title_request(r["request"].get("messages", []))]
+
+
+def texts_seen(request):
+    return [t for m in request["request"].get("messages", []) for t in endpoint.texts(m)]
+
+
+def tool_results(session, name):
+    """Every result of tool `name` in `session`'s last request, in order."""
+    mine = requests(session)
+    if not mine:
+        return []
+    messages = mine[-1]["request"]["messages"]
+    names = {call["id"]: call["function"]["name"] for m in messages
+             for call in m.get("tool_calls") or []}
+    return [m.get("content") if isinstance(m.get("content"), str) else "".join(endpoint.texts(m))
+            for m in messages if m.get("role") == "tool" and names.get(m.get("tool_call_id")) == name]
+
+
+def wait_for(condition, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.25)
+    return condition()
+
+
+def frames_in(session, words):
+    """How many times `words` came to `session`'s model inside a frame, in its last
+    request."""
+    mine = requests(session)
+    if not mine:
+        return 0
+    return sum(t.count(words) for t in texts_seen(mine[-1]) if FRAME in t)
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    # The sessions' folders are a small project of their own: OpenCode snapshots a
+    # session's git worktree, and this one would otherwise be the repository's.
+    subprocess.run(["git", "init", "-q", str(WORK)], check=True)
+    server = endpoint.serve(PORT, str(LOG))
+    said = set_up()
+    check("OpenCode was set up already: nothing changed." in said,
+          "setup twice: the second run changes nothing", said)
+    plugin = (CONFIG / "plugin" / "session-tools.js").read_text()
+    check(f'"--opencode-db","{DB}"' in plugin and HOST_SHIM in plugin,
+          "setup writes the plugin file running this host-shim over OpenCode's database")
+
+    # A session nobody has open: made by `opencode run`, which then exits.
+    notes = run(script("Keep the garden notes", [{"say": "Notes kept."}]), folder("notes"),
+                title="Garden notes")
+    serve = Serve(folder("shop"))
+    try:
+        open_sessions(serve, notes)
+    finally:
+        serve.stop()
+        server.shutdown()
+    live = sorted((STATE / "live").glob("*")) if (STATE / "live").is_dir() else []
+    check(live == [], "no live registration is left after OpenCode ends", live)
+    if failures:
+        print(f"\n{len(failures)} check(s) failed:")
+        for failure in failures:
+            print(f"  - {failure}")
+        sys.exit(1)
+    print("\nall checks passed")
+
+
+def open_sessions(serve, notes):
+    shop = serve.new_session("Fix the shop")
+    garden = serve.new_session("Plan the garden")
+    serve.prompt(garden, script("Plan the beds", [{"say": "Three beds."}]))
+
+    # List and read from an open session, through the plugin's tools.
+    serve.prompt(shop, script("Look around", [
+        tool("sessions_list", scope="all"),
+        tool("sessions_read", session_id=garden, max_messages=5),
+        tool("sessions_list", limit=900),
+    ]))
+    listing = (tool_results(shop, "sessions_list") or [""])[0]
+    rows = [line for line in listing.splitlines() if line.startswith("- ses_")]
+    check(len(rows) == 3 and rows[-1].startswith(f"- {shop} [live, top-level]")
+          and rows[-1].endswith("| this session")
+          and any(r.startswith(f"- {garden} [live, top-level]") for r in rows)
+          and any(r.startswith(f"- {notes} [cold, top-level]") for r in rows),
+          "sessions_list names the caller as OpenCode gives it, the open sessions live, the other cold",
+          listing)
+    check("preset=scripted/scripted-model" in listing and "  Plan the garden" in listing,
+          "each row has its preset and its title", listing)
+    read = (tool_results(shop, "sessions_read") or [""])[0]
+    check(f"session {garden} [live, top-level]" in read and "Three beds." in read
+          and "\n--- user (seq 1, user) ---\nPlan the beds" in read,
+          "sessions_read shows the other session's surface as its model had it", read)
+    refusal = (tool_results(shop, "sessions_list") or ["", ""])[1]
+    check(refusal == "invalid arguments: limit must be an integer from 1 to 200 (got 900)",
+          "a bad argument gets the plugin's own refusal, not OpenCode's schema check", refusal)
+
+    # An idle open session gets a message at once, as a new turn.
+    serve.prompt(shop, script("Tell the garden", [
+        tool("sessions_send", session_id=garden, message="Water the beans.\n"
+             + endpoint.SCRIPT_MARK + json.dumps([{"say": "Watering."}])),
+    ]))
+    sent = (tool_results(shop, "sessions_send") or [""])[0]
+    check(sent.startswith(f"accepted for {garden} | mode=queue"),
+          "a send to an open session is accepted", sent)
+    woke = wait_for(lambda: frames_in(garden, "Water the beans."), 30)
+    check(woke == 1, "the idle session's plugin hands it over at once, framed, once", woke)
+    wait_for(lambda: any("Watering." in t for r in requests(garden) for t in texts_seen(r))
+             or requests(garden)[-1]["action"] == ["say", "Watering."], 30)
+
+    # Sent again under a new call id (a retry): the same words are one delivery.
+    serve.prompt(shop, script("Tell the garden again", [
+        tool("sessions_send", session_id=garden, message="Weed the path."),
+        tool("sessions_send", session_id=garden, message="Weed the path."),
+    ]))
+    first, again = ([""] * 2 + tool_results(shop, "sessions_send"))[-2:]
+    check(first.startswith(f"accepted for {garden}")
+          and again.split("\n")[0] == first.split("\n")[0],
+          "a retry under a new call id is answered with the first acceptance (its id)", again)
+    wait_for(lambda: frames_in(garden, "Weed the path."), 30)
+    time.sleep(1.5)
+    check(frames_in(garden, "Weed the path.") == 1, "the retried message reaches the model once")
+
+    # A steer while the target's turn runs goes into that turn, at its next request.
+    serve.prompt_async(garden, script("Dig", [
+        {"tool": "bash", "input": {"command": "sleep 3", "description": "dig"}},
+        {"say": "Dug."}]))
+    wait_for(lambda: requests(garden)[-1]["action"][0] == "call", 30)
+    serve.prompt(shop, script("Interrupt the garden", [
+        tool("sessions_send", session_id=garden, mode="steer", message="Mind the roots."),
+    ]))
+    into = wait_for(lambda: [r for r in requests(garden)
+                             if any("Mind the roots." in t for t in texts_seen(r))], 30)
+    steered = bool(into) and any(m.get("role") == "tool" and "sleep" not in str(m)
+                                 for m in into[0]["request"]["messages"][-3:])
+    check(steered and into[0]["action"] == ["say", "Dug."],
+          "a steer reaches the running turn's next model request, after its tool step",
+          into[0]["request"]["messages"][-3:] if into else "no request had it")
+
+    # A subagent is listed under its session and takes no message.
+    serve.prompt(shop, script("Ask a helper", [
+        {"tool": "task", "input": {"description": "count the pots", "subagent_type": "general",
+                                   "prompt": script("Count the pots", [{"say": "Four pots."}])}},
+        tool("sessions_list", scope="subagents"),
+    ]))
+    subagents = (tool_results(shop, "sessions_list") or [""])[-1]
+    child = re.search(r"- (ses_[A-Za-z0-9]+) \[[a-z]+, subagent\].*\| owner=" + re.escape(shop), subagents)
+    check(bool(child), "a subagent is listed as its session's", subagents)
+    if child:
+        serve.prompt(shop, script("Message the helper", [
+            tool("sessions_send", session_id=child.group(1), message="Hello?")]))
+        refused = (tool_results(shop, "sessions_send") or [""])[-1]
+        check("not-messageable" in refused or "has no inbox" in refused,
+              "a send to a subagent is refused, naming where to send", refused)
+
+    # A cold session: the message waits, then its next prompt gets it.
+    serve.prompt(shop, script("Leave a note", [
+        tool("sessions_send", session_id=notes, message="Order more seeds."),
+        tool("sessions_read", session_id=notes),
+    ]))
+    waiting = (tool_results(shop, "sessions_read") or [""])[-1]
+    check("your messages to it: 1 waiting" in waiting,
+          "a message for a session nobody has open waits", waiting)
+    run(script("Back to the notes", [{"say": "Seeds noted."}]), folder("notes"), session=notes)
+    check(frames_in(notes, "Order more seeds.") == 1,
+          "its next prompt hands it over, framed, once")
+    serve.prompt(shop, script("Check the note", [tool("sessions_read", session_id=notes)]))
+    read = (tool_results(shop, "sessions_read") or [""])[-1]
+    check("your messages to it: 1 handed over" in read and FRAME in read,
+          "the sender's read then says handed over, and shows the frame on the surface", read)
+
+
+if __name__ == "__main__":
+    main()

@@ -223,9 +223,12 @@ def main():
         open_sessions(serve, notes)
     finally:
         serve.stop()
-        server.shutdown()
     live = sorted((STATE / "live").glob("*")) if (STATE / "live").is_dir() else []
     check(live == [], "no live registration is left after OpenCode ends", live)
+    try:
+        three_harnesses(notes)
+    finally:
+        server.shutdown()
     if failures:
         print(f"\n{len(failures)} check(s) failed:")
         for failure in failures:
@@ -336,6 +339,133 @@ def open_sessions(serve, notes):
     read = (tool_results(shop, "sessions_read") or [""])[-1]
     check("your messages to it: 1 handed over" in read and FRAME in read,
           "the sender's read then says handed over, and shows the frame on the surface", read)
+
+
+def load(name, path):
+    """Another suite's endpoint module."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def three_harnesses(notes):
+    """OpenCode, Claude Code and Codex on one machine (each pinned real binary with its
+    own scripted endpoint), each set up by `host-shim setup`, which links every harness
+    it finds: one listing holds all three, and a message each way between OpenCode and
+    each of the others is handed over once by the target's own harness."""
+    claude_bin = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
+    codex_bin = ROOT / "tests" / "codex" / "node_modules" / ".bin" / "codex"
+    if not check(claude_bin.exists() and codex_bin.exists(),
+                 "the pinned Claude Code and Codex are installed (npm ci in tests/claude_code, tests/codex)"):
+        return
+    claude_endpoint = load("claude_endpoint", ROOT / "tests" / "claude_code" / "endpoint.py")
+    codex_endpoint = load("codex_endpoint", ROOT / "tests" / "codex" / "endpoint.py")
+    claude_log, codex_log = WORK / "claude-endpoint.jsonl", WORK / "codex-endpoint.jsonl"
+    claude_server = claude_endpoint.start(str(claude_log))
+    codex_port = PORT + 10
+    codex_server = codex_endpoint.serve(codex_port, str(codex_log))
+    codex_home = HOME / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(codex_endpoint.codex_config(codex_port))
+    (HOME / ".claude" / "projects").mkdir(parents=True)
+    base = env(WORK)
+    claude_env = dict(base, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{claude_server.server_port}",
+                      ANTHROPIC_API_KEY="sk-scripted-endpoint", DISABLE_TELEMETRY="1",
+                      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
+    codex_env = dict(base, CODEX_HOME=str(codex_home), SCRIPTED_API_KEY="scripted")
+    for harness in ("claude", "codex", "opencode"):
+        subprocess.run([HOST_SHIM, "setup", harness, "--state-dir", str(STATE)], env=base,
+                       check=True, capture_output=True)
+    try:
+        linked(claude_bin, claude_env, claude_endpoint, claude_log, codex_bin, codex_env, notes)
+    finally:
+        claude_server.shutdown()
+        codex_server.shutdown()
+
+
+def linked(claude_bin, claude_env, claude_endpoint, claude_log, codex_bin, codex_env, notes):
+    import uuid
+    cwd = folder("greenhouse")
+
+    def claude(args):
+        done = subprocess.run([str(claude_bin), "-p", *args], env=dict(claude_env, PWD=str(cwd)),
+                              cwd=cwd, capture_output=True, text=True, timeout=180)
+        if done.returncode != 0:
+            print(f"     claude exited {done.returncode}: {done.stderr[-800:]}")
+
+    def claude_texts():
+        last = [json.loads(line) for line in claude_log.read_text().splitlines()
+                if line.strip() and "count_tokens" not in json.loads(line)["path"]][-1]
+        seen = []
+        for message in last["request"].get("messages", []):
+            content = message.get("content")
+            for part in content if isinstance(content, list) else [{"text": content}]:
+                text = part.get("text") or part.get("content") if isinstance(part, dict) else None
+                if isinstance(text, list):
+                    text = "\n".join(p.get("text", "") for p in text if isinstance(p, dict))
+                if isinstance(text, str):
+                    seen.append(text)
+        return seen
+
+    def codex(args):
+        done = subprocess.run([str(codex_bin), "exec", "--dangerously-bypass-hook-trust",
+                               "--skip-git-repo-check", *args], cwd=cwd,
+                              env=dict(codex_env, PWD=str(cwd)), capture_output=True, text=True,
+                              timeout=180)
+        found = re.search(r"session id: ([0-9a-f-]{36})", done.stdout + done.stderr)
+        if done.returncode != 0:
+            print(f"     codex exited {done.returncode}: {(done.stdout + done.stderr)[-800:]}")
+        return found.group(1) if found else None
+
+    def codex_texts():
+        lines = [json.loads(line) for line in (WORK / "codex-endpoint.jsonl").read_text().splitlines()]
+        last = [r for r in lines if r.get("method") == "POST"][-1]["request"]
+        return [p.get("text", "") for item in last.get("input", []) if item.get("type") == "message"
+                for p in item.get("content") or [] if isinstance(p, dict)]
+
+    claude_session = str(uuid.uuid4())
+    claude(["--session-id", claude_session, "Plan the herbs\n" + claude_endpoint.SCRIPT_MARK + "[]"])
+    thread = codex(["Tend the orchard\n" + endpoint.SCRIPT_MARK + "[]"])
+    check(bool(thread), "a Codex thread starts with the linked set-up")
+
+    # OpenCode lists all three harnesses and messages the other two.
+    codex_tool = {"tool": "sessions_send", "input": {"session_id": thread,
+                  "message": "From OpenCode: prune the apples."}}
+    run(script("Reach the others", [
+        tool("sessions_list"),
+        tool("sessions_send", session_id=claude_session, message="From OpenCode: which herbs?"),
+        codex_tool,
+    ]), folder("notes"), session=notes)
+    listing = (tool_results(notes, "sessions_list") or [""])[-1]
+    check(f"- {claude_session} [" in listing and f"- {thread} [" in listing
+          and f"- {notes} [live, top-level]" in listing,
+          "one OpenCode listing holds the Claude Code session, the Codex thread and itself", listing)
+    sent = tool_results(notes, "sessions_send")[-2:]
+    check(len(sent) == 2 and all(s.startswith("accepted for ") for s in sent),
+          "OpenCode's sends to Claude Code and Codex are accepted", sent)
+
+    claude(["--resume", claude_session, "Any mail?\n" + claude_endpoint.SCRIPT_MARK + json.dumps([
+        {"tool": "mcp__session-tools__sessions_send",
+         "input": {"session_id": notes, "message": "From Claude Code: basil and thyme."}}])])
+    seen = claude_texts()
+    check(sum(t.count("From OpenCode: which herbs?") for t in seen) == 1
+          and any(FRAME in t for t in seen),
+          "Claude Code's hook hands OpenCode's message over once, framed")
+    codex(["resume", thread, "Mail?\n" + endpoint.SCRIPT_MARK + json.dumps([
+        {"tool": "sessions_send", "namespace": "mcp__session_tools",
+         "input": {"session_id": notes, "message": "From Codex: apples pruned."}}])])
+    seen = codex_texts()
+    check(sum(t.count("From OpenCode: prune the apples.") for t in seen) == 1
+          and any(t.startswith(FRAME) for t in seen),
+          "Codex's hook hands OpenCode's message over once, framed")
+
+    # Both answers wait for the OpenCode session's next prompt, and arrive once each.
+    run(script("Back again", [{"say": "Noted."}]), folder("notes"), session=notes)
+    check(frames_in(notes, "From Claude Code: basil and thyme.") == 1
+          and frames_in(notes, "From Codex: apples pruned.") == 1,
+          "OpenCode's plugin hands the Claude Code and Codex answers over once each")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-//! `host-shim setup claude` on scratch homes: what it writes, that a second run changes
+//! `host-shim setup claude` (and `codex`, `opencode`) on scratch homes: what it writes, that a second run changes
 //! nothing, that `--remove` gives the person's files back byte for byte, that the dry
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real Claude Code running with what it writes: `tests/claude_code/suite.py`.)
@@ -19,6 +19,8 @@ fn setup(home: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .env("HOME", home)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("CODEX_HOME")
         .output()
         .unwrap()
 }
@@ -330,4 +332,85 @@ fn a_broken_codex_config_is_named_and_nothing_is_written() {
         err.contains("\"mcp_servers\" in ") && err.contains("is not a table"),
         "{err}"
     );
+}
+
+fn setup_opencode(home: &Path, extra: &[&str]) -> Output {
+    common::host_shim()
+        .args(["setup", "opencode"])
+        .args(extra)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap()
+}
+
+/// The command and arguments the OpenCode plugin file runs.
+fn plugin_host(home: &Path) -> serde_json::Value {
+    let file = read(&home.join(".config/opencode/plugin/session-tools.js"));
+    let line = file
+        .lines()
+        .find_map(|line| line.strip_prefix("const HOST = "))
+        .expect("the plugin file names its host");
+    serde_json::from_str(line.trim_end_matches(';')).unwrap()
+}
+
+#[test]
+fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
+    let home = scratch("opencode");
+    let said = ok(&setup_opencode(&home, &[]));
+    assert!(said.contains("OpenCode is set up"), "{said}");
+    let db = home.join(".local/share/opencode/opencode.db");
+    assert_eq!(
+        plugin_host(&home),
+        serde_json::json!({"command": binary(), "args": ["mcp", "--opencode-db", db.to_string_lossy()]})
+    );
+    let before = files(&home);
+    let said = ok(&setup_opencode(&home, &[]));
+    assert!(said.contains("set up already: nothing changed"), "{said}");
+    assert_eq!(files(&home), before);
+    ok(&setup_opencode(&home, &["--remove"]));
+    assert_eq!(files(&home), vec![]);
+    // A file of that name that is not setup's is named and left alone.
+    let plugin = home.join(".config/opencode/plugin/session-tools.js");
+    std::fs::write(&plugin, "export const Mine = async () => ({});\n").unwrap();
+    let refused = setup_opencode(&home, &[]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("is not setup's file"), "{said}");
+    assert_eq!(read(&plugin), "export const Mine = async () => ({});\n");
+}
+
+#[test]
+fn setup_links_every_harness_it_finds_into_one_listing() {
+    let home = scratch("linked");
+    std::fs::create_dir_all(home.join(".claude/projects")).unwrap();
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let db = home.join(".local/share/opencode/opencode.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    std::fs::write(&db, "").unwrap();
+    let all = serde_json::json!([
+        "mcp",
+        "--claude-projects",
+        home.join(".claude/projects").to_string_lossy(),
+        "--codex-home",
+        home.join(".codex").to_string_lossy(),
+        "--opencode-db",
+        db.to_string_lossy(),
+    ]);
+    ok(&setup_opencode(&home, &[]));
+    assert_eq!(plugin_host(&home)["args"], all);
+    let claude = common::host_shim()
+        .args(["setup", "claude"])
+        .env("HOME", &home)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    ok(&claude);
+    let config = json(&home.join(".claude.json"));
+    assert_eq!(config["mcpServers"]["session-tools"]["args"], all);
 }

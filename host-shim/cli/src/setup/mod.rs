@@ -179,8 +179,9 @@ pub(crate) struct Commands {
 }
 
 impl Commands {
-    /// `host-shim mcp STORE_FLAG STORE` and `host-shim HOOK`, with `--binary` (else
-    /// this binary) and `--state-dir`.
+    /// `host-shim mcp STORE_FLAG STORE`, then every other harness found on this
+    /// machine (so one listing holds them all), and `host-shim HOOK`, with `--binary`
+    /// (else this binary) and `--state-dir`.
     fn of(
         args: &crate::flags::SetupArgs,
         store_flag: &str,
@@ -196,11 +197,14 @@ impl Commands {
             }
         };
         let binary = binary.to_string_lossy().into_owned();
-        let mut server_args = vec![
-            "mcp".to_string(),
-            store_flag.to_string(),
-            store.to_string_lossy().into_owned(),
-        ];
+        let mut server_args = vec!["mcp".to_string()];
+        for (flag, place) in stores_found(args)? {
+            if flag == store_flag {
+                server_args.extend([flag.to_string(), store.to_string_lossy().into_owned()]);
+            } else if let Some(place) = place {
+                server_args.extend([flag.to_string(), place.to_string_lossy().into_owned()]);
+            }
+        }
         let mut hook_words = vec![binary.clone(), hook.to_string()];
         if let Some(state) = &args.places.state_dir {
             let state = state.to_string_lossy().into_owned();
@@ -213,6 +217,23 @@ impl Commands {
             server_args,
         })
     }
+}
+
+/// Each harness's store flag, in one order, with where its sessions are on this
+/// machine (`None` where that harness has none yet).
+fn stores_found(args: &crate::flags::SetupArgs) -> Result<[(&'static str, Option<PathBuf>); 3]> {
+    let places = &args.places;
+    let projects = claude::Places::find(places.claude_config.as_deref())?.projects;
+    let codex_home = codex::codex_home(places.codex_home.as_deref())?;
+    let opencode_db = opencode::database(places.opencode_db.as_deref())?;
+    Ok([
+        ("--claude-projects", projects.is_dir().then_some(projects)),
+        ("--codex-home", codex_home.is_dir().then_some(codex_home)),
+        (
+            "--opencode-db",
+            opencode_db.is_file().then_some(opencode_db),
+        ),
+    ])
 }
 
 /// `words` as one shell command line (a harness runs a hook's command with a shell).

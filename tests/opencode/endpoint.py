@@ -16,7 +16,8 @@ Each request continues the conversation's newest script: the number of tool call
 made since that prompt says which step comes next. A `tool` step calls the tool; a
 `say` step, or a script run out, answers with text and ends the turn. A conversation
 with no script gets a short answer. OpenCode's title request (its system prompt asks
-for a title) is answered with the first words of the person's message. Every request
+for a title) is answered with the first words of the person's message, and its
+compaction's summary request with a short summary. Every request
 is appended to the log file as one JSON line, with the `x-session-id` header OpenCode
 sends.
 """
@@ -71,6 +72,12 @@ def is_title_request(messages):
                and "generate" in " ".join(texts(m)).lower() for m in messages[:2])
 
 
+def is_summary_request(messages):
+    """OpenCode's compaction asks its summarization agent for a summary."""
+    return any(m.get("role") == "system" and "summarization agent" in " ".join(texts(m))
+               for m in messages[:2])
+
+
 def first_words(messages):
     """The title: the first words of the last user message, before any script."""
     for message in reversed(messages):
@@ -87,6 +94,8 @@ def next_action(request):
     messages = request.get("messages", [])
     if is_title_request(messages):
         return ("say", first_words(messages))
+    if is_summary_request(messages):
+        return ("say", "Summary: the conversation so far, in short.")
     script, after = newest_script(messages)
     if script is None:
         return ("say", "ok")

@@ -2,7 +2,8 @@
 //! problem with the one command that fixes it. For each harness found (its command on
 //! PATH or its folder there): its version against the one the project tests, the MCP
 //! server's registration and that it starts and lists the tools, the hooks (and
-//! Codex's trust in them) and the permission; then the state folder: its ownership and
+//! Codex's trust in them) and the permission (OpenCode: the plugin file, the server it
+//! runs, the package it imports); then the state folder: its ownership and
 //! mode, messages that have waited more than an hour, registrations of processes that
 //! are gone. Exits non-zero when something is wrong.
 //!
@@ -13,7 +14,9 @@
 
 use crate::flags::DoctorArgs;
 use crate::setup::json::{Json, JsonFile};
-use crate::setup::{claude as claude_setup, codex as codex_setup, hooks};
+use crate::setup::{
+    claude as claude_setup, codex as codex_setup, hooks, opencode as opencode_setup,
+};
 use anyhow::Result;
 use host_shim::inbox::{InboxBackend, StateDir};
 use std::io::{BufRead, BufReader, Write};
@@ -22,9 +25,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The versions the real-client suites run (`tests/claude_code/package.json`,
-/// `tests/codex/package.json`; a test keeps these equal).
+/// `tests/codex/package.json`, `tests/opencode/package.json`; a test keeps these equal).
 pub const TESTED_CLAUDE: &str = "2.1.328";
 pub const TESTED_CODEX: &str = "0.169.0";
+pub const TESTED_OPENCODE: &str = "1.18.33";
 
 /// How long a waiting message may wait before the doctor calls it stuck.
 const STUCK: Duration = Duration::from_secs(3600);
@@ -81,10 +85,23 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
             &setup_flag("codex"),
         );
     }
+    let opencode_config = opencode_setup::config_dir(args.places.opencode_config.as_deref())?;
+    let opencode_db = opencode_setup::database(args.places.opencode_db.as_deref())?;
+    let opencode_version = version("opencode");
+    if opencode_version.is_some() || opencode_config.exists() || opencode_db.exists() {
+        found += 1;
+        check_opencode(
+            &mut report,
+            &opencode_config,
+            &opencode_db,
+            opencode_version,
+            &setup_flag("opencode"),
+        );
+    }
     if found == 0 {
         report.heading("No harness found");
         report.note(
-            "neither `claude` nor `codex` is on PATH, and neither ~/.claude nor ~/.codex exists",
+            "none of `claude`, `codex` and `opencode` is on PATH, and none of ~/.claude, ~/.codex and ~/.config/opencode exists",
         );
     }
     check_state(&mut report, args.places.state_dir.clone(), &claude.projects);
@@ -283,6 +300,42 @@ fn check_codex(report: &mut Report, home: &Path, version: Option<String>, fix: &
                 }
             }
         }
+    }
+}
+
+fn check_opencode(
+    report: &mut Report,
+    config: &Path,
+    db: &Path,
+    version: Option<String>,
+    fix: &str,
+) {
+    report.heading("OpenCode");
+    check_version(report, "OpenCode", version, TESTED_OPENCODE);
+    let file = config.join("plugin").join(opencode_setup::FILE_NAME);
+    match opencode_setup::host_of(&file) {
+        Err(err) => report.problem(&format!("{err:#}"), fix),
+        Ok(None) => report.problem(
+            &format!(
+                "no plugin file {}: OpenCode's sessions have no tools",
+                file.display()
+            ),
+            fix,
+        ),
+        Ok(Some((command, args))) => check_server(report, &command, &args, fix),
+    }
+    let package = config.join("node_modules/@opencode-ai/plugin/package.json");
+    if !package.is_file() {
+        report.note(&format!(
+            "@opencode-ai/plugin is not in {} yet: OpenCode installs it at its next start (from the npm registry; offline, run `npm install @opencode-ai/plugin@{TESTED_OPENCODE}` there)",
+            config.display()
+        ));
+    }
+    if !db.is_file() {
+        report.note(&format!(
+            "no database at {} yet: OpenCode writes it at its first session",
+            db.display()
+        ));
     }
 }
 

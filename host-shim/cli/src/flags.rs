@@ -115,6 +115,9 @@ pub struct WatchArgs {
     /// Codex's home: its threads listed with their titles.
     #[arg(long)]
     pub codex_home: Option<PathBuf>,
+    /// OpenCode's database: its sessions listed with their titles.
+    #[arg(long)]
+    pub opencode_db: Option<PathBuf>,
     #[command(flatten)]
     pub state: StateArgs,
     /// Print the view once as text and end.

@@ -14,7 +14,7 @@ use anyhow::Result;
 use host_shim::contract::latest::InboundPolicy;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor, body_hash};
 use host_shim::inbox::{AuditLog, InboxBackend, StateDir};
-use host_shim::{ClaudeStore, CodexStore, LocalPresence, Presence, Store};
+use host_shim::{ClaudeStore, CodexStore, LocalPresence, OpenCodeStore, Presence, Store};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,7 +72,8 @@ impl Watched {
         let presence = LocalPresence::open(&root)?;
         let log = AuditLog::open(&root, false)?;
         let mut stores: Vec<Box<dyn Store>> = Vec::new();
-        if args.claude_projects.is_some() || args.codex_home.is_some() {
+        if args.claude_projects.is_some() || args.codex_home.is_some() || args.opencode_db.is_some()
+        {
             let shared = args.state.inbox()?;
             if let Some(projects) = &args.claude_projects {
                 let presence: Arc<dyn Presence> = Arc::new(presence.clone());
@@ -85,8 +86,12 @@ impl Watched {
             }
             if let Some(home) = &args.codex_home {
                 stores.push(Box::new(
-                    CodexStore::open(home, shared).through_daemon(false),
+                    CodexStore::open(home, shared.clone()).through_daemon(false),
                 ));
+            }
+            if let Some(db) = &args.opencode_db {
+                let presence: Arc<dyn Presence> = Arc::new(presence.clone());
+                stores.push(Box::new(OpenCodeStore::open(db, shared, presence)));
             }
         }
         Ok(Watched {

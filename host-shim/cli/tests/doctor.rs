@@ -36,6 +36,8 @@ impl Home {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&output.stdout).into_owned()
@@ -264,4 +266,59 @@ fn no_harness_here_says_so() {
     assert!(ok, "{text}");
     assert!(text.contains("No harness found"), "{text}");
     assert!(text.contains("not created yet"), "{text}");
+}
+
+#[test]
+fn opencode_s_plugin_file_and_the_server_it_runs_are_checked() {
+    let home = Home::new("opencode");
+    home.command("opencode", &pinned("opencode", "opencode-ai"));
+    let (ok, text) = home.doctor();
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("OpenCode 1.18.33, the version the tools are tested with"),
+        "{text}"
+    );
+    let state = home.state();
+    let fix = format!(
+        "fix: host-shim setup opencode --state-dir {}",
+        state.display()
+    );
+    assert!(
+        text.contains("no plugin file ") && text.contains(&fix),
+        "{text}"
+    );
+    home.setup("opencode");
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("starts and lists sessions_list, sessions_read, sessions_send"),
+        "{text}"
+    );
+    assert!(
+        text.contains("@opencode-ai/plugin is not in ") && text.contains("no database at "),
+        "{text}"
+    );
+    // The binary the file runs moved away.
+    let file = home.root.join(".config/opencode/plugin/session-tools.js");
+    let moved = std::fs::read_to_string(&file).unwrap().replacen(
+        "\"command\":\"/",
+        "\"command\":\"/nowhere/",
+        1,
+    );
+    std::fs::write(&file, moved).unwrap();
+    let (ok, text) = home.doctor();
+    assert!(!ok, "{text}");
+    assert!(
+        problems(&text)
+            .iter()
+            .any(|p| p.contains("the MCP server's command /nowhere/")),
+        "{text}"
+    );
+    // A file of that name setup did not write.
+    std::fs::write(&file, "export const Mine = async () => ({});\n").unwrap();
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && text.contains("is not a plugin file setup wrote"),
+        "{text}"
+    );
 }

@@ -55,6 +55,39 @@ pub(crate) fn plugin_file(binary: &str, args: &[String]) -> String {
     PLUGIN.replacen("__HOST__", &host.to_string(), 1)
 }
 
+/// The command and arguments a plugin file of setup's runs; `None` without the file,
+/// an error for a file setup did not write or cannot read.
+pub(crate) fn host_of(file: &Path) -> Result<Option<(String, Vec<String>)>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).with_context(|| format!("cannot read {}", file.display())),
+    };
+    let host = (text.starts_with(FIRST_LINE))
+        .then(|| {
+            text.lines()
+                .find_map(|line| line.strip_prefix("const HOST = "))
+        })
+        .flatten()
+        .and_then(|json| {
+            serde_json::from_str::<serde_json::Value>(json.trim_end_matches(';')).ok()
+        });
+    let command = host.as_ref().and_then(|h| h["command"].as_str());
+    let args = host.as_ref().and_then(|h| h["args"].as_array());
+    match (command, args) {
+        (Some(command), Some(args)) => Ok(Some((
+            command.to_string(),
+            args.iter()
+                .filter_map(|a| a.as_str().map(str::to_string))
+                .collect(),
+        ))),
+        _ => bail!(
+            "{} is not a plugin file setup wrote (no `const HOST = {{command, args}}` line)",
+            file.display()
+        ),
+    }
+}
+
 /// What setup (or `--remove`) would change in OpenCode's files.
 pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
     let config = config_dir(args.places.opencode_config.as_deref())?;

@@ -36,12 +36,10 @@ _log_lock = threading.Lock()
 
 
 def unquoted(text):
-    """`opencode run` stores an argument with a space in it quoted, as JSON does."""
+    """`opencode run` stores a word with a space in it quoted: wrapped in `"`, each `"`
+    in it escaped with a backslash (nothing else escaped). Undone here."""
     if len(text) > 1 and text.startswith('"') and text.endswith('"'):
-        try:
-            return json.loads(text, strict=False)
-        except ValueError:
-            pass
+        return text[1:-1].replace('\\"', '"')
     return text
 
 

@@ -223,6 +223,7 @@ def main():
         open_sessions(serve, notes)
     finally:
         serve.stop()
+    interactive(notes)
     live = sorted((STATE / "live").glob("*")) if (STATE / "live").is_dir() else []
     check(live == [], "no live registration is left after OpenCode ends", live)
     try:
@@ -339,6 +340,54 @@ def open_sessions(serve, notes):
     read = (tool_results(shop, "sessions_read") or [""])[-1]
     check("your messages to it: 1 handed over" in read and FRAME in read,
           "the sender's read then says handed over, and shows the frame on the surface", read)
+
+
+def screen(name):
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True,
+                          text=True).stdout
+
+
+def interactive(notes):
+    """A person's OpenCode (the TUI, in tmux): the tools in its first session, and a
+    message from another session handed to it at once while it sits idle, shown on
+    their screen as a new turn."""
+    name = "st-opencode"
+    cwd = folder("desk")
+    variables = " ".join(f"{key}='{value}'" for key, value in env(cwd).items())
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "45",
+                    f"cd '{cwd}' && exec env -i {variables} TERM=xterm-256color '{OPENCODE}'"],
+                   check=True)
+    try:
+        if not check(bool(wait_for(lambda: "Ask anything" in screen(name), 60)),
+                     "the OpenCode TUI starts", screen(name)):
+            return
+        prompt = "Who else is here @script " + json.dumps([tool("sessions_list")])
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", prompt], check=True)
+        time.sleep(0.3)
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        mine = wait_for(lambda: [r["session"] for r in requests()
+                                 if any("Who else is here" in t for t in texts_seen(r))
+                                 and r.get("action", [""])[0] == "say"], 60)
+        if not check(bool(mine), "the first session of a person's OpenCode uses the tools",
+                     screen(name)):
+            return
+        desk = mine[0]
+        listing = (tool_results(desk, "sessions_list") or [""])[-1]
+        check(f"- {desk} [live, top-level]" in listing and listing.count("| this session") == 1
+              and f"- {notes} [" in listing,
+              "its listing names it as the caller, live, beside the others", listing)
+        run(script("Write to the desk", [
+            tool("sessions_send", session_id=desk, message="Lunch is ready.\n"
+                 + endpoint.SCRIPT_MARK + json.dumps([{"say": "Coming to lunch."}]))]),
+            folder("notes"), session=notes)
+        shown = wait_for(lambda: "Coming to lunch." in screen(name), 30)
+        check(bool(shown) and frames_in(desk, "Lunch is ready.") == 1,
+              "a message for the idle TUI session starts its turn at once, on the person's screen",
+              screen(name))
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        wait_for(lambda: not any((STATE / "live").glob("*")), 10)
 
 
 def load(name, path):

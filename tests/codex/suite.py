@@ -57,8 +57,10 @@ def set_up():
         "# my Codex settings\n" + endpoint.codex_config(PORT))
     setup = [HOST_SHIM, "setup", "codex", "--codex-home", str(CODEX_HOME), "--state-dir",
              str(STATE)]
-    subprocess.run(setup, check=True, capture_output=True)
-    return subprocess.run(setup, check=True, capture_output=True, text=True).stdout
+    # The suite's HOME: setup links every other harness it finds there (none).
+    subprocess.run(setup, check=True, capture_output=True, env=codex_env())
+    return subprocess.run(setup, check=True, capture_output=True, text=True,
+                          env=codex_env()).stdout
 
 
 def without_id(accepted):
@@ -597,7 +599,7 @@ def main():
     # `host-shim setup codex --remove`: the server and hooks gone, the person's lines and
     # what Codex wrote itself since (trusted folders and hooks) kept.
     subprocess.run([HOST_SHIM, "setup", "codex", "--remove", "--codex-home", str(CODEX_HOME)],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=codex_env())
     config = (CODEX_HOME / "config.toml").read_text()
     check(config.startswith("# my Codex settings\n" + endpoint.codex_config(PORT))
           and "mcp_servers" not in config and not (CODEX_HOME / "hooks.json").exists(),

@@ -224,6 +224,7 @@ def main():
     finally:
         serve.stop()
     interactive(notes)
+    woken(notes)
     live = sorted((STATE / "live").glob("*")) if (STATE / "live").is_dir() else []
     check(live == [], "no live registration is left after OpenCode ends", live)
     try:
@@ -388,6 +389,28 @@ def interactive(notes):
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         wait_for(lambda: not any((STATE / "live").glob("*")), 10)
+
+
+def woken(notes):
+    """A deployment that lets the host wake a cold session (`--opencode-wake-command`):
+    a send to it starts `opencode run --session …` at once, whose prompt the plugin adds
+    the message to."""
+    import sqlite3
+    db = sqlite3.connect(f"file:{DB}?mode=ro", uri=True)
+    shop = db.execute("SELECT id FROM session WHERE title = 'Fix the shop'").fetchone()[0]
+    db.close()
+    wake = f"'{OPENCODE}' run --session {{id}} 'A message from another session is waiting.'"
+    message = "The frost is coming.\n" + endpoint.SCRIPT_MARK + json.dumps([{"say": "Covering the beds."}])
+    sent = subprocess.run(
+        [HOST_SHIM, "call", "sessions_send", json.dumps({"session_id": notes, "message": message}),
+         "--caller", shop, "--call-id", "wake-1", "--opencode-db", str(DB),
+         "--opencode-wake-command", wake, "--state-dir", str(STATE)],
+        env=env(WORK), capture_output=True, text=True, timeout=60)
+    check(sent.returncode == 0 and "(woke a cold session)" in sent.stdout,
+          "a send to a cold session with a wake command wakes it", sent.stdout + sent.stderr)
+    handed = wait_for(lambda: frames_in(notes, "The frost is coming."), 60)
+    check(handed == 1, "the woken OpenCode's prompt carries the message, once", handed)
+    wait_for(lambda: not any((STATE / "live").glob("*")), 30)
 
 
 def load(name, path):

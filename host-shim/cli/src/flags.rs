@@ -147,6 +147,10 @@ pub struct SetupArgs {
     /// The host-shim the harness should run (default: this one).
     #[arg(long)]
     pub binary: Option<PathBuf>,
+    /// OpenCode only: the server wakes a cold OpenCode session with this command (see
+    /// `host-shim mcp --opencode-wake-command`).
+    #[arg(long)]
+    pub opencode_wake_command: Option<String>,
 }
 
 /// Where the harnesses' own files and the state folder are, for `setup` and `doctor`.
@@ -305,6 +309,13 @@ pub struct SourceArgs {
     /// every harness's sessions in one listing.
     #[arg(long, conflicts_with = "corpus")]
     pub opencode_db: Option<PathBuf>,
+    /// With --opencode-db: wake a cold OpenCode session with this command, e.g.
+    /// 'opencode run --session {id} "A message from another session is waiting."'
+    /// ({id}, {cwd} and {message_file} filled in; no shell runs it; it starts in the
+    /// session's folder). Off by default: a message for a cold session waits for its
+    /// next prompt.
+    #[arg(long, requires = "opencode_db")]
+    pub opencode_wake_command: Option<String>,
     #[command(flatten)]
     pub state: StateArgs,
     /// With --claude-projects: wake a cold target with this command, e.g.
@@ -365,7 +376,12 @@ impl SourceArgs {
         }
         if let (Some(db), Some(inbox)) = (&self.opencode_db, &inbox) {
             let presence = self.state.presence()?;
-            stores.push(Box::new(OpenCodeStore::open(db, inbox.clone(), presence)));
+            let wake = (self.opencode_wake_command.as_deref())
+                .map(WakeCommand::parse)
+                .transpose()?;
+            stores.push(Box::new(
+                OpenCodeStore::open(db, inbox.clone(), presence).wake_command(wake),
+            ));
         }
         let mut corpus_caller = None;
         if stores.is_empty() {

@@ -414,3 +414,27 @@ fn setup_links_every_harness_it_finds_into_one_listing() {
     let config = json(&home.join(".claude.json"));
     assert_eq!(config["mcpServers"]["session-tools"]["args"], all);
 }
+
+#[test]
+fn opencode_s_wake_command_goes_into_the_plugin_file_checked() {
+    let home = scratch("opencode-wake");
+    let wake = "opencode run --session {id} 'A message is waiting.'";
+    ok(&setup_opencode(&home, &["--opencode-wake-command", wake]));
+    let args = plugin_host(&home)["args"].clone();
+    let args: Vec<&str> = args
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[args.len() - 2..], ["--opencode-wake-command", wake]);
+    let bad = setup_opencode(
+        &home,
+        &["--opencode-wake-command", "opencode run {session}"],
+    );
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a placeholder"));
+    let other = setup(&home, &["--opencode-wake-command", wake]);
+    assert!(!other.status.success());
+    assert!(String::from_utf8_lossy(&other.stderr).contains("is for `host-shim setup opencode`"));
+}

@@ -163,6 +163,9 @@ fn finish(
 
 /// Sets the harness `args` names up (or takes setup's entries out).
 pub fn run(args: &crate::flags::SetupArgs) -> Result<()> {
+    if args.opencode_wake_command.is_some() && args.harness != "opencode" {
+        anyhow::bail!("--opencode-wake-command is for `host-shim setup opencode`");
+    }
     match args.harness.as_str() {
         "claude" => claude::run(args),
         "opencode" => opencode::run(args),

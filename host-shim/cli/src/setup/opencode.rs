@@ -94,9 +94,13 @@ pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
     let db = database(args.places.opencode_db.as_deref())?;
     let Commands {
         binary,
-        server_args,
+        mut server_args,
         ..
     } = Commands::of(args, "--opencode-db", &db, "")?;
+    if let Some(wake) = &args.opencode_wake_command {
+        host_shim::WakeCommand::parse(wake)?;
+        server_args.extend(["--opencode-wake-command".to_string(), wake.clone()]);
+    }
     let path = config.join("plugin").join(FILE_NAME);
     let before = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),

@@ -968,21 +968,8 @@ impl Recipient for ClaudeStore {
 
     fn accepted(&mut self, waiting: &Waiting) -> Delivered {
         let target = &waiting.message.target;
-        let woke = match self.wake.as_ref().filter(|_| waiting.message.woke) {
-            Some(wake) => {
-                let cwd = (self.by_id.get(target))
-                    .and_then(|&p| self.found[p].summary.header.cwd.clone());
-                match wake.spawn(target, cwd.as_deref(), &waiting.message) {
-                    Ok(()) => true,
-                    Err(err) => {
-                        // The message waits in the inbox for the session's next start.
-                        eprintln!("host-shim: the wake command for {target} did not start: {err}");
-                        false
-                    }
-                }
-            }
-            None => false,
-        };
+        let cwd = (self.by_id.get(target)).and_then(|&p| self.found[p].summary.header.cwd.clone());
+        let woke = wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref());
         // In the inbox until a hook of the target hands it over (or its idle watcher
         // writes it to the session).
         Delivered {

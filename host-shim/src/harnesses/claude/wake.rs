@@ -79,7 +79,8 @@ impl WakeCommand {
         let mut command = Command::new(fill(&self.words[0]));
         command.args(self.words[1..].iter().map(|w| fill(w)));
         if let Some(cwd) = cwd.filter(|cwd| Path::new(cwd).is_dir()) {
-            command.current_dir(cwd);
+            // PWD too, as a shell sets it: OpenCode takes a session's folder from it.
+            command.current_dir(cwd).env("PWD", cwd);
         }
         command
             .stdin(Stdio::null())
@@ -104,6 +105,28 @@ impl WakeCommand {
             let _ = std::fs::remove_file(file);
         });
         Ok(())
+    }
+}
+
+/// What a store's `accepted` does with a message put in the inbox for a cold target the
+/// call may wake: starts `wake` for it when the delivery path decided to wake it;
+/// whether it started. A command that cannot start leaves the message waiting for the
+/// session's next start, and says so on stderr.
+pub(crate) fn wake_for(
+    wake: Option<&WakeCommand>,
+    waiting: &crate::inbox::Waiting,
+    cwd: Option<&str>,
+) -> bool {
+    let Some(wake) = wake.filter(|_| waiting.message.woke) else {
+        return false;
+    };
+    let target = &waiting.message.target;
+    match wake.spawn(target, cwd, &waiting.message) {
+        Ok(()) => true,
+        Err(err) => {
+            eprintln!("host-shim: the wake command for {target} did not start: {err}");
+            false
+        }
     }
 }
 

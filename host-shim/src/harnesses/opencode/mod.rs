@@ -35,6 +35,7 @@ use crate::contract::latest::{
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
+use crate::harnesses::claude::WakeCommand;
 use crate::harnesses::surface::{Message, Surface, handed_over_frames};
 use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use crate::presence::Presence;
@@ -69,6 +70,8 @@ pub struct OpenCodeStore {
     reads: DatabaseReads,
     /// During a tool call: the live sessions, read once (a listing asks for every row).
     live_this_call: Option<HashSet<String>>,
+    /// Starts OpenCode for a cold target the call may wake (none by default).
+    wake: Option<WakeCommand>,
 }
 
 impl OpenCodeStore {
@@ -83,7 +86,16 @@ impl OpenCodeStore {
             surfaces: VecDeque::new(),
             reads: DatabaseReads::default(),
             live_this_call: None,
+            wake: None,
         }
+    }
+
+    /// Wakes a cold target with `wake` (for instance `opencode run --session {id} "A
+    /// message is waiting."`, whose prompt the plugin file adds the message to); without
+    /// one a cold session's messages wait for its next prompt.
+    pub fn wake_command(mut self, wake: Option<WakeCommand>) -> OpenCodeStore {
+        self.wake = wake;
+        self
     }
 
     pub fn reads(&self) -> DatabaseReads {
@@ -460,7 +472,7 @@ pub const MCP_CLIENT: McpClient = McpClient {
 /// OpenCode's part of the delivery path: a top-level session takes messages, which
 /// wait in the inbox until the plugin in the process that runs the session hands them
 /// over (at once when it is idle or the message steers; at its next prompt when it is
-/// cold).
+/// cold, or at once when a wake command starts it).
 impl Recipient for OpenCodeStore {
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
@@ -478,15 +490,23 @@ impl Recipient for OpenCodeStore {
         Ok(self.is_live(target))
     }
 
-    fn wake(&mut self, _target: &str, _mode: DeliveryMode, _live: bool) -> bool {
-        // A live session's plugin hands the message over itself; a cold session is
-        // not started by the host.
-        false
+    fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
+        // A live session's plugin hands the message over itself; a cold one is started
+        // only with a wake command.
+        !live && self.wake.is_some()
     }
 
     fn accepted(&mut self, ours: &Waiting) -> Delivered {
+        // The folder only when the command starts there.
+        let cwd = (ours.message.woke && self.wake.is_some())
+            .then(|| self.lookup(&ours.message.target).map(|row| row.directory))
+            .flatten();
         Delivered {
-            woke: false,
+            woke: crate::harnesses::claude::wake::wake_for(
+                self.wake.as_ref(),
+                ours,
+                cwd.as_deref(),
+            ),
             repeat: false,
             state: DeliveryState::Waiting,
             message_id: ours.message.message_id.clone(),

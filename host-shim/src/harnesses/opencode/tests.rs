@@ -5,6 +5,7 @@
 use super::plugin_session::{Moment, PluginSessions};
 use super::*;
 use crate::contract::latest::InboundPolicy;
+use crate::harnesses::claude::WakeCommand;
 use crate::inbox::{MemoryInbox, SpooledMessage};
 use crate::presence::Registration;
 use rusqlite::Connection;
@@ -416,4 +417,37 @@ fn the_plugin_side_registers_its_sessions_and_hands_over_what_the_moment_takes()
     assert!(sessions.open_sessions().is_empty());
     assert!(live.live_sessions().is_empty(), "no longer live");
     assert!(sessions.open("ses_b", true).is_err());
+}
+
+#[test]
+fn a_cold_session_is_woken_by_the_wake_command_when_the_call_may_wake() {
+    let mut db = Written::new("wake");
+    db.session("ses_a", "Garden", None);
+    db.session("ses_b", "Shop", None);
+    let out = db.path.parent().unwrap().join("woken.json");
+    let wake = WakeCommand::parse(&format!("cp {{message_file}} {}", out.display())).unwrap();
+    let (store, _, live) = store(&db.path);
+    let mut store = store.wake_command(Some(wake));
+    store.begin_call("ses_a");
+    let ids = MessageIds::none();
+    let woke = store
+        .deliver("ses_b", "wake up", DeliveryMode::Queue, true, "k1", &ids)
+        .unwrap();
+    assert!(woke.woke && woke.state == DeliveryState::Waiting);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !out.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let message: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(message["body"], "wake up");
+    // A live session is not woken: its plugin hands the message over.
+    live.0.lock().unwrap().insert("ses_b".to_string());
+    store.end_call();
+    store.begin_call("ses_a");
+    let later = store
+        .deliver("ses_b", "again", DeliveryMode::Queue, true, "k2", &ids)
+        .unwrap();
+    assert!(!later.woke);
+    store.end_call();
 }

@@ -19,19 +19,7 @@ fn claude(c: &mut Criterion) {
     let open = || ClaudeStore::open(&projects, inbox.clone(), presence.clone(), None).unwrap();
     let runtime: Runtime<ClaudeStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let caller = id(0);
-    let list = CallRequest {
-        caller: caller.clone(),
-        tool: "sessions_list".into(),
-        arguments: r#"{"scope": "all"}"#.into(),
-        ..CallRequest::default()
-    };
-    let read = CallRequest {
-        caller: caller.clone(),
-        tool: "sessions_read".into(),
-        arguments: format!(r#"{{"session_id": "{}"}}"#, id(1)),
-        ..CallRequest::default()
-    };
+    let (list, read) = benches::list_and_read(&id(0), &id(1));
     {
         let store = open();
         let reads = store.reads();

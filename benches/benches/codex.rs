@@ -7,8 +7,7 @@
 use benches::codex_home::{codex_home, id};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use host_shim::{
-    CallRequest, ClaudeStore, CodexStore, Harnesses, LocalPresence, Runtime, RuntimeOptions,
-    StateDir,
+    ClaudeStore, CodexStore, Harnesses, LocalPresence, Runtime, RuntimeOptions, StateDir,
 };
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
@@ -26,17 +25,7 @@ fn codex(c: &mut Criterion) {
     let open = || CodexStore::open(&home, inbox.clone());
     let runtime: Runtime<CodexStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let list = CallRequest {
-        caller: id(0),
-        tool: "sessions_list".into(),
-        arguments: r#"{"scope": "all"}"#.into(),
-        ..CallRequest::default()
-    };
-    let read = CallRequest {
-        arguments: format!(r#"{{"session_id": "{}"}}"#, id(1)),
-        tool: "sessions_read".into(),
-        ..list.clone()
-    };
+    let (list, read) = benches::list_and_read(&id(0), &id(1));
     let mut group = c.benchmark_group("codex store, 1,000 threads of 3 MB");
     group.sample_size(10);
     group.bench_function(

@@ -6,7 +6,7 @@
 
 use benches::opencode_db::{id, opencode_db};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{CallRequest, LocalPresence, OpenCodeStore, Runtime, RuntimeOptions, StateDir};
+use host_shim::{LocalPresence, OpenCodeStore, Runtime, RuntimeOptions, StateDir};
 use host_shim_plugin::PLUGIN_WASM;
 use std::sync::Arc;
 
@@ -21,17 +21,7 @@ fn opencode(c: &mut Criterion) {
     let open = || OpenCodeStore::open(&db, inbox.clone(), presence.clone());
     let runtime: Runtime<OpenCodeStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let list = CallRequest {
-        caller: id(0),
-        tool: "sessions_list".into(),
-        arguments: r#"{"scope": "all"}"#.into(),
-        ..CallRequest::default()
-    };
-    let read = CallRequest {
-        arguments: format!(r#"{{"session_id": "{}"}}"#, id(1)),
-        tool: "sessions_read".into(),
-        ..list.clone()
-    };
+    let (list, read) = benches::list_and_read(&id(0), &id(1));
     let mut group = c.benchmark_group("opencode store, 1,000 sessions of 3 MB");
     group.sample_size(10);
     group.bench_function("sessions_list, first (open the database, one query)", |b| {

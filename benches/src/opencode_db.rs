@@ -1,6 +1,6 @@
-//! An OpenCode database for the benchmarks: 1,000 sessions of about 3 MB each in
-//! OpenCode 1.18.33's table layout (the columns the store reads and the ones it
-//! requires), written once under the temporary folder in WAL mode, then reused.
+//! An OpenCode database for the benchmarks: 1,000 sessions of about 3 MB each in the
+//! table layout the real OpenCode 1.18.33 wrote (the fixture's), written once under the
+//! temporary folder in WAL mode, then reused.
 
 use std::path::PathBuf;
 
@@ -11,21 +11,9 @@ pub fn id(n: usize) -> String {
     format!("ses_bench{n:05}aaaaaaaaaaaaaaaa")
 }
 
-const SCHEMA: &str = "
-PRAGMA journal_mode = WAL;
-CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
-  slug text NOT NULL, directory text NOT NULL, title text NOT NULL, version text NOT NULL,
-  model text, time_created integer NOT NULL, time_updated integer NOT NULL,
-  time_compacting integer, time_archived integer);
-CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
-  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL,
-  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
-CREATE INDEX part_message_id_id_idx ON part (message_id, id);
-CREATE INDEX part_session_idx ON part (session_id);
-CREATE INDEX session_parent_idx ON session (parent_id);
-";
+/// What the real OpenCode 1.18.33 wrote (its session, message and part tables), for
+/// their layout.
+const FIXTURE: &str = include_str!("../../tests/fixtures/opencode-1.18.33/opencode.sql");
 
 /// One session's turns: the person's prompt, the model's shell call with a large
 /// output, then its answer, until the session holds about 3 MB.
@@ -33,8 +21,9 @@ fn write_session(db: &rusqlite::Transaction<'_>, n: usize) {
     let session = id(n);
     let created = 1_796_000_000_000i64 + n as i64 * 60_000;
     db.execute(
-        "INSERT INTO session VALUES (?1, 'global', NULL, 'slug', ?2, ?3, '1.18.33', \
-         '{\"id\":\"bench-model\",\"providerID\":\"bench\"}', ?4, ?4, NULL, NULL)",
+        "INSERT INTO session (id, project_id, slug, directory, title, version, model, \
+         time_created, time_updated) VALUES (?1, 'global', 'slug', ?2, ?3, '1.18.33', \
+         '{\"id\":\"bench-model\",\"providerID\":\"bench\"}', ?4, ?4)",
         rusqlite::params![
             session,
             format!("/home/bench/project-{}", n % 50),
@@ -114,7 +103,11 @@ pub fn opencode_db() -> PathBuf {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
         let mut db = rusqlite::Connection::open(&path).unwrap();
-        db.execute_batch(SCHEMA).unwrap();
+        db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = OFF;")
+            .unwrap();
+        db.execute_batch(FIXTURE).unwrap();
+        db.execute_batch("DELETE FROM part; DELETE FROM message; DELETE FROM session;")
+            .unwrap();
         let writing = db.transaction().unwrap();
         for n in 0..SESSIONS {
             write_session(&writing, n);

@@ -26,11 +26,13 @@ import itertools
 import json
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import real_client  # noqa: E402
 
 SCRIPT_MARK = "@script "
 _ids = itertools.count(1)
-_log_lock = threading.Lock()
 
 
 def texts(item):
@@ -125,24 +127,7 @@ def events(request, action):
     ]
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    log_path = None
-
-    def log_message(self, *args):
-        pass
-
-    def log(self, record):
-        if self.log_path:
-            with _log_lock, open(self.log_path, "a") as log:
-                log.write(json.dumps(record) + "\n")
-
-    def reply(self, status, content_type, body):
-        self.send_response(status)
-        self.send_header("content-type", content_type)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class Handler(real_client.LoggedHandler):
 
     def do_GET(self):
         self.log({"method": "GET", "path": self.path})
@@ -186,10 +171,7 @@ def hooks_json(command):
 
 def serve(port, log_path):
     """Serves on 127.0.0.1:`port` in a daemon thread; returns the server."""
-    Handler.log_path = log_path
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return real_client.serve(Handler, port, log_path)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
+from real_client import check, finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -36,16 +38,6 @@ PORT = 18771
 TOOLS = "mcp__session_tools"
 FRAME = "Cross-session message from another session of this harness."
 
-failures = []
-
-
-def check(condition, what, detail=""):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
-    return condition
 
 
 def set_up():
@@ -605,12 +597,7 @@ def main():
           and "mcp_servers" not in config and not (CODEX_HOME / "hooks.json").exists(),
           "setup --remove takes out the server and the hooks, and only them", config)
 
-    if failures:
-        print(f"{len(failures)} check(s) failed:")
-        for what in failures:
-            print(f"  - {what}")
-        sys.exit(1)
-    print("every check held")
+    finish()
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
+from real_client import check, finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -40,16 +42,6 @@ SERVE_PORT = 18782
 FRAME = "Cross-session message from another session of this harness."
 PLUGIN_VERSION = "1.18.33"
 
-failures = []
-
-
-def check(condition, what, detail=""):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
-    return condition
 
 
 def env(cwd):
@@ -231,12 +223,7 @@ def main():
         three_harnesses(notes)
     finally:
         server.shutdown()
-    if failures:
-        print(f"\n{len(failures)} check(s) failed:")
-        for failure in failures:
-            print(f"  - {failure}")
-        sys.exit(1)
-    print("\nall checks passed")
+    finish()
 
 
 def open_sessions(serve, notes):

@@ -139,6 +139,71 @@ impl Surface {
     }
 }
 
+/// The `SessionQuery` answers every store over a harness's own logs gives alike, inside
+/// its `impl SessionQuery`: a session's surface, its messages and its tool calls from
+/// the store's `surface(id) -> Option<Arc<Surface>>`, and what its inbox holds from its
+/// `desk` field (a [`crate::inbox::Desk`]): an inbox that cannot be read counts nothing.
+macro_rules! answers_from_surface_and_desk {
+    () => {
+        fn get_surface(
+            &mut self,
+            id: &str,
+            lead_chars: u32,
+        ) -> Option<$crate::contract::latest::SurfaceIndex> {
+            Some(self.surface(id)?.index(lead_chars))
+        }
+
+        fn get_messages(
+            &mut self,
+            id: &str,
+            seqs: &[u64],
+        ) -> Vec<Option<$crate::contract::latest::MessageContent>> {
+            $crate::harnesses::surface::Surface::messages(self.surface(id).as_deref(), seqs)
+        }
+
+        fn inbox_status(
+            &mut self,
+            target: &str,
+            sender: &str,
+        ) -> $crate::contract::latest::InboxCount {
+            (self.desk.inbox())
+                .count_from(target, sender)
+                .unwrap_or($crate::contract::latest::InboxCount::NONE)
+        }
+
+        fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+            $crate::harnesses::surface::Surface::action_seqs(self.surface(id).as_deref())
+        }
+
+        fn get_actions(
+            &mut self,
+            id: &str,
+            seqs: &[u64],
+        ) -> Vec<Vec<$crate::contract::latest::ToolAction>> {
+            $crate::harnesses::surface::Surface::actions(self.surface(id).as_deref(), seqs)
+        }
+
+        fn send_history(
+            &mut self,
+            sender: &str,
+            target: &str,
+            window_minutes: u32,
+            limit: u32,
+            key: &str,
+        ) -> $crate::contract::latest::SendCounts {
+            $crate::inbox::send_history_or_none(
+                &**self.desk.inbox(),
+                sender,
+                target,
+                window_minutes,
+                limit,
+                key,
+            )
+        }
+    };
+}
+pub(crate) use answers_from_surface_and_desk;
+
 /// `messages` as an index, each lead at most `lead_chars` chars.
 pub fn index_of(messages: &[Message], captured_through_seq: u64, lead_chars: u32) -> SurfaceIndex {
     let mut index = SurfaceIndex::new(captured_through_seq);

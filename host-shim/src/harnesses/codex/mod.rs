@@ -33,8 +33,7 @@ pub(crate) mod websocket;
 
 use crate::contract::latest::{
     ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
-    InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
-    SurfaceIndex, ToolAction,
+    MessageIds, Role, SessionHeader, SessionIndex, ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::harnesses::McpClient;
@@ -702,45 +701,7 @@ impl SessionQuery for CodexStore {
             .collect()
     }
 
-    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
-        Some(self.surface(id)?.index(lead_chars))
-    }
-
-    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
-        Surface::messages(self.surface(id).as_deref(), seqs)
-    }
-
-    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
-        (self.desk.inbox())
-            .count_from(target, sender)
-            .unwrap_or(InboxCount::NONE)
-    }
-
-    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
-        Surface::action_seqs(self.surface(id).as_deref())
-    }
-
-    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
-        Surface::actions(self.surface(id).as_deref(), seqs)
-    }
-
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
-        crate::inbox::send_history_or_none(
-            &**self.desk.inbox(),
-            sender,
-            target,
-            window_minutes,
-            limit,
-            key,
-        )
-    }
+    crate::harnesses::surface::answers_from_surface_and_desk!();
 }
 
 /// What the daemon will do with a new message for a thread.

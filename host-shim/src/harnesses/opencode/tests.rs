@@ -1,10 +1,10 @@
-//! The OpenCode store over databases written here with OpenCode's own table layout
-//! (the columns the store reads), and over the fixture the real OpenCode 1.18.33 wrote
-//! (`tests/fixtures/opencode-1.18.33/`).
+//! The OpenCode store over databases written here in the table layout the real
+//! OpenCode 1.18.33 wrote (`tests/fixtures/opencode-1.18.33/`, whose rows
+//! `host-shim/tests/opencode_real.rs` reads).
 
 use super::plugin_session::{Moment, PluginSessions};
 use super::*;
-use crate::contract::latest::InboundPolicy;
+use crate::contract::latest::{InboundPolicy, MessageContent};
 use crate::harnesses::claude::WakeCommand;
 use crate::inbox::{MemoryInbox, SpooledMessage};
 use crate::presence::Registration;
@@ -13,20 +13,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// OpenCode 1.18.33's tables, the columns the store reads and the ones it requires.
-const SCHEMA: &str = "
-PRAGMA journal_mode = WAL;
-CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
-  slug text NOT NULL, directory text NOT NULL, title text NOT NULL, version text NOT NULL,
-  model text, time_created integer NOT NULL, time_updated integer NOT NULL,
-  time_compacting integer, time_archived integer);
-CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
-  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL,
-  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
-CREATE INDEX part_message_id_id_idx ON part (message_id, id);
-";
+/// What the real OpenCode 1.18.33 wrote (its session, message and part tables), for
+/// their layout: the tests write their own rows into it.
+const FIXTURE: &str = include_str!("../../../../tests/fixtures/opencode-1.18.33/opencode.sql");
 
 const MODEL: &str = r#"{"id":"scripted-model","providerID":"scripted","variant":"default"}"#;
 
@@ -48,7 +37,14 @@ impl Written {
     fn new(name: &str) -> Written {
         let path = scratch(name).join("opencode.db");
         let writer = Connection::open(&path).unwrap();
-        writer.execute_batch(SCHEMA).unwrap();
+        // The fixture keeps three of OpenCode's tables, not the project table they refer to.
+        writer
+            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = OFF;")
+            .unwrap();
+        writer.execute_batch(FIXTURE).unwrap();
+        writer
+            .execute_batch("DELETE FROM part; DELETE FROM message; DELETE FROM session;")
+            .unwrap();
         Written {
             path,
             writer,

@@ -1,0 +1,67 @@
+"""What the real-client suites (tests/claude_code, tests/codex, tests/opencode) share:
+each check printed as it runs and the failed ones named at the end, and the plumbing
+of a scripted model endpoint (a JSON-lines log of what it was asked, a threaded server
+on loopback)."""
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+failures = []
+
+
+def check(condition, what, detail=""):
+    """Prints the check; a failed one is kept, with `detail` printed under it."""
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+        if detail:
+            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
+    return condition
+
+
+def finish():
+    """Names every failed check and exits 1, or says all held."""
+    print()
+    if failures:
+        print(f"{len(failures)} check(s) failed:")
+        for what in failures:
+            print(f"  - {what}")
+        sys.exit(1)
+    print("every check held")
+
+
+_log_lock = threading.Lock()
+
+
+class LoggedHandler(BaseHTTPRequestHandler):
+    """A scripted endpoint's handler: quiet, HTTP/1.1, each request a line of its log."""
+
+    protocol_version = "HTTP/1.1"
+    log_path = None
+
+    def log_message(self, *args):
+        pass
+
+    def log(self, record):
+        if self.log_path:
+            with _log_lock, open(self.log_path, "a") as log:
+                log.write(json.dumps(record) + "\n")
+
+    def reply(self, status, content_type, body):
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve(handler, port, log_path):
+    """Serves `handler` on 127.0.0.1:`port`, logging to `log_path`, in a daemon thread;
+    returns the server."""
+    handler.log_path = log_path
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

@@ -23,7 +23,9 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
+from real_client import check, finish  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -36,16 +38,6 @@ LOG = WORK / "endpoint.jsonl"
 TOOLS = "mcp__session-tools__"
 FRAME = "Cross-session message from another session of this harness."
 
-failures = []
-
-
-def check(condition, what, detail=""):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
-    return condition
 
 
 # --- set-up, as docs/claude-code.md tells a user -------------------------------------------
@@ -230,7 +222,7 @@ class Pane:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
 
 
-def interactive(env, cwd, session):
+def interactive(env, cwd, session, extra=()):
     """Starts `claude` in a terminal, past the first-run questions a person answers
     once (the theme, trusting the folder, using the API key)."""
     cwd.mkdir(parents=True, exist_ok=True)
@@ -240,7 +232,8 @@ def interactive(env, cwd, session):
     config.setdefault("projects", {}).setdefault(str(cwd), {})["hasTrustDialogAccepted"] = True
     config_path.write_text(json.dumps(config))
     name = f"cc-{session[:8]}"
-    words = ["env", *(f"{k}={v}" for k, v in env.items()), CLAUDE, "--session-id", session]
+    words = ["env", *(f"{k}={v}" for k, v in env.items()), CLAUDE, "--session-id", session,
+             *extra]
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50",
                     "-c", str(cwd), " ".join(shlex.quote(w) for w in words)], check=True)
     pane = Pane(name)
@@ -557,6 +550,43 @@ def main():
                   "the socket's hand-over is on its surface as the frame", surface)
         finally:
             pane.close()
+        # 9d. A session that set nothing up (no server of ours, no hooks: user settings
+        # and MCP servers left out) is still reached: Claude Code's own registry lists it
+        # running, and its messaging socket takes the message from the host as from a
+        # peer session of this user's (its peer token, beside the registry).
+        bare = str(uuid.uuid4())
+        bare_body = "bare-session: the shed key is under the mat"
+        pane = interactive(env, HOME / "shed", bare,
+                           extra=["--strict-mcp-config", "--setting-sources", "project"])
+        try:
+            pane.type("Tidy the shed")
+
+            def registry_idle():
+                for record in (HOME / ".claude" / "sessions").glob("*.json"):
+                    data = json.loads(record.read_text())
+                    if data.get("sessionId") == bare and data.get("status") == "idle":
+                        return True
+                return False
+
+            idle = wait_for(lambda: occurrences(bare, "Tidy the shed") > 0 and registry_idle(), 60)
+            check(idle, "a session with nothing of ours set up runs and goes idle", pane.screen())
+            listing = host_shim_call("sessions_list", {"scope": "all"}, b)
+            check(f"- {bare} [live, top-level]" in listing,
+                  "it is listed live, from Claude Code's own registry", listing)
+            sent = host_shim_call("sessions_send", {"session_id": bare, "message": bare_body}, b)
+            check(sent.startswith(f"accepted for {bare}") and "handed to that session" in sent,
+                  "a send to it is handed over at once through its own socket", sent)
+            woke = wait_for(lambda: occurrences(bare, bare_body) > 0, 60)
+            seen = [t for t in seen_texts(last_request(bare)) if bare_body in t[1]]
+            check(woke and occurrences(bare, bare_body) == 1
+                  and seen[0][1].startswith("Another Claude session sent a message:\n" + FRAME),
+                  "it runs a turn with the message, framed, once", seen or pane.screen())
+            registered = [(state_dir() / "live" / name).read_text() for name in live_files()]
+            check(not any(bare in text for text in registered)
+                  and not (state_dir() / "idle" / bare).exists(),
+                  "no server or hook of ours ran for it", registered)
+        finally:
+            pane.close()
     else:
         check(False, "tmux is installed (the idle-session check drives an interactive session)")
 
@@ -707,13 +737,7 @@ def main():
 
     subprocess.run(["tmux", "kill-session", "-t", "st-watch"], capture_output=True)
     server.shutdown()
-    print()
-    if failures:
-        print(f"{len(failures)} check(s) failed:")
-        for what in failures:
-            print(f"  - {what}")
-        sys.exit(1)
-    print("every check held")
+    finish()
 
 
 if __name__ == "__main__":

@@ -57,18 +57,23 @@ fn line(record: &AuditRecord) -> String {
     let event = match record.event {
         AuditEvent::Accepted => "accepted",
         AuditEvent::HandedOver => "handed-over",
+        AuditEvent::Refused => "refused",
     };
     let from = if record.from.is_empty() {
         "?"
     } else {
         &record.from
     };
-    format!(
+    let mut line = format!(
         "{at} {event:<11} {from} -> {} {} hop={} {} chars sha256={}",
         record.to,
         record.mode.as_str(),
         record.hop,
         record.chars,
         record.sha256
-    )
+    );
+    if let Some(code) = &record.refusal {
+        line.push_str(&format!(" ({code})"));
+    }
+    line
 }

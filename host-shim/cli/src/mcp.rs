@@ -10,7 +10,9 @@
 //! protocol's own error (invalid params), as the MCP spec asks.
 
 use host_shim::McpClient;
+use host_shim::Refusal;
 use host_shim::guard::Delivery;
+use host_shim::inbox::audit::{AuditLog, AuditRecord};
 use host_shim::opencode::plugin_session::{Moment, PluginSessions};
 use host_shim::{CallRequest, Runtime};
 use host_shim::{Harness, Shared};
@@ -61,7 +63,18 @@ pub struct McpOptions {
     /// The sessions of the OpenCode process whose plugin started this server: its
     /// `session-tools/*` requests ([`plugin_request`]). `None`: no such requests.
     pub plugin_sessions: Option<Arc<PluginSessions>>,
+    /// The audit log a send the guard rails refused is recorded in ([`REFUSALS_LOGGED`]):
+    /// such a send never reaches an inbox, whose wrapper logs the rest.
+    pub audit: Option<Arc<AuditLog>>,
 }
+
+/// The refusals of `sessions_send` a person watching the sessions is shown: the guard
+/// rails (the loop guard, the sending caps) and a target's person refusing inbound.
+pub const REFUSALS_LOGGED: &[Refusal] = &[
+    Refusal::LoopGuard,
+    Refusal::RateLimited,
+    Refusal::RefusedByTarget,
+];
 
 /// An MCP server over a runtime and a shared harness.
 pub struct McpServer<H: Harness> {
@@ -175,6 +188,9 @@ impl<H: Harness> McpServer<H> {
                 .unwrap_or_default(),
         };
         let report = (self.runtime).call_awaiting(self.harness.clone(), &request, interrupted);
+        if let (Some(log), Ok(answer)) = (&self.options.audit, &report.answer) {
+            log_refusal(log, &request, arguments, answer.refusal);
+        }
         let recorded = self.record(&report.deliveries);
         let mut result = match report.answer {
             Ok(answer) if answer.refusal.is_some() => {
@@ -204,6 +220,43 @@ impl<H: Harness> McpServer<H> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         host_shim::record::append(path, deliveries)
+    }
+}
+
+/// Records a `sessions_send` refused by a guard rail ([`REFUSALS_LOGGED`]), its target
+/// and words from the arguments the client sent (already read as JSON). A record that
+/// cannot be written is said on stderr; the answer goes on.
+fn log_refusal(
+    log: &AuditLog,
+    request: &CallRequest,
+    arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+    refusal: Option<Refusal>,
+) {
+    let Some(refusal) = refusal.filter(|r| REFUSALS_LOGGED.contains(r)) else {
+        return;
+    };
+    if request.tool != "sessions_send" {
+        return;
+    }
+    let text = |name: &str| {
+        (arguments.and_then(|a| a.get(name)))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+    };
+    let mode = match text("mode") {
+        "steer" => host_shim::DeliveryMode::Steer,
+        _ => host_shim::DeliveryMode::Queue,
+    };
+    let record = AuditRecord::refused(
+        &request.caller,
+        text("session_id"),
+        mode,
+        text("message"),
+        refusal.as_str(),
+        log.with_bodies(),
+    );
+    if let Err(err) = log.append(&record) {
+        eprintln!("host-shim: a refused send could not be recorded in the audit log: {err:#}");
     }
 }
 

@@ -7,6 +7,7 @@ use crate::flags::McpArgs;
 use crate::mcp::{Caller, McpOptions, McpServer};
 use anyhow::Result;
 use host_shim::claude::mcp_session::{ClaudeSession, subagent_of_call};
+use host_shim::inbox::AuditLog;
 use host_shim::opencode::plugin_session::PluginSessions;
 use host_shim::{Harnesses, Runtime, Shared};
 use std::path::PathBuf;
@@ -28,6 +29,14 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             args.source.state.presence()?,
         ))),
         _ => None,
+    };
+    // Over a harness's sessions, refused sends go to the state folder's audit log.
+    let audit = match &stores.inbox {
+        Some(_) => Some(Arc::new(AuditLog::open(
+            &args.source.state.root()?,
+            args.source.state.log_bodies,
+        )?)),
+        None => None,
     };
     let harness = Shared::new(stores.harnesses);
     let claude = harness
@@ -59,6 +68,7 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             deliveries: args.deliveries.clone(),
             caller_of_call,
             plugin_sessions,
+            audit,
         },
     )
     .map_err(|err| match settings_path {

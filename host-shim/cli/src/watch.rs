@@ -219,13 +219,15 @@ impl Watched {
 fn pair(messages: &mut Vec<MessageRow>, records: Vec<AuditRecord>) {
     for record in records {
         match record.event {
-            AuditEvent::Accepted => messages.push(MessageRow {
+            // A refused send is a row of its own, never waiting.
+            AuditEvent::Accepted | AuditEvent::Refused => messages.push(MessageRow {
                 accepted: record,
                 handed_ms: None,
             }),
             AuditEvent::HandedOver => {
                 let open = messages.iter_mut().find(|m| {
                     m.handed_ms.is_none()
+                        && m.accepted.refusal.is_none()
                         && m.accepted.to == record.to
                         && m.accepted.sha256 == record.sha256
                 });
@@ -283,12 +285,13 @@ pub fn message_line(row: &MessageRow, now_ms: u64) -> String {
     } else {
         &accepted.from
     };
-    let state = match row.handed_ms {
-        Some(handed) => format!(
+    let state = match (&accepted.refusal, row.handed_ms) {
+        (Some(code), _) => format!("REFUSED ({code})"),
+        (None, Some(handed)) => format!(
             "handed over after {}",
             span(handed.saturating_sub(accepted.at_ms))
         ),
-        None => format!("waiting {}", span(now_ms.saturating_sub(accepted.at_ms))),
+        (None, None) => format!("waiting {}", span(now_ms.saturating_sub(accepted.at_ms))),
     };
     format!(
         "{at}  {from} -> {}  {} hop={} {} chars  {state}",
@@ -549,6 +552,7 @@ mod tests {
             chars: 12,
             sha256: sha.into(),
             body: None,
+            refusal: None,
         }
     }
 
@@ -574,6 +578,25 @@ mod tests {
         );
         assert!(message_line(&messages[0], 3_601_000).ends_with("waiting 1 h"));
         assert!(message_line(&messages[2], 182_500).ends_with("waiting 3 min"));
+        // A refused send is its own row, marked with its rail, never completed.
+        let refused = AuditRecord::refused(
+            "s-a",
+            "s-b",
+            host_shim::DeliveryMode::Queue,
+            "bb",
+            "loop-guard",
+            false,
+        );
+        let mut handed = record(AuditEvent::HandedOver, 9_000, "s-b", &refused.sha256);
+        handed.at_ms = refused.at_ms + 1;
+        pair(&mut messages, vec![refused, handed]);
+        assert_eq!(messages.len(), 4);
+        assert_eq!(messages[3].handed_ms, None);
+        assert!(
+            message_line(&messages[3], 0).ends_with("  REFUSED (loop-guard)"),
+            "{}",
+            message_line(&messages[3], 0)
+        );
     }
 
     #[test]

@@ -1599,3 +1599,73 @@ fn claude_codes_own_inbound_setting_is_obeyed_the_stricter_winning() {
         "{text}"
     );
 }
+
+#[test]
+fn a_send_the_guard_rails_refuse_is_in_the_audit_log_and_marked_in_watch() {
+    use std::io::{BufRead, BufReader, Write};
+    let state = scratch("refused-logged");
+    let settings = settings_file(&state, r#"{"maxSendsPerTarget": 1}"#);
+    let mut child = common::host_shim()
+        .arg("--cache-dir")
+        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
+        .args(["mcp", "--claude-projects"])
+        .arg(fixtures())
+        .args(["--caller", CALLER, "--state-dir"])
+        .arg(&state)
+        .arg("--settings")
+        .arg(&settings)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut say = |line: serde_json::Value| writeln!(stdin, "{line}").unwrap();
+    say(
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "refusal-test", "version": "1"}}}),
+    );
+    say(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // One after the other (calls in flight at once run at once).
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    for (id, words) in [(1, "First note."), (2, "Second note.")] {
+        say(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "sessions_send", "arguments": {"session_id": PROMPT, "message": words}}}),
+        );
+        for line in lines.by_ref() {
+            let response: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if response["id"] == id {
+                answers.push(response["result"]["content"][0]["text"].to_string());
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert!(
+        answers.iter().any(|a| a.contains("refused (rate-limited)")),
+        "{answers:?}"
+    );
+    let output = host_shim(&["log"], "", &state);
+    let log = String::from_utf8(output.stdout).unwrap();
+    let refused: Vec<&str> = log.lines().filter(|l| l.contains(" refused ")).collect();
+    assert_eq!(refused.len(), 1, "{log}");
+    assert!(
+        refused[0].contains(&format!("{CALLER} -> {PROMPT} queue hop=0 "))
+            && refused[0].ends_with(" (rate-limited)"),
+        "{log}"
+    );
+    let watched = host_shim(&["watch", "--once"], "", &state);
+    let screen = String::from_utf8(watched.stdout).unwrap();
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains(&format!("{CALLER} -> {PROMPT}"))
+                && l.ends_with("REFUSED (rate-limited)")),
+        "{screen}"
+    );
+}

@@ -1,5 +1,7 @@
 //! The audit trail: every message an inbox accepted and every hand-over, for the person
-//! running the sessions (`host-shim log`). [`Audited`] wraps any [`InboxBackend`] and
+//! running the sessions (`host-shim log`), and the sends the guard rails refused (the
+//! loop guard, the sending caps, a person's refusal), which a host records with
+//! [`AuditRecord::refused`] since they never reach an inbox. [`Audited`] wraps any [`InboxBackend`] and
 //! records what passes through it, so every store, hook, idle watcher and daemon
 //! hand-over is recorded without knowing of the log.
 //!
@@ -42,6 +44,8 @@ pub enum AuditEvent {
     Accepted,
     /// It was handed to its target.
     HandedOver,
+    /// The plugin refused the send (`refusal` says which rail); nothing was delivered.
+    Refused,
 }
 
 /// One line of the log.
@@ -63,6 +67,9 @@ pub struct AuditRecord {
     /// The body, when the log records bodies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// For a refused send, the refusal's code (`loop-guard`, `rate-limited`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 impl AuditRecord {
@@ -78,6 +85,31 @@ impl AuditRecord {
             chars: message.body.chars().count() as u64,
             sha256: body_hash(&message.body),
             body: with_body.then(|| message.body.clone()),
+            refusal: None,
+        }
+    }
+
+    /// The record of a send from `from` to `to` the plugin refused with `code`, now:
+    /// `message` is the words the model asked to send (unframed: nothing was framed).
+    pub fn refused(
+        from: &str,
+        to: &str,
+        mode: DeliveryMode,
+        message: &str,
+        code: &str,
+        with_body: bool,
+    ) -> AuditRecord {
+        AuditRecord {
+            at_ms: u64::try_from(now_ns() / 1_000_000).unwrap_or(u64::MAX),
+            event: AuditEvent::Refused,
+            from: from.to_string(),
+            to: to.to_string(),
+            mode,
+            hop: 0,
+            chars: message.chars().count() as u64,
+            sha256: body_hash(message),
+            body: with_body.then(|| message.to_string()),
+            refusal: Some(code.to_string()),
         }
     }
 }
@@ -106,6 +138,11 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
+    /// Whether records carry the messages' bodies.
+    pub fn with_bodies(&self) -> bool {
+        self.with_bodies
+    }
+
     /// The log in `state_root/log` (made when missing, this user's alone). With
     /// `with_bodies`, records carry the messages' bodies.
     pub fn open(state_root: &Path, with_bodies: bool) -> Result<AuditLog> {

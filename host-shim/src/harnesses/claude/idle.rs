@@ -46,6 +46,11 @@ impl std::fmt::Debug for MessagingSocket {
 }
 
 impl MessagingSocket {
+    /// A socket and the token it takes.
+    pub fn new(path: PathBuf, token: String) -> MessagingSocket {
+        MessagingSocket { path, token }
+    }
+
     /// The socket of an interactive session, from this process's environment; `None`
     /// without one, and for `claude -p` (`CLAUDE_CODE_ENTRYPOINT` other than `cli`),
     /// which ends after its prompt: a message handed to it there could be lost.

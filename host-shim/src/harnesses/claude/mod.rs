@@ -57,8 +57,7 @@ pub(crate) mod wake;
 
 use crate::contract::latest::{
     ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
-    InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
-    SurfaceIndex, ToolAction,
+    MessageIds, Role, SessionHeader, SessionIndex, ToolAction,
 };
 use crate::harness::{CallMemo, Inbox, SessionQuery};
 use crate::harnesses::McpClient;
@@ -534,6 +533,38 @@ impl ClaudeStore {
         live
     }
 
+    /// Hands `waiting` to its target through the target's own messaging socket, as
+    /// another of this user's Claude sessions would ([`registry::SessionRegistry::peer`]),
+    /// when Claude Code's registry lists it running with a socket and either it is idle
+    /// (it runs the message as a turn now) or no server of ours serves it (no hook of
+    /// ours would ever hand it over; Claude Code runs it after the turn at work). Whether
+    /// it was handed over; a socket that fails leaves it waiting.
+    fn hand_over_as_a_peer(&mut self, waiting: &Waiting) -> bool {
+        let target = &waiting.message.target;
+        let Some(peer) = self.registry.as_ref().and_then(|r| r.peer(target)) else {
+            return false;
+        };
+        let ours = self.presence.live_sessions().contains(target);
+        if !peer.idle && ours {
+            return false;
+        }
+        let handed = self
+            .desk
+            .inbox()
+            .hand_over(target, vec![waiting.clone()], &mut |messages| {
+                peer.socket.send(&crate::inbox::joined(messages))
+            });
+        match handed {
+            Ok(handed) => !handed.is_empty(),
+            Err(err) => {
+                eprintln!(
+                    "host-shim: a message for {target} waits: its socket did not take it: {err:#}"
+                );
+                false
+            }
+        }
+    }
+
     /// What this store has read of transcripts so far.
     pub fn reads(&self) -> TranscriptReads {
         self.reads
@@ -854,47 +885,7 @@ impl SessionQuery for ClaudeStore {
             .collect()
     }
 
-    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
-        Some(self.surface(id)?.index(lead_chars))
-    }
-
-    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
-        Surface::messages(self.surface(id).as_deref(), seqs)
-    }
-
-    /// From the inbox: waiting until a hook (or the idle watcher) hands a message
-    /// over, handed over after. An inbox that cannot be read counts nothing.
-    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
-        (self.desk.inbox())
-            .count_from(target, sender)
-            .unwrap_or(InboxCount::NONE)
-    }
-
-    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
-        Surface::action_seqs(self.surface(id).as_deref())
-    }
-
-    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
-        Surface::actions(self.surface(id).as_deref(), seqs)
-    }
-
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
-        crate::inbox::send_history_or_none(
-            &**self.desk.inbox(),
-            sender,
-            target,
-            window_minutes,
-            limit,
-            key,
-        )
-    }
+    crate::harnesses::surface::answers_from_surface_and_desk!();
 }
 
 impl Inbox for ClaudeStore {
@@ -971,11 +962,15 @@ impl Recipient for ClaudeStore {
         let cwd = (self.by_id.get(target)).and_then(|&p| self.found[p].summary.header.cwd.clone());
         let woke = wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref());
         // In the inbox until a hook of the target hands it over (or its idle watcher
-        // writes it to the session).
+        // writes it to the session), unless Claude Code's own socket takes it now.
+        let state = match self.hand_over_as_a_peer(waiting) {
+            true => DeliveryState::HandedOver,
+            false => DeliveryState::Waiting,
+        };
         Delivered {
             woke,
             repeat: false,
-            state: DeliveryState::Waiting,
+            state,
             message_id: waiting.message.message_id.clone(),
         }
     }

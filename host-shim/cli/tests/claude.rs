@@ -1359,6 +1359,36 @@ fn a_held_session_gets_its_messages_only_after_release_and_a_refusing_one_gets_n
     );
 }
 
+/// `host-shim mcp` over the fixtures as [`CALLER`], with `extra` flags, past MCP's
+/// handshake: the server and its stdin.
+fn mcp_server(state: &Path, extra: &[&str]) -> (std::process::Child, std::process::ChildStdin) {
+    use std::io::Write;
+    let mut child = common::host_shim()
+        .arg("--cache-dir")
+        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
+        .args(["mcp", "--claude-projects"])
+        .arg(fixtures())
+        .args(["--caller", CALLER, "--state-dir"])
+        .arg(state)
+        .args(extra)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "cli-test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    (child, stdin)
+}
+
 /// The first message that waits for `session`, once one does (up to 30 seconds).
 fn first_waiting(inbox: &StateDir, session: &str) -> host_shim::inbox::SpooledMessage {
     use host_shim::inbox::InboxBackend;
@@ -1465,27 +1495,8 @@ fn a_cancelled_call_ends_its_wait_for_a_reply() {
     use host_shim::inbox::InboxBackend;
     use std::io::{BufRead, BufReader, Write};
     let state = scratch("await-cancel");
-    let mut child = common::host_shim()
-        .arg("--cache-dir")
-        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
-        .args(["mcp", "--claude-projects"])
-        .arg(fixtures())
-        .args(["--caller", CALLER, "--state-dir"])
-        .arg(&state)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = mcp_server(&state, &[]);
     let mut say = |line: serde_json::Value| writeln!(stdin, "{line}").unwrap();
-    say(
-        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "cancel-test", "version": "1"}}}),
-    );
-    say(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     say(
         serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "sessions_send", "arguments": {"session_id": RICH,
@@ -1605,29 +1616,8 @@ fn a_send_the_guard_rails_refuse_is_in_the_audit_log_and_marked_in_watch() {
     use std::io::{BufRead, BufReader, Write};
     let state = scratch("refused-logged");
     let settings = settings_file(&state, r#"{"maxSendsPerTarget": 1}"#);
-    let mut child = common::host_shim()
-        .arg("--cache-dir")
-        .arg(std::env::temp_dir().join("host-shim-claude-cache"))
-        .args(["mcp", "--claude-projects"])
-        .arg(fixtures())
-        .args(["--caller", CALLER, "--state-dir"])
-        .arg(&state)
-        .arg("--settings")
-        .arg(&settings)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = mcp_server(&state, &["--settings", settings.to_str().unwrap()]);
     let mut say = |line: serde_json::Value| writeln!(stdin, "{line}").unwrap();
-    say(
-        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "refusal-test", "version": "1"}}}),
-    );
-    say(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     // One after the other (calls in flight at once run at once).
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut answers = Vec::new();

@@ -149,6 +149,35 @@ impl Desk {
     }
 }
 
+/// `impl Inbox for $store`, as every store over a harness's own logs has it: each
+/// delivery through [`deliver`] (the store is its own [`Recipient`]), a reply awaited
+/// in the inbox its `desk` field delivers to.
+macro_rules! inbox_through_the_delivery_path {
+    ($store:ty) => {
+        impl $crate::harness::Inbox for $store {
+            fn deliver(
+                &mut self,
+                target: &str,
+                body: &str,
+                mode: $crate::contract::latest::DeliveryMode,
+                may_wake: bool,
+                key: &str,
+                ids: &$crate::contract::latest::MessageIds,
+            ) -> Result<
+                $crate::contract::latest::Delivered,
+                $crate::contract::latest::DeliveryRefusal,
+            > {
+                $crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
+            }
+
+            fn reply_inbox(&mut self) -> Option<$crate::inbox::SharedInbox> {
+                Some(self.desk.inbox().clone())
+            }
+        }
+    };
+}
+pub(crate) use inbox_through_the_delivery_path;
+
 /// What a harness adds to the delivery path. Its store implements this and calls
 /// [`deliver`] from its `Inbox::deliver`.
 pub trait Recipient {

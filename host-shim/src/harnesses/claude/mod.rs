@@ -56,10 +56,10 @@ pub(crate) mod transcript;
 pub(crate) mod wake;
 
 use crate::contract::latest::{
-    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
-    MessageIds, Role, SessionHeader, SessionIndex, ToolAction,
+    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, Role,
+    SessionHeader, SessionIndex, ToolAction,
 };
-use crate::harness::{CallMemo, Inbox, SessionQuery};
+use crate::harness::{CallMemo, SessionQuery};
 use crate::harnesses::McpClient;
 use crate::harnesses::logfile::{
     self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
@@ -888,23 +888,7 @@ impl SessionQuery for ClaudeStore {
     crate::harnesses::surface::answers_from_surface_and_desk!();
 }
 
-impl Inbox for ClaudeStore {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
-    }
-
-    fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
-        Some(self.desk.inbox().clone())
-    }
-}
+crate::inbox::delivery::inbox_through_the_delivery_path!(ClaudeStore);
 
 impl crate::harnesses::Store for ClaudeStore {
     fn harness(&self) -> &'static str {

@@ -32,10 +32,10 @@ pub(crate) mod rollout;
 pub(crate) mod websocket;
 
 use crate::contract::latest::{
-    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
-    MessageIds, Role, SessionHeader, SessionIndex, ToolAction,
+    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, Role,
+    SessionHeader, SessionIndex, ToolAction,
 };
-use crate::harness::{Inbox, SessionQuery};
+use crate::harness::SessionQuery;
 use crate::harnesses::McpClient;
 use crate::harnesses::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
@@ -816,23 +816,7 @@ impl CodexStore {
     }
 }
 
-impl Inbox for CodexStore {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
-    }
-
-    fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
-        Some(self.desk.inbox().clone())
-    }
-}
+crate::inbox::delivery::inbox_through_the_delivery_path!(CodexStore);
 
 impl crate::harnesses::Store for CodexStore {
     fn harness(&self) -> &'static str {

@@ -29,10 +29,10 @@ pub mod db;
 pub mod plugin_session;
 
 use crate::contract::latest::{
-    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
-    MessageIds, Role, SessionHeader, SessionIndex, ToolAction,
+    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, Role,
+    SessionHeader, SessionIndex, ToolAction,
 };
-use crate::harness::{Inbox, SessionQuery};
+use crate::harness::SessionQuery;
 use crate::harnesses::McpClient;
 use crate::harnesses::claude::WakeCommand;
 use crate::harnesses::surface::{Message, Surface, handed_over_frames};
@@ -392,23 +392,7 @@ impl SessionQuery for OpenCodeStore {
     crate::harnesses::surface::answers_from_surface_and_desk!();
 }
 
-impl Inbox for OpenCodeStore {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
-    }
-
-    fn reply_inbox(&mut self) -> Option<SharedInbox> {
-        Some(self.desk.inbox().clone())
-    }
-}
+crate::inbox::delivery::inbox_through_the_delivery_path!(OpenCodeStore);
 
 impl crate::harnesses::Store for OpenCodeStore {
     fn harness(&self) -> &'static str {

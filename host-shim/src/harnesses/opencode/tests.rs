@@ -4,7 +4,8 @@
 
 use super::plugin_session::{Moment, PluginSessions};
 use super::*;
-use crate::contract::latest::{InboundPolicy, MessageContent};
+use crate::contract::latest::{InboundPolicy, MessageContent, MessageIds};
+use crate::harness::Inbox;
 use crate::harnesses::claude::WakeCommand;
 use crate::inbox::{MemoryInbox, SpooledMessage};
 use crate::presence::Registration;

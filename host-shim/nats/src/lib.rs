@@ -92,6 +92,22 @@ fn lost_race(err: &kv::UpdateError) -> bool {
         || err.to_string().contains("wrong last sequence")
 }
 
+/// Whether an error is one an election or a moved connection gives, which the same
+/// step may not give a moment later.
+fn transient(err: &anyhow::Error) -> bool {
+    let text = format!("{err:#}").to_lowercase();
+    [
+        "no responders",
+        "timed out",
+        "timeout",
+        "did not answer",
+        "disconnected",
+        "broken pipe",
+    ]
+    .iter()
+    .any(|word| text.contains(word))
+}
+
 /// A session id as one subject token.
 fn token(session: &str) -> Result<String> {
     host_shim::inbox::checked_id(session).map_err(|why| anyhow!(why))?;
@@ -128,25 +144,39 @@ impl NatsInbox {
         })
     }
 
-    /// Runs one step on this inbox's runtime and waits for it.
+    /// Runs one step on this inbox's runtime and waits for it. A step that fails while
+    /// the stream has no leader (NATS answers "no responders" during an election, 4 to 9
+    /// seconds) or times out is tried again, until [`STEP_TIMEOUT`] has passed.
     fn step<T: Send + 'static>(
         &self,
-        work: impl FnOnce(kv::Store) -> std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send>>,
+        work: impl Fn(kv::Store) -> std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send>>,
     ) -> Result<T> {
-        run_on(&self.runtime, work(self.kv.clone()))
+        let deadline = std::time::Instant::now() + STEP_TIMEOUT;
+        loop {
+            match run_on(&self.runtime, work(self.kv.clone())) {
+                Err(err) if transient(&err) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// Every live entry whose key matches `filter` (a subject pattern under the bucket),
     /// with its revision.
     fn entries(&self, filter: &str) -> Result<Vec<(String, bytes::Bytes, u64)>> {
         let (filter, inbox) = (filter.to_string(), self.client.new_inbox());
-        self.step(move |kv| Box::pin(async move { entries(&kv, &filter, inbox).await }))
+        self.step(move |kv| {
+            let (filter, inbox) = (filter.clone(), inbox.clone());
+            Box::pin(async move { entries(&kv, &filter, inbox).await })
+        })
     }
 
     /// A message entry by its key, with its revision.
     fn stored(&self, key: &str) -> Result<Option<(Stored, u64)>> {
         let key = key.to_string();
         self.step(move |kv| {
+            let key = key.clone();
             Box::pin(async move {
                 let Some(entry) = kv.entry(&key).await? else {
                     return Ok(None);
@@ -168,6 +198,7 @@ impl NatsInbox {
             bytes::Bytes::from(serde_json::to_vec(stored)?),
         );
         self.step(move |kv| {
+            let (key, value) = (key.clone(), value.clone());
             Box::pin(async move {
                 match kv.update(&key, value, revision).await {
                     Ok(revision) => Ok(Some(revision)),
@@ -184,6 +215,7 @@ impl NatsInbox {
     fn create(&self, key: &str, value: Vec<u8>) -> Result<bool> {
         let (key, value) = (key.to_string(), bytes::Bytes::from(value));
         self.step(move |kv| {
+            let (key, value) = (key.clone(), value.clone());
             Box::pin(async move {
                 match kv.update(&key, value, 0).await {
                     Ok(_) => Ok(true),
@@ -216,7 +248,10 @@ impl NatsInbox {
 
     fn get(&self, key: &str) -> Result<Option<bytes::Bytes>> {
         let key = key.to_string();
-        self.step(move |kv| Box::pin(async move { Ok(kv.get(&key).await?) }))
+        self.step(move |kv| {
+            let key = key.clone();
+            Box::pin(async move { Ok(kv.get(&key).await?) })
+        })
     }
 
     /// The messages of `session` (all states), oldest first, and what could not be read.
@@ -575,6 +610,7 @@ impl InboxBackend for NatsInbox {
         let key = format!("p.{}", token(session)?);
         let value = bytes::Bytes::from(policy.as_str().as_bytes().to_vec());
         self.step(move |kv| {
+            let (key, value) = (key.clone(), value.clone());
             Box::pin(async move {
                 kv.put(&key, value)
                     .await

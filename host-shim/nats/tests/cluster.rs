@@ -1,6 +1,7 @@
 //! The NATS inbox on a real three-node JetStream cluster on loopback, started and
 //! stopped by each test: every check of the inbox suite, and hosts on separate
-//! connections (as separate machines) sharing one bucket.
+//! connections (as separate machines) sharing one bucket, and puts riding out the
+//! stream leader killed.
 //!
 //! The server is the `nats-server` 2.15.1 that `.ci/run` installs by hash
 //! (`target/nats-venv/bin/nats-server`), `$NATS_SERVER`, or one on PATH. Without one
@@ -65,6 +66,7 @@ struct Cluster {
     nodes: Vec<Child>,
     dir: PathBuf,
     urls: Vec<String>,
+    monitor: Vec<u16>,
 }
 
 impl Cluster {
@@ -114,6 +116,7 @@ impl Cluster {
                 .iter()
                 .map(|p| format!("nats://127.0.0.1:{p}"))
                 .collect(),
+            monitor: monitor.clone(),
         };
         // Healthy: every node answers with JetStream ready and a meta leader chosen.
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -133,20 +136,45 @@ impl Cluster {
     }
 }
 
-/// `GET /healthz?js-enabled-only=true` says ok.
+/// `GET /healthz` says ok.
 fn healthy(port: u16) -> bool {
+    monitoring(port, "/healthz").is_some_and(|answer| answer.contains("\"status\":\"ok\""))
+}
+
+/// A node's monitoring answer to `path`, its body.
+fn monitoring(port: u16, path: &str) -> Option<String> {
     use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
     let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer.contains("\"status\":\"ok\"")
+    stream.read_to_string(&mut answer).ok()?;
+    Some(answer.split_once("\r\n\r\n")?.1.to_string())
+}
+
+impl Cluster {
+    /// The node that leads `stream` now, by its monitoring endpoint.
+    fn leader_of(&self, stream: &str) -> Option<usize> {
+        for port in &self.monitor {
+            let Some(body) = monitoring(*port, "/jsz?streams=true") else {
+                continue;
+            };
+            let Ok(jsz) = serde_json::from_str::<serde_json::Value>(&body) else {
+                continue;
+            };
+            for account in jsz["account_details"].as_array().into_iter().flatten() {
+                for detail in account["stream_detail"].as_array().into_iter().flatten() {
+                    if detail["name"] == stream
+                        && let Some(leader) = detail["cluster"]["leader"].as_str()
+                    {
+                        return leader.strip_prefix('n')?.parse().ok();
+                    }
+                }
+            }
+        }
+        None
+    }
 }
 
 impl Drop for Cluster {
@@ -200,4 +228,60 @@ fn hosts_on_separate_machines_share_one_inbox_and_each_key_lands_once() {
     assert!(again.is_empty());
     let count = laptop.count_from("ses-b", "alice").unwrap();
     assert_eq!((count.waiting, count.handed_over), (0, 1));
+}
+
+#[test]
+fn puts_ride_out_the_stream_leader_killed_and_each_message_lands_once() {
+    let Some(binary) = server() else { return };
+    let mut cluster = Cluster::start(&binary, "election");
+    let probe = NatsInbox::connect(&cluster.urls[0], "election", 3).unwrap();
+    drop(probe);
+    let leader = cluster
+        .leader_of("KV_election")
+        .expect("the bucket's stream has a leader");
+    // A host connected through another node, sending while the leader dies.
+    let survivor = (leader + 1) % 3;
+    let inbox = NatsInbox::connect(&cluster.urls[survivor], "election", 3).unwrap();
+    const SENDS: usize = 40;
+    let started = Instant::now();
+    let answers = std::thread::scope(|scope| {
+        let sending = scope.spawn(|| {
+            (0..SENDS)
+                .map(|n| {
+                    let key = format!("5:alicek{n}");
+                    let message = SpooledMessage::new(
+                        "ses-b",
+                        DeliveryMode::Queue,
+                        &format!("note {n}"),
+                        &key,
+                        false,
+                    );
+                    std::thread::sleep(Duration::from_millis(25));
+                    inbox.put(&message)
+                })
+                .collect::<Vec<_>>()
+        });
+        std::thread::sleep(Duration::from_millis(250));
+        let _ = cluster.nodes[leader].kill();
+        let _ = cluster.nodes[leader].wait();
+        sending.join().unwrap()
+    });
+    let failed: Vec<String> = (answers.iter())
+        .filter_map(|a| a.as_ref().err().map(|e| format!("{e:#}")))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {SENDS} failed: {failed:?}",
+        failed.len()
+    );
+    let mut keys: Vec<String> = (inbox.waiting("ses-b").unwrap().messages.into_iter())
+        .map(|w| w.message.key)
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), SENDS, "each message once, none lost");
+    eprintln!(
+        "{SENDS} puts across the leader's death took {:?}",
+        started.elapsed()
+    );
 }

@@ -67,6 +67,14 @@ pub trait SessionQuery {
     ) -> SendCounts {
         SendCounts::none_now()
     }
+    /// Not a WIT function: asked by the host after each question, why the harness
+    /// could not answer the last one (a session on another machine whose host did not
+    /// answer), taken once. The host then ends the call with that sentence for the
+    /// model to read, instead of answering as if the session were not there. `None` by
+    /// default: every answer is the harness's.
+    fn unanswered(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// `inbox`: delivery into a top-level session.
@@ -170,6 +178,9 @@ impl<H: SessionQuery> SessionQuery for Shared<H> {
         key: &str,
     ) -> SendCounts {
         (self.lock()).send_history(sender, target, window_minutes, limit, key)
+    }
+    fn unanswered(&mut self) -> Option<String> {
+        self.lock().unanswered()
     }
 }
 

@@ -1,96 +1,171 @@
-//! The session-tools inbox on NATS JetStream, for sessions on several machines: an
-//! [`InboxBackend`] over one JetStream key-value bucket that every machine's hosts
-//! share, so a message sent on one machine waits where the target's machine hands it
-//! over, exactly as the local state folder's inbox does on one machine.
+//! Sessions on several machines, through NATS JetStream: what every machine's
+//! `host-shim` processes share so a session on one machine lists, reads and messages a
+//! session on another.
 //!
-//! Layout of the bucket (keys are NATS subjects; a session id's `.` is written `=`,
-//! which no plain id holds):
+//! - [`NatsInbox`] ([`inbox`]): the inbox, an [`host_shim::InboxBackend`] over one
+//!   key-value bucket; a message sent on one machine waits there until the target's
+//!   machine hands it over, exactly as the local state folder's inbox does on one.
+//! - [`Machines`] ([`machines`]): the other machines' sessions as one more
+//!   [`host_shim::Store`]: listed from what each machine published, read by asking
+//!   that machine's host, messaged through the shared inbox.
+//! - [`MachineHost`] ([`host`]): what a machine's long-lived host (its MCP server) runs
+//!   besides: it publishes the machine's sessions and liveness, and answers the other
+//!   machines' reads of them.
+//! - [`ClusterFile`] ([`config`]): where the cluster is and what this machine is
+//!   called, from one file; [`Cluster`] joins it.
+//!
+//! Subjects and keys, under the deployment's bucket name `<b>` (a machine's name and a
+//! session id are each one subject token; a session id's `.` is written `=`):
 //!
 //! ```text
-//! m.<session>.<accepted ns, 20 digits>-<nuid>   a message and its state (JSON: Stored)
-//! k.<session>.<sha-256 of the delivery key>     the message key a delivery key put
-//! p.<session>                                   what the session's person lets in
+//! KV <b>        m.<session>.<ns>-<nuid>   a message and its state
+//!               k.<session>.<sha-256>     the message a delivery key put
+//!               p.<session>               what the session's person lets in
+//!               d.<machine>               the sessions a machine published
+//! KV <b>-live   <machine>                 the machine's live sessions (expires: its TTL)
+//! st.<b>.<machine>.read                   a read of one of the machine's sessions
 //! ```
 //!
-//! Each step is one of JetStream's atomic operations: a delivery key is claimed by
-//! creating its `k.` entry (create fails when it exists, in any process on any machine),
-//! whose value names the message's own key, which whoever finds it missing creates
-//! (create again: one wins), so a put that stopped half-way is finished by its retry
-//! and never doubled; a hand-over claims each message by updating it at the revision it
-//! read (compare and set), answers, then marks it handed over, or gives the claims back.
-//! A claim older than [`CLAIM_EXPIRES`] belongs to a hand-over that died and is taken
-//! again.
-//!
-//! Trust model: the bucket is the deployment's; anyone who may write it may put
-//! messages for any session in it. Who may (per-machine credentials, subject
-//! permissions) is the deployment's NATS configuration, not this crate's. What it
-//! reads back is data: an entry that is not a message is named in `unreadable` and
-//! left where it is.
+//! Trust model: the cluster is the deployment's; whoever may write the bucket may put
+//! messages for any session and publish as any machine. Which machine may write what
+//! (credentials, subject permissions) is the deployment's NATS configuration, which
+//! the connection presents ([`ClusterFile`]: a credentials file, TLS). What comes back
+//! from the bucket or another machine is data: checked, bounded, never trusted to name
+//! this machine's sessions.
 //!
 //! The NATS client is asynchronous; this crate runs it on a small runtime of its own
 //! (one worker thread) and waits for each step on the caller's thread, so it works
-//! from plain threads and from inside another runtime's blocking tasks alike.
+//! from plain threads and from inside another runtime's blocking tasks alike. The kit
+//! (`host-shim`) stays free of any async runtime; a host without a cluster file never
+//! loads this.
 
-use anyhow::{Context, Result, anyhow, bail};
+pub mod config;
+pub mod host;
+pub mod inbox;
+pub mod machines;
+mod wire;
+
+pub use config::{ClusterFile, MachineName};
+pub use host::MachineHost;
+pub use inbox::{CLAIM_EXPIRES, NatsInbox};
+pub use machines::Machines;
+
+use anyhow::{Context, Result, anyhow};
 use async_nats::jetstream::{self, kv};
 use futures_util::StreamExt;
-use host_shim::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
-use host_shim::inbox::{
-    Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting,
-};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// How long a hand-over's claim holds; an older one is taken again.
-pub const CLAIM_EXPIRES: Duration = Duration::from_secs(60);
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The longest one step may take before it is an error (a leader election takes up to
 /// about ten seconds).
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Where a message is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-enum State {
-    Waiting,
-    /// A hand-over has it; `claimed_at_ns` says since when.
-    Claimed,
-    HandedOver,
-}
+/// One step's work, made again for each try.
+type Work<T> = Pin<Box<dyn Future<Output = Result<T>> + Send>>;
 
-/// A message's entry.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Stored {
-    message: SpooledMessage,
-    state: State,
-    #[serde(default)]
-    claimed_at_ns: u128,
-}
-
-/// Message entries (key, message, revision), oldest first, and what could not be read.
-type Messages = (Vec<(String, Stored, u64)>, Vec<String>);
-
-/// An inbox in one bucket of a NATS JetStream deployment.
-pub struct NatsInbox {
+/// One connection to the cluster, and the runtime its client runs on.
+pub struct Connection {
     runtime: tokio::runtime::Runtime,
     client: async_nats::Client,
-    kv: kv::Store,
+    jetstream: jetstream::Context,
 }
 
-fn now_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
+impl Connection {
+    /// Connects as the cluster file says (servers, credentials, TLS, this machine's
+    /// reply prefix).
+    pub fn open(file: &ClusterFile) -> Result<Arc<Connection>> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .context("cannot start the NATS client's runtime")?;
+        let file = file.clone();
+        let (client, jetstream) = run_on(&runtime, async move {
+            let options = file.connect_options().await?;
+            let servers = file.servers.join(",");
+            let client = options
+                .connect(file.servers.as_slice())
+                .await
+                .with_context(|| format!("cannot connect to NATS at {servers}"))?;
+            // Made inside the runtime: the context starts a task of its own.
+            let jetstream = jetstream::new(client.clone());
+            Ok((client, jetstream))
+        })?;
+        Ok(Arc::new(Connection {
+            runtime,
+            client,
+            jetstream,
+        }))
+    }
+
+    /// Runs `work` once on this connection's runtime and waits for it.
+    fn once<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        run_on(&self.runtime, work)
+    }
+
+    /// Runs one step and waits for it. A step that fails while a stream has no leader
+    /// (NATS answers "no responders" during an election, 4 to 9 seconds) or times out
+    /// is tried again, until [`STEP_TIMEOUT`] has passed.
+    fn step<T: Send + 'static>(&self, work: impl Fn() -> Work<T>) -> Result<T> {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            match run_on(&self.runtime, work()) {
+                Err(err) if transient(&err) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                answer => return answer,
+            }
+        }
+    }
+
+    /// The bucket `name`, made when missing (`replicas` copies, each key's last value,
+    /// older than `max_age` gone when it is not zero), read from its stream's leader.
+    fn bucket(&self, name: &str, replicas: usize, max_age: Duration) -> Result<kv::Store> {
+        let (context, name) = (self.jetstream.clone(), name.to_string());
+        self.once(async move { open_bucket(&context, &name, replicas, max_age).await })
+    }
+
+    /// Every live entry of `store` whose key matches `filter` (a subject pattern under
+    /// the bucket), with its revision.
+    fn entries(&self, store: &kv::Store, filter: &str) -> Result<Vec<Entry>> {
+        let (store, filter, inbox) = (store.clone(), filter.to_string(), self.client.new_inbox());
+        self.step(move || {
+            let (store, filter, inbox) = (store.clone(), filter.clone(), inbox.clone());
+            Box::pin(async move { entries(&store, &filter, inbox).await })
+        })
+    }
+
+    /// One key's value (none when it has none).
+    fn get(&self, store: &kv::Store, key: &str) -> Result<Option<bytes::Bytes>> {
+        let (store, key) = (store.clone(), key.to_string());
+        self.step(move || {
+            let (store, key) = (store.clone(), key.clone());
+            Box::pin(async move { Ok(store.get(&key).await?) })
+        })
+    }
+
+    /// Writes `value` at `key`, whatever was there.
+    fn put(&self, store: &kv::Store, key: &str, value: Vec<u8>) -> Result<()> {
+        let (store, key, value) = (store.clone(), key.to_string(), bytes::Bytes::from(value));
+        self.step(move || {
+            let (store, key, value) = (store.clone(), key.clone(), value.clone());
+            Box::pin(async move {
+                store
+                    .put(&key, value)
+                    .await
+                    .map_err(|err| anyhow!("cannot write {key}: {err}"))?;
+                Ok(())
+            })
+        })
+    }
 }
 
-/// Whether an update lost a race: the key's revision was no longer the one expected.
-/// JetStream 2.15 answers with its error 10164 ("wrong last sequence"), which
-/// async-nats 0.51 does not sort under `WrongLastRevision` (only the older 10071).
-fn lost_race(err: &kv::UpdateError) -> bool {
-    err.kind() == kv::UpdateErrorKind::WrongLastRevision
-        || err.to_string().contains("wrong last sequence")
-}
+/// A key, its last value and its revision.
+type Entry = (String, bytes::Bytes, u64);
 
 /// Whether an error is one an election or a moved connection gives, which the same
 /// step may not give a moment later.
@@ -108,171 +183,6 @@ fn transient(err: &anyhow::Error) -> bool {
     .any(|word| text.contains(word))
 }
 
-/// A session id as one subject token.
-fn token(session: &str) -> Result<String> {
-    host_shim::inbox::checked_id(session).map_err(|why| anyhow!(why))?;
-    Ok(session.replace('.', "="))
-}
-
-fn key_hash(key: &str) -> String {
-    let digest = Sha256::digest(key.as_bytes());
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-impl NatsInbox {
-    /// Connects to `url` (a NATS server of the cluster) and opens `bucket`, making it
-    /// when missing with `replicas` copies (3 for a cluster).
-    pub fn connect(url: &str, bucket: &str, replicas: usize) -> Result<NatsInbox> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .context("cannot start the NATS client's runtime")?;
-        let (url, bucket_name) = (url.to_string(), bucket.to_string());
-        let (client, kv) = run_on(&runtime, async move {
-            let client = async_nats::connect(&url)
-                .await
-                .with_context(|| format!("cannot connect to NATS at {url}"))?;
-            let context = jetstream::new(client.clone());
-            let store = open_bucket(&context, &bucket_name, replicas).await?;
-            Ok((client, store))
-        })?;
-        Ok(NatsInbox {
-            runtime,
-            client,
-            kv,
-        })
-    }
-
-    /// Runs one step on this inbox's runtime and waits for it. A step that fails while
-    /// the stream has no leader (NATS answers "no responders" during an election, 4 to 9
-    /// seconds) or times out is tried again, until [`STEP_TIMEOUT`] has passed.
-    fn step<T: Send + 'static>(
-        &self,
-        work: impl Fn(kv::Store) -> std::pin::Pin<Box<dyn Future<Output = Result<T>> + Send>>,
-    ) -> Result<T> {
-        let deadline = std::time::Instant::now() + STEP_TIMEOUT;
-        loop {
-            match run_on(&self.runtime, work(self.kv.clone())) {
-                Err(err) if transient(&err) && std::time::Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(250));
-                }
-                answer => return answer,
-            }
-        }
-    }
-
-    /// Every live entry whose key matches `filter` (a subject pattern under the bucket),
-    /// with its revision.
-    fn entries(&self, filter: &str) -> Result<Vec<(String, bytes::Bytes, u64)>> {
-        let (filter, inbox) = (filter.to_string(), self.client.new_inbox());
-        self.step(move |kv| {
-            let (filter, inbox) = (filter.clone(), inbox.clone());
-            Box::pin(async move { entries(&kv, &filter, inbox).await })
-        })
-    }
-
-    /// A message entry by its key, with its revision.
-    fn stored(&self, key: &str) -> Result<Option<(Stored, u64)>> {
-        let key = key.to_string();
-        self.step(move |kv| {
-            let key = key.clone();
-            Box::pin(async move {
-                let Some(entry) = kv.entry(&key).await? else {
-                    return Ok(None);
-                };
-                if entry.operation != kv::Operation::Put {
-                    return Ok(None);
-                }
-                let stored: Stored = serde_json::from_slice(&entry.value)
-                    .with_context(|| format!("{key} is not a message"))?;
-                Ok(Some((stored, entry.revision)))
-            })
-        })
-    }
-
-    /// Writes `stored` at `key` if its revision is still `revision`; whether it was.
-    fn swap(&self, key: &str, stored: &Stored, revision: u64) -> Result<Option<u64>> {
-        let (key, value) = (
-            key.to_string(),
-            bytes::Bytes::from(serde_json::to_vec(stored)?),
-        );
-        self.step(move |kv| {
-            let (key, value) = (key.clone(), value.clone());
-            Box::pin(async move {
-                match kv.update(&key, value, revision).await {
-                    Ok(revision) => Ok(Some(revision)),
-                    Err(err) if lost_race(&err) => Ok(None),
-                    Err(err) => Err(anyhow!("cannot update {key}: {err}")),
-                }
-            })
-        })
-    }
-
-    /// Creates `key` with `value`; false when it exists already. An update expecting
-    /// no earlier value of the key (revision 0): JetStream refuses it, whoever wrote
-    /// first, on whatever node (no key of this inbox is ever deleted).
-    fn create(&self, key: &str, value: Vec<u8>) -> Result<bool> {
-        let (key, value) = (key.to_string(), bytes::Bytes::from(value));
-        self.step(move |kv| {
-            let (key, value) = (key.clone(), value.clone());
-            Box::pin(async move {
-                match kv.update(&key, value, 0).await {
-                    Ok(_) => Ok(true),
-                    Err(err) if lost_race(&err) => Ok(false),
-                    Err(err) => Err(anyhow!("cannot create {key}: {err}")),
-                }
-            })
-        })
-    }
-
-    /// Creates `key` with `value` (`None`), or reads the value another writer put there
-    /// first (`Some`). A writer that won a race may not have its write applied yet when
-    /// the loser looks, and may yet fail: this asks again, briefly, until one of the two
-    /// holds.
-    fn create_or_read(&self, key: &str, value: Vec<u8>) -> Result<Option<bytes::Bytes>> {
-        let deadline = std::time::Instant::now() + STEP_TIMEOUT;
-        loop {
-            if self.create(key, value.clone())? {
-                return Ok(None);
-            }
-            if let Some(there) = self.get(key)? {
-                return Ok(Some(there));
-            }
-            if std::time::Instant::now() >= deadline {
-                bail!("{key} is taken, yet nothing is there");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn get(&self, key: &str) -> Result<Option<bytes::Bytes>> {
-        let key = key.to_string();
-        self.step(move |kv| {
-            let key = key.clone();
-            Box::pin(async move { Ok(kv.get(&key).await?) })
-        })
-    }
-
-    /// The messages of `session` (all states), oldest first, and what could not be read.
-    fn messages_of(&self, session: &str) -> Result<Messages> {
-        self.messages_under(&format!("m.{}.*", token(session)?))
-    }
-
-    fn messages_under(&self, filter: &str) -> Result<Messages> {
-        let mut messages = Vec::new();
-        let mut unreadable = Vec::new();
-        for (key, value, revision) in self.entries(filter)? {
-            match serde_json::from_slice::<Stored>(&value) {
-                Ok(stored) => messages.push((key, stored, revision)),
-                Err(err) => unreadable.push(format!("{key}: not a message ({err})")),
-            }
-        }
-        messages.sort_by_key(|(_, stored, _)| stored.message.accepted_at_ns);
-        Ok((messages, unreadable))
-    }
-}
-
 /// The bucket, made when missing, read from its stream's leader (a follower may not
 /// have the write another host just made: reads must see every acknowledged one).
 /// Right after a cluster starts (or loses a node) its metadata leader may still be
@@ -281,6 +191,7 @@ async fn open_bucket(
     context: &jetstream::Context,
     bucket: &str,
     replicas: usize,
+    max_age: Duration,
 ) -> Result<kv::Store> {
     let deadline = tokio::time::Instant::now() + STEP_TIMEOUT - Duration::from_secs(1);
     loop {
@@ -289,8 +200,9 @@ async fn open_bucket(
                 context
                     .create_key_value(kv::Config {
                         bucket: bucket.to_string(),
-                        description: "session-tools inbox".to_string(),
+                        description: "session-tools".to_string(),
                         history: 1,
+                        max_age,
                         num_replicas: replicas,
                         storage: jetstream::stream::StorageType::File,
                         ..Default::default()
@@ -353,11 +265,7 @@ fn run_on<T: Send + 'static>(
 
 /// The last value of each key under `filter`, read with an ordered consumer that ends
 /// when it has caught up (no key: nothing).
-async fn entries(
-    store: &kv::Store,
-    filter: &str,
-    deliver_subject: String,
-) -> Result<Vec<(String, bytes::Bytes, u64)>> {
+async fn entries(store: &kv::Store, filter: &str, deliver_subject: String) -> Result<Vec<Entry>> {
     let subject = format!("{}{filter}", store.prefix);
     let consumer = store
         .stream
@@ -402,221 +310,45 @@ async fn entries(
     Ok(found)
 }
 
-fn located(stored: Stored) -> Located {
-    Located {
-        state: match stored.state {
-            State::HandedOver => DeliveryState::HandedOver,
-            _ => DeliveryState::Waiting,
-        },
-        message: stored.message,
-    }
+/// A cluster joined as one machine: the connection, the shared inbox, and what the
+/// cluster file says.
+pub struct Cluster {
+    file: ClusterFile,
+    connection: Arc<Connection>,
+    inbox: Arc<NatsInbox>,
 }
 
-impl InboxBackend for NatsInbox {
-    fn find(&self, session: &str, key: &str) -> Result<Option<Located>> {
-        if key.is_empty() {
-            return Ok(None);
-        }
-        let index = format!("k.{}.{}", token(session)?, key_hash(key));
-        let Some(name) = self.get(&index)? else {
-            return Ok(None);
-        };
-        let name = String::from_utf8(name.to_vec()).context("a key index that is not text")?;
-        Ok(self.stored(&name)?.map(|(stored, _)| located(stored)))
-    }
-
-    fn find_identical(
-        &self,
-        session: &str,
-        sender: &str,
-        body: &str,
-        within: Duration,
-    ) -> Result<Option<Located>> {
-        if sender.is_empty() {
-            return Ok(None);
-        }
-        let since = now_ns().saturating_sub(within.as_nanos());
-        let (messages, _) = self.messages_of(session)?;
-        Ok((messages.into_iter().rev())
-            .map(|(_, stored, _)| stored)
-            .find(|s| {
-                s.message.sender == sender
-                    && s.message.accepted_at_ns >= since
-                    && s.message.same_words(body)
-            })
-            .map(located))
-    }
-
-    fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount> {
-        let mut count = InboxCount::NONE;
-        if sender.is_empty() {
-            return Ok(count);
-        }
-        let (messages, _) = self.messages_of(session)?;
-        for (_, stored, _) in messages {
-            if stored.message.sender != sender {
-                continue;
-            }
-            match stored.state {
-                State::HandedOver => count.handed_over += 1,
-                _ => count.waiting += 1,
-            }
-        }
-        Ok(count)
-    }
-
-    fn put_unseen(&self, message: &SpooledMessage) -> Result<Put> {
-        let session = token(&message.target)?;
-        let stored = Stored {
-            message: message.clone(),
-            state: State::Waiting,
-            claimed_at_ns: 0,
-        };
-        let mut name = format!(
-            "m.{session}.{:020}-{}",
-            message.accepted_at_ns,
-            nuid::next()
-        );
-        if !message.key.is_empty() {
-            let index = format!("k.{session}.{}", key_hash(&message.key));
-            // Taken, its message is the answer; a put that stopped before writing it is
-            // finished here, under the name it chose.
-            match self.create_or_read(&index, name.clone().into_bytes())? {
-                None => {}
-                Some(taken) => {
-                    name = String::from_utf8(taken.to_vec())
-                        .context("a key index that is not text")?;
-                }
-            }
-        }
-        match self.create_or_read(&name, serde_json::to_vec(&stored)?)? {
-            None => Ok(Put::New(Handle::new(name))),
-            Some(first) => {
-                let first: Stored = serde_json::from_slice(&first)
-                    .with_context(|| format!("{name} is not a message"))?;
-                Ok(Put::Repeat(first.message))
-            }
-        }
-    }
-
-    fn waiting(&self, session: &str) -> Result<InboxContents> {
-        let (messages, unreadable) = self.messages_of(session)?;
-        let stale = now_ns().saturating_sub(CLAIM_EXPIRES.as_nanos());
-        let (mut reclaimed, mut fresh) = (Vec::new(), Vec::new());
-        for (key, stored, _) in messages {
-            let waiting = Waiting {
-                handle: Handle::new(key),
-                message: stored.message,
-            };
-            match stored.state {
-                State::Waiting => fresh.push(waiting),
-                State::Claimed if stored.claimed_at_ns < stale => reclaimed.push(waiting),
-                _ => {}
-            }
-        }
-        reclaimed.extend(fresh);
-        Ok(InboxContents {
-            messages: reclaimed,
-            unreadable,
+impl Cluster {
+    /// Connects and opens the deployment's buckets (made when missing).
+    pub fn join(file: ClusterFile) -> Result<Cluster> {
+        let connection = Connection::open(&file)?;
+        let inbox = NatsInbox::open(connection.clone(), &file.bucket, file.replicas)?;
+        Ok(Cluster {
+            file,
+            connection,
+            inbox: Arc::new(inbox),
         })
     }
 
-    fn hand_over(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let prefix = format!("m.{}.", token(session)?);
-        let stale = now_ns().saturating_sub(CLAIM_EXPIRES.as_nanos());
-        let mut claimed = Vec::new();
-        for waiting in picked {
-            let key = waiting.handle.as_str().to_string();
-            if !key.starts_with(&prefix) {
-                bail!("{key} is not a message of {session}");
-            }
-            let Some((stored, revision)) = self.stored(&key)? else {
-                continue;
-            };
-            let free = stored.state == State::Waiting
-                || (stored.state == State::Claimed && stored.claimed_at_ns < stale);
-            if !free {
-                continue;
-            }
-            let claim = Stored {
-                state: State::Claimed,
-                claimed_at_ns: now_ns(),
-                ..stored
-            };
-            if let Some(revision) = self.swap(&key, &claim, revision)? {
-                claimed.push((key, claim, revision));
-            }
-        }
-        if claimed.is_empty() {
-            return Ok(Vec::new());
-        }
-        let messages: Vec<SpooledMessage> =
-            claimed.iter().map(|(_, s, _)| s.message.clone()).collect();
-        if let Err(err) = answer(&messages) {
-            for (key, claim, revision) in &claimed {
-                let back = Stored {
-                    state: State::Waiting,
-                    claimed_at_ns: 0,
-                    ..claim.clone()
-                };
-                let _ = self.swap(key, &back, *revision);
-            }
-            return Err(err);
-        }
-        for (key, claim, revision) in &claimed {
-            let handed = Stored {
-                state: State::HandedOver,
-                ..claim.clone()
-            };
-            self.swap(key, &handed, *revision)?
-                .with_context(|| format!("{key} changed while it was being handed over"))?;
-        }
-        Ok(messages)
+    /// This machine's name.
+    pub fn machine(&self) -> &str {
+        self.file.machine.as_str()
     }
 
-    fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<Sent>> {
-        if sender.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (messages, _) = self.messages_under("m.*.*")?;
-        Ok((messages.into_iter())
-            .map(|(_, stored, _)| stored.message)
-            .filter(|m| m.sender == sender && m.accepted_at_ns >= since_ns)
-            .map(|m| Sent {
-                target: m.target,
-                accepted_at_ns: m.accepted_at_ns,
-                key: m.key,
-            })
-            .collect())
+    /// The shared inbox.
+    pub fn inbox(&self) -> Arc<NatsInbox> {
+        self.inbox.clone()
     }
 
-    fn inbound(&self, session: &str) -> Result<InboundPolicy> {
-        let Some(value) = self.get(&format!("p.{}", token(session)?))? else {
-            return Ok(InboundPolicy::Accept);
-        };
-        match value.as_ref() {
-            b"hold" => Ok(InboundPolicy::Hold),
-            b"refuse" => Ok(InboundPolicy::Refuse),
-            _ => Ok(InboundPolicy::Accept),
-        }
+    /// The other machines' sessions, as a store whose deliveries go to `inbox` (the
+    /// shared inbox, as this process audits it).
+    pub fn machines(&self, inbox: host_shim::SharedInbox) -> Result<Machines> {
+        Machines::open(self.connection.clone(), &self.file, inbox)
     }
 
-    fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
-        let key = format!("p.{}", token(session)?);
-        let value = bytes::Bytes::from(policy.as_str().as_bytes().to_vec());
-        self.step(move |kv| {
-            let (key, value) = (key.clone(), value.clone());
-            Box::pin(async move {
-                kv.put(&key, value)
-                    .await
-                    .map_err(|err| anyhow!("cannot write {key}: {err}"))?;
-                Ok(())
-            })
-        })
+    /// Publishes this machine's sessions (`local`: the stores of this machine only) and
+    /// answers other machines' reads of them, until the returned host is dropped.
+    pub fn serve(&self, local: host_shim::Harnesses) -> Result<MachineHost> {
+        MachineHost::start(self.connection.clone(), &self.file, local)
     }
 }

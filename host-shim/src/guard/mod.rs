@@ -175,6 +175,9 @@ pub enum HostStop {
         size: usize,
         limit: usize,
     },
+    /// The harness could not answer a question, and says why
+    /// ([`crate::SessionQuery::unanswered`]): a session on a machine that did not answer.
+    Unanswered { why: String },
 }
 
 impl fmt::Display for HostStop {
@@ -221,6 +224,7 @@ impl fmt::Display for HostStop {
                 f,
                 "{what} is {size} bytes, more than the plugin's memory limit of {limit} bytes, so the host cannot hand it over; raise the memory limit or trim the session"
             ),
+            HostStop::Unanswered { why } => f.write_str(why),
         }
     }
 }
@@ -309,8 +313,12 @@ impl<H: Harness> Guard<H> {
         Err(wasmtime::Error::msg(message))
     }
 
-    /// Accounts for `size` bytes about to be handed to the plugin.
+    /// Accounts for `size` bytes about to be handed to the plugin, an answer the
+    /// harness just gave: a harness that could not answer ends the call saying why.
     fn lower(&mut self, what: impl FnOnce() -> String, size: usize) -> wasmtime::Result<()> {
+        if let Some(why) = self.harness.unanswered() {
+            return self.stop(HostStop::Unanswered { why });
+        }
         if size > self.memory_limit {
             return self.stop(HostStop::TooLargeForPlugin {
                 what: what(),

@@ -63,6 +63,8 @@ pub struct Harnesses {
     /// about one harness's session is not asked of another first: a store asked for an
     /// id it does not hold may look through its whole folder again.
     holders: HashMap<String, usize>,
+    /// This machine's name, when the stores serve sessions of several machines.
+    machine: Option<String>,
 }
 
 impl Harnesses {
@@ -70,7 +72,23 @@ impl Harnesses {
         Harnesses {
             stores,
             holders: HashMap::new(),
+            machine: None,
         }
+    }
+
+    /// The stores serve sessions of several machines (one of them a store of other
+    /// machines' sessions): a header that names no machine is this one's, `name`.
+    pub fn on_machine(mut self, name: &str) -> Harnesses {
+        self.machine = Some(name.to_string());
+        self
+    }
+
+    /// A header as the caller sees it: this machine named when it has a name.
+    fn placed(&self, mut header: SessionHeader) -> SessionHeader {
+        if let (None, Some(name)) = (&header.machine, &self.machine) {
+            header.machine = Some(name.clone());
+        }
+        header
     }
 
     /// The stores, in the order they are asked.
@@ -164,11 +182,15 @@ impl SessionQuery for Harnesses {
 
     fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
         let at = self.holder_of(id)?;
-        self.stores[at].get_session(id)
+        let header = self.stores[at].get_session(id)?;
+        Some(self.placed(header))
     }
 
     fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
-        self.batch(ids, |store, ids| store.get_sessions(ids))
+        let headers = self.batch(ids, |store, ids| store.get_sessions(ids));
+        (headers.into_iter())
+            .map(|header| header.map(|header| self.placed(header)))
+            .collect()
     }
 
     fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
@@ -229,10 +251,14 @@ impl SessionQuery for Harnesses {
             None => SendCounts::none_now(),
         }
     }
+
+    fn unanswered(&mut self) -> Option<String> {
+        self.stores.iter_mut().find_map(|store| store.unanswered())
+    }
 }
 
 /// The ids of an index, in entry order.
-pub(crate) fn ids_of(index: &SessionIndex) -> Vec<String> {
+pub fn ids_of(index: &SessionIndex) -> Vec<String> {
     let mut at = 0;
     let mut ids = Vec::with_capacity(index.entries.len());
     for entry in &index.entries {

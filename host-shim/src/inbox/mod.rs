@@ -266,7 +266,9 @@ pub fn key_sender(key: &str) -> Option<&str> {
     rest.get(..length.parse::<usize>().ok()?)
 }
 
-pub(crate) fn now_ns() -> u128 {
+/// Now, in nanoseconds since the Unix epoch (0 on a clock before it): when a message
+/// was accepted, and what a backend measures windows and claims from.
+pub fn now_ns() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos())

@@ -1,0 +1,386 @@
+//! The other machines' sessions, as one more store beside this machine's: listed from
+//! what each machine published (`d.<machine>`), live as its heartbeat says (the live
+//! bucket, whose entries expire), read by asking that machine's host
+//! (`st.<bucket>.<machine>.read`), messaged through the shared inbox, where the target
+//! machine's hooks and hand-overs take it as they take a local message.
+//!
+//! A read of a machine where no host runs (no session of it open, or the machine off)
+//! fails at once (NATS answers "no responders"); one that does not answer in time
+//! fails after the cluster file's `readTimeoutMs`. Either way the store says why
+//! ([`host_shim::SessionQuery::unanswered`]) and the host ends the call with that
+//! sentence: never a hang, never "no such session" for a session that exists.
+//!
+//! Trust model: what another machine published or answered is data, as a harness's
+//! own files are: ids are checked, a machine's list is bounded, a damaged answer is
+//! named and not shown. This machine's own sessions are never taken from the cluster:
+//! its own published entry is skipped (its local stores answer for them).
+
+use crate::config::ClusterFile;
+use crate::wire::{Ask, Live, Published, PublishedSession, Reply};
+use crate::{Connection, MachineName};
+use anyhow::{Result, anyhow};
+use async_nats::jetstream::kv;
+use host_shim::contract::latest::{
+    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, MessageIds, SendCounts,
+    SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+};
+use host_shim::inbox::{Desk, Recipient, SharedInbox, send_history_or_none};
+use host_shim::{Inbox, SessionQuery, Store};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread::ThreadId;
+use std::time::Duration;
+
+/// The most sessions taken from one machine's published list.
+pub const SESSIONS_PER_MACHINE: usize = 10_000;
+
+/// One session of another machine, as this call sees it.
+struct Remote {
+    machine: String,
+    published: PublishedSession,
+    live: bool,
+}
+
+/// Sessions of the other machines of the cluster.
+pub struct Machines {
+    connection: Arc<Connection>,
+    directory: kv::Store,
+    live: kv::Store,
+    machine: MachineName,
+    bucket: String,
+    read_timeout: Duration,
+    desk: Desk,
+    /// What the cluster said this call (read once per call): by id, and in order.
+    seen: Option<(HashMap<String, usize>, Vec<Remote>)>,
+    /// Why the last question on each thread went unanswered (calls on several threads
+    /// share the store).
+    unanswered: HashMap<ThreadId, String>,
+}
+
+impl Machines {
+    pub(crate) fn open(
+        connection: Arc<Connection>,
+        file: &ClusterFile,
+        inbox: SharedInbox,
+    ) -> Result<Machines> {
+        let directory = connection.bucket(&file.bucket, file.replicas, Duration::ZERO)?;
+        let live = connection.bucket(&live_bucket(&file.bucket), file.replicas, file.live_ttl)?;
+        Ok(Machines {
+            connection,
+            directory,
+            live,
+            machine: file.machine.clone(),
+            bucket: file.bucket.clone(),
+            read_timeout: file.read_timeout,
+            desk: Desk::new(inbox),
+            seen: None,
+            unanswered: HashMap::new(),
+        })
+    }
+
+    fn say(&mut self, why: String) {
+        self.unanswered.insert(std::thread::current().id(), why);
+    }
+
+    /// The other machines' sessions, read once per call. A cluster that cannot be
+    /// read leaves nothing, and says so.
+    fn seen(&mut self) -> &(HashMap<String, usize>, Vec<Remote>) {
+        if self.seen.is_none() {
+            let read = directory(&self.connection, &self.directory, &self.live);
+            let remotes = match read {
+                Ok(all) => all
+                    .into_iter()
+                    .filter(|r| r.machine != self.machine.as_str())
+                    .collect(),
+                Err(err) => {
+                    self.say(format!(
+                        "the cluster did not answer, so the sessions of other machines cannot be seen now ({err:#}). Try again in a moment."
+                    ));
+                    Vec::new()
+                }
+            };
+            let mut remotes: Vec<Remote> = remotes;
+            remotes.sort_by_key(|r| std::cmp::Reverse(r.published.created_at_ms));
+            let mut by_id = HashMap::with_capacity(remotes.len());
+            for (at, remote) in remotes.iter().enumerate() {
+                by_id.entry(remote.published.id.clone()).or_insert(at);
+            }
+            self.seen = Some((by_id, remotes));
+        }
+        self.seen.as_ref().expect("read above")
+    }
+
+    fn remote(&mut self, id: &str) -> Option<&Remote> {
+        let (by_id, remotes) = self.seen();
+        by_id.get(id).map(|&at| &remotes[at])
+    }
+
+    fn header(&mut self, id: &str) -> Option<SessionHeader> {
+        let remote = self.remote(id)?;
+        let mut header = remote.published.header(&remote.machine, remote.live);
+        header.inbound = self.desk.inbound(id);
+        Some(header)
+    }
+
+    /// Asks the host of the machine `id` is on; none (and why, for the call) when the
+    /// session is not another machine's or its machine does not answer.
+    fn ask(&mut self, id: &str, ask: Ask) -> Option<Reply> {
+        let machine = self.remote(id)?.machine.clone();
+        let subject = format!("st.{}.{machine}.read", self.bucket);
+        let payload = bytes::Bytes::from(serde_json::to_vec(&ask).ok()?);
+        let (client, timeout) = (self.connection.client.clone(), self.read_timeout);
+        let answer = self.connection.once(async move {
+            match tokio::time::timeout(timeout, client.request(subject, payload)).await {
+                Err(_) => Err(Unreachable::Late),
+                Ok(Err(err)) if err.kind() == async_nats::RequestErrorKind::NoResponders => {
+                    Err(Unreachable::NoHost)
+                }
+                Ok(Err(err)) => Err(Unreachable::Other(err.to_string())),
+                Ok(Ok(message)) => Ok(message.payload),
+            }
+            .map_err(|why| anyhow!(why))
+        });
+        let why = match answer {
+            Ok(payload) => match serde_json::from_slice::<Reply>(&payload) {
+                Ok(Reply::Refused { why }) => {
+                    format!("machine {machine} could not answer the read of session {id}: {why}.")
+                }
+                Ok(reply) => return Some(reply),
+                Err(err) => format!(
+                    "machine {machine} answered the read of session {id} with something that is not an answer ({err}): its host-shim may be another version."
+                ),
+            },
+            Err(err) => match err.downcast::<Unreachable>() {
+                Ok(Unreachable::NoHost) => format!(
+                    "session {id} is on machine {machine}, where no session-tools host runs now (no session there is open, or the machine is off): nothing was read. Its listing row is what {machine} last published; a message sent to it waits until a session starts there."
+                ),
+                Ok(Unreachable::Late) => format!(
+                    "machine {machine} did not answer the read of session {id} within {} ms: nothing was read. Try again in a moment.",
+                    timeout.as_millis()
+                ),
+                Ok(Unreachable::Other(err)) => format!(
+                    "the cluster could not carry the read of session {id} on machine {machine} ({err}): nothing was read. Try again in a moment."
+                ),
+                Err(err) => format!(
+                    "the cluster could not carry the read of session {id} on machine {machine} ({err:#}): nothing was read. Try again in a moment."
+                ),
+            },
+        };
+        self.say(why);
+        None
+    }
+}
+
+/// Why another machine's host gave no answer.
+#[derive(Debug)]
+enum Unreachable {
+    NoHost,
+    Late,
+    Other(String),
+}
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreachable::NoHost => f.write_str("no responders"),
+            Unreachable::Late => f.write_str("no answer in time"),
+            Unreachable::Other(err) => f.write_str(err),
+        }
+    }
+}
+
+impl std::error::Error for Unreachable {}
+
+/// The live bucket of the deployment's bucket `bucket`.
+pub(crate) fn live_bucket(bucket: &str) -> String {
+    format!("{bucket}-live")
+}
+
+/// Every machine's published sessions, each live when its machine's heartbeat (not
+/// expired) names it.
+fn directory(
+    connection: &Connection,
+    directory: &kv::Store,
+    live: &kv::Store,
+) -> Result<Vec<Remote>> {
+    let mut running: HashMap<String, Vec<String>> = HashMap::new();
+    for (machine, value, _) in connection.entries(live, ">")? {
+        // An entry that is not a heartbeat counts as none: that machine's sessions
+        // read as cold.
+        if let Ok(beat) = serde_json::from_slice::<Live>(&value) {
+            running.insert(machine, beat.live);
+        }
+    }
+    let mut all = Vec::new();
+    for (key, value, _) in connection.entries(directory, "d.*")? {
+        let Some(machine) = key.strip_prefix("d.") else {
+            continue;
+        };
+        let Ok(published) = serde_json::from_slice::<Published>(&value) else {
+            continue;
+        };
+        let live = running.get(machine);
+        for session in published.sessions.into_iter().take(SESSIONS_PER_MACHINE) {
+            if host_shim::inbox::checked_id(&session.id).is_err() {
+                continue;
+            }
+            all.push(Remote {
+                machine: machine.to_string(),
+                live: live.is_some_and(|ids| ids.contains(&session.id)),
+                published: session,
+            });
+        }
+    }
+    Ok(all)
+}
+
+impl SessionQuery for Machines {
+    fn begin_call(&mut self, caller: &str) {
+        self.seen = None;
+        self.desk.set_caller(caller);
+    }
+
+    fn end_call(&mut self) {
+        self.seen = None;
+        self.desk.end_call();
+        self.unanswered.remove(&std::thread::current().id());
+    }
+
+    fn list_sessions(&mut self) -> SessionIndex {
+        let (_, remotes) = self.seen();
+        let headers: Vec<SessionHeader> = (remotes.iter())
+            .map(|r| r.published.header(&r.machine, r.live))
+            .collect();
+        SessionIndex::of(&headers)
+    }
+
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        self.header(id)
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.header(id)).collect()
+    }
+
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        (ids.iter())
+            .map(|id| self.remote(id).and_then(|r| r.published.title.clone()))
+            .collect()
+    }
+
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        let ask = Ask::Surface {
+            id: id.to_string(),
+            lead_chars,
+        };
+        match self.ask(id, ask)? {
+            Reply::Surface { surface } => surface?.index(),
+            _ => None,
+        }
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        let ask = Ask::Messages {
+            id: id.to_string(),
+            seqs: seqs.to_vec(),
+        };
+        match self.ask(id, ask) {
+            Some(Reply::Messages { messages }) if messages.len() == seqs.len() => (messages
+                .into_iter())
+            .map(|m| m.map(MessageContent::from))
+            .collect(),
+            _ => vec![None; seqs.len()],
+        }
+    }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        (self.desk.inbox())
+            .count_from(target, sender)
+            .unwrap_or(InboxCount::NONE)
+    }
+
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        match self.ask(id, Ask::ActionSeqs { id: id.to_string() }) {
+            Some(Reply::ActionSeqs { seqs }) => seqs,
+            _ => Vec::new(),
+        }
+    }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        let ask = Ask::Actions {
+            id: id.to_string(),
+            seqs: seqs.to_vec(),
+        };
+        match self.ask(id, ask) {
+            Some(Reply::Actions { actions }) if actions.len() == seqs.len() => (actions
+                .into_iter())
+            .map(|calls| calls.into_iter().map(|a| a.action()).collect())
+            .collect(),
+            _ => vec![Vec::new(); seqs.len()],
+        }
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        send_history_or_none(
+            &**self.desk.inbox(),
+            sender,
+            target,
+            window_minutes,
+            limit,
+            key,
+        )
+    }
+
+    fn unanswered(&mut self) -> Option<String> {
+        self.unanswered.remove(&std::thread::current().id())
+    }
+}
+
+impl Recipient for Machines {
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        let Some(remote) = self.remote(target) else {
+            return Err(DeliveryRefusal::NotFound);
+        };
+        if let Some(owner) = &remote.published.parent_id {
+            return Err(DeliveryRefusal::Rejected(format!(
+                "a subagent has no inbox; message the session that owns it, {owner}"
+            )));
+        }
+        Ok(remote.live)
+    }
+}
+
+impl Inbox for Machines {
+    fn deliver(
+        &mut self,
+        target: &str,
+        body: &str,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: &str,
+        ids: &MessageIds,
+    ) -> Result<Delivered, DeliveryRefusal> {
+        host_shim::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
+    }
+
+    fn reply_inbox(&mut self) -> Option<SharedInbox> {
+        Some(self.desk.inbox().clone())
+    }
+}
+
+impl Store for Machines {
+    fn harness(&self) -> &'static str {
+        "machines"
+    }
+}

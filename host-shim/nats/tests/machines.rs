@@ -1,0 +1,270 @@
+//! Two machines on a real three-node cluster (`support`): "alpha" serves Claude Code
+//! sessions (the transcripts the real Claude Code 2.1.328 wrote), "beta" Codex threads
+//! (the CODEX_HOME the real Codex 0.169.0 wrote), each with its own state folder, its
+//! own connection, its own machine name. Through the real plugin: each lists the
+//! other's sessions by machine, reads them by asking the other machine's host, and
+//! messages them through the shared inbox, handed over once by the target machine's
+//! hook; a machine whose host is gone is a readable refusal and turns cold within its
+//! TTL.
+
+mod support;
+
+use host_shim::{
+    CallError, CallRequest, ClaudeStore, CodexStore, Harnesses, LocalPresence, Presence, Runtime,
+    RuntimeOptions, SharedInbox, Store,
+};
+use host_shim_nats::{Cluster, ClusterFile};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::server;
+
+const CLAUDE_GARDEN: &str = "a0000000-0000-4000-8000-00000000000a";
+const CLAUDE_NOTES: &str = "b0000000-0000-4000-8000-00000000000b";
+const CODEX_GARDEN: &str = "01a23b72-a3cd-71d1-b3d0-19989707ce0b";
+const CODEX_ORCHARD: &str = "01a23b72-ab02-7282-ba7a-193ba89b0a05";
+
+fn fixtures(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nats-machines-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// One machine: its cluster connection and its state folder.
+struct Machine {
+    name: &'static str,
+    cluster: Cluster,
+    state: PathBuf,
+}
+
+impl Machine {
+    fn join(urls: &[String], bucket: &str, name: &'static str) -> Machine {
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        let mut file = ClusterFile::new(&urls, name).unwrap();
+        file.bucket = bucket.to_string();
+        file.live_ttl = Duration::from_secs(3);
+        Machine {
+            name,
+            cluster: Cluster::join(file).unwrap(),
+            state: scratch(&format!("{bucket}-{name}")),
+        }
+    }
+
+    fn inbox(&self) -> SharedInbox {
+        self.cluster.inbox()
+    }
+
+    fn presence(&self) -> Arc<dyn Presence> {
+        Arc::new(LocalPresence::open(&self.state).unwrap())
+    }
+
+    /// This machine's own stores: alpha's Claude Code sessions, beta's Codex threads.
+    fn local(&self) -> Vec<Box<dyn Store>> {
+        match self.name {
+            "alpha" => vec![Box::new(
+                ClaudeStore::open(
+                    &fixtures("claude-code-2.1.328"),
+                    self.inbox(),
+                    self.presence(),
+                    None,
+                )
+                .unwrap(),
+            )],
+            _ => vec![Box::new(CodexStore::open(
+                &fixtures("codex-0.169.0"),
+                self.inbox(),
+            ))],
+        }
+    }
+
+    /// What a call on this machine runs over: its stores, then the other machines'.
+    fn harnesses(&self) -> Harnesses {
+        let mut stores = self.local();
+        stores.push(Box::new(self.cluster.machines(self.inbox()).unwrap()));
+        Harnesses::new(stores).on_machine(self.name)
+    }
+
+    fn serve(&self) -> host_shim_nats::MachineHost {
+        self.cluster.serve(Harnesses::new(self.local())).unwrap()
+    }
+
+    /// One tool call through the real plugin, as `caller` on this machine.
+    fn call(&self, tool: &str, arguments: &str, caller: &str) -> Result<String, CallError> {
+        let options = RuntimeOptions {
+            pooling: false,
+            ..RuntimeOptions::default()
+        };
+        let runtime: Runtime<Harnesses> =
+            Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options).unwrap();
+        let request = CallRequest {
+            caller: caller.to_string(),
+            call_id: format!("{tool}-{}", std::process::id() as u128 + now_ns()),
+            tool: tool.to_string(),
+            arguments: arguments.to_string(),
+            ..CallRequest::default()
+        };
+        runtime
+            .call(self.harnesses(), &request)
+            .answer
+            .map(|answer| answer.text)
+    }
+}
+
+fn now_ns() -> u128 {
+    host_shim::inbox::now_ns()
+}
+
+/// The listing row of `id` in `listing`.
+fn row<'a>(listing: &'a str, id: &str) -> &'a str {
+    let start = format!("- {id} [");
+    listing
+        .lines()
+        .find(|line| line.starts_with(&start))
+        .unwrap_or_else(|| panic!("no row for {id} in:\n{listing}"))
+}
+
+#[test]
+fn machines_list_read_and_message_each_others_sessions() {
+    let Some(binary) = server() else { return };
+    let nodes = support::Cluster::start(&binary, "machines");
+    let alpha = Machine::join(&nodes.urls[..1], "team", "alpha");
+    let beta = Machine::join(&nodes.urls[1..], "team", "beta");
+    // The Claude Code garden session runs on alpha now.
+    let _running = alpha.presence().register_live(CLAUDE_GARDEN).unwrap();
+    let alpha_host = alpha.serve();
+    let beta_host = beta.serve();
+
+    // One listing of both machines, each row naming its machine, live as its machine says.
+    let listing = beta
+        .call("sessions_list", r#"{"scope":"all"}"#, CODEX_GARDEN)
+        .unwrap();
+    assert!(
+        row(&listing, CLAUDE_GARDEN).contains("[live, top-level]")
+            && row(&listing, CLAUDE_GARDEN).contains("| machine=alpha"),
+        "{listing}"
+    );
+    assert!(
+        row(&listing, CLAUDE_NOTES).contains("[cold, top-level]"),
+        "{listing}"
+    );
+    assert!(
+        row(&listing, CODEX_GARDEN).contains("| machine=beta | this session"),
+        "{listing}"
+    );
+    assert!(
+        row(&listing, CODEX_ORCHARD).contains("| machine=beta"),
+        "{listing}"
+    );
+
+    // A read of alpha's session from beta, answered by alpha's host.
+    let read = beta
+        .call(
+            "sessions_read",
+            &format!(r#"{{"session_id":"{CLAUDE_NOTES}"}}"#),
+            CODEX_GARDEN,
+        )
+        .unwrap();
+    assert!(read.contains("| machine=alpha"), "{read}");
+    assert!(read.contains("--- user (seq "), "{read}");
+    assert!(read.contains("--- assistant (seq "), "{read}");
+
+    // A message from alpha to a thread on beta: stored in the cluster, handed over once
+    // by beta's Codex hook, and counted as handed over when alpha reads the thread.
+    let send = format!(r#"{{"session_id":"{CODEX_ORCHARD}","message":"Lunch at one?"}}"#);
+    let sent = alpha.call("sessions_send", &send, CLAUDE_GARDEN).unwrap();
+    assert!(
+        sent.starts_with(&format!("accepted for {CODEX_ORCHARD} | mode=queue")),
+        "{sent}"
+    );
+    let hook = |event: &str| {
+        let input = serde_json::json!({"session_id": CODEX_ORCHARD, "hook_event_name": event});
+        let mut out = Vec::new();
+        host_shim::codex::hook::answer(&*beta.inbox(), input.to_string().as_bytes(), &mut out)
+            .unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let handed = hook("UserPromptSubmit");
+    assert!(handed.contains("Lunch at one?"), "{handed}");
+    assert!(
+        handed.contains(CLAUDE_GARDEN),
+        "the frame names the sender: {handed}"
+    );
+    assert!(
+        !hook("UserPromptSubmit").contains("Lunch at one?"),
+        "handed over once"
+    );
+    let read = alpha
+        .call(
+            "sessions_read",
+            &format!(r#"{{"session_id":"{CODEX_ORCHARD}"}}"#),
+            CLAUDE_GARDEN,
+        )
+        .unwrap();
+    assert!(
+        read.contains("your messages to it: 1 handed over"),
+        "{read}"
+    );
+
+    // Beta's host gone: a read of its thread says why, at once, and reads nothing.
+    drop(beta_host);
+    let started = Instant::now();
+    let refused = alpha
+        .call(
+            "sessions_read",
+            &format!(r#"{{"session_id":"{CODEX_ORCHARD}"}}"#),
+            CLAUDE_GARDEN,
+        )
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    let said = refused.to_string();
+    assert!(
+        said.contains(&format!(
+            "session {CODEX_ORCHARD} is on machine beta, where no session-tools host runs now"
+        )),
+        "{said}"
+    );
+    // Its threads stay listed, cold: a message to one waits for beta.
+    let listing = alpha
+        .call("sessions_list", r#"{"scope":"all"}"#, CLAUDE_GARDEN)
+        .unwrap();
+    assert!(
+        row(&listing, CODEX_ORCHARD).contains("[cold, top-level]"),
+        "{listing}"
+    );
+
+    // Alpha's host ends without a goodbye while its session runs: the session reads as
+    // live until alpha's heartbeat expires (3 s here), then cold.
+    drop(alpha_host);
+    let listing = beta
+        .call("sessions_list", r#"{"scope":"all"}"#, CODEX_GARDEN)
+        .unwrap();
+    assert!(
+        row(&listing, CLAUDE_GARDEN).contains("[live, "),
+        "{listing}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let listing = beta
+            .call("sessions_list", r#"{"scope":"all"}"#, CODEX_GARDEN)
+            .unwrap();
+        if row(&listing, CLAUDE_GARDEN).contains("[cold, ") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still live after 10 s:\n{listing}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}

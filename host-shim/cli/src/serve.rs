@@ -14,8 +14,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
-    let options = args.limits.options(cache_dir, args.max_concurrent_calls)?;
+    let options =
+        (args.limits).options(cache_dir, args.max_concurrent_calls, &args.source.state)?;
     let stores = args.source.stores(options.limits.deadline)?;
+    // Joined to a cluster: this machine's sessions published, other machines' reads of
+    // them answered, while the server runs.
+    let _machine = args
+        .source
+        .serve_machine(&stores, options.limits.deadline)?;
     // The caller: named on the command line, by the client in the server's
     // environment (Claude Code), or by the corpus file; else by each call's _meta
     // (Codex), or every call says how to name it.

@@ -51,7 +51,9 @@ struct Stored {
 /// Message entries (key, message, revision), oldest first, and what could not be read.
 type Messages = (Vec<(String, Stored, u64)>, Vec<String>);
 
-/// An inbox in one bucket of a NATS JetStream deployment.
+/// An inbox in one bucket of a NATS JetStream deployment (a clone shares its
+/// connection).
+#[derive(Clone)]
 pub struct NatsInbox {
     connection: Arc<Connection>,
     kv: kv::Store,

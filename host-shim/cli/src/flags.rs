@@ -314,7 +314,10 @@ impl StateArgs {
         let root = self.root()?;
         let log = AuditLog::open(&root, self.log_bodies)?;
         Ok(match self.cluster()? {
-            Some(cluster) => Arc::new(Audited::new((*cluster.inbox()).clone(), log)),
+            Some(cluster) => {
+                let inbox = (*cluster.inbox()).clone().remembering(&root)?;
+                Arc::new(Audited::new(inbox, log))
+            }
             None => Arc::new(Audited::new(StateDir::open(&root)?, log)),
         })
     }

@@ -14,6 +14,7 @@
 //! it (the deployment's permissions say who may). What it reads back is data: an entry
 //! that is not a message is named in `unreadable` and left where it is.
 
+use crate::ledger::Ledger;
 use crate::{Connection, Entry, STEP_TIMEOUT, Work};
 use anyhow::{Context, Result, anyhow, bail};
 use async_nats::jetstream::kv;
@@ -23,6 +24,8 @@ use host_shim::inbox::{
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,6 +60,9 @@ type Messages = (Vec<(String, Stored, u64)>, Vec<String>);
 pub struct NatsInbox {
     connection: Arc<Connection>,
     kv: kv::Store,
+    /// What this machine handed over, when it keeps a ledger.
+    ledger: Option<Ledger>,
+    claim_expires: Duration,
 }
 
 /// Whether an update lost a race: the key's revision was no longer the one expected.
@@ -83,7 +89,49 @@ impl NatsInbox {
     /// `replicas` copies (3 for a cluster).
     pub fn open(connection: Arc<Connection>, bucket: &str, replicas: usize) -> Result<NatsInbox> {
         let kv = connection.bucket(bucket, replicas, Duration::ZERO)?;
-        Ok(NatsInbox { connection, kv })
+        Ok(NatsInbox {
+            connection,
+            kv,
+            ledger: None,
+            claim_expires: CLAIM_EXPIRES,
+        })
+    }
+
+    /// Remembers what this machine hands over in its state folder `state` ([`Ledger`]),
+    /// so a message handed over whose mark never reached the cluster is marked by the
+    /// next hand-over here, not given again.
+    pub fn remembering(mut self, state: &Path) -> Result<NatsInbox> {
+        self.ledger = Some(Ledger::in_folder(state)?);
+        Ok(self)
+    }
+
+    /// A claim older than `after` is taken again ([`CLAIM_EXPIRES`] by default).
+    pub fn claims_expire_after(mut self, after: Duration) -> NatsInbox {
+        self.claim_expires = after;
+        self
+    }
+
+    /// When a claim made before it is stale.
+    fn stale_before(&self) -> u128 {
+        now_ns().saturating_sub(self.claim_expires.as_nanos())
+    }
+
+    /// The keys this machine handed over (none without a ledger).
+    fn handed_over_here(&self) -> Result<HashSet<String>> {
+        match &self.ledger {
+            Some(ledger) => ledger.handed_over(),
+            None => Ok(HashSet::new()),
+        }
+    }
+
+    /// Marks a message handed over at `revision` (this machine handed it over and the
+    /// mark did not get there); whether it was still there to mark.
+    fn mark_handed_over(&self, key: &str, stored: Stored, revision: u64) -> Result<bool> {
+        let handed = Stored {
+            state: State::HandedOver,
+            ..stored
+        };
+        Ok(self.swap(key, &handed, revision)?.is_some())
     }
 
     /// One step on this inbox's bucket (see [`Connection::step`]).
@@ -291,16 +339,29 @@ impl InboxBackend for NatsInbox {
 
     fn waiting(&self, session: &str) -> Result<InboxContents> {
         let (messages, unreadable) = self.messages_of(session)?;
-        let stale = now_ns().saturating_sub(CLAIM_EXPIRES.as_nanos());
+        let stale = self.stale_before();
         let (mut reclaimed, mut fresh) = (Vec::new(), Vec::new());
-        for (key, stored, _) in messages {
+        let mut handed_here = None;
+        for (key, stored, revision) in messages {
+            let dead_claim = stored.state == State::Claimed && stored.claimed_at_ns < stale;
+            if dead_claim {
+                // Handed over here by a host that died before its mark: marked now.
+                let here = match &mut handed_here {
+                    Some(here) => here,
+                    None => handed_here.insert(self.handed_over_here()?),
+                };
+                if here.contains(&key) {
+                    self.mark_handed_over(&key, stored, revision)?;
+                    continue;
+                }
+            }
             let waiting = Waiting {
                 handle: Handle::new(key),
                 message: stored.message,
             };
             match stored.state {
                 State::Waiting => fresh.push(waiting),
-                State::Claimed if stored.claimed_at_ns < stale => reclaimed.push(waiting),
+                State::Claimed if dead_claim => reclaimed.push(waiting),
                 _ => {}
             }
         }
@@ -318,7 +379,7 @@ impl InboxBackend for NatsInbox {
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
     ) -> Result<Vec<SpooledMessage>> {
         let prefix = format!("m.{}.", token(session)?);
-        let stale = now_ns().saturating_sub(CLAIM_EXPIRES.as_nanos());
+        let stale = self.stale_before();
         let mut claimed = Vec::new();
         for waiting in picked {
             let key = waiting.handle.as_str().to_string();
@@ -331,6 +392,10 @@ impl InboxBackend for NatsInbox {
             let free = stored.state == State::Waiting
                 || (stored.state == State::Claimed && stored.claimed_at_ns < stale);
             if !free {
+                continue;
+            }
+            if stored.state == State::Claimed && self.handed_over_here()?.contains(&key) {
+                self.mark_handed_over(&key, stored, revision)?;
                 continue;
             }
             let claim = Stored {
@@ -358,13 +423,15 @@ impl InboxBackend for NatsInbox {
             }
             return Err(err);
         }
-        for (key, claim, revision) in &claimed {
-            let handed = Stored {
-                state: State::HandedOver,
-                ..claim.clone()
-            };
-            self.swap(key, &handed, *revision)?
-                .with_context(|| format!("{key} changed while it was being handed over"))?;
+        // The harness has them: remembered here first (a local write), then marked in
+        // the cluster; a mark that does not get there is made by the next hand-over.
+        if let Some(ledger) = &self.ledger {
+            ledger.remember(claimed.iter().map(|(key, _, _)| key.as_str()))?;
+        }
+        for (key, claim, revision) in claimed {
+            if !self.mark_handed_over(&key, claim, revision)? {
+                bail!("{key} changed while it was being handed over");
+            }
         }
         Ok(messages)
     }

@@ -42,6 +42,7 @@
 pub mod config;
 pub mod host;
 pub mod inbox;
+pub mod ledger;
 pub mod machines;
 mod wire;
 

@@ -57,14 +57,33 @@ fn hosts_on_separate_machines_share_one_inbox_and_each_key_lands_once() {
 fn puts_ride_out_the_stream_leader_killed_and_each_message_lands_once() {
     let Some(binary) = server() else { return };
     let mut cluster = Cluster::start(&binary, "election");
-    let probe = inbox_at(&cluster.urls[0], "election");
-    drop(probe);
+    drop(inbox_at(&cluster.urls[0], "election"));
     let leader = cluster
         .leader_of("KV_election")
         .expect("the bucket's stream has a leader");
     // A host connected through another node, sending while the leader dies.
     let survivor = (leader + 1) % 3;
-    let inbox = inbox_at(&cluster.urls[survivor], "election");
+    sends_ride_out(&mut cluster, "election", survivor, leader);
+}
+
+#[test]
+fn puts_ride_out_their_own_node_killed_and_each_message_lands_once() {
+    let Some(binary) = server() else { return };
+    let mut cluster = Cluster::start(&binary, "follower");
+    drop(inbox_at(&cluster.urls[0], "follower"));
+    let leader = cluster
+        .leader_of("KV_follower")
+        .expect("the bucket's stream has a leader");
+    // A host connected through a follower, which dies under it: the client moves to
+    // another node of the cluster and its puts go on.
+    let follower = (leader + 1) % 3;
+    sends_ride_out(&mut cluster, "follower", follower, follower);
+}
+
+/// 40 puts, one every 25 ms, by a host connected through node `through`, while node
+/// `victim` is killed with SIGKILL: every put accepted, each message in the inbox once.
+fn sends_ride_out(cluster: &mut Cluster, bucket: &str, through: usize, victim: usize) {
+    let inbox = inbox_at(&cluster.urls[through], bucket);
     const SENDS: usize = 40;
     let started = Instant::now();
     let answers = std::thread::scope(|scope| {
@@ -85,8 +104,7 @@ fn puts_ride_out_the_stream_leader_killed_and_each_message_lands_once() {
                 .collect::<Vec<_>>()
         });
         std::thread::sleep(Duration::from_millis(250));
-        let _ = cluster.nodes[leader].kill();
-        let _ = cluster.nodes[leader].wait();
+        cluster.kill(victim);
         sending.join().unwrap()
     });
     let failed: Vec<String> = (answers.iter())
@@ -100,11 +118,83 @@ fn puts_ride_out_the_stream_leader_killed_and_each_message_lands_once() {
     let mut keys: Vec<String> = (inbox.waiting("ses-b").unwrap().messages.into_iter())
         .map(|w| w.message.key)
         .collect();
+    let all = keys.len();
     keys.sort();
     keys.dedup();
-    assert_eq!(keys.len(), SENDS, "each message once, none lost");
+    assert_eq!(
+        (all, keys.len()),
+        (SENDS, SENDS),
+        "each message once, none lost"
+    );
     eprintln!(
-        "{SENDS} puts across the leader's death took {:?}",
+        "{SENDS} puts across node {victim}'s death took {:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn the_cluster_down_and_back_loses_nothing_and_hands_each_message_over_once() {
+    let Some(binary) = server() else { return };
+    let mut cluster = Cluster::start(&binary, "down");
+    let state = std::env::temp_dir().join(format!("nats-down-state-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    let host = |url: &str| {
+        inbox_at(url, "down")
+            .remembering(&state)
+            .unwrap()
+            .claims_expire_after(Duration::from_secs(1))
+    };
+    let message =
+        |key: &str, body: &str| SpooledMessage::new("ses-b", DeliveryMode::Queue, body, key, false);
+    let before = host(&cluster.urls[0]);
+    assert!(matches!(
+        before.put(&message("5:alicek1", "before")).unwrap(),
+        Put::New(_)
+    ));
+    // The receiving host gives it to its harness, and the whole cluster dies before
+    // the mark gets there.
+    let waiting = before.waiting("ses-b").unwrap().messages;
+    let failed = before.hand_over("ses-b", waiting, &mut |given| {
+        assert_eq!(given.len(), 1);
+        for node in 0..3 {
+            cluster.kill(node);
+        }
+        Ok(())
+    });
+    assert!(failed.is_err(), "the mark cannot have got there");
+    // A send while the cluster is down fails (after the time an election may take),
+    // never hangs, and stores nothing.
+    let started = Instant::now();
+    let down = before.put(&message("5:alicek2", "while down"));
+    assert!(down.is_err(), "{down:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(before);
+    // Back (each node on its own store), and the host started again.
+    for node in 0..3 {
+        cluster.restart(node);
+    }
+    cluster.wait_healthy();
+    let after = host(&cluster.urls[1]);
+    // The send that failed, tried again under its key, lands once.
+    after.put(&message("5:alicek2", "while down")).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    // The message accepted before is still there; its dead claim is marked handed over
+    // (this machine handed it over), not given again; the other is handed over once.
+    let waiting = after.waiting("ses-b").unwrap().messages;
+    let bodies: Vec<&str> = waiting.iter().map(|w| w.message.body.as_str()).collect();
+    assert_eq!(bodies, ["while down"]);
+    let mut given = Vec::new();
+    (after.hand_over("ses-b", waiting, &mut |m| {
+        given.extend(m.iter().map(|m| m.body.clone()));
+        Ok(())
+    }))
+    .unwrap();
+    assert_eq!(given, ["while down"]);
+    let count = after.count_from("ses-b", "alice").unwrap();
+    assert_eq!((count.waiting, count.handed_over), (0, 2));
+    let _ = std::fs::remove_dir_all(&state);
 }

@@ -265,7 +265,9 @@ fn run_on<T: Send + 'static>(
 }
 
 /// The last value of each key under `filter`, read with an ordered consumer that ends
-/// when it has caught up (no key: nothing).
+/// when it has caught up (no key: nothing), and is deleted then: a consumer left to
+/// its inactivity timeout (30 s) would count against the stream's consumers, and a
+/// busy host reads many times a second.
 async fn entries(store: &kv::Store, filter: &str, deliver_subject: String) -> Result<Vec<Entry>> {
     let subject = format!("{}{filter}", store.prefix);
     let consumer = store
@@ -279,6 +281,17 @@ async fn entries(store: &kv::Store, filter: &str, deliver_subject: String) -> Re
         })
         .await
         .map_err(|err| anyhow!("cannot read the bucket: {err}"))?;
+    let name = consumer.cached_info().name.clone();
+    let read = read_all(consumer, store).await;
+    // Best effort: one the server could not delete now ends at its timeout.
+    let _ = store.stream.delete_consumer(&name).await;
+    read
+}
+
+async fn read_all(
+    consumer: jetstream::consumer::Consumer<jetstream::consumer::push::OrderedConfig>,
+    store: &kv::Store,
+) -> Result<Vec<Entry>> {
     let mut found = Vec::new();
     if consumer.cached_info().num_pending == 0 {
         return Ok(found);

@@ -27,9 +27,10 @@ pub fn server() -> Option<PathBuf> {
     }
     let found = None
         .or_else(|| {
-            let venv = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/nats-venv/bin/nats-server");
-            venv.is_file().then_some(venv)
+            // The workspace's target folder, from whichever crate includes this.
+            (Path::new(env!("CARGO_MANIFEST_DIR")).ancestors())
+                .map(|dir| dir.join("target/nats-venv/bin/nats-server"))
+                .find(|venv| venv.is_file())
         })
         .or_else(|| {
             std::env::var_os("PATH").and_then(|path| {
@@ -71,7 +72,15 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// Three nodes that sync each write to disk before acknowledging it
+    /// (`sync_interval: always`, as the README's configuration does).
     pub fn start(binary: &Path, name: &str) -> Cluster {
+        Cluster::start_syncing(binary, name, true)
+    }
+
+    /// Three nodes; `always`: each write synced before its acknowledgement, else the
+    /// server's default (synced every two minutes).
+    pub fn start_syncing(binary: &Path, name: &str, always: bool) -> Cluster {
         let dir = std::env::temp_dir().join(format!("nats-cluster-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -90,11 +99,16 @@ impl Cluster {
                 &config,
                 format!(
                     "server_name: n{n}\nlisten: 127.0.0.1:{}\nhttp: 127.0.0.1:{}\n\
-                     jetstream {{ store_dir: \"{}\", sync_interval: always }}\n\
+                     jetstream {{ store_dir: \"{}\"{} }}\n\
                      cluster {{ name: session-tools, listen: 127.0.0.1:{}, routes: [{}] }}\n",
                     client[n],
                     monitor[n],
                     store.display(),
+                    if always {
+                        ", sync_interval: always"
+                    } else {
+                        ""
+                    },
                     route[n],
                     routes.join(", ")
                 ),
@@ -133,6 +147,21 @@ impl Cluster {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+    }
+
+    /// How many consumers `stream` has now, by its leader's monitoring endpoint.
+    pub fn consumers_of(&self, stream: &str) -> Option<u64> {
+        let leader = self.leader_of(stream)?;
+        let body = monitoring(self.monitor[leader], "/jsz?streams=true")?;
+        let jsz: serde_json::Value = serde_json::from_str(&body).ok()?;
+        for account in jsz["account_details"].as_array().into_iter().flatten() {
+            for detail in account["stream_detail"].as_array().into_iter().flatten() {
+                if detail["name"] == stream {
+                    return detail["state"]["consumer_count"].as_u64();
+                }
+            }
+        }
+        None
     }
 
     /// Node `n` killed with SIGKILL (no chance to sync or say goodbye).

@@ -190,34 +190,43 @@ impl Publisher {
     /// One heartbeat: the list when it changed, the live sessions always.
     fn publish(&mut self) -> Result<()> {
         let (published, live) = self.sessions();
+        self.write_list(published)?;
+        let key = self.machine.as_str().to_string();
+        (self.connection).put(&self.live, &key, serde_json::to_vec(&live)?)
+    }
+
+    /// The machine's list, when it changed since this host last wrote it.
+    fn write_list(&mut self, published: Published) -> Result<()> {
         if self.last.as_ref() != Some(&published) {
             let key = format!("d.{}", self.machine);
             (self.connection).put(&self.directory, &key, serde_json::to_vec(&published)?)?;
             self.last = Some(published);
         }
-        let key = self.machine.as_str().to_string();
-        (self.connection).put(&self.live, &key, serde_json::to_vec(&live)?)
+        Ok(())
     }
 
-    /// The host stops: its heartbeat stays only while another host of this machine
-    /// has live sessions (that host's next beat keeps it).
+    /// The host stops: the list as it is now (a session made during this host's last
+    /// seconds is listed), and the heartbeat kept only while another host of this
+    /// machine has live sessions (that host's next beat keeps it), else taken out.
     fn stop(&mut self) {
-        let (_, live) = self.sessions();
+        let (published, live) = self.sessions();
         let key = self.machine.as_str().to_string();
-        let done = match live.live.is_empty() {
-            true => {
-                let (store, key) = (self.live.clone(), key);
-                self.connection.once(async move {
-                    store
-                        .purge(&key)
-                        .await
-                        .map_err(|err| anyhow!("cannot take the heartbeat out: {err}"))
-                })
-            }
-            false => serde_json::to_vec(&live)
-                .map_err(anyhow::Error::from)
-                .and_then(|value| self.connection.put(&self.live, &key, value)),
-        };
+        let done = self
+            .write_list(published)
+            .and_then(|()| match live.live.is_empty() {
+                true => {
+                    let (store, key) = (self.live.clone(), key);
+                    self.connection.once(async move {
+                        store
+                            .purge(&key)
+                            .await
+                            .map_err(|err| anyhow!("cannot take the heartbeat out: {err}"))
+                    })
+                }
+                false => serde_json::to_vec(&live)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|value| self.connection.put(&self.live, &key, value)),
+            });
         if let Err(err) = done {
             eprintln!(
                 "host-shim: {err:#}; this machine reads as running until its heartbeat expires"

@@ -169,11 +169,13 @@ impl Connection {
 type Entry = (String, bytes::Bytes, u64);
 
 /// Whether an error is one an election or a moved connection gives, which the same
-/// step may not give a moment later.
+/// step may not give a moment later. "No stream found" is what a node answers for a
+/// stream whose leader it has not learnt yet (seen on 2.15.1 with the leader killed).
 fn transient(err: &anyhow::Error) -> bool {
     let text = format!("{err:#}").to_lowercase();
     [
         "no responders",
+        "no stream found",
         "timed out",
         "timeout",
         "did not answer",

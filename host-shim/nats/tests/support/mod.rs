@@ -66,6 +66,9 @@ pub struct Cluster {
     pub dir: PathBuf,
     pub urls: Vec<String>,
     pub monitor: Vec<u16>,
+    /// One cluster at a time in a test process: three nodes per test on two cores,
+    /// several at once, are slow to elect leaders and tests time out.
+    _turn: std::sync::MutexGuard<'static, ()>,
     /// Each node's command line, to start it again.
     pub configs: Vec<PathBuf>,
     pub binary: PathBuf,
@@ -81,6 +84,8 @@ impl Cluster {
     /// Three nodes; `always`: each write synced before its acknowledgement, else the
     /// server's default (synced every two minutes).
     pub fn start_syncing(binary: &Path, name: &str, always: bool) -> Cluster {
+        static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let turn = TURN.lock().unwrap_or_else(|held| held.into_inner());
         let dir = std::env::temp_dir().join(format!("nats-cluster-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -127,6 +132,7 @@ impl Cluster {
             monitor: monitor.clone(),
             configs,
             binary: binary.to_path_buf(),
+            _turn: turn,
         };
         cluster.wait_healthy();
         cluster

@@ -66,6 +66,9 @@ pub struct McpOptions {
     /// The audit log a send the guard rails refused is recorded in ([`REFUSALS_LOGGED`]):
     /// such a send never reaches an inbox, whose wrapper logs the rest.
     pub audit: Option<Arc<AuditLog>>,
+    /// Told as each call begins: a machine joined to a cluster publishes its sessions
+    /// again (the caller's own may be new since the last heartbeat).
+    pub call_begins: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 /// The refusals of `sessions_send` a person watching the sessions is shown: the guard
@@ -187,6 +190,11 @@ impl<H: Harness> McpServer<H> {
                 .map(|object| serde_json::Value::Object(object.clone()).to_string())
                 .unwrap_or_default(),
         };
+        // The caller's session exists now: a machine in a cluster publishes it while
+        // the call runs (a harness may end this server right after its turn).
+        if let Some(call_begins) = &self.options.call_begins {
+            call_begins();
+        }
         let report = (self.runtime).call_awaiting(self.harness.clone(), &request, interrupted);
         if let (Some(log), Ok(answer)) = (&self.options.audit, &report.answer) {
             log_refusal(log, &request, arguments, answer.refusal);

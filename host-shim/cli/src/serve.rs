@@ -19,7 +19,7 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let stores = args.source.stores(options.limits.deadline)?;
     // Joined to a cluster: this machine's sessions published, other machines' reads of
     // them answered, while the server runs.
-    let _machine = args
+    let machine = args
         .source
         .serve_machine(&stores, options.limits.deadline)?;
     // The caller: named on the command line, by the client in the server's
@@ -75,6 +75,8 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             caller_of_call,
             plugin_sessions,
             audit,
+            call_begins: (machine.as_ref())
+                .map(|host| Box::new(host.refresher()) as Box<dyn Fn() + Send + Sync>),
         },
     )
     .map_err(|err| match settings_path {

@@ -31,10 +31,15 @@ use std::time::{Duration, Instant};
 /// past it the oldest cold sessions are left out.
 pub const PUBLISHED_BYTES: usize = 512 * 1024;
 
+/// How often a host publishes at most when told to ([`MachineHost::refresher`]).
+pub const REFRESH_AT_MOST: Duration = Duration::from_millis(50);
+
 /// The queue group a machine's hosts answer reads in.
 const HOSTS: &str = "session-tools-hosts";
 
 enum Job {
+    /// Publish soon (at most one publish per [`REFRESH_AT_MOST`]).
+    Refresh,
     Read {
         ask: bytes::Bytes,
         reply: async_nats::Subject,
@@ -120,6 +125,19 @@ impl MachineHost {
     }
 }
 
+impl MachineHost {
+    /// What tells the host to publish the machine's sessions again now, e.g. as a call
+    /// begins (a session made since the last heartbeat is listed within a moment, not
+    /// at the next beat). Cheap; calls close together make one publish per
+    /// [`REFRESH_AT_MOST`].
+    pub fn refresher(&self) -> impl Fn() + Send + Sync + 'static {
+        let jobs = self.jobs.clone();
+        move || {
+            let _ = jobs.send(Job::Refresh);
+        }
+    }
+}
+
 impl Drop for MachineHost {
     fn drop(&mut self) {
         self.listener.abort();
@@ -133,9 +151,14 @@ impl Drop for MachineHost {
 impl Publisher {
     fn run(mut self, queue: mpsc::Receiver<Job>, beat: Duration) {
         let mut next_beat = Instant::now() + beat;
+        let mut last_beat = Instant::now();
         loop {
             let wait = next_beat.saturating_duration_since(Instant::now());
             match queue.recv_timeout(wait) {
+                Ok(Job::Refresh) => {
+                    let soonest = (last_beat + REFRESH_AT_MOST).max(Instant::now());
+                    next_beat = next_beat.min(soonest);
+                }
                 Ok(Job::Read { ask, reply }) => self.answer(&ask, reply),
                 Ok(Job::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -145,7 +168,8 @@ impl Publisher {
                 if let Err(err) = self.publish() {
                     eprintln!("host-shim: cannot publish this machine's sessions: {err:#}");
                 }
-                next_beat = Instant::now() + beat;
+                last_beat = Instant::now();
+                next_beat = last_beat + beat;
             }
         }
         self.stop();

@@ -105,6 +105,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
         );
     }
     check_state(&mut report, args.places.state_dir.clone(), &claude.projects);
+    check_cluster(&mut report, args.places.state_dir.clone());
     println!();
     if report.problems == 0 {
         println!("Nothing wrong found.");
@@ -592,4 +593,54 @@ fn check_state(report: &mut Report, flag: Option<PathBuf>, claude_projects: &Pat
 fn is_claude_session(projects: &Path, session: &str) -> bool {
     (std::fs::read_dir(projects).into_iter().flatten().flatten())
         .any(|project| project.path().join(format!("{session}.jsonl")).is_file())
+}
+
+/// The state folder's cluster file, when there is one: readable, the cluster reached,
+/// and which machines publish their sessions in it.
+fn check_cluster(report: &mut Report, flag: Option<PathBuf>) {
+    let Some(file) = flag
+        .or_else(host_shim::inbox::default_dir)
+        .map(|root| root.join("cluster.json"))
+        .filter(|file| file.is_file())
+    else {
+        return;
+    };
+    report.heading(&format!("Cluster ({})", file.display()));
+    let read = match host_shim_nats::ClusterFile::read(&file) {
+        Ok(read) => read,
+        Err(err) => {
+            report.problem(
+                &format!("{err:#}"),
+                &format!("edit {} (docs/nats.md lists its fields)", file.display()),
+            );
+            return;
+        }
+    };
+    let machine = read.machine.clone();
+    let joined = match host_shim_nats::Cluster::join(read) {
+        Ok(joined) => joined,
+        Err(err) => {
+            report.problem(
+                &format!("cannot join the cluster: {err:#}"),
+                &format!("check that the servers in {} run and this machine reaches them, with the credentials it names", file.display()),
+            );
+            return;
+        }
+    };
+    report.ok(&format!("joined as machine {machine}"));
+    match joined.machines_seen() {
+        Ok(seen) if seen.is_empty() => report.note(
+            "no machine has published its sessions yet (a machine's host-shim mcp does, while a session runs)",
+        ),
+        Ok(seen) => {
+            for (name, sessions, live) in seen {
+                let me = if name == machine.as_str() { " (this machine)" } else { "" };
+                report.ok(&format!("machine {name}{me}: {sessions} sessions published, {live} live"));
+            }
+        }
+        Err(err) => report.problem(
+            &format!("cannot read the machines' lists: {err:#}"),
+            "check the cluster's health (nats server check jetstream) and this machine's permissions on the bucket",
+        ),
+    }
 }

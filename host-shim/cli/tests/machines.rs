@@ -167,6 +167,13 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
         "{listing}"
     );
 
+    // The doctor on beta (its cluster file in its state folder) reaches the cluster and
+    // sees the list its server published.
+    let doctor = beta.run(&["doctor"], "");
+    let report = text(&doctor);
+    assert!(report.contains("joined as machine beta"), "{report}");
+    assert!(report.contains("machine beta (this machine): 6 sessions published"), "{report}");
+
     // A read of beta's thread, answered by beta's server.
     let read = alpha.call(
         "sessions_read",

@@ -362,6 +362,29 @@ impl Cluster {
         Machines::open(self.connection.clone(), &self.file, inbox)
     }
 
+    /// The machines that published their sessions, this one included: each machine's
+    /// name, how many sessions it published and how many of them run now, by name.
+    pub fn machines_seen(&self) -> Result<Vec<(String, usize, usize)>> {
+        let directory =
+            self.connection
+                .bucket(&self.file.bucket, self.file.replicas, Duration::ZERO)?;
+        let live = self.connection.bucket(
+            &machines::live_bucket(&self.file.bucket),
+            self.file.replicas,
+            self.file.live_ttl,
+        )?;
+        let mut seen: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+        for remote in machines::directory(&self.connection, &directory, &live)? {
+            let counts = seen.entry(remote.machine).or_default();
+            counts.0 += 1;
+            counts.1 += usize::from(remote.live);
+        }
+        Ok(seen
+            .into_iter()
+            .map(|(m, (all, live))| (m, all, live))
+            .collect())
+    }
+
     /// Publishes this machine's sessions (`local`: the stores of this machine only) and
     /// answers other machines' reads of them, until the returned host is dropped.
     pub fn serve(&self, local: host_shim::Harnesses) -> Result<MachineHost> {

@@ -35,10 +35,10 @@ use std::time::Duration;
 pub const SESSIONS_PER_MACHINE: usize = 10_000;
 
 /// One session of another machine, as this call sees it.
-struct Remote {
-    machine: String,
+pub(crate) struct Remote {
+    pub(crate) machine: String,
     published: PublishedSession,
-    live: bool,
+    pub(crate) live: bool,
 }
 
 /// Sessions of the other machines of the cluster.
@@ -198,7 +198,7 @@ pub(crate) fn live_bucket(bucket: &str) -> String {
 
 /// Every machine's published sessions, each live when its machine's heartbeat (not
 /// expired) names it.
-fn directory(
+pub(crate) fn directory(
     connection: &Connection,
     directory: &kv::Store,
     live: &kv::Store,

@@ -68,6 +68,15 @@ pub struct Watched {
 impl Watched {
     pub fn open(args: &WatchArgs) -> Result<Watched> {
         let root = args.state.root()?;
+        // The view reads the state folder's inbox; a cluster's it does not read yet, and
+        // an empty view would say nothing waits when messages do.
+        if args.state.cluster.is_some() || root.join("cluster.json").is_file() {
+            anyhow::bail!(
+                "this machine is joined to a cluster (cluster.json), whose inbox watch does not show yet; \
+                 `host-shim log --follow` shows what this machine accepts and hands over, \
+                 `host-shim doctor` each machine's sessions"
+            );
+        }
         let inbox = StateDir::open(&root)?;
         let presence = LocalPresence::open(&root)?;
         let log = AuditLog::open(&root, false)?;

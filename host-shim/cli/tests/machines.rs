@@ -172,7 +172,10 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
     let doctor = beta.run(&["doctor"], "");
     let report = text(&doctor);
     assert!(report.contains("joined as machine beta"), "{report}");
-    assert!(report.contains("machine beta (this machine): 6 sessions published"), "{report}");
+    assert!(
+        report.contains("machine beta (this machine): 6 sessions published"),
+        "{report}"
+    );
 
     // A read of beta's thread, answered by beta's server.
     let read = alpha.call(

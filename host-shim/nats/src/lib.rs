@@ -44,6 +44,7 @@ pub mod host;
 pub mod inbox;
 pub mod ledger;
 pub mod machines;
+pub mod permissions;
 mod wire;
 
 pub use config::{ClusterFile, MachineName};

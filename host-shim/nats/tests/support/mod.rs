@@ -84,6 +84,12 @@ impl Cluster {
     /// Three nodes; `always`: each write synced before its acknowledgement, else the
     /// server's default (synced every two minutes).
     pub fn start_syncing(binary: &Path, name: &str, always: bool) -> Cluster {
+        Cluster::start_configured(binary, name, always, "")
+    }
+
+    /// Three nodes, `more` added to each node's configuration (an `authorization`
+    /// block, say).
+    pub fn start_configured(binary: &Path, name: &str, always: bool, more: &str) -> Cluster {
         static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let turn = TURN.lock().unwrap_or_else(|held| held.into_inner());
         let dir = std::env::temp_dir().join(format!("nats-cluster-{name}-{}", std::process::id()));
@@ -105,7 +111,7 @@ impl Cluster {
                 format!(
                     "server_name: n{n}\nlisten: 127.0.0.1:{}\nhttp: 127.0.0.1:{}\n\
                      jetstream {{ store_dir: \"{}\"{} }}\n\
-                     cluster {{ name: session-tools, listen: 127.0.0.1:{}, routes: [{}] }}\n",
+                     cluster {{ name: session-tools, listen: 127.0.0.1:{}, routes: [{}] }}\n{more}\n",
                     client[n],
                     monitor[n],
                     store.display(),

@@ -1,0 +1,65 @@
+//! The subject permissions a deployment gives each machine's NATS user, in the
+//! server's configuration syntax: what a host needs, and no other machine's place.
+//!
+//! What they confine now: a machine publishes only its own list (`d.<machine>`) and
+//! heartbeat (`<machine>` in the live bucket), answers only reads of its own sessions
+//! (`st.<bucket>.<machine>.read`, replying through `allow_responses`), and receives
+//! only its own replies (`_INBOX_<machine>.>`, the prefix the crate connects with);
+//! it cannot make, change or delete the buckets (the deployment makes them once, with
+//! an administrator's cluster file). What they do not confine yet: the messages
+//! (`m.`, `k.`, `p.` keys name a session, not its machine or the sender's) and reads of
+//! the buckets, which every machine of a deployment may make.
+//!
+//! Trust model: this is text for a deployment's configuration; the server enforces it.
+//! Tests start a cluster with these blocks and try each refusal.
+
+use crate::config::MachineName;
+use crate::machines::live_bucket;
+
+/// The subjects `machine` may publish to and subscribe to, on the deployment's
+/// `bucket`.
+pub fn subjects(bucket: &str, machine: &MachineName) -> (Vec<String>, Vec<String>) {
+    let live = live_bucket(bucket);
+    let mut publish = vec!["$JS.API.INFO".to_string()];
+    for stream in [format!("KV_{bucket}"), format!("KV_{live}")] {
+        publish.extend([
+            format!("$JS.API.STREAM.INFO.{stream}"),
+            format!("$JS.API.STREAM.MSG.GET.{stream}"),
+            format!("$JS.API.CONSUMER.CREATE.{stream}"),
+            format!("$JS.API.CONSUMER.INFO.{stream}.*"),
+            format!("$JS.API.CONSUMER.DELETE.{stream}.*"),
+            format!("$JS.FC.{stream}.>"),
+        ]);
+    }
+    publish.extend([
+        format!("$KV.{bucket}.m.>"),
+        format!("$KV.{bucket}.k.>"),
+        format!("$KV.{bucket}.p.>"),
+        format!("$KV.{bucket}.d.{machine}"),
+        format!("$KV.{live}.{machine}"),
+        format!("st.{bucket}.*.read"),
+    ]);
+    let subscribe = vec![
+        format!("_INBOX_{machine}.>"),
+        format!("st.{bucket}.{machine}.read"),
+    ];
+    (publish, subscribe)
+}
+
+/// A user block for the server's `authorization { users: [...] }`: `machine`'s name as
+/// the user, `password` (a bcrypt hash from `nats server passwd`, or the password),
+/// and [`subjects`].
+pub fn user_block(bucket: &str, machine: &MachineName, password: &str) -> String {
+    let (publish, subscribe) = subjects(bucket, machine);
+    let quoted = |subjects: Vec<String>| {
+        (subjects.iter())
+            .map(|s| format!("\"{s}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "{{ user: \"{machine}\", password: \"{password}\", permissions: {{ publish: {{ allow: [{}] }}, subscribe: {{ allow: [{}] }}, allow_responses: true }} }}",
+        quoted(publish),
+        quoted(subscribe)
+    )
+}

@@ -1,0 +1,194 @@
+//! Machines with credentials of their own, on a real three-node cluster whose users
+//! have the permissions `host_shim_nats::permissions` writes: the hosts work with them
+//! (an administrator made the buckets once), and the server refuses a machine that
+//! tries another's place: publishing its list or heartbeat, answering its reads,
+//! receiving its replies, or deleting the deployment's bucket.
+
+mod support;
+
+use host_shim::{
+    CallRequest, Corpus, CorpusHost, Harnesses, Runtime, RuntimeOptions, Session, Store,
+};
+use host_shim_nats::{Cluster, ClusterFile, MachineName, permissions};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use support::server;
+
+const BUCKET: &str = "team";
+
+fn password_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nats-permissions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.password"));
+    std::fs::write(&path, format!("{name}-secret\n")).unwrap();
+    path
+}
+
+fn join(url: &str, machine: &str) -> Cluster {
+    let mut file = ClusterFile::new(&[url], machine).unwrap();
+    file.bucket = BUCKET.to_string();
+    file.user = Some(machine.to_string());
+    file.password_file = Some(password_file(machine));
+    Cluster::join(file).unwrap()
+}
+
+fn corpus(machine: &str, sessions: usize) -> Vec<Box<dyn Store>> {
+    let sessions = (0..sessions)
+        .map(|n| Session::new(&format!("{machine}-s{n}"), 1_700_000_000_000 + n as i64))
+        .collect();
+    let caller = Some(format!("{machine}-s0"));
+    vec![Box::new(CorpusHost::new(Arc::new(Corpus::new(
+        caller, sessions,
+    ))))]
+}
+
+/// A plain client of `user`, with that machine's reply prefix, on its own runtime.
+fn raw(runtime: &tokio::runtime::Runtime, url: &str, user: &str) -> async_nats::Client {
+    let (url, user) = (url.to_string(), user.to_string());
+    runtime.block_on(async move {
+        async_nats::ConnectOptions::new()
+            .user_and_password(user.clone(), format!("{user}-secret"))
+            .custom_inbox_prefix(format!("_INBOX_{user}"))
+            .connect(url)
+            .await
+            .unwrap()
+    })
+}
+
+#[test]
+fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_place() {
+    let Some(binary) = server() else { return };
+    let users: Vec<String> = ["alpha", "beta"]
+        .iter()
+        .map(|m| {
+            permissions::user_block(
+                BUCKET,
+                &MachineName::parse(m).unwrap(),
+                &format!("{m}-secret"),
+            )
+        })
+        .collect();
+    let auth = format!(
+        "authorization {{ users: [ {{ user: admin, password: admin-secret }}, {} ] }}",
+        users.join(", ")
+    );
+    let nodes = support::Cluster::start_configured(&binary, "permissions", true, &auth);
+    // The deployment makes the buckets once, as its administrator.
+    let admin = join(&nodes.urls[0], "admin");
+    assert!(admin.machines_seen().unwrap().is_empty());
+
+    // Each machine with its own credentials: beta publishes and answers, alpha lists,
+    // reads and messages beta's sessions.
+    let alpha = join(&nodes.urls[0], "alpha");
+    let beta = join(&nodes.urls[1], "beta");
+    let beta_host = beta.serve(Harnesses::new(corpus("beta", 3))).unwrap();
+    assert_eq!(alpha.machines_seen().unwrap(), [("beta".to_string(), 3, 0)]);
+    let runtime: Runtime<Harnesses> =
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let call = |tool: &str, arguments: &str| {
+        let mut stores = corpus("alpha", 1);
+        stores.push(Box::new(alpha.machines(alpha.inbox()).unwrap()));
+        let request = CallRequest {
+            caller: "alpha-s0".to_string(),
+            call_id: format!("{tool}-1"),
+            tool: tool.to_string(),
+            arguments: arguments.to_string(),
+            ..CallRequest::default()
+        };
+        let harness = Harnesses::new(stores).on_machine("alpha");
+        runtime.call(harness, &request).answer.unwrap().text
+    };
+    let read = call("sessions_read", r#"{"session_id": "beta-s1"}"#);
+    assert!(
+        read.starts_with("session beta-s1 [cold, top-level] | machine=beta"),
+        "{read}"
+    );
+    let sent = call(
+        "sessions_send",
+        r#"{"session_id": "beta-s2", "message": "hello"}"#,
+    );
+    assert!(sent.starts_with("accepted for beta-s2"), "{sent}");
+
+    // Now alpha tries beta's place, with a client of its own credentials.
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let intruder = raw(&tokio, &nodes.urls[0], "alpha");
+    let refused = |subject: &'static str| {
+        let intruder = intruder.clone();
+        tokio.block_on(async move {
+            let jetstream = async_nats::jetstream::new(intruder);
+            let published = async {
+                jetstream
+                    .publish(subject, r#"{"sessions":[]}"#.into())
+                    .await?
+                    .await
+            };
+            match tokio::time::timeout(Duration::from_secs(2), published).await {
+                Ok(Ok(ack)) => panic!("{subject}: the server took it: {ack:?}"),
+                Ok(Err(_)) | Err(_) => {}
+            }
+        })
+    };
+    // Its list and heartbeat: refused, and beta's are as beta wrote them.
+    refused("$KV.team.d.beta");
+    refused("$KV.team-live.beta");
+    assert_eq!(alpha.machines_seen().unwrap(), [("beta".to_string(), 3, 0)]);
+
+    // Its reads: alpha's subscription to them is refused, so with beta's host gone
+    // nobody answers a read of beta.
+    drop(beta_host);
+    let asker = raw(&tokio, &nodes.urls[2], "admin");
+    let answered = tokio.block_on({
+        let (intruder, asker) = (intruder.clone(), asker.clone());
+        async move {
+            let mut stolen = intruder.subscribe("st.team.beta.read").await.unwrap();
+            intruder.flush().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let asked = asker.request("st.team.beta.read", "{}".into()).await;
+            let got = tokio::time::timeout(Duration::from_millis(300), stolen.next()).await;
+            (asked.is_ok(), got.ok().flatten().is_some())
+        }
+    });
+    assert_eq!(answered, (false, false), "(answered, seen by alpha)");
+
+    // Its replies: beta asks (an administrator answers); alpha, listening on beta's
+    // reply prefix, sees nothing, while beta gets its answer.
+    let beta_raw = raw(&tokio, &nodes.urls[1], "beta");
+    let (reply, overheard) = tokio.block_on({
+        let (intruder, admin, beta_raw) = (intruder.clone(), asker.clone(), beta_raw.clone());
+        async move {
+            let mut responder = admin.subscribe("st.team.gamma.read").await.unwrap();
+            admin.flush().await.unwrap();
+            tokio::spawn(async move {
+                if let Some(ask) = responder.next().await {
+                    let _ = admin.publish(ask.reply.unwrap(), "pong".into()).await;
+                }
+            });
+            let mut spy = intruder.subscribe("_INBOX_beta.>").await.unwrap();
+            intruder.flush().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let reply = beta_raw.request("st.team.gamma.read", "{}".into()).await;
+            let overheard = tokio::time::timeout(Duration::from_millis(300), spy.next()).await;
+            (reply.map(|m| m.payload), overheard.ok().flatten().is_some())
+        }
+    });
+    assert_eq!(reply.unwrap().as_ref(), b"pong");
+    assert!(!overheard, "alpha received beta's reply");
+
+    // The deployment's bucket: a machine cannot delete it.
+    let deleted = tokio.block_on({
+        let intruder = intruder.clone();
+        async move {
+            let jetstream = async_nats::jetstream::new(intruder);
+            tokio::time::timeout(Duration::from_secs(2), jetstream.delete_stream("KV_team")).await
+        }
+    });
+    assert!(!matches!(deleted, Ok(Ok(_))), "the server deleted the bucket");
+    assert_eq!(alpha.machines_seen().unwrap(), [("beta".to_string(), 3, 0)]);
+}
+
+use futures_util::StreamExt;

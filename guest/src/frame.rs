@@ -15,6 +15,13 @@ const BEGINS: &str = "--- message begins ---";
 const ENDS: &str = "--- message ends ---";
 const MESSAGE_ID: &str = "message-id: ";
 const IN_REPLY_TO: &str = "in-reply-to: ";
+const FROM_MACHINE: &str = "from-machine: ";
+
+/// A machine's name as hosts write it: 1 to 64 ASCII letters, digits, `-` or `_`.
+fn is_machine_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && (name.bytes()).all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
 
 /// Whether `text` is a message id: `m-` and 12 lowercase hex digits.
 pub fn is_message_id(text: &str) -> bool {
@@ -135,7 +142,15 @@ pub fn parse_frame(text: &str) -> Option<FrameHeader> {
         return None;
     }
     let sender = sender_of(lines.next()?.strip_prefix("from-session: ")?)?;
-    if !matches!(lines.next()?, "delivery: queue" | "delivery: steer") {
+    let mut line = lines.next()?;
+    // Across machines the receiving host names the sender's machine here.
+    if let Some(machine) = line.strip_prefix(FROM_MACHINE) {
+        if !is_machine_name(machine) {
+            return None;
+        }
+        line = lines.next()?;
+    }
+    if !matches!(line, "delivery: queue" | "delivery: steer") {
         return None;
     }
     let mut line = lines.next()?;
@@ -387,7 +402,16 @@ mod tests {
             ("peer", 3, Some("m-ffffffffffff"))
         );
         assert_eq!(body_of(&reply, &header), "do the thing");
+        // Across machines the receiving host names the sender's machine.
+        let remote = framed(4).replace("(\"Peer\")\n", "(\"Peer\")\nfrom-machine: build-box_2\n");
+        let header = parse_frame(&remote).unwrap();
+        assert_eq!((header.sender.as_str(), header.hop), ("peer", 4));
+        assert_eq!(body_of(&remote, &header), "do the thing");
         for broken in [
+            remote.replace("build-box_2", ""),
+            remote.replace("build-box_2", "build box"),
+            remote.replace("build-box_2", &"b".repeat(65)),
+            remote.replace("hop: 4\n", "hop: 4\nfrom-machine: a\n"),
             framed(3).replace("hop: 3", "hop: 03"),
             framed(3).replace("hop: 3", "hop: 0"),
             framed(3).replace("hop: 3", "hop: three"),

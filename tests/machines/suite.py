@@ -242,6 +242,9 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
     check(sum(t.count("From alpha: pears or plums?") for t in seen) == 1
           and any(t.startswith(FRAME) and session in t for t in seen),
           "beta's Codex hook hands alpha's message over once, framed, naming the sender", seen)
+    check(any(t.startswith(FRAME) and f"from-session: {session} (" in t
+              and "\nfrom-machine: alpha\ndelivery: queue\n" in t for t in seen),
+          "and the frame names alpha, the machine the cluster let write it", seen)
     codex(["resume", thread, "More?\n" + codex_endpoint.SCRIPT_MARK + "[]"])
     seen = codex_texts()
     check(sum(t.count("From alpha: pears or plums?") for t in seen) == 1,

@@ -1,58 +1,94 @@
-//! The inbox on one JetStream key-value bucket that every machine's hosts share (keys:
-//! the crate's opening).
+//! The inbox on one JetStream key-value bucket that every machine's hosts share. Each
+//! key names the machines it concerns, so a deployment's subject permissions can hold
+//! each machine to its own (`crate::permissions`):
+//!
+//! ```text
+//! m.<target machine>.<session>.<sender machine>.<ns>-<nuid>   a message, written once by its sender
+//! k.<target machine>.<session>.<sender machine>.<sha-256>     the message a delivery key put
+//! s.<target machine>.<session>.<sender machine>.<ns>-<nuid>   where the message is: claimed,
+//!                                                             handed over (none: waiting),
+//!                                                             written by the target's machine
+//! p.<machine>.<session>                                       what the session's person lets in
+//! ```
+//!
+//! A session's machine is the one whose published list names it (`d.<machine>`, read
+//! at most every [`PLACES_KEPT`]); a session no list names is this machine's. The
+//! sender's machine in a key is this host's own: under the permissions a machine can
+//! write no other, so the key a hand-over reads names the sending machine as the
+//! server enforced it, and the frame handed over names it (`from-machine:`); a message
+//! whose sender is a session another machine lists is not handed over.
 //!
 //! Each step is one of JetStream's atomic operations: a delivery key is claimed by
 //! creating its `k.` entry (create fails when it exists, in any process on any machine),
 //! whose value names the message's own key, which whoever finds it missing creates
 //! (create again: one wins), so a put that stopped half-way is finished by its retry
-//! and never doubled; a hand-over claims each message by updating it at the revision it
-//! read (compare and set), answers, then marks it handed over, or gives the claims back.
-//! A claim older than [`CLAIM_EXPIRES`] belongs to a hand-over that died and is taken
-//! again.
+//! and never doubled; a hand-over claims each message by creating or updating its `s.`
+//! entry at the revision it read (compare and set), answers, remembers it in the
+//! machine's ledger, then marks it handed over, or gives the claims back. A claim older
+//! than [`CLAIM_EXPIRES`] belongs to a hand-over that died: marked when the ledger
+//! names it, else taken again.
 //!
-//! Trust model: anyone who may write the bucket may put messages for any session in
-//! it (the deployment's permissions say who may). What it reads back is data: an entry
-//! that is not a message is named in `unreadable` and left where it is.
+//! Trust model: what the bucket holds is data: an entry that is not a message is named
+//! in `unreadable` and left where it is; a mark that cannot be read counts as none.
+//! Who may write which keys is the deployment's permissions.
 
 use crate::ledger::Ledger;
+use crate::wire::Published;
 use crate::{Connection, Entry, STEP_TIMEOUT, Work};
 use anyhow::{Context, Result, anyhow, bail};
 use async_nats::jetstream::kv;
+use host_shim::contract::frames::{frame_sender, naming_machine};
 use host_shim::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
 use host_shim::inbox::{
     Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting, now_ns,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// How long a hand-over's claim holds; an older one is taken again.
 pub const CLAIM_EXPIRES: Duration = Duration::from_secs(60);
 
+/// How long which machine each session is on is kept before it is read again.
+pub const PLACES_KEPT: Duration = Duration::from_secs(2);
+
+/// How long a session no list names is taken as this machine's before the lists are
+/// read again.
+pub const PLACES_MISSED: Duration = Duration::from_millis(250);
+
 /// Where a message is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 enum State {
+    #[default]
     Waiting,
     /// A hand-over has it; `claimed_at_ns` says since when.
     Claimed,
     HandedOver,
 }
 
-/// A message's entry.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Stored {
-    message: SpooledMessage,
+/// A message's `s.` entry.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+struct Mark {
     state: State,
     #[serde(default)]
     claimed_at_ns: u128,
 }
 
-/// Message entries (key, message, revision), oldest first, and what could not be read.
-type Messages = (Vec<(String, Stored, u64)>, Vec<String>);
+/// A message with its mark and the mark's revision (0: no mark written yet).
+struct Held {
+    key: String,
+    message: SpooledMessage,
+    mark: Mark,
+    revision: u64,
+}
+
+/// Which machine each session of the other machines is on, and when that was read.
+type Places = Option<(Instant, HashMap<String, String>)>;
 
 /// An inbox in one bucket of a NATS JetStream deployment (a clone shares its
 /// connection).
@@ -60,6 +96,9 @@ type Messages = (Vec<(String, Stored, u64)>, Vec<String>);
 pub struct NatsInbox {
     connection: Arc<Connection>,
     kv: kv::Store,
+    /// This machine's name, as its keys say it.
+    machine: String,
+    places: Arc<Mutex<Places>>,
     /// What this machine handed over, when it keeps a ledger.
     ledger: Option<Ledger>,
     claim_expires: Duration,
@@ -84,14 +123,21 @@ fn key_hash(key: &str) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The `s.` key of the message at `key` (`m.…`).
+fn mark_key(key: &str) -> String {
+    format!("s.{}", key.strip_prefix("m.").unwrap_or(key))
+}
+
 impl NatsInbox {
-    /// The inbox in `bucket` on `connection`, the bucket made when missing with
-    /// `replicas` copies (3 for a cluster).
+    /// The inbox in `bucket` on `connection` (whose machine it writes as), the bucket
+    /// made when missing with `replicas` copies (3 for a cluster).
     pub fn open(connection: Arc<Connection>, bucket: &str, replicas: usize) -> Result<NatsInbox> {
         let kv = connection.bucket(bucket, replicas, Duration::ZERO)?;
         Ok(NatsInbox {
+            machine: connection.machine.clone(),
             connection,
             kv,
+            places: Arc::new(Mutex::new(None)),
             ledger: None,
             claim_expires: CLAIM_EXPIRES,
         })
@@ -111,6 +157,92 @@ impl NatsInbox {
         self
     }
 
+    /// The machine `session` is on: the one whose list names it, else this one.
+    fn place(&self, session: &str) -> Result<String> {
+        Ok((self.listed_on(session)?).unwrap_or_else(|| self.machine.clone()))
+    }
+
+    /// The machine whose list names `session`, if one does. The lists are read
+    /// again when older than [`PLACES_KEPT`], or than [`PLACES_MISSED`] when they do
+    /// not name the session (another machine may have just listed it).
+    fn listed_on(&self, session: &str) -> Result<Option<String>> {
+        let mut places = self.places.lock().unwrap_or_else(|held| held.into_inner());
+        let found = |places: &Places| {
+            let (read, found) = places.as_ref()?;
+            match found.get(session) {
+                Some(machine) if read.elapsed() < PLACES_KEPT => Some(Some(machine.clone())),
+                None if read.elapsed() < PLACES_MISSED => Some(None),
+                _ => None,
+            }
+        };
+        Ok(match found(&places) {
+            Some(known) => known,
+            None => {
+                *places = Some((Instant::now(), self.read_places()?));
+                found(&places).flatten()
+            }
+        })
+    }
+
+    /// A waiting message as its session is given it: its frame names the machine that
+    /// wrote it, as its key says (the server let only that machine write the key).
+    /// Why not (`Err` inside), when the message names as its sender a session another
+    /// machine lists: a machine passing a message off as another machine's session's.
+    fn as_handed(
+        &self,
+        key: &str,
+        mut message: SpooledMessage,
+    ) -> Result<std::result::Result<Waiting, String>> {
+        let Some(machine) = key.split('.').nth(3) else {
+            return Ok(Err(format!("{key}: not a message key")));
+        };
+        let senders = [Some(message.sender.clone()), frame_sender(&message.body)];
+        for sender in senders.into_iter().flatten().filter(|s| !s.is_empty()) {
+            if let Some(on) = self.listed_on(&sender)?
+                && on != machine
+            {
+                return Ok(Err(format!(
+                    "{key}: machine {machine} wrote it, yet it names session {sender} of machine {on} as its sender; left where it is"
+                )));
+            }
+        }
+        if let Cow::Owned(named) = naming_machine(&message.body, machine) {
+            message.body = named;
+        }
+        Ok(Ok(Waiting {
+            handle: Handle::new(key.to_string()),
+            message,
+        }))
+    }
+
+    /// Which machine each listed session is on.
+    fn read_places(&self) -> Result<HashMap<String, String>> {
+        let mut found = HashMap::new();
+        for (key, value, _) in self.entries("d.*")? {
+            let Some(machine) = key.strip_prefix("d.") else {
+                continue;
+            };
+            if let Ok(published) = serde_json::from_slice::<Published>(&value) {
+                for session in published.sessions {
+                    found.insert(session.id, machine.to_string());
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Which machine each listed session is on, as a listing just read it: kept as if
+    /// read here.
+    pub(crate) fn learn_places(&self, found: HashMap<String, String>) {
+        let mut places = self.places.lock().unwrap_or_else(|held| held.into_inner());
+        *places = Some((Instant::now(), found));
+    }
+
+    /// `<machine of session>.<session>`: where a session's keys start after their kind.
+    fn session_keys(&self, session: &str) -> Result<String> {
+        Ok(format!("{}.{}", self.place(session)?, token(session)?))
+    }
+
     /// When a claim made before it is stale.
     fn stale_before(&self) -> u128 {
         now_ns().saturating_sub(self.claim_expires.as_nanos())
@@ -124,16 +256,6 @@ impl NatsInbox {
         }
     }
 
-    /// Marks a message handed over at `revision` (this machine handed it over and the
-    /// mark did not get there); whether it was still there to mark.
-    fn mark_handed_over(&self, key: &str, stored: Stored, revision: u64) -> Result<bool> {
-        let handed = Stored {
-            state: State::HandedOver,
-            ..stored
-        };
-        Ok(self.swap(key, &handed, revision)?.is_some())
-    }
-
     /// One step on this inbox's bucket (see [`Connection::step`]).
     fn step<T: Send + 'static>(&self, work: impl Fn(kv::Store) -> Work<T>) -> Result<T> {
         self.connection.step(|| work(self.kv.clone()))
@@ -143,55 +265,45 @@ impl NatsInbox {
         self.connection.entries(&self.kv, filter)
     }
 
-    /// A message entry by its key, with its revision.
-    fn stored(&self, key: &str) -> Result<Option<(Stored, u64)>> {
-        let key = key.to_string();
+    fn get(&self, key: &str) -> Result<Option<bytes::Bytes>> {
+        self.connection.get(&self.kv, key)
+    }
+
+    /// A message's mark and its revision (none yet: waiting, revision 0).
+    fn mark_of(&self, key: &str) -> Result<(Mark, u64)> {
+        let key = mark_key(key);
         self.step(move |kv| {
             let key = key.clone();
             Box::pin(async move {
-                let Some(entry) = kv.entry(&key).await? else {
-                    return Ok(None);
-                };
-                if entry.operation != kv::Operation::Put {
-                    return Ok(None);
+                match kv.entry(&key).await? {
+                    Some(entry) if entry.operation == kv::Operation::Put => Ok((
+                        serde_json::from_slice(&entry.value).unwrap_or_default(),
+                        entry.revision,
+                    )),
+                    _ => Ok((Mark::default(), 0)),
                 }
-                let stored: Stored = serde_json::from_slice(&entry.value)
-                    .with_context(|| format!("{key} is not a message"))?;
-                Ok(Some((stored, entry.revision)))
             })
         })
     }
 
-    /// Writes `stored` at `key` if its revision is still `revision`; whether it was.
-    fn swap(&self, key: &str, stored: &Stored, revision: u64) -> Result<Option<u64>> {
-        let (key, value) = (
-            key.to_string(),
-            bytes::Bytes::from(serde_json::to_vec(stored)?),
-        );
+    /// Writes `mark` for the message at `key` if the mark's revision is still
+    /// `revision` (0: none written yet); its new revision, or none when it moved.
+    fn set_mark(&self, key: &str, mark: Mark, revision: u64) -> Result<Option<u64>> {
+        self.write_at(&mark_key(key), serde_json::to_vec(&mark)?, revision)
+    }
+
+    /// Writes `value` at `key` if its revision is still `revision` (0: the key has no
+    /// value yet: JetStream refuses the write once anyone wrote it, on whatever node;
+    /// no key of this inbox is ever deleted); the new revision, or none when it moved.
+    fn write_at(&self, key: &str, value: Vec<u8>, revision: u64) -> Result<Option<u64>> {
+        let (key, value) = (key.to_string(), bytes::Bytes::from(value));
         self.step(move |kv| {
             let (key, value) = (key.clone(), value.clone());
             Box::pin(async move {
                 match kv.update(&key, value, revision).await {
                     Ok(revision) => Ok(Some(revision)),
                     Err(err) if lost_race(&err) => Ok(None),
-                    Err(err) => Err(anyhow!("cannot update {key}: {err}")),
-                }
-            })
-        })
-    }
-
-    /// Creates `key` with `value`; false when it exists already. An update expecting
-    /// no earlier value of the key (revision 0): JetStream refuses it, whoever wrote
-    /// first, on whatever node (no key of this inbox is ever deleted).
-    fn create(&self, key: &str, value: Vec<u8>) -> Result<bool> {
-        let (key, value) = (key.to_string(), bytes::Bytes::from(value));
-        self.step(move |kv| {
-            let (key, value) = (key.clone(), value.clone());
-            Box::pin(async move {
-                match kv.update(&key, value, 0).await {
-                    Ok(_) => Ok(true),
-                    Err(err) if lost_race(&err) => Ok(false),
-                    Err(err) => Err(anyhow!("cannot create {key}: {err}")),
+                    Err(err) => Err(anyhow!("cannot write {key}: {err}")),
                 }
             })
         })
@@ -202,51 +314,62 @@ impl NatsInbox {
     /// the loser looks, and may yet fail: this asks again, briefly, until one of the two
     /// holds.
     fn create_or_read(&self, key: &str, value: Vec<u8>) -> Result<Option<bytes::Bytes>> {
-        let deadline = std::time::Instant::now() + STEP_TIMEOUT;
+        let deadline = Instant::now() + STEP_TIMEOUT;
         loop {
-            if self.create(key, value.clone())? {
+            if self.write_at(key, value.clone(), 0)?.is_some() {
                 return Ok(None);
             }
             if let Some(there) = self.get(key)? {
                 return Ok(Some(there));
             }
-            if std::time::Instant::now() >= deadline {
+            if Instant::now() >= deadline {
                 bail!("{key} is taken, yet nothing is there");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 
-    fn get(&self, key: &str) -> Result<Option<bytes::Bytes>> {
-        self.connection.get(&self.kv, key)
-    }
-
-    /// The messages of `session` (all states), oldest first, and what could not be read.
-    fn messages_of(&self, session: &str) -> Result<Messages> {
-        self.messages_under(&format!("m.{}.*", token(session)?))
-    }
-
-    fn messages_under(&self, filter: &str) -> Result<Messages> {
-        let mut messages = Vec::new();
-        let mut unreadable = Vec::new();
-        for (key, value, revision) in self.entries(filter)? {
-            match serde_json::from_slice::<Stored>(&value) {
-                Ok(stored) => messages.push((key, stored, revision)),
+    /// The messages whose keys match `m.<keys>` with their marks, oldest first, and
+    /// what could not be read.
+    fn messages(&self, keys: &str) -> Result<(Vec<Held>, Vec<String>)> {
+        let mut marks: HashMap<String, (Mark, u64)> = HashMap::new();
+        for (key, value, revision) in self.entries(&format!("s.{keys}"))? {
+            let mark = serde_json::from_slice(&value).unwrap_or_default();
+            marks.insert(format!("m.{}", &key[2..]), (mark, revision));
+        }
+        let (mut messages, mut unreadable) = (Vec::new(), Vec::new());
+        for (key, value, _) in self.entries(&format!("m.{keys}"))? {
+            match serde_json::from_slice::<SpooledMessage>(&value) {
+                Ok(message) => {
+                    let (mark, revision) = marks.remove(&key).unwrap_or_default();
+                    messages.push(Held {
+                        key,
+                        message,
+                        mark,
+                        revision,
+                    });
+                }
                 Err(err) => unreadable.push(format!("{key}: not a message ({err})")),
             }
         }
-        messages.sort_by_key(|(_, stored, _)| stored.message.accepted_at_ns);
+        messages.sort_by_key(|held| held.message.accepted_at_ns);
         Ok((messages, unreadable))
+    }
+
+    /// The messages this machine sent to `session`.
+    fn sent_to(&self, session: &str) -> Result<Vec<Held>> {
+        let keys = format!("{}.{}.*", self.session_keys(session)?, self.machine);
+        Ok(self.messages(&keys)?.0)
     }
 }
 
-fn located(stored: Stored) -> Located {
+fn located(held: Held) -> Located {
     Located {
-        state: match stored.state {
+        state: match held.mark.state {
             State::HandedOver => DeliveryState::HandedOver,
             _ => DeliveryState::Waiting,
         },
-        message: stored.message,
+        message: held.message,
     }
 }
 
@@ -255,12 +378,24 @@ impl InboxBackend for NatsInbox {
         if key.is_empty() {
             return Ok(None);
         }
-        let index = format!("k.{}.{}", token(session)?, key_hash(key));
+        let keys = self.session_keys(session)?;
+        let index = format!("k.{keys}.{}.{}", self.machine, key_hash(key));
         let Some(name) = self.get(&index)? else {
             return Ok(None);
         };
         let name = String::from_utf8(name.to_vec()).context("a key index that is not text")?;
-        Ok(self.stored(&name)?.map(|(stored, _)| located(stored)))
+        let Some(value) = self.get(&name)? else {
+            return Ok(None);
+        };
+        let message: SpooledMessage =
+            serde_json::from_slice(&value).with_context(|| format!("{name} is not a message"))?;
+        let (mark, revision) = self.mark_of(&name)?;
+        Ok(Some(located(Held {
+            key: name,
+            message,
+            mark,
+            revision,
+        })))
     }
 
     fn find_identical(
@@ -274,13 +409,10 @@ impl InboxBackend for NatsInbox {
             return Ok(None);
         }
         let since = now_ns().saturating_sub(within.as_nanos());
-        let (messages, _) = self.messages_of(session)?;
-        Ok((messages.into_iter().rev())
-            .map(|(_, stored, _)| stored)
-            .find(|s| {
-                s.message.sender == sender
-                    && s.message.accepted_at_ns >= since
-                    && s.message.same_words(body)
+        Ok((self.sent_to(session)?.into_iter().rev())
+            .find(|held| {
+                let m = &held.message;
+                m.sender == sender && m.accepted_at_ns >= since && m.same_words(body)
             })
             .map(located))
     }
@@ -290,12 +422,11 @@ impl InboxBackend for NatsInbox {
         if sender.is_empty() {
             return Ok(count);
         }
-        let (messages, _) = self.messages_of(session)?;
-        for (_, stored, _) in messages {
-            if stored.message.sender != sender {
+        for held in self.sent_to(session)? {
+            if held.message.sender != sender {
                 continue;
             }
-            match stored.state {
+            match held.mark.state {
                 State::HandedOver => count.handed_over += 1,
                 _ => count.waiting += 1,
             }
@@ -304,65 +435,57 @@ impl InboxBackend for NatsInbox {
     }
 
     fn put_unseen(&self, message: &SpooledMessage) -> Result<Put> {
-        let session = token(&message.target)?;
-        let stored = Stored {
-            message: message.clone(),
-            state: State::Waiting,
-            claimed_at_ns: 0,
-        };
-        let mut name = format!(
-            "m.{session}.{:020}-{}",
-            message.accepted_at_ns,
-            nuid::next()
-        );
+        let keys = format!("{}.{}", self.session_keys(&message.target)?, self.machine);
+        let mut name = format!("m.{keys}.{:020}-{}", message.accepted_at_ns, nuid::next());
         if !message.key.is_empty() {
-            let index = format!("k.{session}.{}", key_hash(&message.key));
+            let index = format!("k.{keys}.{}", key_hash(&message.key));
             // Taken, its message is the answer; a put that stopped before writing it is
             // finished here, under the name it chose.
-            match self.create_or_read(&index, name.clone().into_bytes())? {
-                None => {}
-                Some(taken) => {
-                    name = String::from_utf8(taken.to_vec())
-                        .context("a key index that is not text")?;
-                }
+            if let Some(taken) = self.create_or_read(&index, name.clone().into_bytes())? {
+                name = String::from_utf8(taken.to_vec()).context("a key index that is not text")?;
             }
         }
-        match self.create_or_read(&name, serde_json::to_vec(&stored)?)? {
+        match self.create_or_read(&name, serde_json::to_vec(message)?)? {
             None => Ok(Put::New(Handle::new(name))),
             Some(first) => {
-                let first: Stored = serde_json::from_slice(&first)
+                let first: SpooledMessage = serde_json::from_slice(&first)
                     .with_context(|| format!("{name} is not a message"))?;
-                Ok(Put::Repeat(first.message))
+                Ok(Put::Repeat(first))
             }
         }
     }
 
     fn waiting(&self, session: &str) -> Result<InboxContents> {
-        let (messages, unreadable) = self.messages_of(session)?;
+        let (messages, mut unreadable) =
+            self.messages(&format!("{}.*.*", self.session_keys(session)?))?;
         let stale = self.stale_before();
         let (mut reclaimed, mut fresh) = (Vec::new(), Vec::new());
         let mut handed_here = None;
-        for (key, stored, revision) in messages {
-            let dead_claim = stored.state == State::Claimed && stored.claimed_at_ns < stale;
+        for held in messages {
+            let dead_claim = held.mark.state == State::Claimed && held.mark.claimed_at_ns < stale;
             if dead_claim {
                 // Handed over here by a host that died before its mark: marked now.
                 let here = match &mut handed_here {
                     Some(here) => here,
                     None => handed_here.insert(self.handed_over_here()?),
                 };
-                if here.contains(&key) {
-                    self.mark_handed_over(&key, stored, revision)?;
+                if here.contains(&held.key) {
+                    let handed = Mark {
+                        state: State::HandedOver,
+                        ..held.mark
+                    };
+                    self.set_mark(&held.key, handed, held.revision)?;
                     continue;
                 }
             }
-            let waiting = Waiting {
-                handle: Handle::new(key),
-                message: stored.message,
+            let queue = match held.mark.state {
+                State::Waiting => &mut fresh,
+                State::Claimed if dead_claim => &mut reclaimed,
+                _ => continue,
             };
-            match stored.state {
-                State::Waiting => fresh.push(waiting),
-                State::Claimed if dead_claim => reclaimed.push(waiting),
-                _ => {}
+            match self.as_handed(&held.key, held.message)? {
+                Ok(waiting) => queue.push(waiting),
+                Err(why) => unreadable.push(why),
             }
         }
         reclaimed.extend(fresh);
@@ -378,7 +501,7 @@ impl InboxBackend for NatsInbox {
         picked: Vec<Waiting>,
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
     ) -> Result<Vec<SpooledMessage>> {
-        let prefix = format!("m.{}.", token(session)?);
+        let prefix = format!("m.{}.", self.session_keys(session)?);
         let stale = self.stale_before();
         let mut claimed = Vec::new();
         for waiting in picked {
@@ -386,50 +509,48 @@ impl InboxBackend for NatsInbox {
             if !key.starts_with(&prefix) {
                 bail!("{key} is not a message of {session}");
             }
-            let Some((stored, revision)) = self.stored(&key)? else {
-                continue;
-            };
-            let free = stored.state == State::Waiting
-                || (stored.state == State::Claimed && stored.claimed_at_ns < stale);
-            if !free {
+            let (mark, revision) = self.mark_of(&key)?;
+            let dead_claim = mark.state == State::Claimed && mark.claimed_at_ns < stale;
+            if !(mark.state == State::Waiting || dead_claim) {
                 continue;
             }
-            if stored.state == State::Claimed && self.handed_over_here()?.contains(&key) {
-                self.mark_handed_over(&key, stored, revision)?;
+            if dead_claim && self.handed_over_here()?.contains(&key) {
+                let handed = Mark {
+                    state: State::HandedOver,
+                    ..mark
+                };
+                self.set_mark(&key, handed, revision)?;
                 continue;
             }
-            let claim = Stored {
+            let claim = Mark {
                 state: State::Claimed,
                 claimed_at_ns: now_ns(),
-                ..stored
             };
-            if let Some(revision) = self.swap(&key, &claim, revision)? {
-                claimed.push((key, claim, revision));
+            if let Some(revision) = self.set_mark(&key, claim, revision)? {
+                claimed.push((key, waiting.message, claim, revision));
             }
         }
         if claimed.is_empty() {
             return Ok(Vec::new());
         }
-        let messages: Vec<SpooledMessage> =
-            claimed.iter().map(|(_, s, _)| s.message.clone()).collect();
+        let messages: Vec<SpooledMessage> = claimed.iter().map(|(_, m, _, _)| m.clone()).collect();
         if let Err(err) = answer(&messages) {
-            for (key, claim, revision) in &claimed {
-                let back = Stored {
-                    state: State::Waiting,
-                    claimed_at_ns: 0,
-                    ..claim.clone()
-                };
-                let _ = self.swap(key, &back, *revision);
+            for (key, _, _, revision) in &claimed {
+                let _ = self.set_mark(key, Mark::default(), *revision);
             }
             return Err(err);
         }
         // The harness has them: remembered here first (a local write), then marked in
         // the cluster; a mark that does not get there is made by the next hand-over.
         if let Some(ledger) = &self.ledger {
-            ledger.remember(claimed.iter().map(|(key, _, _)| key.as_str()))?;
+            ledger.remember(claimed.iter().map(|(key, _, _, _)| key.as_str()))?;
         }
-        for (key, claim, revision) in claimed {
-            if !self.mark_handed_over(&key, claim, revision)? {
+        for (key, _, claim, revision) in claimed {
+            let handed = Mark {
+                state: State::HandedOver,
+                ..claim
+            };
+            if self.set_mark(&key, handed, revision)?.is_none() {
                 bail!("{key} changed while it was being handed over");
             }
         }
@@ -440,9 +561,9 @@ impl InboxBackend for NatsInbox {
         if sender.is_empty() {
             return Ok(Vec::new());
         }
-        let (messages, _) = self.messages_under("m.*.*")?;
+        let (messages, _) = self.messages(&format!("*.*.{}.*", self.machine))?;
         Ok((messages.into_iter())
-            .map(|(_, stored, _)| stored.message)
+            .map(|held| held.message)
             .filter(|m| m.sender == sender && m.accepted_at_ns >= since_ns)
             .map(|m| Sent {
                 target: m.target,
@@ -453,7 +574,7 @@ impl InboxBackend for NatsInbox {
     }
 
     fn inbound(&self, session: &str) -> Result<InboundPolicy> {
-        let Some(value) = self.get(&format!("p.{}", token(session)?))? else {
+        let Some(value) = self.get(&format!("p.{}", self.session_keys(session)?))? else {
             return Ok(InboundPolicy::Accept);
         };
         match value.as_ref() {
@@ -464,7 +585,7 @@ impl InboxBackend for NatsInbox {
     }
 
     fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
-        let key = format!("p.{}", token(session)?);
+        let key = format!("p.{}", self.session_keys(session)?);
         (self.connection).put(&self.kv, &key, policy.as_str().as_bytes().to_vec())
     }
 }

@@ -68,6 +68,8 @@ type Work<T> = Pin<Box<dyn Future<Output = Result<T>> + Send>>;
 
 /// One connection to the cluster, and the runtime its client runs on.
 pub struct Connection {
+    /// The machine this connection writes as.
+    machine: String,
     runtime: tokio::runtime::Runtime,
     client: async_nats::Client,
     jetstream: jetstream::Context,
@@ -82,6 +84,7 @@ impl Connection {
             .enable_all()
             .build()
             .context("cannot start the NATS client's runtime")?;
+        let machine = file.machine.to_string();
         let file = file.clone();
         let (client, jetstream) = run_on(&runtime, async move {
             let options = file.connect_options().await?;
@@ -95,6 +98,7 @@ impl Connection {
             Ok((client, jetstream))
         })?;
         Ok(Arc::new(Connection {
+            machine,
             runtime,
             client,
             jetstream,
@@ -360,7 +364,12 @@ impl Cluster {
     /// The other machines' sessions, as a store whose deliveries go to `inbox` (the
     /// shared inbox, as this process audits it).
     pub fn machines(&self, inbox: host_shim::SharedInbox) -> Result<Machines> {
-        Machines::open(self.connection.clone(), &self.file, inbox)
+        Machines::open(
+            self.connection.clone(),
+            &self.file,
+            inbox,
+            (*self.inbox).clone(),
+        )
     }
 
     /// The machines that published their sessions, this one included: each machine's

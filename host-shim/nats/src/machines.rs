@@ -50,6 +50,8 @@ pub struct Machines {
     bucket: String,
     read_timeout: Duration,
     desk: Desk,
+    /// The shared inbox, told where each session is whenever this store reads it.
+    places: crate::NatsInbox,
     /// What the cluster said this call (read once per call): by id, and in order.
     seen: Option<(HashMap<String, usize>, Vec<Remote>)>,
     /// Why the last question on each thread went unanswered (calls on several threads
@@ -62,6 +64,7 @@ impl Machines {
         connection: Arc<Connection>,
         file: &ClusterFile,
         inbox: SharedInbox,
+        places: crate::NatsInbox,
     ) -> Result<Machines> {
         let directory = connection.bucket(&file.bucket, file.replicas, Duration::ZERO)?;
         let live = connection.bucket(&live_bucket(&file.bucket), file.replicas, file.live_ttl)?;
@@ -73,6 +76,7 @@ impl Machines {
             bucket: file.bucket.clone(),
             read_timeout: file.read_timeout,
             desk: Desk::new(inbox),
+            places,
             seen: None,
             unanswered: HashMap::new(),
         })
@@ -88,10 +92,17 @@ impl Machines {
         if self.seen.is_none() {
             let read = directory(&self.connection, &self.directory, &self.live);
             let remotes = match read {
-                Ok(all) => all
-                    .into_iter()
-                    .filter(|r| r.machine != self.machine.as_str())
-                    .collect(),
+                Ok(all) => {
+                    // The shared inbox puts a message where its target is.
+                    (self.places).learn_places(
+                        (all.iter())
+                            .map(|r| (r.published.id.clone(), r.machine.clone()))
+                            .collect(),
+                    );
+                    (all.into_iter())
+                        .filter(|r| r.machine != self.machine.as_str())
+                        .collect()
+                }
                 Err(err) => {
                     self.say(format!(
                         "the cluster did not answer, so the sessions of other machines cannot be seen now ({err:#}). Try again in a moment."

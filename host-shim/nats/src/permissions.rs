@@ -1,14 +1,16 @@
 //! The subject permissions a deployment gives each machine's NATS user, in the
 //! server's configuration syntax: what a host needs, and no other machine's place.
 //!
-//! What they confine now: a machine publishes only its own list (`d.<machine>`) and
-//! heartbeat (`<machine>` in the live bucket), answers only reads of its own sessions
-//! (`st.<bucket>.<machine>.read`, replying through `allow_responses`), and receives
-//! only its own replies (`_INBOX_<machine>.>`, the prefix the crate connects with);
-//! it cannot make, change or delete the buckets (the deployment makes them once, with
-//! an administrator's cluster file). What they do not confine yet: the messages
-//! (`m.`, `k.`, `p.` keys name a session, not its machine or the sender's) and reads of
-//! the buckets, which every machine of a deployment may make.
+//! What they confine: a machine writes messages only as their sender (`m.` and `k.`
+//! keys name the sender's machine), marks only its own sessions' messages handed over
+//! (`s.<machine>.…`) and sets only its own sessions' inbound (`p.<machine>.…`),
+//! publishes only its own list (`d.<machine>`) and heartbeat (`<machine>` in the live
+//! bucket), answers only reads of its own sessions (`st.<bucket>.<machine>.read`,
+//! replying through `allow_responses`), and receives only its own replies
+//! (`_INBOX_<machine>.>`, the prefix the crate connects with); it cannot make, change
+//! or delete the buckets (the deployment makes them once, with an administrator's
+//! cluster file). What they do not confine: reads of the buckets (each read makes a
+//! short-lived consumer), which every machine of a deployment may make.
 //!
 //! Trust model: this is text for a deployment's configuration; the server enforces it.
 //! Tests start a cluster with these blocks and try each refusal.
@@ -32,9 +34,12 @@ pub fn subjects(bucket: &str, machine: &MachineName) -> (Vec<String>, Vec<String
         ]);
     }
     publish.extend([
-        format!("$KV.{bucket}.m.>"),
-        format!("$KV.{bucket}.k.>"),
-        format!("$KV.{bucket}.p.>"),
+        // Send as itself, to any machine's session.
+        format!("$KV.{bucket}.m.*.*.{machine}.*"),
+        format!("$KV.{bucket}.k.*.*.{machine}.*"),
+        // Hand over its own sessions' messages; its own persons' say.
+        format!("$KV.{bucket}.s.{machine}.>"),
+        format!("$KV.{bucket}.p.{machine}.*"),
         format!("$KV.{bucket}.d.{machine}"),
         format!("$KV.{live}.{machine}"),
         format!("st.{bucket}.*.read"),

@@ -1,9 +1,15 @@
-//! The plugin's frame as the host sees it: its first line, and how a frame written by
-//! a 0.4.0 plugin is shown to a plugin built before it. A 0.4.0 frame carries
-//! `message-id:` (and, for a reply, `in-reply-to:`) lines after `hop:`; a 0.3.0 plugin
-//! does not know them, reads such a frame as a person's message and so restarts its
-//! chain at hop 1 (seen with the released plugin), which would let a deployment that
-//! runs both versions loop. Shown without those lines, the frame is one it counts.
+//! The plugin's frame as the host sees it: its first line, the machine a host of
+//! several machines names in it, and how a frame written by a 0.4.0 plugin is shown to
+//! a plugin built before it. A 0.4.0 frame carries `message-id:` (and, for a reply,
+//! `in-reply-to:`) lines after `hop:`; a 0.3.0 plugin does not know them, reads such a
+//! frame as a person's message and so restarts its chain at hop 1 (seen with the
+//! released plugin), which would let a deployment that runs both versions loop. Shown
+//! without those lines (and without `from-machine:`), the frame is one it counts.
+//!
+//! Across machines the receiving host adds `from-machine: <name>` after the
+//! `from-session:` line, the sender's machine as the cluster enforced it
+//! ([`naming_machine`]); the plugin's frame itself never carries one, so a line the
+//! message brought is dropped first.
 
 use super::latest::{MessageContent, Role, SurfaceIndex};
 use std::borrow::Cow;
@@ -13,42 +19,96 @@ pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session o
 
 const BEGINS: &str = "--- message begins ---";
 
+/// The header line naming the machine a message came from.
+pub const FROM_MACHINE: &str = "from-machine: ";
+
 /// What an older plugin's controller refusal says when the target's person refuses
 /// cross-session messages (it has no code of its own before 0.4.0).
 pub const REFUSED_BY_TARGET: &str =
     "the person using that session does not take cross-session messages in it";
 
-/// `text` without a frame's `message-id:` and `in-reply-to:` header lines; itself when
-/// it is no frame or has none.
-pub fn without_ids(text: &str) -> Cow<'_, str> {
+/// Where a frame's header ends (the `\n` before `--- message begins ---`), when `text`
+/// is a frame.
+fn header_end(text: &str) -> Option<usize> {
     if !text.starts_with(FRAME_FIRST_LINE) {
-        return Cow::Borrowed(text);
+        return None;
     }
-    let Some(begins) = text.find(&format!("\n{BEGINS}\n")).or_else(|| {
+    text.find(&format!("\n{BEGINS}\n")).or_else(|| {
         text.ends_with(&format!("\n{BEGINS}"))
             .then(|| text.len() - BEGINS.len() - 1)
-    }) else {
+    })
+}
+
+/// `text` with the header lines `drop` picks taken out, and `after_sender` (when some)
+/// written after the `from-session:` line; itself when nothing changes or it is no
+/// frame.
+fn rewrite_header<'a>(
+    text: &'a str,
+    drop: impl Fn(&str) -> bool,
+    after_sender: Option<&str>,
+) -> Cow<'a, str> {
+    let Some(end) = header_end(text) else {
         return Cow::Borrowed(text);
     };
-    let header = &text[..begins];
-    let is_id_line =
-        |line: &str| line.starts_with("message-id: ") || line.starts_with("in-reply-to: ");
-    if !header.split('\n').any(is_id_line) {
+    let header = &text[..end];
+    if after_sender.is_none() && !header.split('\n').any(&drop) {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len());
-    for (at, line) in header
-        .split('\n')
-        .filter(|line| !is_id_line(line))
-        .enumerate()
-    {
+    let mut out = String::with_capacity(text.len() + after_sender.map_or(0, |l| l.len() + 1));
+    for (at, line) in header.split('\n').filter(|line| !drop(line)).enumerate() {
         if at > 0 {
             out.push('\n');
         }
         out.push_str(line);
+        if let Some(added) = after_sender
+            && at == 1
+        {
+            out.push('\n');
+            out.push_str(added);
+        }
     }
-    out.push_str(&text[begins..]);
+    out.push_str(&text[end..]);
+    if out == text {
+        return Cow::Borrowed(text);
+    }
     Cow::Owned(out)
+}
+
+/// `text` without a frame's `message-id:`, `in-reply-to:` and `from-machine:` header
+/// lines (the lines plugins before 0.4.0 do not read); itself when it is no frame or
+/// has none.
+pub fn without_ids(text: &str) -> Cow<'_, str> {
+    let added_since_0_3 = |line: &str| {
+        line.starts_with("message-id: ")
+            || line.starts_with("in-reply-to: ")
+            || line.starts_with(FROM_MACHINE)
+    };
+    rewrite_header(text, added_since_0_3, None)
+}
+
+/// The sender a frame's `from-session:` line names (a plain id, or a JSON string for an
+/// id that is not plain), when `text` is a frame.
+pub fn frame_sender(text: &str) -> Option<String> {
+    let end = header_end(text)?;
+    let line = text[..end]
+        .split('\n')
+        .nth(1)?
+        .strip_prefix("from-session: ")?;
+    if line.starts_with('"') {
+        let end = line.find("\" (\"")? + 1;
+        serde_json::from_str(&line[..end]).ok()
+    } else {
+        let (id, _) = line.split_once(" (\"")?;
+        (!id.is_empty()).then(|| id.to_string())
+    }
+}
+
+/// A frame naming `machine` as the one its message came from: a `from-machine:` line
+/// after `from-session:`, in place of any the message brought. A text that is no frame
+/// (a deployment with `frameMessages` off) is passed on as it is.
+pub fn naming_machine<'a>(text: &'a str, machine: &str) -> Cow<'a, str> {
+    let line = format!("{FROM_MACHINE}{machine}");
+    rewrite_header(text, |l| l.starts_with(FROM_MACHINE), Some(&line))
 }
 
 /// Whether a message whose text starts with `lead` may be a frame.
@@ -154,6 +214,45 @@ mod tests {
         assert!(matches!(without_ids(plain), Cow::Borrowed(_)));
         let old = without_ids(FRAME).into_owned();
         assert!(matches!(without_ids(&old), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn the_sender_machine_is_named_after_the_sender_line_in_place_of_any_brought() {
+        let named = naming_machine(FRAME, "alpha");
+        assert_eq!(
+            named,
+            "Cross-session message from another session of this harness.\n\
+             from-session: a (\"A\")\nfrom-machine: alpha\ndelivery: queue\nhop: 2\n\
+             message-id: m-0123456789ab\nin-reply-to: m-ba9876543210\n\
+             --- message begins ---\nmessage-id: m-body\n--- message ends ---"
+        );
+        // Named again: one line, the new name; the same name changes nothing.
+        let forged = named.replace("alpha", "beta");
+        let renamed = naming_machine(&forged, "alpha");
+        assert_eq!(renamed, named);
+        assert!(matches!(naming_machine(&named, "alpha"), Cow::Borrowed(_)));
+        // A body line is the body's.
+        let in_body = FRAME.replace("message-id: m-body", "from-machine: beta");
+        assert!(
+            naming_machine(&in_body, "alpha").ends_with("from-machine: beta\n--- message ends ---")
+        );
+        // No frame: as it is.
+        assert!(matches!(
+            naming_machine("from-session: a\nhi", "alpha"),
+            Cow::Borrowed(_)
+        ));
+        // An older plugin sees the frame without it.
+        assert_eq!(without_ids(&named), without_ids(FRAME));
+    }
+
+    #[test]
+    fn a_frames_sender_is_read_from_its_sender_line() {
+        assert_eq!(frame_sender(FRAME).as_deref(), Some("a"));
+        let quoted = FRAME.replace("from-session: a (", "from-session: \"a b\\u0041\" (");
+        assert_eq!(frame_sender(&quoted).as_deref(), Some("a bA"));
+        assert_eq!(frame_sender("from-session: a (\"A\")"), None);
+        let no_sender = FRAME.replace("from-session: a (\"A\")", "delivery: steer");
+        assert_eq!(frame_sender(&no_sender), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! imports, `crate::guard::since_v*`; `crate::plugin` holds the table of versions).
 
 mod convert;
-pub(crate) mod frames;
+pub mod frames;
 pub(crate) mod injected;
 pub mod request;
 pub mod since_v0_1_0;

@@ -245,6 +245,8 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
     check(any(t.startswith(FRAME) and f"from-session: {session} (" in t
               and "\nfrom-machine: alpha\ndelivery: queue\n" in t for t in seen),
           "and the frame names alpha, the machine the cluster let write it", seen)
+    handed = next((t for t in seen if t.startswith(FRAME)), "")
+    print("     Codex got: " + handed[:400].replace("\n", "\n       "))
     codex(["resume", thread, "More?\n" + codex_endpoint.SCRIPT_MARK + "[]"])
     seen = codex_texts()
     check(sum(t.count("From alpha: pears or plums?") for t in seen) == 1,

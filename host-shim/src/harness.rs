@@ -103,6 +103,17 @@ pub trait Inbox {
     fn reply_inbox(&mut self) -> Option<SharedInbox> {
         None
     }
+
+    /// Not a WIT function: a message for `target`, stored by another process in the
+    /// shared inbox under `handle` (another machine's call, through a cluster), waits
+    /// there now: do with it at once what this harness does with a message it
+    /// delivered itself (hand it over to an idle session, start a wake command when
+    /// `may_wake`), by its own rules (what the target's person lets in), and say where
+    /// it is. `None` (the default): no session here is `target`, the message no longer
+    /// waits, or it waits for the harness's next hand-over.
+    fn arrived(&mut self, _target: &str, _handle: &str, _may_wake: bool) -> Option<Delivered> {
+        None
+    }
 }
 
 /// A harness's state for one tool call: both interfaces, movable into the call's
@@ -198,6 +209,9 @@ impl<H: Inbox> Inbox for Shared<H> {
     }
     fn reply_inbox(&mut self) -> Option<SharedInbox> {
         self.lock().reply_inbox()
+    }
+    fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
+        self.lock().arrived(target, handle, may_wake)
     }
 }
 

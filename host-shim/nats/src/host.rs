@@ -1,9 +1,11 @@
 //! What a machine's long-lived host runs for the other machines, while it runs: it
 //! publishes the machine's sessions (`d.<machine>`, written when they change) and
 //! which of them are live (`<machine>` in the live bucket, written every third of the
-//! TTL, so it expires when no host of the machine is left), and answers other
-//! machines' reads of its sessions (`st.<bucket>.<machine>.read`, a queue group: one
-//! of the machine's hosts answers each).
+//! TTL, so it expires when no host of the machine is left), answers other machines'
+//! reads of its sessions (`st.<bucket>.<machine>.read`, a queue group: one of the
+//! machine's hosts answers each), and, told on the same subject that another machine
+//! stored a message for one of its sessions, does with it what its harness does with a
+//! message at once (an idle session given it as a new turn, a wake command started).
 //!
 //! It works over a [`Harnesses`] of this machine's stores only, its own (opened beside
 //! the ones the host's calls use), on one thread of its own: a read from another
@@ -12,17 +14,23 @@
 //!
 //! Trust model: a read is another machine's question, data: parsed, bounded (the
 //! answer must fit the cluster's message size), answered from this machine's stores
-//! only, never a delivery or a change. Which machines may ask is the deployment's
-//! subject permissions.
+//! only, never a change. Word of an arrived message changes nothing the cluster does
+//! not already hold: it names a message already stored for one of this machine's
+//! sessions, which is handed over by this machine's rules (what the session's person
+//! lets in, whether it may be woken) and only while it waits, once (the inbox's
+//! claim); a word naming no waiting message does nothing. Which machines may ask is
+//! the deployment's subject permissions.
 
 use crate::config::ClusterFile;
 use crate::machines::live_bucket;
-use crate::wire::{Action, Ask, Live, Message, Published, PublishedSession, Reply, Surface};
+use crate::wire::{
+    Action, Arrival, Ask, Live, Message, Published, PublishedSession, Reply, Surface,
+};
 use crate::{Connection, MachineName};
 use anyhow::{Result, anyhow};
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;
-use host_shim::{Harnesses, SessionQuery};
+use host_shim::{Harnesses, Inbox, SessionQuery};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -311,6 +319,16 @@ impl Publisher {
                 actions: (local.get_actions(&id, &seqs).into_iter())
                     .map(|calls| calls.into_iter().map(Action::from).collect())
                     .collect(),
+            },
+            Ask::Arrived {
+                id,
+                handle,
+                may_wake,
+            } => Reply::Arrived {
+                delivered: local
+                    .arrived(&id, &handle, may_wake)
+                    .as_ref()
+                    .map(Arrival::of),
             },
         };
         local.end_call();

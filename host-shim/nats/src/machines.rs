@@ -2,7 +2,9 @@
 //! what each machine published (`d.<machine>`), live as its heartbeat says (the live
 //! bucket, whose entries expire), read by asking that machine's host
 //! (`st.<bucket>.<machine>.read`), messaged through the shared inbox, where the target
-//! machine's hooks and hand-overs take it as they take a local message.
+//! machine's hooks and hand-overs take it as they take a local message: once stored,
+//! the target's machine is told on the same subject, and its host does with the
+//! message what its harness does at once (an idle session given it as a new turn).
 //!
 //! A read of a machine where no host runs (no session of it open, or the machine off)
 //! fails at once (NATS answers "no responders"); one that does not answer in time
@@ -21,10 +23,10 @@ use crate::{Connection, MachineName};
 use anyhow::{Result, anyhow};
 use async_nats::jetstream::kv;
 use host_shim::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, MessageIds, SendCounts,
-    SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
+    MessageIds, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
-use host_shim::inbox::{Desk, Recipient, SharedInbox, send_history_or_none};
+use host_shim::inbox::{Desk, Recipient, SharedInbox, Waiting, send_history_or_none};
 use host_shim::{Inbox, SessionQuery, Store};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -50,6 +52,8 @@ pub struct Machines {
     bucket: String,
     read_timeout: Duration,
     desk: Desk,
+    /// Whether the delivery under way may wake its target.
+    may_wake: bool,
     /// The shared inbox, told where each session is whenever this store reads it.
     places: crate::NatsInbox,
     /// What the cluster said this call (read once per call): by id, and in order.
@@ -76,6 +80,7 @@ impl Machines {
             bucket: file.bucket.clone(),
             read_timeout: file.read_timeout,
             desk: Desk::new(inbox),
+            may_wake: false,
             places,
             seen: None,
             unanswered: HashMap::new(),
@@ -137,8 +142,19 @@ impl Machines {
     /// session is not another machine's or its machine does not answer.
     fn ask(&mut self, id: &str, ask: Ask) -> Option<Reply> {
         let machine = self.remote(id)?.machine.clone();
+        match self.request(&machine, id, &ask) {
+            Ok(reply) => Some(reply),
+            Err(why) => {
+                self.say(why);
+                None
+            }
+        }
+    }
+
+    /// Asks `machine`'s host about its session `id`: its answer, or why there is none.
+    fn request(&self, machine: &str, id: &str, ask: &Ask) -> Result<Reply, String> {
         let subject = format!("st.{}.{machine}.read", self.bucket);
-        let payload = bytes::Bytes::from(serde_json::to_vec(&ask).ok()?);
+        let payload = bytes::Bytes::from(serde_json::to_vec(ask).map_err(|e| e.to_string())?);
         let (client, timeout) = (self.connection.client.clone(), self.read_timeout);
         let answer = self.connection.once(async move {
             match tokio::time::timeout(timeout, client.request(subject, payload)).await {
@@ -151,12 +167,12 @@ impl Machines {
             }
             .map_err(|why| anyhow!(why))
         });
-        let why = match answer {
+        Err(match answer {
             Ok(payload) => match serde_json::from_slice::<Reply>(&payload) {
                 Ok(Reply::Refused { why }) => {
                     format!("machine {machine} could not answer the read of session {id}: {why}.")
                 }
-                Ok(reply) => return Some(reply),
+                Ok(reply) => return Ok(reply),
                 Err(err) => format!(
                     "machine {machine} answered the read of session {id} with something that is not an answer ({err}): its host-shim may be another version."
                 ),
@@ -176,9 +192,7 @@ impl Machines {
                     "the cluster could not carry the read of session {id} on machine {machine} ({err:#}): nothing was read. Try again in a moment."
                 ),
             },
-        };
-        self.say(why);
-        None
+        })
     }
 }
 
@@ -359,6 +373,32 @@ impl Recipient for Machines {
         &mut self.desk
     }
 
+    /// The message is in the cluster: the target's machine is told, and its host does
+    /// with it what its harness does with a message at once (an idle session given it
+    /// as a new turn). Its answer says where the message is; a machine that does not
+    /// answer leaves it waiting for its hooks, as accepted.
+    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+        let target = &waiting.message.target;
+        let arrived = Ask::Arrived {
+            id: target.clone(),
+            handle: waiting.handle.as_str().to_string(),
+            may_wake: self.may_wake,
+        };
+        let machine = self.remote(target).map(|r| r.machine.clone());
+        let told = machine.map(|machine| self.request(&machine, target, &arrived));
+        match told {
+            Some(Ok(Reply::Arrived {
+                delivered: Some(arrival),
+            })) => arrival.delivered(&waiting.message),
+            _ => Delivered {
+                woke: false,
+                repeat: false,
+                state: DeliveryState::Waiting,
+                message_id: waiting.message.message_id.clone(),
+            },
+        }
+    }
+
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
         let Some(remote) = self.remote(target) else {
             return Err(DeliveryRefusal::NotFound);
@@ -382,6 +422,8 @@ impl Inbox for Machines {
         key: &str,
         ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal> {
+        // Nothing wakes from here: the target's machine is told whether it may.
+        self.may_wake = may_wake;
         host_shim::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
     }
 

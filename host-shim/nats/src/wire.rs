@@ -2,7 +2,10 @@
 //! ones, and a read of one session asked and answered. Mirrors of the contract's
 //! records (which carry no serde), converted both ways in one place.
 
-use host_shim::contract::latest::{ActionStatus, MessageContent, Role, ToolAction};
+use host_shim::contract::latest::{
+    ActionStatus, Delivered, DeliveryState, MessageContent, Role, ToolAction,
+};
+use host_shim::inbox::SpooledMessage;
 use host_shim::{MessageEntry, SessionHeader, SurfaceIndex};
 use serde::{Deserialize, Serialize};
 
@@ -62,14 +65,33 @@ pub struct Live {
     pub live: Vec<String>,
 }
 
-/// A read of one of a machine's sessions, by another machine's call.
+/// A read of one of a machine's sessions, by another machine's call; or word that a
+/// message for one of them was just stored in the cluster.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "ask", rename_all = "kebab-case")]
 pub enum Ask {
-    Surface { id: String, lead_chars: u32 },
-    Messages { id: String, seqs: Vec<u64> },
-    ActionSeqs { id: String },
-    Actions { id: String, seqs: Vec<u64> },
+    Surface {
+        id: String,
+        lead_chars: u32,
+    },
+    Messages {
+        id: String,
+        seqs: Vec<u64>,
+    },
+    ActionSeqs {
+        id: String,
+    },
+    Actions {
+        id: String,
+        seqs: Vec<u64>,
+    },
+    /// A message for session `id` waits under `handle` (its key in the bucket): the
+    /// machine's host does with it what its harness does with a message at once.
+    Arrived {
+        id: String,
+        handle: String,
+        may_wake: bool,
+    },
 }
 
 /// Its answer.
@@ -88,10 +110,47 @@ pub enum Reply {
     Actions {
         actions: Vec<Vec<Action>>,
     },
+    /// What the harness did with an arrived message: `None` when it waits for the
+    /// harness's next hand-over.
+    Arrived {
+        delivered: Option<Arrival>,
+    },
     /// The asking machine's question could not be taken (not JSON, or too large).
     Refused {
         why: String,
     },
+}
+
+/// Where an arrived message is, as the target's machine says.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Arrival {
+    pub woke: bool,
+    /// `handed-over`, `waiting` or `held`.
+    pub state: String,
+}
+
+impl Arrival {
+    pub fn of(delivered: &Delivered) -> Arrival {
+        Arrival {
+            woke: delivered.woke,
+            state: delivered.state.as_str().to_string(),
+        }
+    }
+
+    /// The sender's answer, for the message `waiting`: a state this host does not know
+    /// reads as waiting.
+    pub fn delivered(&self, waiting: &SpooledMessage) -> Delivered {
+        Delivered {
+            woke: self.woke,
+            repeat: false,
+            state: match self.state.as_str() {
+                "handed-over" => DeliveryState::HandedOver,
+                "held" => DeliveryState::Held,
+                _ => DeliveryState::Waiting,
+            },
+            message_id: waiting.message_id.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

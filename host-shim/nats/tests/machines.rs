@@ -5,13 +5,14 @@
 //! other's sessions by machine, reads them by asking the other machine's host, and
 //! messages them through the shared inbox, handed over once by the target machine's
 //! hook; a machine whose host is gone is a readable refusal and turns cold within its
-//! TTL.
+//! TTL. And a message to an idle session of another machine, handed over at once by
+//! that machine's host.
 
 mod support;
 
 use host_shim::{
-    CallError, CallRequest, ClaudeStore, CodexStore, Harnesses, LocalPresence, Presence, Runtime,
-    RuntimeOptions, SharedInbox, Store,
+    CallError, CallRequest, ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence,
+    Presence, Runtime, RuntimeOptions, Session, SharedInbox, Store,
 };
 use host_shim_nats::{Cluster, ClusterFile};
 use std::path::{Path, PathBuf};
@@ -267,4 +268,84 @@ fn machines_list_read_and_message_each_others_sessions() {
         );
         std::thread::sleep(Duration::from_millis(250));
     }
+}
+
+/// Beta's sessions as a harness that gives a message to an idle session at once (the
+/// corpus's model of Claude Code's peer socket, Codex's daemon, OpenCode's plugin):
+/// "beta-idle" takes it as a new turn; "beta-busy" leaves it for its next hook.
+fn beta_at_once(inbox: SharedInbox) -> Vec<Box<dyn Store>> {
+    let mut idle = Session::new("beta-idle", 1_700_000_000_000);
+    idle.header.live = true;
+    let mut busy = Session::new("beta-busy", 1_700_000_000_001);
+    busy.header.live = true;
+    busy.delivery_state = host_shim::contract::latest::DeliveryState::Waiting;
+    let corpus = Corpus::new(None, vec![idle, busy]);
+    vec![Box::new(CorpusHost::with_inbox(Arc::new(corpus), inbox))]
+}
+
+#[test]
+fn a_message_to_an_idle_session_on_another_machine_is_handed_over_at_once() {
+    let Some(binary) = server() else { return };
+    let nodes = support::Cluster::start(&binary, "at-once");
+    let alpha = Machine::join(&nodes.urls[..1], "team", "alpha");
+    let beta = Machine::join(&nodes.urls[1..], "team", "beta");
+    let _running = alpha.presence().register_live(CLAUDE_GARDEN).unwrap();
+    let beta_host = (beta.cluster)
+        .serve(Harnesses::new(beta_at_once(beta.inbox())))
+        .unwrap();
+    let send = |target: &str, words: &str| {
+        let send = format!(r#"{{"session_id":"{target}","message":"{words}"}}"#);
+        alpha.call("sessions_send", &send, CLAUDE_GARDEN).unwrap()
+    };
+
+    // The idle session: beta's host, told the message is stored, gives it as a new
+    // turn; the sender's answer says so, and nothing waits for a hook.
+    let sent = send("beta-idle", "Now, please");
+    let mut lines = sent.lines();
+    assert!(
+        (lines.next().unwrap()).starts_with("accepted for beta-idle | mode=queue"),
+        "{sent}"
+    );
+    assert!(
+        (lines.next().unwrap_or(""))
+            .starts_with("The message was handed to that session as a new turn."),
+        "{sent}"
+    );
+    assert!(
+        beta.inbox()
+            .waiting("beta-idle")
+            .unwrap()
+            .messages
+            .is_empty()
+    );
+    let read = alpha
+        .call(
+            "sessions_read",
+            r#"{"session_id":"beta-idle"}"#,
+            CLAUDE_GARDEN,
+        )
+        .unwrap();
+    assert!(
+        read.contains("from-machine: alpha"),
+        "on its surface, framed: {read}"
+    );
+    assert!(read.contains("Now, please"), "{read}");
+    assert!(
+        read.contains("your messages to it: 1 handed over"),
+        "{read}"
+    );
+
+    // The busy one: it waits for the session's next hook, as a local message does.
+    let sent = send("beta-busy", "When you can");
+    assert!(!sent.contains("handed to that session"), "{sent}");
+    assert_eq!(beta.inbox().waiting("beta-busy").unwrap().messages.len(), 1);
+
+    // No host on beta: accepted, waiting for one.
+    drop(beta_host);
+    let sent = send("beta-idle", "Later then");
+    assert!(sent.starts_with("accepted for beta-idle"), "{sent}");
+    assert!(!sent.contains("handed to that session"), "{sent}");
+    let waiting = beta.inbox().waiting("beta-idle").unwrap().messages;
+    assert_eq!(waiting.len(), 1);
+    assert!(waiting[0].message.body.contains("Later then"));
 }

@@ -36,7 +36,7 @@ use crate::contract::latest::{
 };
 use crate::harness::{Inbox, SessionQuery};
 pub use crate::harnesses::surface::Message;
-use crate::inbox::{Desk, InboxBackend, MemoryInbox, Recipient, Waiting};
+use crate::inbox::{Desk, MemoryInbox, Recipient, Waiting};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer};
 use std::collections::HashMap;
@@ -516,7 +516,12 @@ impl std::fmt::Debug for CorpusHost {
 
 impl CorpusHost {
     pub fn new(corpus: Arc<Corpus>) -> CorpusHost {
-        let inbox = MemoryInbox::new();
+        CorpusHost::with_inbox(corpus, Arc::new(MemoryInbox::new()))
+    }
+
+    /// The corpus over `inbox` (one other hosts share, e.g. a cluster's) instead of a
+    /// memory inbox of its own.
+    pub fn with_inbox(corpus: Arc<Corpus>, inbox: crate::inbox::SharedInbox) -> CorpusHost {
         // What each session's person lets in, as the corpus says, known to the inbox
         // the delivery path asks.
         for &at in &corpus.not_accepting {
@@ -526,7 +531,7 @@ impl CorpusHost {
         CorpusHost {
             corpus,
             changed: HashMap::new(),
-            desk: Desk::new(Arc::new(inbox)),
+            desk: Desk::new(inbox),
         }
     }
 
@@ -657,6 +662,10 @@ impl Inbox for CorpusHost {
     /// [`CorpusHost::inbox`] instead).
     fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
         None
+    }
+
+    fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
+        crate::inbox::delivery::arrived(self, target, handle, may_wake)
     }
 }
 

@@ -290,6 +290,11 @@ impl Inbox for Harnesses {
     fn reply_inbox(&mut self) -> Option<SharedInbox> {
         self.stores.iter_mut().find_map(|store| store.reply_inbox())
     }
+
+    fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
+        let at = self.holder_of(target)?;
+        self.stores[at].arrived(target, handle, may_wake)
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,10 @@
 //! 6. The harness does what it can with it at once ([`Recipient::accepted`]: hand it
 //!    over, start a wake command) and says where it is.
 //!
+//! A message another process put for one of the harness's sessions (another machine's
+//! call, through a cluster) takes steps 5 and 6 here when that process says so
+//! ([`arrived`]), by this harness's rules.
+//!
 //! A repeat answers with where the first message is now. What a call delivered is
 //! recorded by the runtime's guard (`--deliveries`), for every harness the same.
 
@@ -173,6 +177,15 @@ macro_rules! inbox_through_the_delivery_path {
             fn reply_inbox(&mut self) -> Option<$crate::inbox::SharedInbox> {
                 Some(self.desk.inbox().clone())
             }
+
+            fn arrived(
+                &mut self,
+                target: &str,
+                handle: &str,
+                may_wake: bool,
+            ) -> Option<$crate::contract::latest::Delivered> {
+                $crate::inbox::delivery::arrived(self, target, handle, may_wake)
+            }
         }
     };
 }
@@ -246,6 +259,29 @@ pub fn deliver<R: Recipient + ?Sized>(
     let answer = answered.once(key, || accept(recipient, &*inbox, &message, may_wake));
     recipient.desk().answered = answered;
     answer
+}
+
+/// A message another process put into `recipient`'s inbox for `target` under `handle`
+/// (another machine's call, through a cluster) is there: steps 5 and 6 of the path for
+/// it, by this harness's rules. Nothing when `target` is not this harness's session,
+/// its person (in the inbox, or the harness's own settings) does not accept messages
+/// now, it is cold and may not be woken, or the message no longer waits.
+pub fn arrived<R: Recipient + ?Sized>(
+    recipient: &mut R,
+    target: &str,
+    handle: &str,
+    may_wake: bool,
+) -> Option<Delivered> {
+    let live = recipient.resolve(target).ok()?;
+    let inbox = recipient.desk().inbox.clone();
+    let inbound = (inbox.inbound(target).ok()?).stricter(recipient.inbound(target));
+    if inbound != InboundPolicy::Accept || (!live && !may_wake) {
+        return None;
+    }
+    let contents = inbox.waiting(target).ok()?;
+    let mut waiting = (contents.messages.into_iter()).find(|w| w.handle.as_str() == handle)?;
+    waiting.message.woke = recipient.wake(target, waiting.message.mode, live);
+    Some(recipient.accepted(&waiting))
 }
 
 /// What a call asks to deliver.
@@ -478,6 +514,37 @@ mod tests {
         let waiting = harness.desk.inbox().waiting("cold").unwrap().messages;
         let bodies: Vec<&str> = waiting.iter().map(|w| w.message.body.as_str()).collect();
         assert_eq!(bodies, ["hello", "hello", "hello!"]);
+    }
+
+    #[test]
+    fn a_message_another_process_put_takes_the_last_steps_by_this_harness_s_rules() {
+        let mut harness = two();
+        let inbox = harness.desk.inbox().clone();
+        let put = |target: &str, words: &str| -> String {
+            let message = SpooledMessage::new(target, DeliveryMode::Queue, words, "", false);
+            match inbox.put_unseen(&message).unwrap() {
+                Put::New(handle) => handle.as_str().to_string(),
+                Put::Repeat(_) => panic!("a repeat"),
+            }
+        };
+        let live = put("live", "hi");
+        let cold = put("cold", "wake up");
+        // Not this harness's session, a handle that names no waiting message, a cold
+        // session the sender may not wake: nothing done, nothing asked of the harness.
+        assert_eq!(arrived(&mut harness, "nobody", &live, true), None);
+        assert_eq!(arrived(&mut harness, "live", "no-such-handle", true), None);
+        assert_eq!(arrived(&mut harness, "cold", &cold, false), None);
+        assert_eq!(harness.wakes, 0);
+        // Held by its person: left for the release.
+        inbox.set_inbound("live", InboundPolicy::Hold).unwrap();
+        assert_eq!(arrived(&mut harness, "live", &live, true), None);
+        inbox.set_inbound("live", InboundPolicy::Accept).unwrap();
+        // Otherwise the harness wakes it as it would its own message, and says where it is.
+        let delivered = arrived(&mut harness, "cold", &cold, true).unwrap();
+        assert!(delivered.woke && delivered.state == DeliveryState::Waiting);
+        let delivered = arrived(&mut harness, "live", &live, true).unwrap();
+        assert!(!delivered.woke && !delivered.repeat);
+        assert_eq!(harness.wakes, 2);
     }
 
     #[test]

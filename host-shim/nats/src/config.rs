@@ -82,6 +82,13 @@ pub struct ClusterFile {
     pub live_ttl: Duration,
     /// How long a read of another machine's session waits for its host (default 2 s).
     pub read_timeout: Duration,
+    /// The sessions this machine shares with the others: those whose workspace path is
+    /// one of these folders or inside one (none given: every session). A session not
+    /// shared is not listed, read or messaged from another machine.
+    pub publish_paths: Option<Vec<PathBuf>>,
+    /// The machines whose messages this machine's sessions take (none given: every
+    /// machine of the deployment); a message from another stays in the cluster, named.
+    pub accept_from: Option<Vec<MachineName>>,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +105,8 @@ struct Fields {
     tls: Option<TlsFields>,
     live_ttl_seconds: Option<u64>,
     read_timeout_ms: Option<u64>,
+    publish_paths: Option<Vec<PathBuf>>,
+    accept_from: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +131,8 @@ impl ClusterFile {
             tls: None,
             live_ttl: Duration::from_secs(30),
             read_timeout: Duration::from_secs(2),
+            publish_paths: None,
+            accept_from: None,
         })
     }
 
@@ -211,7 +222,33 @@ impl ClusterFile {
             }
             file.read_timeout = Duration::from_millis(ms);
         }
+        if let Some(paths) = fields.publish_paths {
+            if let Some(relative) = paths.iter().find(|p| !p.is_absolute()) {
+                bail!(
+                    "\"publishPaths\": {relative:?} is not an absolute path: name the folders whose sessions this machine shares, e.g. [\"/home/ann/work\"]"
+                );
+            }
+            file.publish_paths = Some(paths);
+        }
+        if let Some(machines) = fields.accept_from {
+            let parsed = (machines.iter())
+                .map(|m| MachineName::parse(m))
+                .collect::<Result<Vec<_>>>()
+                .context("\"acceptFrom\"")?;
+            file.accept_from = Some(parsed);
+        }
         Ok(file)
+    }
+
+    /// Whether this machine shares a session whose workspace path is `cwd` with the
+    /// other machines ([`ClusterFile::publish_paths`]; compared by path components).
+    pub fn shares(&self, cwd: Option<&str>) -> bool {
+        match &self.publish_paths {
+            None => true,
+            Some(paths) => {
+                cwd.is_some_and(|cwd| paths.iter().any(|p| Path::new(cwd).starts_with(p)))
+            }
+        }
     }
 
     /// The client's options: credentials and TLS as given, this machine's name and its
@@ -264,9 +301,34 @@ mod tests {
         assert_eq!(file.machine.as_str(), "build-box");
         assert_eq!(file.bucket, "session-tools");
         assert_eq!(file.replicas, 3);
+        assert!(file.shares(None) && file.accept_from.is_none());
         assert_eq!(file.credentials.unwrap(), Path::new("/etc/st/box.creds"));
-        assert_eq!(file.tls.unwrap().ca.unwrap(), Path::new("/pki/ca.pem"));
+        assert_eq!(
+            file.tls.as_ref().unwrap().ca.as_deref(),
+            Some(Path::new("/pki/ca.pem"))
+        );
         assert_eq!(file.live_ttl, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn what_a_machine_shares_is_its_publish_paths_by_component() {
+        let file = parsed(
+            r#"{"url": "nats://a:4222", "machine": "a", "publishPaths": ["/work/team"],
+                "acceptFrom": ["b", "c"]}"#,
+        )
+        .unwrap();
+        assert!(file.shares(Some("/work/team")));
+        assert!(file.shares(Some("/work/team/repo")));
+        assert!(!file.shares(Some("/work/teammate")));
+        assert!(!file.shares(Some("/home/a")));
+        assert!(!file.shares(None), "a session with no path is not shared");
+        let from: Vec<String> = file
+            .accept_from
+            .unwrap()
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        assert_eq!(from, ["b", "c"]);
     }
 
     #[test]
@@ -299,6 +361,14 @@ mod tests {
             (
                 r#"{"url": "nats://a:1", "machine": "a", "bucket": "a.b"}"#,
                 "not a bucket name",
+            ),
+            (
+                r#"{"url": "nats://a:1", "machine": "a", "publishPaths": ["work"]}"#,
+                "not an absolute path",
+            ),
+            (
+                r#"{"url": "nats://a:1", "machine": "a", "acceptFrom": ["a b"]}"#,
+                "\"acceptFrom\": \"a b\" cannot name a machine",
             ),
         ];
         for (text, says) in cases {

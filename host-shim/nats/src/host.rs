@@ -69,6 +69,8 @@ struct Publisher {
     directory: kv::Store,
     live: kv::Store,
     machine: MachineName,
+    /// Which sessions the machine shares ([`ClusterFile::shares`]).
+    file: ClusterFile,
     local: Harnesses,
     /// What this host last wrote, so an unchanged list is not written again.
     last: Option<Published>,
@@ -87,6 +89,7 @@ impl MachineHost {
             directory,
             live,
             machine: file.machine.clone(),
+            file: file.clone(),
             local,
             last: None,
         };
@@ -195,7 +198,7 @@ impl Publisher {
         local.end_call();
         let mut sessions: Vec<(bool, PublishedSession)> = (headers.into_iter().zip(titles))
             .filter_map(|(header, title)| {
-                let header = header?;
+                let header = header.filter(|h| self.file.shares(h.cwd.as_deref()))?;
                 Some((header.live, PublishedSession::of(&header, title)))
             })
             .collect();
@@ -208,6 +211,8 @@ impl Publisher {
         };
         let mut size = 0;
         let published = Published {
+            accept_from: (self.file.accept_from.as_ref())
+                .map(|machines| machines.iter().map(|m| m.to_string()).collect()),
             sessions: (sessions.into_iter())
                 .filter(|(live, session)| {
                     size += 64 + serde_json::to_vec(session).map_or(0, |v| v.len());
@@ -300,6 +305,19 @@ impl Publisher {
     fn read(&mut self, ask: Ask) -> Reply {
         let local = &mut self.local;
         local.begin_call("");
+        // A session this machine does not share is, to the others, no session.
+        let id = match &ask {
+            Ask::Surface { id, .. }
+            | Ask::Messages { id, .. }
+            | Ask::ActionSeqs { id }
+            | Ask::Actions { id, .. }
+            | Ask::Arrived { id, .. } => id,
+        };
+        let shared = (local.get_session(id)).is_some_and(|h| self.file.shares(h.cwd.as_deref()));
+        if !shared {
+            local.end_call();
+            return Reply::no_session(&ask);
+        }
         let reply = match ask {
             Ask::Surface { id, lead_chars } => Reply::Surface {
                 surface: local

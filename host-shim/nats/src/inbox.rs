@@ -102,6 +102,11 @@ pub struct NatsInbox {
     /// What this machine handed over, when it keeps a ledger.
     ledger: Option<Ledger>,
     claim_expires: Duration,
+    /// The machines whose messages this machine's sessions take (none: every one).
+    accept_from: Option<Arc<Vec<String>>>,
+    /// Whether the machine shares only some sessions (its cluster file's
+    /// `publishPaths`): another machine's message to one it does not list stays.
+    shares_some: bool,
 }
 
 /// Whether an update lost a race: the key's revision was no longer the one expected.
@@ -140,6 +145,8 @@ impl NatsInbox {
             places: Arc::new(Mutex::new(None)),
             ledger: None,
             claim_expires: CLAIM_EXPIRES,
+            accept_from: None,
+            shares_some: false,
         })
     }
 
@@ -149,6 +156,15 @@ impl NatsInbox {
     pub fn remembering(mut self, state: &Path) -> Result<NatsInbox> {
         self.ledger = Some(Ledger::in_folder(state)?);
         Ok(self)
+    }
+
+    /// Takes other machines' messages as `file` says: only from its `acceptFrom`
+    /// machines, only for the sessions it shares (`publishPaths`).
+    pub fn taking(mut self, file: &crate::ClusterFile) -> NatsInbox {
+        self.accept_from = (file.accept_from.as_ref())
+            .map(|machines| Arc::new(machines.iter().map(|m| m.to_string()).collect()));
+        self.shares_some = file.publish_paths.is_some();
+        self
     }
 
     /// A claim older than `after` is taken again ([`CLAIM_EXPIRES`] by default).
@@ -186,16 +202,33 @@ impl NatsInbox {
 
     /// A waiting message as its session is given it: its frame names the machine that
     /// wrote it, as its key says (the server let only that machine write the key).
-    /// Why not (`Err` inside), when the message names as its sender a session another
+    /// Why not (`Err` inside), when another machine wrote it and this machine does not
+    /// take its messages, or not for this session (the cluster file's `acceptFrom`,
+    /// `publishPaths`), or when the message names as its sender a session another
     /// machine lists: a machine passing a message off as another machine's session's.
     fn as_handed(
         &self,
         key: &str,
+        session: &str,
         mut message: SpooledMessage,
     ) -> Result<std::result::Result<Waiting, String>> {
         let Some(machine) = key.split('.').nth(3) else {
             return Ok(Err(format!("{key}: not a message key")));
         };
+        if machine != self.machine {
+            if let Some(machines) = &self.accept_from
+                && !machines.iter().any(|m| m == machine)
+            {
+                return Ok(Err(format!(
+                    "{key}: machine {machine} is not one this machine takes messages from (acceptFrom in its cluster file); left where it is"
+                )));
+            }
+            if self.shares_some && self.listed_on(session)?.as_deref() != Some(&self.machine) {
+                return Ok(Err(format!(
+                    "{key}: machine {machine} wrote to session {session}, which this machine does not share (publishPaths in its cluster file); left where it is"
+                )));
+            }
+        }
         let senders = [Some(message.sender.clone()), frame_sender(&message.body)];
         for sender in senders.into_iter().flatten().filter(|s| !s.is_empty()) {
             if let Some(on) = self.listed_on(&sender)?
@@ -483,7 +516,7 @@ impl InboxBackend for NatsInbox {
                 State::Claimed if dead_claim => &mut reclaimed,
                 _ => continue,
             };
-            match self.as_handed(&held.key, held.message)? {
+            match self.as_handed(&held.key, session, held.message)? {
                 Ok(waiting) => queue.push(waiting),
                 Err(why) => unreadable.push(why),
             }

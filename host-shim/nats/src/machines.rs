@@ -41,6 +41,8 @@ pub(crate) struct Remote {
     pub(crate) machine: String,
     published: PublishedSession,
     pub(crate) live: bool,
+    /// The machines whose messages its machine takes (none: every machine).
+    accept_from: Option<Arc<Vec<String>>>,
 }
 
 /// Sessions of the other machines of the cluster.
@@ -245,6 +247,7 @@ pub(crate) fn directory(
             continue;
         };
         let live = running.get(machine);
+        let accept_from = published.accept_from.map(Arc::new);
         for session in published.sessions.into_iter().take(SESSIONS_PER_MACHINE) {
             if host_shim::inbox::checked_id(&session.id).is_err() {
                 continue;
@@ -253,6 +256,7 @@ pub(crate) fn directory(
                 machine: machine.to_string(),
                 live: live.is_some_and(|ids| ids.contains(&session.id)),
                 published: session,
+                accept_from: accept_from.clone(),
             });
         }
     }
@@ -400,9 +404,18 @@ impl Recipient for Machines {
     }
 
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        let me = self.machine.to_string();
         let Some(remote) = self.remote(target) else {
             return Err(DeliveryRefusal::NotFound);
         };
+        if let Some(machines) = &remote.accept_from
+            && !machines.contains(&me)
+        {
+            return Err(DeliveryRefusal::Rejected(format!(
+                "machine {} takes no messages from machine {me} (its cluster file's acceptFrom); ask its person to add {me}",
+                remote.machine
+            )));
+        }
         if let Some(owner) = &remote.published.parent_id {
             return Err(DeliveryRefusal::Rejected(format!(
                 "a subagent has no inbox; message the session that owns it, {owner}"

@@ -57,6 +57,9 @@ impl PublishedSession {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Published {
     pub sessions: Vec<PublishedSession>,
+    /// The machines whose messages the machine's sessions take (none: every machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept_from: Option<Vec<String>>,
 }
 
 /// The sessions a machine runs now (`<machine>` in the live bucket).
@@ -119,6 +122,23 @@ pub enum Reply {
     Refused {
         why: String,
     },
+}
+
+impl Reply {
+    /// The answer about a session the machine does not have (or does not share).
+    pub fn no_session(ask: &Ask) -> Reply {
+        match ask {
+            Ask::Surface { .. } => Reply::Surface { surface: None },
+            Ask::Messages { seqs, .. } => Reply::Messages {
+                messages: vec![None; seqs.len()],
+            },
+            Ask::ActionSeqs { .. } => Reply::ActionSeqs { seqs: Vec::new() },
+            Ask::Actions { seqs, .. } => Reply::Actions {
+                actions: vec![Vec::new(); seqs.len()],
+            },
+            Ask::Arrived { .. } => Reply::Arrived { delivered: None },
+        }
+    }
 }
 
 /// Where an arrived message is, as the target's machine says.

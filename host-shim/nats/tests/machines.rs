@@ -47,10 +47,21 @@ struct Machine {
 
 impl Machine {
     fn join(urls: &[String], bucket: &str, name: &'static str) -> Machine {
+        Machine::join_with(urls, bucket, name, |_| {})
+    }
+
+    /// Joined with its cluster file as `edit` leaves it.
+    fn join_with(
+        urls: &[String],
+        bucket: &str,
+        name: &'static str,
+        edit: impl FnOnce(&mut ClusterFile),
+    ) -> Machine {
         let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
         let mut file = ClusterFile::new(&urls, name).unwrap();
         file.bucket = bucket.to_string();
         file.live_ttl = Duration::from_secs(3);
+        edit(&mut file);
         Machine {
             name,
             cluster: Cluster::join(file).unwrap(),
@@ -348,4 +359,129 @@ fn a_message_to_an_idle_session_on_another_machine_is_handed_over_at_once() {
     let waiting = beta.inbox().waiting("beta-idle").unwrap().messages;
     assert_eq!(waiting.len(), 1);
     assert!(waiting[0].message.body.contains("Later then"));
+}
+
+#[test]
+fn a_machine_says_which_sessions_it_shares_and_whose_messages_it_takes() {
+    let Some(binary) = server() else { return };
+    let nodes = support::Cluster::start(&binary, "say");
+    let alpha = Machine::join(&nodes.urls[..1], "team", "alpha");
+    // Beta shares only what lies under /work/shared, and takes messages from gamma only.
+    let beta = Machine::join_with(&nodes.urls[1..], "team", "beta", |file| {
+        file.publish_paths = Some(vec![PathBuf::from("/work/shared")]);
+        file.accept_from = Some(vec![host_shim_nats::MachineName::parse("gamma").unwrap()]);
+    });
+    let _running = alpha.presence().register_live(CLAUDE_GARDEN).unwrap();
+    let mut shared = Session::new("beta-shared", 1_700_000_000_000);
+    shared.header.cwd = Some("/work/shared/repo".to_string());
+    shared.header.live = true;
+    let mut private = Session::new("beta-private", 1_700_000_000_001);
+    private.header.cwd = Some("/home/beta/diary".to_string());
+    let corpus = Arc::new(Corpus::new(None, vec![shared, private]));
+    let stores: Vec<Box<dyn Store>> = vec![Box::new(CorpusHost::with_inbox(corpus, beta.inbox()))];
+    let _beta_host = beta.cluster.serve(Harnesses::new(stores)).unwrap();
+
+    // Alpha sees the shared session only; the other is no session to it, read or not.
+    let listing = alpha
+        .call("sessions_list", r#"{"scope":"all"}"#, CLAUDE_GARDEN)
+        .unwrap();
+    assert!(
+        row(&listing, "beta-shared").contains("| machine=beta"),
+        "{listing}"
+    );
+    assert!(!listing.contains("beta-private"), "{listing}");
+    let read = alpha
+        .call(
+            "sessions_read",
+            r#"{"session_id":"beta-private"}"#,
+            CLAUDE_GARDEN,
+        )
+        .unwrap();
+    assert!(
+        read.starts_with("sessions_read refused (not-found)"),
+        "{read}"
+    );
+    // A send from alpha is refused before anything is stored, saying why.
+    let sent = alpha
+        .call(
+            "sessions_send",
+            r#"{"session_id":"beta-shared","message":"hello"}"#,
+            CLAUDE_GARDEN,
+        )
+        .unwrap();
+    assert!(
+        sent.starts_with(
+            "sessions_send refused (rejected): the controller refused the message: machine beta"
+        ),
+        "{sent}"
+    );
+    assert!(
+        sent.contains(
+            "machine beta takes no messages from machine alpha (its cluster file's acceptFrom)"
+        ),
+        "{sent}"
+    );
+    assert!(
+        beta.inbox()
+            .waiting("beta-shared")
+            .unwrap()
+            .messages
+            .is_empty()
+    );
+
+    // Written past the sender's check, by alpha, or by gamma to a session beta does not
+    // share: beta's hand-over leaves each where it is, named.
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let write = |key: &str, target: &str| {
+        let message = host_shim::inbox::SpooledMessage::new(
+            target,
+            host_shim::contract::latest::DeliveryMode::Queue,
+            "past the check",
+            "",
+            false,
+        );
+        let (url, subject) = (nodes.urls[0].clone(), format!("$KV.team.{key}"));
+        let body = serde_json::to_vec(&message).unwrap();
+        tokio.block_on(async move {
+            let client = async_nats::connect(url).await.unwrap();
+            let jetstream = async_nats::jetstream::new(client);
+            jetstream
+                .publish(subject, body.into())
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+        });
+    };
+    write(
+        "m.beta.beta-shared.alpha.00000000000000000001-x",
+        "beta-shared",
+    );
+    write(
+        "m.beta.beta-private.gamma.00000000000000000002-x",
+        "beta-private",
+    );
+    write(
+        "m.beta.beta-shared.gamma.00000000000000000003-x",
+        "beta-shared",
+    );
+    let shared = beta.inbox().waiting("beta-shared").unwrap();
+    assert_eq!(shared.messages.len(), 1, "gamma's, to a shared session");
+    assert!(shared.messages[0].message.body.contains("past the check"));
+    assert_eq!(shared.unreadable.len(), 1, "{:?}", shared.unreadable);
+    assert!(
+        shared.unreadable[0].contains("machine alpha is not one this machine takes messages from"),
+        "{:?}",
+        shared.unreadable
+    );
+    let private = beta.inbox().waiting("beta-private").unwrap();
+    assert!(private.messages.is_empty());
+    assert!(
+        private.unreadable[0].contains("which this machine does not share (publishPaths"),
+        "{:?}",
+        private.unreadable
+    );
 }

@@ -21,6 +21,16 @@ use crate::machines::live_bucket;
 /// The subjects `machine` may publish to and subscribe to, on the deployment's
 /// `bucket`.
 pub fn subjects(bucket: &str, machine: &MachineName) -> (Vec<String>, Vec<String>) {
+    subjects_reaching(bucket, machine, None)
+}
+
+/// [`subjects`], the messages held to the sessions of `reaches` (and of `machine`
+/// itself) when given: the deployment's say over which machines a machine may message.
+pub fn subjects_reaching(
+    bucket: &str,
+    machine: &MachineName,
+    reaches: Option<&[MachineName]>,
+) -> (Vec<String>, Vec<String>) {
     let live = live_bucket(bucket);
     let mut publish = vec!["$JS.API.INFO".to_string()];
     for stream in [format!("KV_{bucket}"), format!("KV_{live}")] {
@@ -33,10 +43,21 @@ pub fn subjects(bucket: &str, machine: &MachineName) -> (Vec<String>, Vec<String
             format!("$JS.FC.{stream}.>"),
         ]);
     }
+    // Send as itself, to any machine's session or to those it may reach.
+    let targets: Vec<String> = match reaches {
+        None => vec!["*".to_string()],
+        Some(machines) => std::iter::once(machine)
+            .chain(machines.iter().filter(|m| *m != machine))
+            .map(|m| m.to_string())
+            .collect(),
+    };
+    for target in &targets {
+        publish.extend([
+            format!("$KV.{bucket}.m.{target}.*.{machine}.*"),
+            format!("$KV.{bucket}.k.{target}.*.{machine}.*"),
+        ]);
+    }
     publish.extend([
-        // Send as itself, to any machine's session.
-        format!("$KV.{bucket}.m.*.*.{machine}.*"),
-        format!("$KV.{bucket}.k.*.*.{machine}.*"),
         // Hand over its own sessions' messages; its own persons' say.
         format!("$KV.{bucket}.s.{machine}.>"),
         format!("$KV.{bucket}.p.{machine}.*"),
@@ -55,7 +76,17 @@ pub fn subjects(bucket: &str, machine: &MachineName) -> (Vec<String>, Vec<String
 /// the user, `password` (a bcrypt hash from `nats server passwd`, or the password),
 /// and [`subjects`].
 pub fn user_block(bucket: &str, machine: &MachineName, password: &str) -> String {
-    let (publish, subscribe) = subjects(bucket, machine);
+    user_block_reaching(bucket, machine, password, None)
+}
+
+/// [`user_block`] with [`subjects_reaching`].
+pub fn user_block_reaching(
+    bucket: &str,
+    machine: &MachineName,
+    password: &str,
+    reaches: Option<&[MachineName]>,
+) -> String {
+    let (publish, subscribe) = subjects_reaching(bucket, machine, reaches);
     let quoted = |subjects: Vec<String>| {
         (subjects.iter())
             .map(|s| format!("\"{s}\""))

@@ -62,7 +62,7 @@ fn raw(runtime: &tokio::runtime::Runtime, url: &str, user: &str) -> async_nats::
 #[test]
 fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_place() {
     let Some(binary) = server() else { return };
-    let users: Vec<String> = ["alpha", "beta"]
+    let mut users: Vec<String> = ["alpha", "beta"]
         .iter()
         .map(|m| {
             permissions::user_block(
@@ -72,6 +72,14 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
             )
         })
         .collect();
+    // Gamma may message alpha's sessions (and its own), not beta's.
+    let name = |m: &str| MachineName::parse(m).unwrap();
+    users.push(permissions::user_block_reaching(
+        BUCKET,
+        &name("gamma"),
+        "gamma-secret",
+        Some(&[name("alpha")]),
+    ));
     let auth = format!(
         "authorization {{ users: [ {{ user: admin, password: admin-secret }}, {} ] }}",
         users.join(", ")
@@ -145,6 +153,31 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
     refused("$KV.team.m.alpha.alpha-s0.beta.00000000000000000001-forged");
     refused("$KV.team.s.beta.beta-s2.alpha.00000000000000000001-forged");
     refused("$KV.team.p.beta.beta-s1");
+    // Gamma, held to alpha: beta's sessions are out of its reach, alpha's in it.
+    let gamma = raw(&tokio, &nodes.urls[2], "gamma");
+    let gamma_writes = |subject: &'static str| {
+        let gamma = gamma.clone();
+        tokio.block_on(async move {
+            let jetstream = async_nats::jetstream::new(gamma);
+            let published = async { jetstream.publish(subject, "{}".into()).await?.await };
+            matches!(
+                tokio::time::timeout(Duration::from_secs(2), published).await,
+                Ok(Ok(_))
+            )
+        })
+    };
+    assert!(!gamma_writes(
+        "$KV.team.m.beta.beta-s1.gamma.00000000000000000001-x"
+    ));
+    assert!(!gamma_writes(
+        "$KV.team.k.beta.beta-s1.gamma.0123456789abcdef"
+    ));
+    assert!(gamma_writes(
+        "$KV.team.m.alpha.alpha-s0.gamma.00000000000000000001-x"
+    ));
+    assert!(gamma_writes(
+        "$KV.team.m.gamma.gamma-s0.gamma.00000000000000000001-x"
+    ));
     // What alpha may write (messages as itself) cannot pass for one of beta's
     // sessions, nor name another machine in its frame.
     let forged = |sender: &str, claimed_machine: &str, nuid: &str| {

@@ -3,24 +3,29 @@
 //! what each lets in and how many messages wait for it; and the messages between them,
 //! newest first: from, to, mode, hop, size, waiting (for how long) or handed over
 //! (how long after). Keys read a message and set a session's inbound as
-//! `host-shim inbound` does. `--once` prints the same view as text and ends.
+//! `host-shim inbound` does. `--once` prints the same view as text and ends. On a
+//! machine joined to a cluster the inbox is the cluster's: this machine's sessions,
+//! with what waits for them there from any machine, and the messages this machine
+//! accepted and handed over (its audit log).
 //!
 //! Trust model: it reads what the other commands read (the state folder, its audit
-//! log, the harnesses' folders), and the only change it makes is the person's own
-//! inbound choice for a session, through the inbox as `host-shim inbound` makes it.
+//! log, the harnesses' folders, the cluster's inbox), and the only change it makes is
+//! the person's own inbound choice for a session, through the inbox as
+//! `host-shim inbound` makes it.
 
 use crate::flags::WatchArgs;
 use anyhow::Result;
 use host_shim::contract::latest::InboundPolicy;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor, body_hash};
-use host_shim::inbox::{AuditLog, InboxBackend, StateDir};
+use host_shim::inbox::{AuditLog, SharedInbox, StateDir};
 use host_shim::{ClaudeStore, CodexStore, LocalPresence, OpenCodeStore, Presence, Store};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often the view is read again.
+/// How often the view is read again: a cluster's inbox costs round trips per session.
 const REFRESH: Duration = Duration::from_millis(250);
+const REFRESH_CLUSTER: Duration = Duration::from_secs(1);
 /// The most messages kept in view.
 const MESSAGES_KEPT: usize = 500;
 
@@ -58,7 +63,14 @@ pub struct Snapshot {
 /// was last read).
 pub struct Watched {
     stores: Vec<Box<dyn Store>>,
-    inbox: StateDir,
+    /// The state folder's inbox, or the cluster's.
+    inbox: SharedInbox,
+    /// The state folder, for the sessions it holds messages or settings for (on one
+    /// machine: a cluster's inbox is not a folder to list).
+    folder: Option<StateDir>,
+    /// On a machine joined to a cluster: its inbox there, for the sessions of this
+    /// machine that messages wait for.
+    cluster: Option<Arc<host_shim_nats::NatsInbox>>,
     presence: LocalPresence,
     log: AuditLog,
     cursor: Option<Cursor>,
@@ -68,16 +80,12 @@ pub struct Watched {
 impl Watched {
     pub fn open(args: &WatchArgs) -> Result<Watched> {
         let root = args.state.root()?;
-        // The view reads the state folder's inbox; a cluster's it does not read yet, and
-        // an empty view would say nothing waits when messages do.
-        if args.state.cluster.is_some() || root.join("cluster.json").is_file() {
-            anyhow::bail!(
-                "this machine is joined to a cluster (cluster.json), whose inbox watch does not show yet; \
-                 `host-shim log --follow` shows what this machine accepts and hands over, \
-                 `host-shim doctor` each machine's sessions"
-            );
-        }
-        let inbox = StateDir::open(&root)?;
+        let inbox = args.state.inbox()?;
+        let cluster = args.state.cluster()?.map(|cluster| cluster.inbox());
+        let folder = match cluster {
+            Some(_) => None,
+            None => Some(StateDir::open(&root)?),
+        };
         let presence = LocalPresence::open(&root)?;
         let log = AuditLog::open(&root, false)?;
         let mut stores: Vec<Box<dyn Store>> = Vec::new();
@@ -106,6 +114,8 @@ impl Watched {
         Ok(Watched {
             stores,
             inbox,
+            folder,
+            cluster,
             presence,
             log,
             cursor: None,
@@ -127,7 +137,7 @@ impl Watched {
                 records
             }
         };
-        pair(&mut self.messages, new);
+        pair(&mut self.messages, new, self.cluster.is_some());
         let excess = self.messages.len().saturating_sub(MESSAGES_KEPT);
         self.messages.drain(..excess);
         let sessions = self.sessions();
@@ -142,12 +152,13 @@ impl Watched {
     /// sessions stay out of the way and cost nothing to read.
     fn sessions(&mut self) -> Vec<SessionRow> {
         let live = self.presence.live_sessions();
-        let mut known: HashSet<String> = self
-            .inbox
-            .sessions()
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let mut known: HashSet<String> = match (&self.folder, &self.cluster) {
+            (Some(folder), _) => folder.sessions().unwrap_or_default(),
+            (None, Some(cluster)) => cluster.sessions_waiting().unwrap_or_default(),
+            (None, None) => Vec::new(),
+        }
+        .into_iter()
+        .collect();
         known.extend(live.iter().cloned());
         for message in &self.messages {
             known.insert(message.accepted.to.clone());
@@ -204,6 +215,14 @@ impl Watched {
         rows
     }
 
+    /// How often the view is read again.
+    pub fn refresh_every(&self) -> Duration {
+        match self.cluster {
+            None => REFRESH,
+            Some(_) => REFRESH_CLUSTER,
+        }
+    }
+
     /// Sets what `session`'s person lets in (the keys h, a and r).
     pub fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
         self.inbox.set_inbound(session, policy)
@@ -224,8 +243,9 @@ impl Watched {
 }
 
 /// Adds `records` (oldest first) to `messages`: an acceptance is a new row, a
-/// hand-over completes the oldest open row of the same message.
-fn pair(messages: &mut Vec<MessageRow>, records: Vec<AuditRecord>) {
+/// hand-over completes the oldest open row of the same message, or, on a machine of a
+/// `cluster` (where another machine accepted it), is a row of its own.
+fn pair(messages: &mut Vec<MessageRow>, records: Vec<AuditRecord>, cluster: bool) {
     for record in records {
         match record.event {
             // A refused send is a row of its own, never waiting.
@@ -240,8 +260,13 @@ fn pair(messages: &mut Vec<MessageRow>, records: Vec<AuditRecord>) {
                         && m.accepted.to == record.to
                         && m.accepted.sha256 == record.sha256
                 });
-                if let Some(open) = open {
-                    open.handed_ms = Some(record.at_ms);
+                match open {
+                    Some(open) => open.handed_ms = Some(record.at_ms),
+                    None if cluster => messages.push(MessageRow {
+                        handed_ms: Some(record.at_ms),
+                        accepted: record,
+                    }),
+                    None => {}
                 }
             }
         }
@@ -279,7 +304,12 @@ pub fn session_line(row: &SessionRow) -> String {
     }
     if let Some(title) = &row.title {
         line.push_str("  ");
-        line.push_str(&title.chars().take(60).collect::<String>());
+        // One line, whatever the title holds.
+        let title = title
+            .chars()
+            .take(60)
+            .map(|c| if c.is_control() { ' ' } else { c });
+        line.extend(title);
     }
     line
 }
@@ -296,6 +326,9 @@ pub fn message_line(row: &MessageRow, now_ms: u64) -> String {
     };
     let state = match (&accepted.refusal, row.handed_ms) {
         (Some(code), _) => format!("REFUSED ({code})"),
+        (None, Some(_)) if accepted.event == AuditEvent::HandedOver => {
+            "handed over (accepted on another machine)".to_string()
+        }
         (None, Some(handed)) => format!(
             "handed over after {}",
             span(handed.saturating_sub(accepted.at_ms))
@@ -341,7 +374,7 @@ pub fn run(args: &WatchArgs) -> Result<()> {
 mod tui {
     //! The terminal view: ratatui over crossterm, redrawn at each refresh and key.
 
-    use super::{REFRESH, Snapshot, Watched, message_line, now_ms, session_line};
+    use super::{Snapshot, Watched, message_line, now_ms, session_line};
 
     use anyhow::Result;
     use host_shim::contract::latest::InboundPolicy;
@@ -379,7 +412,7 @@ mod tui {
             let mut snapshot = watched.refresh();
             loop {
                 terminal.draw(|frame| draw(frame, &snapshot, &mut view))?;
-                if !event::poll(REFRESH)? {
+                if !event::poll(watched.refresh_every())? {
                     snapshot = refreshed(&mut watched, &mut view, &snapshot);
                     continue;
                 }
@@ -576,6 +609,7 @@ mod tests {
                 record(AuditEvent::Accepted, 2_500, "s-c", "aa"),
                 record(AuditEvent::HandedOver, 3_800, "s-b", "bb"),
             ],
+            false,
         );
         let handed: Vec<Option<u64>> = messages.iter().map(|m| m.handed_ms).collect();
         assert_eq!(handed, [None, Some(3_800), None]);
@@ -598,13 +632,27 @@ mod tests {
         );
         let mut handed = record(AuditEvent::HandedOver, 9_000, "s-b", &refused.sha256);
         handed.at_ms = refused.at_ms + 1;
-        pair(&mut messages, vec![refused, handed]);
+        pair(&mut messages, vec![refused, handed], false);
         assert_eq!(messages.len(), 4);
         assert_eq!(messages[3].handed_ms, None);
         assert!(
             message_line(&messages[3], 0).ends_with("  REFUSED (loop-guard)"),
             "{}",
             message_line(&messages[3], 0)
+        );
+        // On a machine of a cluster, a hand-over of a message another machine accepted
+        // is a row of its own; on one machine, a hand-over with no acceptance is none.
+        let elsewhere = record(AuditEvent::HandedOver, 9_500, "s-d", "dd");
+        pair(&mut messages, vec![elsewhere.clone()], false);
+        assert_eq!(messages.len(), 4);
+        pair(&mut messages, vec![elsewhere], true);
+        assert_eq!(messages.len(), 5);
+        assert!(
+            message_line(&messages[4], 10_000).ends_with(
+                "  s-a -> s-d  queue hop=1 12 chars  handed over (accepted on another machine)"
+            ),
+            "{}",
+            message_line(&messages[4], 10_000)
         );
     }
 
@@ -624,5 +672,11 @@ mod tests {
             session_line(&row),
             "s-b  claude-code live, idle  inbound=hold  2 waiting  Plan the beds"
         );
+        // A title of several lines is shown on one.
+        let row = SessionRow {
+            title: Some("Plan\nthe\tbeds".into()),
+            ..row
+        };
+        assert!(session_line(&row).ends_with("waiting  Plan the beds"));
     }
 }

@@ -199,6 +199,19 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
         text(&sent),
         said(&sent)
     );
+    // Beta's person watches: the thread, with alpha's message waiting for it in the
+    // cluster (beta's own audit log has nothing of it yet).
+    let watch_args = ["watch", "--once", "--codex-home", codex.to_str().unwrap()];
+    let watched = beta.run(&watch_args, "");
+    assert!(watched.status.success(), "{}", said(&watched));
+    let row = (text(&watched).lines())
+        .find(|line| line.trim_start().starts_with(CODEX_ORCHARD))
+        .map(str::to_string);
+    assert!(
+        row.as_deref().is_some_and(|row| row.contains("1 waiting")),
+        "{}",
+        text(&watched)
+    );
     let hook_input =
         serde_json::json!({"session_id": CODEX_ORCHARD, "hook_event_name": "UserPromptSubmit"})
             .to_string();
@@ -227,6 +240,16 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
         beta_log.contains("handed-over") && beta_log.contains(CODEX_ORCHARD),
         "{beta_log}"
     );
+    // And the watch shows it handed over, nothing waiting.
+    let watched = text(&beta.run(&watch_args, ""));
+    let handed_row = (watched.lines())
+        .find(|line| line.contains(&format!("{CLAUDE_CALLER} -> {CODEX_ORCHARD}  queue hop=1 ")));
+    assert!(
+        handed_row
+            .is_some_and(|row| row.ends_with(" chars  handed over (accepted on another machine)")),
+        "{watched}"
+    );
+    assert!(!watched.contains("1 waiting"), "{watched}");
 
     // Beta's server ends (its client closes its stdin after a session): a read of its
     // thread is refused at once.

@@ -389,6 +389,19 @@ impl NatsInbox {
         Ok((messages, unreadable))
     }
 
+    /// This machine's sessions that have messages waiting (from any machine), for a
+    /// view of the machine: one walk over its messages and their marks.
+    pub fn sessions_waiting(&self) -> Result<Vec<String>> {
+        let (messages, _) = self.messages(&format!("{}.*.*.*", self.machine))?;
+        let mut sessions: Vec<String> = (messages.into_iter())
+            .filter(|held| held.mark.state != State::HandedOver)
+            .map(|held| held.message.target)
+            .collect();
+        sessions.sort();
+        sessions.dedup();
+        Ok(sessions)
+    }
+
     /// The messages this machine sent to `session`.
     fn sent_to(&self, session: &str) -> Result<Vec<Held>> {
         let keys = format!("{}.{}.*", self.session_keys(session)?, self.machine);

@@ -103,6 +103,12 @@ pub fn frame_sender(text: &str) -> Option<String> {
     }
 }
 
+/// `text` as its sender's plugin framed it: without the `from-machine:` line a
+/// receiving host adds ([`naming_machine`]).
+pub fn as_sent(text: &str) -> Cow<'_, str> {
+    rewrite_header(text, |line| line.starts_with(FROM_MACHINE), None)
+}
+
 /// A frame naming `machine` as the one its message came from: a `from-machine:` line
 /// after `from-session:`, in place of any the message brought. A text that is no frame
 /// (a deployment with `frameMessages` off) is passed on as it is.
@@ -241,8 +247,9 @@ mod tests {
             naming_machine("from-session: a\nhi", "alpha"),
             Cow::Borrowed(_)
         ));
-        // An older plugin sees the frame without it.
+        // An older plugin sees the frame without it; the sender's words are as sent.
         assert_eq!(without_ids(&named), without_ids(FRAME));
+        assert_eq!(as_sent(&named), FRAME);
     }
 
     #[test]

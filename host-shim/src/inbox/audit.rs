@@ -82,7 +82,9 @@ impl AuditRecord {
             to: message.target.clone(),
             mode: message.mode,
             hop: frame_hop(&message.body),
-            chars: message.body.chars().count() as u64,
+            chars: crate::contract::frames::as_sent(&message.body)
+                .chars()
+                .count() as u64,
             sha256: body_hash(&message.body),
             body: with_body.then(|| message.body.clone()),
             refusal: None,
@@ -116,6 +118,8 @@ impl AuditRecord {
 
 /// The first 16 hex digits of a body's SHA-256, as a record names the body.
 pub fn body_hash(body: &str) -> String {
+    // As its sender framed it: the same message hashes the same wherever it is read.
+    let body = crate::contract::frames::as_sent(body);
     let digest = Sha256::digest(body.as_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -1,7 +1,8 @@
 //! Sessions of several machines on a real three-node NATS cluster on loopback: ten
 //! machines of 100 sessions each (each publishing its sessions and answering reads, as
 //! `host-shim mcp` does), listed and read from an eleventh through the component, and a
-//! message sent from it to a session of another machine. The send is measured twice:
+//! message sent from it to a session of another machine (stored in the cluster, that
+//! machine told, and handed over there at once). The send is measured twice:
 //! with the cluster syncing each write before acknowledging it (`sync_interval:
 //! always`, the README's configuration) and with the server's default (synced every
 //! two minutes). `cargo bench -p benches --bench machines`; it needs `nats-server`
@@ -24,17 +25,23 @@ const CALLER: &str = "desk-caller";
 /// Caps off: the send is measured, not the deployment's limits.
 const SETTINGS: &str = r#"{"maxSendsPerTarget": 0, "maxSends": 0}"#;
 
-/// A machine's corpus: `SESSIONS` sessions of its own.
-fn corpus(machine: &str, sessions: usize) -> CorpusHost {
+/// A machine's corpus: `SESSIONS` sessions of its own, over the cluster's inbox (a
+/// message for one is handed over at once when its machine is told, as an idle
+/// session's is).
+fn corpus(machine: &str, sessions: usize, inbox: host_shim::SharedInbox) -> CorpusHost {
     let sessions = (0..sessions)
         .map(|n| {
             let mut session =
                 Session::new(&format!("{machine}-s{n:03}"), 1_700_000_000_000 + n as i64);
             session.title = Some(format!("work item {n} on {machine}"));
+            // One busy session: a message to it waits for its next hook.
+            if n == 8 {
+                session.delivery_state = host_shim::contract::latest::DeliveryState::Waiting;
+            }
             session
         })
         .collect();
-    CorpusHost::new(Arc::new(Corpus::new(None, sessions)))
+    CorpusHost::with_inbox(Arc::new(Corpus::new(None, sessions)), inbox)
 }
 
 fn join(cluster: &support::Cluster, machine: &str, node: usize) -> Cluster {
@@ -49,7 +56,8 @@ fn machines(cluster: &support::Cluster) -> (Vec<(Cluster, MachineHost)>, Cluster
         .map(|m| {
             let name = format!("m{m}");
             let joined = join(cluster, &name, m);
-            let stores: Vec<Box<dyn Store>> = vec![Box::new(corpus(&name, SESSIONS))];
+            let stores: Vec<Box<dyn Store>> =
+                vec![Box::new(corpus(&name, SESSIONS, joined.inbox()))];
             let host = joined.serve(Harnesses::new(stores)).unwrap();
             (joined, host)
         })
@@ -124,18 +132,37 @@ fn bench_machines(c: &mut Criterion) {
                 })
             });
         }
-        group.bench_function("sessions_send to another machine's session", |b| {
+        // To a busy session: stored, its machine told, left for its hook.
+        group.bench_function("sessions_send to another machine's session, waiting", |b| {
             b.iter(|| {
                 sent += 1;
                 let send = request(
                     "sessions_send",
-                    format!(r#"{{"session_id": "m1-s007", "message": "note {sent}"}}"#),
+                    format!(r#"{{"session_id": "m1-s008", "message": "note {sent}"}}"#),
                     format!("bench-send-{sent}"),
                 );
                 let text = call(&send);
-                assert!(text.starts_with("accepted for m1-s007"), "{text}");
+                assert!(text.starts_with("accepted for m1-s008"), "{text}");
+                assert!(!text.contains("handed to that session"), "{text}");
             })
         });
+        // To an idle one: handed over there at once, as the answer says.
+        group.bench_function(
+            "sessions_send to another machine's session, handed over",
+            |b| {
+                b.iter(|| {
+                    sent += 1;
+                    let send = request(
+                        "sessions_send",
+                        format!(r#"{{"session_id": "m1-s007", "message": "note {sent}"}}"#),
+                        format!("bench-send-{sent}"),
+                    );
+                    let text = call(&send);
+                    assert!(text.starts_with("accepted for m1-s007"), "{text}");
+                    assert!(text.contains("handed to that session"), "{text}");
+                })
+            },
+        );
         group.finish();
     }
 }

@@ -389,6 +389,16 @@ impl NatsInbox {
         Ok((messages, unreadable))
     }
 
+    /// The messages whose keys match `m.<keys>`, written since `since_ns`, without
+    /// their marks (a message key is written once), in no order.
+    fn messages_since(&self, keys: &str, since_ns: u128) -> Result<Vec<(String, SpooledMessage)>> {
+        let filter = format!("m.{keys}");
+        let entries = (self.connection).entries_since(&self.kv, &filter, Some(since_ns))?;
+        Ok((entries.into_iter())
+            .filter_map(|(key, value, _)| Some((key, serde_json::from_slice(&value).ok()?)))
+            .collect())
+    }
+
     /// This machine's sessions that have messages waiting (from any machine), for a
     /// view of the machine: one walk over its messages and their marks.
     pub fn sessions_waiting(&self) -> Result<Vec<String>> {
@@ -455,12 +465,21 @@ impl InboxBackend for NatsInbox {
             return Ok(None);
         }
         let since = now_ns().saturating_sub(within.as_nanos());
-        Ok((self.sent_to(session)?.into_iter().rev())
-            .find(|held| {
-                let m = &held.message;
-                m.sender == sender && m.accepted_at_ns >= since && m.same_words(body)
-            })
-            .map(located))
+        let keys = format!("{}.{}.*", self.session_keys(session)?, self.machine);
+        let mut recent = self.messages_since(&keys, since)?;
+        recent.sort_by_key(|(_, m)| std::cmp::Reverse(m.accepted_at_ns));
+        let Some((key, message)) = (recent.into_iter())
+            .find(|(_, m)| m.sender == sender && m.accepted_at_ns >= since && m.same_words(body))
+        else {
+            return Ok(None);
+        };
+        let (mark, revision) = self.mark_of(&key)?;
+        Ok(Some(located(Held {
+            key,
+            message,
+            mark,
+            revision,
+        })))
     }
 
     fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount> {
@@ -541,6 +560,22 @@ impl InboxBackend for NatsInbox {
         })
     }
 
+    fn waiting_one(&self, session: &str, handle: &str) -> Result<Option<Waiting>> {
+        if !handle.starts_with(&format!("m.{}.", self.session_keys(session)?)) {
+            return Ok(None);
+        }
+        let Some(value) = self.get(handle)? else {
+            return Ok(None);
+        };
+        let Ok(message) = serde_json::from_slice::<SpooledMessage>(&value) else {
+            return Ok(None);
+        };
+        if self.mark_of(handle)?.0.state != State::Waiting {
+            return Ok(None);
+        }
+        Ok(self.as_handed(handle, session, message)?.ok())
+    }
+
     fn hand_over(
         &self,
         session: &str,
@@ -607,9 +642,9 @@ impl InboxBackend for NatsInbox {
         if sender.is_empty() {
             return Ok(Vec::new());
         }
-        let (messages, _) = self.messages(&format!("*.*.{}.*", self.machine))?;
-        Ok((messages.into_iter())
-            .map(|held| held.message)
+        let sent = self.messages_since(&format!("*.*.{}.*", self.machine), since_ns)?;
+        Ok((sent.into_iter())
+            .map(|(_, message)| message)
             .filter(|m| m.sender == sender && m.accepted_at_ns >= since_ns)
             .map(|m| Sent {
                 target: m.target,

@@ -138,10 +138,29 @@ impl Connection {
     /// Every live entry of `store` whose key matches `filter` (a subject pattern under
     /// the bucket), with its revision.
     fn entries(&self, store: &kv::Store, filter: &str) -> Result<Vec<Entry>> {
+        self.entries_since(store, filter, None)
+    }
+
+    /// [`Connection::entries`] written since `since_ns` (ns since the epoch, by the
+    /// cluster's clock, give or take [`CLOCKS_APART`]), every value of each: for keys
+    /// written once, the bucket's recent ones without a walk over the older.
+    fn entries_since(
+        &self,
+        store: &kv::Store,
+        filter: &str,
+        since_ns: Option<u128>,
+    ) -> Result<Vec<Entry>> {
         let (store, filter, inbox) = (store.clone(), filter.to_string(), self.client.new_inbox());
+        let since = match since_ns {
+            None => None,
+            Some(ns) => {
+                let ns = ns.saturating_sub(CLOCKS_APART.as_nanos());
+                Some(async_nats::datetime::from_nanos(ns as i128).map_err(|e| anyhow!("{e}"))?)
+            }
+        };
         self.step(move || {
             let (store, filter, inbox) = (store.clone(), filter.clone(), inbox.clone());
-            Box::pin(async move { entries(&store, &filter, inbox).await })
+            Box::pin(async move { entries(&store, &filter, inbox, since).await })
         })
     }
 
@@ -169,6 +188,10 @@ impl Connection {
         })
     }
 }
+
+/// How far the clocks of a machine and of the cluster may be apart, for a read of
+/// what was written since a time: read from that much earlier.
+pub const CLOCKS_APART: Duration = Duration::from_secs(300);
 
 /// A key, its last value and its revision.
 type Entry = (String, bytes::Bytes, u64);
@@ -275,14 +298,23 @@ fn run_on<T: Send + 'static>(
 /// when it has caught up (no key: nothing), and is deleted then: a consumer left to
 /// its inactivity timeout (30 s) would count against the stream's consumers, and a
 /// busy host reads many times a second.
-async fn entries(store: &kv::Store, filter: &str, deliver_subject: String) -> Result<Vec<Entry>> {
+async fn entries(
+    store: &kv::Store,
+    filter: &str,
+    deliver_subject: String,
+    since: Option<async_nats::datetime::DateTime>,
+) -> Result<Vec<Entry>> {
     let subject = format!("{}{filter}", store.prefix);
+    let deliver_policy = match since {
+        None => jetstream::consumer::DeliverPolicy::LastPerSubject,
+        Some(start_time) => jetstream::consumer::DeliverPolicy::ByStartTime { start_time },
+    };
     let consumer = store
         .stream
         .create_consumer(jetstream::consumer::push::OrderedConfig {
             deliver_subject,
             filter_subject: subject,
-            deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
+            deliver_policy,
             replay_policy: jetstream::consumer::ReplayPolicy::Instant,
             ..Default::default()
         })

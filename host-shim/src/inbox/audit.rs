@@ -311,6 +311,10 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
         self.inner.waiting(session)
     }
 
+    fn waiting_one(&self, session: &str, handle: &str) -> Result<Option<Waiting>> {
+        self.inner.waiting_one(session, handle)
+    }
+
     fn hand_over(
         &self,
         session: &str,

@@ -278,8 +278,7 @@ pub fn arrived<R: Recipient + ?Sized>(
     if inbound != InboundPolicy::Accept || (!live && !may_wake) {
         return None;
     }
-    let contents = inbox.waiting(target).ok()?;
-    let mut waiting = (contents.messages.into_iter()).find(|w| w.handle.as_str() == handle)?;
+    let mut waiting = inbox.waiting_one(target, handle).ok()??;
     waiting.message.woke = recipient.wake(target, waiting.message.mode, live);
     Some(recipient.accepted(&waiting))
 }

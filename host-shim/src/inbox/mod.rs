@@ -75,6 +75,14 @@ pub trait InboxBackend: Send + Sync {
     /// not be read. A claim whose claimant is gone is returned first.
     fn waiting(&self, session: &str) -> Result<InboxContents>;
 
+    /// The message waiting for `session` under `handle`, as [`InboxBackend::waiting`]
+    /// returns it; `None` when it no longer waits (or never did). A backend that can
+    /// look one message up answers without reading the others.
+    fn waiting_one(&self, session: &str, handle: &str) -> Result<Option<Waiting>> {
+        let contents = self.waiting(session)?;
+        Ok((contents.messages.into_iter()).find(|w| w.handle.as_str() == handle))
+    }
+
     /// Hands `picked` over: claims each (one another process claimed first is left
     /// out), calls `answer` with the claimed messages, then marks them handed over.
     /// When `answer` fails the claims are given back and its error returned. Returns

@@ -29,6 +29,31 @@ pub fn run_all<B: InboxBackend>(fresh: impl Fn() -> B) {
     a_senders_sends_are_found_in_every_inbox_waiting_or_handed_over(&fresh());
     a_persons_inbound_is_kept_per_session(&fresh());
     ids_are_kept_with_the_message(&fresh());
+    one_waiting_message_is_found_by_its_handle(&fresh());
+}
+
+pub fn one_waiting_message_is_found_by_its_handle(inbox: &dyn InboxBackend) {
+    let Put::New(handle) = inbox.put(&message("s1", "hello", "5:alicek1")).unwrap() else {
+        panic!("a new key is a new message");
+    };
+    inbox.put(&message("s1", "other", "5:alicek2")).unwrap();
+    let one = inbox.waiting_one("s1", handle.as_str()).unwrap().unwrap();
+    assert_eq!(
+        (one.handle.as_str(), one.message.body.as_str()),
+        (handle.as_str(), "hello")
+    );
+    // Another session's, or no message: none.
+    assert!(inbox.waiting_one("s2", handle.as_str()).unwrap().is_none());
+    assert!(
+        inbox
+            .waiting_one("s1", "no-such-message")
+            .unwrap()
+            .is_none()
+    );
+    // Handed over: it no longer waits.
+    inbox.hand_over("s1", vec![one], &mut |_| Ok(())).unwrap();
+    assert!(inbox.waiting_one("s1", handle.as_str()).unwrap().is_none());
+    assert_eq!(bodies(inbox, "s1"), ["other"]);
 }
 
 pub fn a_senders_sends_are_found_in_every_inbox_waiting_or_handed_over(inbox: &dyn InboxBackend) {

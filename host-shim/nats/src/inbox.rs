@@ -3,12 +3,13 @@
 //! each machine to its own (`crate::permissions`):
 //!
 //! ```text
-//! m.<target machine>.<session>.<sender machine>.<ns>-<nuid>   a message, written once by its sender
-//! k.<target machine>.<session>.<sender machine>.<sha-256>     the message a delivery key put
-//! s.<target machine>.<session>.<sender machine>.<ns>-<nuid>   where the message is: claimed,
-//!                                                             handed over (none: waiting),
-//!                                                             written by the target's machine
-//! p.<machine>.<session>                                       what the session's person lets in
+//! m.<target machine>.<session>.<sender machine>.<name>   a message, written once by its sender:
+//!                                                        <name> is k<sha-256 of its delivery
+//!                                                        key>, or <ns>-<nuid> without a key
+//! s.<target machine>.<session>.<sender machine>.<name>   where the message is: claimed,
+//!                                                        handed over (none: waiting),
+//!                                                        written by the target's machine
+//! p.<machine>.<session>                                  what the session's person lets in
 //! ```
 //!
 //! A session's machine is the one whose published list names it (`d.<machine>`, read
@@ -18,11 +19,10 @@
 //! server enforced it, and the frame handed over names it (`from-machine:`); a message
 //! whose sender is a session another machine lists is not handed over.
 //!
-//! Each step is one of JetStream's atomic operations: a delivery key is claimed by
-//! creating its `k.` entry (create fails when it exists, in any process on any machine),
-//! whose value names the message's own key, which whoever finds it missing creates
-//! (create again: one wins), so a put that stopped half-way is finished by its retry
-//! and never doubled; a hand-over claims each message by creating or updating its `s.`
+//! Each step is one of JetStream's atomic operations: a message with a delivery key is
+//! put by creating the key it names (create fails when it exists, in any process on any
+//! machine: one write, and a second writer of the key reads the first's message); a
+//! hand-over claims each message by creating or updating its `s.`
 //! entry at the revision it read (compare and set), answers, remembers it in the
 //! machine's ledger, then marks it handed over, or gives the claims back. A claim older
 //! than [`CLAIM_EXPIRES`] belongs to a hand-over that died: marked when the ledger
@@ -271,6 +271,13 @@ impl NatsInbox {
         *places = Some((Instant::now(), found));
     }
 
+    /// The message key of a message this machine sends to `session` under the delivery
+    /// key `key` (one per delivery key: creating it is what puts the message once).
+    fn keyed_name(&self, session: &str, key: &str) -> Result<String> {
+        let keys = self.session_keys(session)?;
+        Ok(format!("m.{keys}.{}.k{}", self.machine, key_hash(key)))
+    }
+
     /// `<machine of session>.<session>`: where a session's keys start after their kind.
     fn session_keys(&self, session: &str) -> Result<String> {
         Ok(format!("{}.{}", self.place(session)?, token(session)?))
@@ -434,12 +441,7 @@ impl InboxBackend for NatsInbox {
         if key.is_empty() {
             return Ok(None);
         }
-        let keys = self.session_keys(session)?;
-        let index = format!("k.{keys}.{}.{}", self.machine, key_hash(key));
-        let Some(name) = self.get(&index)? else {
-            return Ok(None);
-        };
-        let name = String::from_utf8(name.to_vec()).context("a key index that is not text")?;
+        let name = self.keyed_name(session, key)?;
         let Some(value) = self.get(&name)? else {
             return Ok(None);
         };
@@ -500,16 +502,14 @@ impl InboxBackend for NatsInbox {
     }
 
     fn put_unseen(&self, message: &SpooledMessage) -> Result<Put> {
-        let keys = format!("{}.{}", self.session_keys(&message.target)?, self.machine);
-        let mut name = format!("m.{keys}.{:020}-{}", message.accepted_at_ns, nuid::next());
-        if !message.key.is_empty() {
-            let index = format!("k.{keys}.{}", key_hash(&message.key));
-            // Taken, its message is the answer; a put that stopped before writing it is
-            // finished here, under the name it chose.
-            if let Some(taken) = self.create_or_read(&index, name.clone().into_bytes())? {
-                name = String::from_utf8(taken.to_vec()).context("a key index that is not text")?;
+        let name = match message.key.is_empty() {
+            true => {
+                let keys = format!("{}.{}", self.session_keys(&message.target)?, self.machine);
+                format!("m.{keys}.{:020}-{}", message.accepted_at_ns, nuid::next())
             }
-        }
+            false => self.keyed_name(&message.target, &message.key)?,
+        };
+        // Taken: the first message under the key is the answer.
         match self.create_or_read(&name, serde_json::to_vec(message)?)? {
             None => Ok(Put::New(Handle::new(name))),
             Some(first) => {

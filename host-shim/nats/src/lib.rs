@@ -18,18 +18,20 @@
 //! session id are each one subject token; a session id's `.` is written `=`):
 //!
 //! ```text
-//! KV <b>        m.<session>.<ns>-<nuid>   a message and its state
-//!               k.<session>.<sha-256>     the message a delivery key put
-//!               p.<session>               what the session's person lets in
+//! KV <b>        m.<machine>.<session>.<sender machine>.<name>   a message ([`inbox`])
+//!               s.<machine>.<session>.<sender machine>.<name>   its claim or hand-over mark
+//!               p.<machine>.<session>     what the session's person lets in
 //!               d.<machine>               the sessions a machine published
 //! KV <b>-live   <machine>                 the machine's live sessions (expires: its TTL)
-//! st.<b>.<machine>.read                   a read of one of the machine's sessions
+//! st.<b>.<machine>.read                   a read of one of the machine's sessions, or
+//!                                         word of a message stored for one
 //! ```
 //!
-//! Trust model: the cluster is the deployment's; whoever may write the bucket may put
-//! messages for any session and publish as any machine. Which machine may write what
-//! (credentials, subject permissions) is the deployment's NATS configuration, which
-//! the connection presents ([`ClusterFile`]: a credentials file, TLS). What comes back
+//! Trust model: the cluster is the deployment's. Which machine may write what is its
+//! NATS configuration (credentials, the subject permissions [`permissions`] writes:
+//! each machine writes messages only as their sender, marks and lists only its own),
+//! which the connection presents ([`ClusterFile`]: a credentials file, TLS); without
+//! them, whoever may write the bucket may write any key. What comes back
 //! from the bucket or another machine is data: checked, bounded, never trusted to name
 //! this machine's sessions.
 //!

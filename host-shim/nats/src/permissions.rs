@@ -1,8 +1,8 @@
 //! The subject permissions a deployment gives each machine's NATS user, in the
 //! server's configuration syntax: what a host needs, and no other machine's place.
 //!
-//! What they confine: a machine writes messages only as their sender (`m.` and `k.`
-//! keys name the sender's machine), marks only its own sessions' messages handed over
+//! What they confine: a machine writes messages only as their sender (`m.` keys name
+//! the sender's machine), marks only its own sessions' messages handed over
 //! (`s.<machine>.…`) and sets only its own sessions' inbound (`p.<machine>.…`),
 //! publishes only its own list (`d.<machine>`) and heartbeat (`<machine>` in the live
 //! bucket), answers only reads of its own sessions (`st.<bucket>.<machine>.read`,
@@ -52,10 +52,7 @@ pub fn subjects_reaching(
             .collect(),
     };
     for target in &targets {
-        publish.extend([
-            format!("$KV.{bucket}.m.{target}.*.{machine}.*"),
-            format!("$KV.{bucket}.k.{target}.*.{machine}.*"),
-        ]);
+        publish.push(format!("$KV.{bucket}.m.{target}.*.{machine}.*"));
     }
     publish.extend([
         // Hand over its own sessions' messages; its own persons' say.

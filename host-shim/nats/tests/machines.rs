@@ -8,6 +8,7 @@
 //! TTL. And a message to an idle session of another machine, handed over at once by
 //! that machine's host.
 
+mod raw;
 mod support;
 
 use host_shim::{
@@ -431,30 +432,22 @@ fn a_machine_says_which_sessions_it_shares_and_whose_messages_it_takes() {
 
     // Written past the sender's check, by alpha, or by gamma to a session beta does not
     // share: beta's hand-over leaves each where it is, named.
-    let tokio = tokio::runtime::Builder::new_current_thread()
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
+    let anyone = tokio
+        .block_on(async_nats::connect(nodes.urls[0].clone()))
+        .unwrap();
     let write = |key: &str, target: &str| {
-        let message = host_shim::inbox::SpooledMessage::new(
-            target,
-            host_shim::contract::latest::DeliveryMode::Queue,
-            "past the check",
-            "",
-            false,
-        );
-        let (url, subject) = (nodes.urls[0].clone(), format!("$KV.team.{key}"));
-        let body = serde_json::to_vec(&message).unwrap();
-        tokio.block_on(async move {
-            let client = async_nats::connect(url).await.unwrap();
-            let jetstream = async_nats::jetstream::new(client);
-            jetstream
-                .publish(subject, body.into())
-                .await
-                .unwrap()
-                .await
-                .unwrap();
-        });
+        let message = raw::message(target, "", "past the check");
+        assert!(raw::stored(
+            &tokio,
+            &anyone,
+            &format!("$KV.team.{key}"),
+            message
+        ));
     };
     write(
         "m.beta.beta-shared.alpha.00000000000000000001-x",

@@ -1,0 +1,40 @@
+//! Writes past the hosts: a plain NATS client publishing straight into a bucket, as a
+//! machine's own credentials would let any program on it, for the tests of what the
+//! server and the receiving host refuse.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+/// Publishes `body` to `subject` through JetStream as `client`, on `runtime`: whether
+/// the cluster stored it (refused, or not acknowledged within 2 s: false).
+pub fn stored(
+    runtime: &tokio::runtime::Runtime,
+    client: &async_nats::Client,
+    subject: &str,
+    body: Vec<u8>,
+) -> bool {
+    let (client, subject) = (client.clone(), subject.to_string());
+    runtime.block_on(async move {
+        // Made on the runtime: the context starts a task.
+        let jetstream = async_nats::jetstream::new(client);
+        let published = async { jetstream.publish(subject, body.into()).await?.await };
+        matches!(
+            tokio::time::timeout(Duration::from_secs(2), published).await,
+            Ok(Ok(_))
+        )
+    })
+}
+
+/// A message as a sender's host stores it, to `target`, from `sender`, saying `body`.
+pub fn message(target: &str, sender: &str, body: &str) -> Vec<u8> {
+    let mut message = host_shim::inbox::SpooledMessage::new(
+        target,
+        host_shim::contract::latest::DeliveryMode::Queue,
+        body,
+        "",
+        false,
+    );
+    message.sender = sender.to_string();
+    serde_json::to_vec(&message).unwrap()
+}

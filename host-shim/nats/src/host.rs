@@ -313,7 +313,9 @@ impl Publisher {
             | Ask::Actions { id, .. }
             | Ask::Arrived { id, .. } => id,
         };
-        let shared = (local.get_session(id)).is_some_and(|h| self.file.shares(h.cwd.as_deref()));
+        // Looked up only when the machine shares some sessions, not all.
+        let shared = self.file.publish_paths.is_none()
+            || (local.get_session(id)).is_some_and(|h| self.file.shares(h.cwd.as_deref()));
         if !shared {
             local.end_call();
             return Reply::no_session(&ask);

@@ -426,6 +426,19 @@ impl NatsInbox {
     }
 }
 
+impl NatsInbox {
+    /// The message at `key`, where its mark says it is.
+    fn located_at(&self, key: String, message: SpooledMessage) -> Result<Located> {
+        let (mark, revision) = self.mark_of(&key)?;
+        Ok(located(Held {
+            key,
+            message,
+            mark,
+            revision,
+        }))
+    }
+}
+
 fn located(held: Held) -> Located {
     Located {
         state: match held.mark.state {
@@ -447,13 +460,7 @@ impl InboxBackend for NatsInbox {
         };
         let message: SpooledMessage =
             serde_json::from_slice(&value).with_context(|| format!("{name} is not a message"))?;
-        let (mark, revision) = self.mark_of(&name)?;
-        Ok(Some(located(Held {
-            key: name,
-            message,
-            mark,
-            revision,
-        })))
+        self.located_at(name, message).map(Some)
     }
 
     fn find_identical(
@@ -475,13 +482,7 @@ impl InboxBackend for NatsInbox {
         else {
             return Ok(None);
         };
-        let (mark, revision) = self.mark_of(&key)?;
-        Ok(Some(located(Held {
-            key,
-            message,
-            mark,
-            revision,
-        })))
+        self.located_at(key, message).map(Some)
     }
 
     fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount> {

@@ -33,6 +33,7 @@
 //! Who may write which keys is the deployment's permissions.
 
 use crate::ledger::Ledger;
+use crate::watch::Watched;
 use crate::wire::Published;
 use crate::{Connection, Entry, STEP_TIMEOUT, Work};
 use anyhow::{Context, Result, anyhow, bail};
@@ -52,6 +53,10 @@ use std::time::{Duration, Instant};
 
 /// How long a hand-over's claim holds; an older one is taken again.
 pub const CLAIM_EXPIRES: Duration = Duration::from_secs(60);
+
+/// How long what this machine sent is kept by its watch of it (the repeat window and
+/// the default sending window both fit); a look further back walks the bucket.
+pub const SENT_KEPT: Duration = Duration::from_secs(60 * 60);
 
 /// How long which machine each session is on is kept before it is read again.
 pub const PLACES_KEPT: Duration = Duration::from_secs(2);
@@ -96,6 +101,10 @@ type Places = Option<(Instant, HashMap<String, String>)>;
 pub struct NatsInbox {
     connection: Arc<Connection>,
     kv: kv::Store,
+    /// The machines' published lists (`d.<machine>`), watched: where each session is.
+    published: Arc<Watched>,
+    /// What this machine sent within [`SENT_KEPT`], watched: repeats and sending caps.
+    sent: Arc<Watched>,
     /// This machine's name, as its keys say it.
     machine: String,
     places: Arc<Mutex<Places>>,
@@ -128,6 +137,18 @@ fn key_hash(key: &str) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether `key` matches the subject pattern `filter`, whose `*` stands for one token.
+fn subject_matches(filter: &str, key: &str) -> bool {
+    let (mut filter, mut key) = (filter.split('.'), key.split('.'));
+    loop {
+        match (filter.next(), key.next()) {
+            (None, None) => return true,
+            (Some(f), Some(k)) if f == "*" || f == k => {}
+            _ => return false,
+        }
+    }
+}
+
 /// The `s.` key of the message at `key` (`m.…`).
 fn mark_key(key: &str) -> String {
     format!("s.{}", key.strip_prefix("m.").unwrap_or(key))
@@ -138,10 +159,15 @@ impl NatsInbox {
     /// made when missing with `replicas` copies (3 for a cluster).
     pub fn open(connection: Arc<Connection>, bucket: &str, replicas: usize) -> Result<NatsInbox> {
         let kv = connection.bucket(bucket, replicas, Duration::ZERO)?;
+        let published = Arc::new(Watched::new(connection.clone(), kv.clone(), "d.*"));
+        let mine = format!("m.*.*.{}.*", connection.machine);
+        let sent = Watched::recent(connection.clone(), kv.clone(), &mine, SENT_KEPT);
         Ok(NatsInbox {
             machine: connection.machine.clone(),
             connection,
             kv,
+            published,
+            sent: Arc::new(sent),
             places: Arc::new(Mutex::new(None)),
             ledger: None,
             claim_expires: CLAIM_EXPIRES,
@@ -251,17 +277,23 @@ impl NatsInbox {
     /// Which machine each listed session is on.
     fn read_places(&self) -> Result<HashMap<String, String>> {
         let mut found = HashMap::new();
-        for (key, value, _) in self.entries("d.*")? {
+        let lists = self.published.read(|lists| lists.clone())?;
+        for (key, kept) in lists {
             let Some(machine) = key.strip_prefix("d.") else {
                 continue;
             };
-            if let Ok(published) = serde_json::from_slice::<Published>(&value) {
+            if let Ok(published) = serde_json::from_slice::<Published>(&kept.value) {
                 for session in published.sessions {
                     found.insert(session.id, machine.to_string());
                 }
             }
         }
         Ok(found)
+    }
+
+    /// The watch of the machines' published lists, shared with the directory.
+    pub(crate) fn published(&self) -> Arc<Watched> {
+        self.published.clone()
     }
 
     /// Which machine each listed session is on, as a listing just read it: kept as if
@@ -397,9 +429,22 @@ impl NatsInbox {
     }
 
     /// The messages whose keys match `m.<keys>`, written since `since_ns`, without
-    /// their marks (a message key is written once), in no order.
+    /// their marks (a message key is written once), in no order: from the watch of what
+    /// this machine sent when `keys` names this machine as the sender and the time is
+    /// within [`SENT_KEPT`], else by a walk of the bucket.
     fn messages_since(&self, keys: &str, since_ns: u128) -> Result<Vec<(String, SpooledMessage)>> {
         let filter = format!("m.{keys}");
+        let sent_here = filter.split('.').nth(3) == Some(self.machine.as_str());
+        if sent_here && now_ns().saturating_sub(since_ns) <= SENT_KEPT.as_nanos() {
+            return self.sent.read(|sent| {
+                (sent.iter())
+                    .filter(|(key, _)| subject_matches(&filter, key))
+                    .filter_map(|(key, kept)| {
+                        Some((key.clone(), serde_json::from_slice(&kept.value).ok()?))
+                    })
+                    .collect()
+            });
+        }
         let entries = (self.connection).entries_since(&self.kv, &filter, Some(since_ns))?;
         Ok((entries.into_iter())
             .filter_map(|(key, value, _)| Some((key, serde_json::from_slice(&value).ok()?)))
@@ -669,5 +714,20 @@ impl InboxBackend for NatsInbox {
     fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
         let key = format!("p.{}", self.session_keys(session)?);
         (self.connection).put(&self.kv, &key, policy.as_str().as_bytes().to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subject_matches;
+
+    #[test]
+    fn a_star_stands_for_one_token() {
+        assert!(subject_matches("m.*.*.alpha.*", "m.beta.s1.alpha.k00"));
+        assert!(!subject_matches("m.*.*.alpha.*", "m.beta.s1.gamma.k00"));
+        assert!(!subject_matches("m.*.*.alpha.*", "m.beta.s1.alpha"));
+        assert!(!subject_matches("m.*.*.alpha.*", "m.beta.s1.alpha.k00.x"));
+        assert!(subject_matches("m.beta.s1.alpha.*", "m.beta.s1.alpha.k00"));
+        assert!(!subject_matches("m.beta.s1.alpha.*", "m.beta.s2.alpha.k00"));
     }
 }

@@ -47,6 +47,7 @@ pub mod inbox;
 pub mod ledger;
 pub mod machines;
 pub mod permissions;
+mod watch;
 mod wire;
 
 pub use config::{ClusterFile, MachineName};
@@ -113,6 +114,11 @@ impl Connection {
         work: impl Future<Output = Result<T>> + Send + 'static,
     ) -> Result<T> {
         run_on(&self.runtime, work)
+    }
+
+    /// Starts `work` on this connection's runtime without waiting for it.
+    fn detach(&self, work: impl Future<Output = ()> + Send + 'static) {
+        self.runtime.spawn(work);
     }
 
     /// Runs one step and waits for it. A step that fails while a stream has no leader
@@ -409,16 +415,9 @@ impl Cluster {
     /// The machines that published their sessions, this one included: each machine's
     /// name, how many sessions it published and how many of them run now, by name.
     pub fn machines_seen(&self) -> Result<Vec<(String, usize, usize)>> {
-        let directory =
-            self.connection
-                .bucket(&self.file.bucket, self.file.replicas, Duration::ZERO)?;
-        let live = self.connection.bucket(
-            &machines::live_bucket(&self.file.bucket),
-            self.file.replicas,
-            self.file.live_ttl,
-        )?;
+        let directory = machines::Directory::open(&self.connection, &self.file, &self.inbox)?;
         let mut seen: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-        for remote in machines::directory(&self.connection, &directory, &live)? {
+        for remote in directory.remotes()? {
             let counts = seen.entry(remote.machine).or_default();
             counts.0 += 1;
             counts.1 += usize::from(remote.live);

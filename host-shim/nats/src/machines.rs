@@ -18,10 +18,10 @@
 //! its own published entry is skipped (its local stores answer for them).
 
 use crate::config::ClusterFile;
+use crate::watch::Watched;
 use crate::wire::{Ask, Live, Published, PublishedSession, Reply};
 use crate::{Connection, MachineName};
 use anyhow::{Result, anyhow};
-use async_nats::jetstream::kv;
 use host_shim::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
     MessageIds, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
@@ -48,8 +48,7 @@ pub(crate) struct Remote {
 /// Sessions of the other machines of the cluster.
 pub struct Machines {
     connection: Arc<Connection>,
-    directory: kv::Store,
-    live: kv::Store,
+    directory: Directory,
     machine: MachineName,
     bucket: String,
     read_timeout: Duration,
@@ -72,12 +71,10 @@ impl Machines {
         inbox: SharedInbox,
         places: crate::NatsInbox,
     ) -> Result<Machines> {
-        let directory = connection.bucket(&file.bucket, file.replicas, Duration::ZERO)?;
-        let live = connection.bucket(&live_bucket(&file.bucket), file.replicas, file.live_ttl)?;
+        let directory = Directory::open(&connection, file, &places)?;
         Ok(Machines {
             connection,
             directory,
-            live,
             machine: file.machine.clone(),
             bucket: file.bucket.clone(),
             read_timeout: file.read_timeout,
@@ -97,7 +94,7 @@ impl Machines {
     /// read leaves nothing, and says so.
     fn seen(&mut self) -> &(HashMap<String, usize>, Vec<Remote>) {
         if self.seen.is_none() {
-            let read = directory(&self.connection, &self.directory, &self.live);
+            let read = self.directory.remotes();
             let remotes = match read {
                 Ok(all) => {
                     // The shared inbox puts a message where its target is.
@@ -223,44 +220,76 @@ pub(crate) fn live_bucket(bucket: &str) -> String {
     format!("{bucket}-live")
 }
 
-/// Every machine's published sessions, each live when its machine's heartbeat (not
-/// expired) names it.
-pub(crate) fn directory(
-    connection: &Connection,
-    directory: &kv::Store,
-    live: &kv::Store,
-) -> Result<Vec<Remote>> {
-    let mut running: HashMap<String, Vec<String>> = HashMap::new();
-    for (machine, value, _) in connection.entries(live, ">")? {
-        // An entry that is not a heartbeat counts as none: that machine's sessions
-        // read as cold.
-        if let Ok(beat) = serde_json::from_slice::<Live>(&value) {
-            running.insert(machine, beat.live);
-        }
+/// What every machine published (`d.<machine>`) and which of its sessions run (the
+/// live bucket), each watched ([`Watched`]): read current at each use without a walk
+/// of either bucket.
+pub(crate) struct Directory {
+    /// Shared with the inbox, which reads from it where each session is.
+    published: Arc<Watched>,
+    live: Watched,
+    /// How long a heartbeat holds: the live bucket's age limit (the server removes
+    /// older ones; the watch keeps them, so they are told apart by age).
+    live_for: Duration,
+}
+
+impl Directory {
+    /// The deployment's directory, its published lists watched by `inbox`'s watch.
+    pub(crate) fn open(
+        connection: &Arc<Connection>,
+        file: &ClusterFile,
+        inbox: &crate::NatsInbox,
+    ) -> Result<Directory> {
+        let live = connection.bucket(&live_bucket(&file.bucket), file.replicas, file.live_ttl)?;
+        let live_for = match live.stream.cached_info().config.max_age {
+            Duration::ZERO => file.live_ttl,
+            set => set,
+        };
+        Ok(Directory {
+            published: inbox.published(),
+            live: Watched::new(connection.clone(), live, ">"),
+            live_for,
+        })
     }
-    let mut all = Vec::new();
-    for (key, value, _) in connection.entries(directory, "d.*")? {
-        let Some(machine) = key.strip_prefix("d.") else {
-            continue;
-        };
-        let Ok(published) = serde_json::from_slice::<Published>(&value) else {
-            continue;
-        };
-        let live = running.get(machine);
-        let accept_from = published.accept_from.map(Arc::new);
-        for session in published.sessions.into_iter().take(SESSIONS_PER_MACHINE) {
-            if host_shim::inbox::checked_id(&session.id).is_err() {
+
+    /// Every machine's published sessions, each live when its machine's heartbeat (not
+    /// older than the live bucket's age limit) names it.
+    pub(crate) fn remotes(&self) -> Result<Vec<Remote>> {
+        let running: HashMap<String, Vec<String>> = self.live.read(|beats| {
+            (beats.iter())
+                .filter(|(_, kept)| kept.age() < self.live_for)
+                // An entry that is not a heartbeat counts as none: that machine's
+                // sessions read as cold.
+                .filter_map(|(machine, kept)| {
+                    let beat = serde_json::from_slice::<Live>(&kept.value).ok()?;
+                    Some((machine.clone(), beat.live))
+                })
+                .collect()
+        })?;
+        let lists = self.published.read(|lists| lists.clone())?;
+        let mut all = Vec::new();
+        for (key, kept) in lists {
+            let Some(machine) = key.strip_prefix("d.") else {
                 continue;
+            };
+            let Ok(published) = serde_json::from_slice::<Published>(&kept.value) else {
+                continue;
+            };
+            let live = running.get(machine);
+            let accept_from = published.accept_from.map(Arc::new);
+            for session in published.sessions.into_iter().take(SESSIONS_PER_MACHINE) {
+                if host_shim::inbox::checked_id(&session.id).is_err() {
+                    continue;
+                }
+                all.push(Remote {
+                    machine: machine.to_string(),
+                    live: live.is_some_and(|ids| ids.contains(&session.id)),
+                    published: session,
+                    accept_from: accept_from.clone(),
+                });
             }
-            all.push(Remote {
-                machine: machine.to_string(),
-                live: live.is_some_and(|ids| ids.contains(&session.id)),
-                published: session,
-                accept_from: accept_from.clone(),
-            });
         }
+        Ok(all)
     }
-    Ok(all)
 }
 
 impl SessionQuery for Machines {

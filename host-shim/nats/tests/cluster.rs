@@ -53,6 +53,43 @@ fn hosts_on_separate_machines_share_one_inbox_and_each_key_lands_once() {
     assert_eq!((count.waiting, count.handed_over), (0, 1));
 }
 
+/// Each process watches what its machine sent; a message another process of the
+/// machine (its own connection, through another node) sent a moment before is still
+/// caught as a repeat and counted against the sending caps, with no pause between.
+#[test]
+fn a_send_by_another_process_of_the_machine_is_seen_at_once() {
+    let Some(binary) = server() else { return };
+    let cluster = Cluster::start(&binary, "repeats");
+    let processes = [
+        inbox_at(&cluster.urls[0], "repeats"),
+        inbox_at(&cluster.urls[2], "repeats"),
+    ];
+    let window = Duration::from_secs(600);
+    let recently = || host_shim::inbox::now_ns() - 60_000_000_000;
+    // Both watches run before either sends.
+    for process in &processes {
+        assert!(
+            process
+                .find_identical("ses-b", "alice", "-", window)
+                .unwrap()
+                .is_none()
+        );
+        assert!(process.sent_since("alice", recently()).unwrap().is_empty());
+    }
+    for n in 0..20 {
+        let body = format!("note {n}");
+        let key = format!("5:alicek{n}");
+        let message = SpooledMessage::new("ses-b", DeliveryMode::Queue, &body, &key, false);
+        let (sender, other) = (&processes[n % 2], &processes[1 - n % 2]);
+        assert!(matches!(sender.put(&message).unwrap(), Put::New(_)));
+        let repeat = other
+            .find_identical("ses-b", "alice", &body, window)
+            .unwrap();
+        assert!(repeat.is_some_and(|first| first.message.key == key), "{n}");
+        assert_eq!(other.sent_since("alice", recently()).unwrap().len(), n + 1);
+    }
+}
+
 #[test]
 fn reads_leave_no_consumer_behind() {
     let Some(binary) = server() else { return };
@@ -63,11 +100,14 @@ fn reads_leave_no_consumer_behind() {
     // Each read of a session's messages walks them with a consumer of its own, which
     // must go when the read ends: a busy host reads many times a second, and the
     // server refuses new consumers past its limit ("maximum consumers limit reached",
-    // seen in the machines benchmark before this).
+    // seen in the machines benchmark before this). The one that stays is the inbox's
+    // watch of where each session is, for as long as the inbox lives.
     for _ in 0..50 {
         assert_eq!(inbox.waiting("ses-b").unwrap().messages.len(), 1);
         inbox.count_from("ses-b", "alice").unwrap();
     }
+    assert_eq!(cluster.consumers_of("KV_consumers"), Some(1));
+    drop(inbox);
     assert_eq!(cluster.consumers_of("KV_consumers"), Some(0));
 }
 

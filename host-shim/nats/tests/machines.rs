@@ -13,7 +13,7 @@ mod support;
 
 use host_shim::{
     CallError, CallRequest, ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence,
-    Presence, Runtime, RuntimeOptions, Session, SharedInbox, Store,
+    Presence, Runtime, RuntimeOptions, Session, SessionQuery, SharedInbox, Store,
 };
 use host_shim_nats::{Cluster, ClusterFile};
 use std::path::{Path, PathBuf};
@@ -476,5 +476,77 @@ fn a_machine_says_which_sessions_it_shares_and_whose_messages_it_takes() {
         private.unreadable[0].contains("which this machine does not share (publishPaths"),
         "{:?}",
         private.unreadable
+    );
+}
+
+/// The directory a long-lived host keeps by watching the buckets is current at each
+/// use: every list and heartbeat written before a look (from another node, with no
+/// pause between) is seen by it, a consumer deleted under it is replaced and read
+/// afresh, and a heartbeat older than the live bucket's age limit reads as cold.
+#[test]
+fn the_directory_a_host_watches_is_current_at_each_use() {
+    let Some(binary) = server() else { return };
+    let nodes = support::Cluster::start(&binary, "watch");
+    let desk = Machine::join(&nodes.urls, "watch", "alpha");
+    let mut machines = desk.cluster.machines(desk.inbox()).unwrap();
+    let mut look = |id: &str| {
+        machines.begin_call("desk-caller");
+        let header = machines.get_session(id);
+        machines.end_call();
+        header
+    };
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let far = (tokio.block_on(async_nats::connect(nodes.urls[2].clone()))).unwrap();
+    let publish = |subject: &str, body: String| {
+        assert!(raw::stored(&tokio, &far, subject, body.into_bytes()));
+    };
+    let list = |id: &str| {
+        let session = format!(r#"{{"id": "{id}", "created_at_ms": 1, "origin": "codex"}}"#);
+        publish("$KV.watch.d.far", format!(r#"{{"sessions": [{session}]}}"#));
+        publish("$KV.watch-live.far", format!(r#"{{"live": ["{id}"]}}"#));
+    };
+    for n in 0..30 {
+        let id = format!("far-s{n}");
+        list(&id);
+        let header = look(&id).unwrap_or_else(|| panic!("{id} was listed before the look"));
+        assert!(
+            header.live,
+            "{id}: its heartbeat was written before the look"
+        );
+        assert_eq!(header.machine.as_deref(), Some("far"));
+        if n > 0 {
+            assert!(look(&format!("far-s{}", n - 1)).is_none(), "replaced");
+        }
+    }
+
+    // Every consumer of both buckets deleted (an operator, a node's restart): the next
+    // look reads afresh.
+    tokio.block_on(async {
+        let jetstream = async_nats::jetstream::new(far.clone());
+        for stream in ["KV_watch", "KV_watch-live"] {
+            let stream = jetstream.get_stream(stream).await.unwrap();
+            let names: Vec<String> = {
+                use futures_util::TryStreamExt;
+                stream.consumer_names().try_collect().await.unwrap()
+            };
+            assert!(!names.is_empty(), "the watch of {stream:?} is a consumer");
+            for name in names {
+                stream.delete_consumer(&name).await.unwrap();
+            }
+        }
+    });
+    list("far-late");
+    assert!(look("far-late").is_some_and(|header| header.live));
+
+    // No heartbeat for longer than the live bucket's age limit (3 s): cold, still listed.
+    std::thread::sleep(Duration::from_millis(3500));
+    let header = look("far-late").expect("its list stays");
+    assert!(
+        !header.live,
+        "its heartbeat is older than the bucket keeps one"
     );
 }

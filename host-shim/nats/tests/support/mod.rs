@@ -161,19 +161,24 @@ impl Cluster {
         }
     }
 
-    /// How many consumers `stream` has now, by its leader's monitoring endpoint.
+    /// How many consumers `stream` has now, by every node's monitoring endpoint: the
+    /// crate's consumers have one replica each, which only the node holding it counts.
     pub fn consumers_of(&self, stream: &str) -> Option<u64> {
-        let leader = self.leader_of(stream)?;
-        let body = monitoring(self.monitor[leader], "/jsz?streams=true")?;
-        let jsz: serde_json::Value = serde_json::from_str(&body).ok()?;
-        for account in jsz["account_details"].as_array().into_iter().flatten() {
-            for detail in account["stream_detail"].as_array().into_iter().flatten() {
-                if detail["name"] == stream {
-                    return detail["state"]["consumer_count"].as_u64();
+        let mut found = None;
+        for port in &self.monitor {
+            let body = monitoring(*port, "/jsz?streams=true&consumers=true")?;
+            let jsz: serde_json::Value = serde_json::from_str(&body).ok()?;
+            for account in jsz["account_details"].as_array().into_iter().flatten() {
+                for detail in account["stream_detail"].as_array().into_iter().flatten() {
+                    if detail["name"] == stream {
+                        let held = detail["consumer_detail"].as_array().into_iter().flatten();
+                        let r1 = held.filter(|c| c["config"]["num_replicas"].as_u64() <= Some(1));
+                        *found.get_or_insert(0) += r1.count() as u64;
+                    }
                 }
             }
         }
-        None
+        found
     }
 
     /// Node `n` killed with SIGKILL (no chance to sync or say goodbye).

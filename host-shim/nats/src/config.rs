@@ -59,6 +59,9 @@ pub struct Tls {
     pub key: Option<PathBuf>,
 }
 
+/// How long a message is kept by default: 30 days.
+pub const KEEP_DEFAULT: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
 /// What the cluster file says, checked.
 #[derive(Clone, Debug)]
 pub struct ClusterFile {
@@ -82,6 +85,10 @@ pub struct ClusterFile {
     pub live_ttl: Duration,
     /// How long a read of another machine's session waits for its host (default 2 s).
     pub read_timeout: Duration,
+    /// How long a message and its mark are kept after each was last written (default
+    /// 30 days, from `keepDays`): a message still waiting then (its machine off that
+    /// long) goes with it.
+    pub keep: Duration,
     /// The sessions this machine shares with the others: those whose workspace path is
     /// one of these folders or inside one (none given: every session). A session not
     /// shared is not listed, read or messaged from another machine.
@@ -105,6 +112,7 @@ struct Fields {
     tls: Option<TlsFields>,
     live_ttl_seconds: Option<u64>,
     read_timeout_ms: Option<u64>,
+    keep_days: Option<u64>,
     publish_paths: Option<Vec<PathBuf>>,
     accept_from: Option<Vec<String>>,
 }
@@ -131,6 +139,7 @@ impl ClusterFile {
             tls: None,
             live_ttl: Duration::from_secs(30),
             read_timeout: Duration::from_secs(2),
+            keep: KEEP_DEFAULT,
             publish_paths: None,
             accept_from: None,
         })
@@ -222,6 +231,12 @@ impl ClusterFile {
             }
             file.read_timeout = Duration::from_millis(ms);
         }
+        if let Some(days) = fields.keep_days {
+            if !(1..=3650).contains(&days) {
+                bail!("\"keepDays\" must be 1 to 3650, not {days}");
+            }
+            file.keep = Duration::from_secs(days * 24 * 60 * 60);
+        }
         if let Some(paths) = fields.publish_paths {
             if let Some(relative) = paths.iter().find(|p| !p.is_absolute()) {
                 bail!(
@@ -308,6 +323,9 @@ mod tests {
             Some(Path::new("/pki/ca.pem"))
         );
         assert_eq!(file.live_ttl, Duration::from_secs(30));
+        assert_eq!(file.keep, Duration::from_secs(30 * 86_400));
+        let kept = parsed(r#"{"url": "nats://a:4222", "machine": "a", "keepDays": 7}"#);
+        assert_eq!(kept.unwrap().keep, Duration::from_secs(7 * 86_400));
     }
 
     #[test]
@@ -353,6 +371,10 @@ mod tests {
             (
                 r#"{"url": "nats://a:1", "machine": "a", "liveTtlSeconds": 1}"#,
                 "3 to 3600",
+            ),
+            (
+                r#"{"url": "nats://a:1", "machine": "a", "keepDays": 0}"#,
+                "\"keepDays\" must be 1 to 3650",
             ),
             (
                 r#"{"url": "nats://a:1", "machine": "a", "colour": 1}"#,

@@ -116,14 +116,15 @@ pub struct NatsInbox {
     /// Whether the machine shares only some sessions (its cluster file's
     /// `publishPaths`): another machine's message to one it does not list stays.
     shares_some: bool,
+    /// How long each message and mark written here is kept (none: for ever, in a
+    /// bucket whose messages cannot expire on their own).
+    keep: Option<Duration>,
 }
 
-/// Whether an update lost a race: the key's revision was no longer the one expected.
-/// JetStream 2.15 answers with its error 10164 ("wrong last sequence"), which
-/// async-nats 0.51 does not sort under `WrongLastRevision` (only the older 10071).
-fn lost_race(err: &kv::UpdateError) -> bool {
-    err.kind() == kv::UpdateErrorKind::WrongLastRevision
-        || err.to_string().contains("wrong last sequence")
+/// Whether a write lost a race: the key's revision was no longer the one expected.
+/// JetStream 2.15 answers with its error 10164 ("wrong last sequence"), 10071 before.
+fn lost_race(err: &anyhow::Error) -> bool {
+    format!("{err:#}").contains("wrong last sequence")
 }
 
 /// A session id as one subject token.
@@ -173,7 +174,19 @@ impl NatsInbox {
             claim_expires: CLAIM_EXPIRES,
             accept_from: None,
             shares_some: false,
-        })
+            keep: None,
+        }
+        .keeping(crate::config::KEEP_DEFAULT))
+    }
+
+    /// Each message and mark this inbox writes is kept for `keep` after it is written
+    /// (a second at least), then the bucket lets it go; for ever when the bucket does
+    /// not let messages expire on their own (made before that, by a deployment that has
+    /// not turned it on).
+    pub fn keeping(mut self, keep: Duration) -> NatsInbox {
+        let expires = self.kv.stream.cached_info().config.allow_message_ttl;
+        self.keep = expires.then_some(keep.max(Duration::from_secs(1)));
+        self
     }
 
     /// Remembers what this machine hands over in its state folder `state` ([`Ledger`]),
@@ -369,11 +382,27 @@ impl NatsInbox {
     /// no key of this inbox is ever deleted); the new revision, or none when it moved.
     fn write_at(&self, key: &str, value: Vec<u8>, revision: u64) -> Result<Option<u64>> {
         let (key, value) = (key.to_string(), bytes::Bytes::from(value));
+        let (context, keep) = (self.connection.jetstream.clone(), self.keep);
         self.step(move |kv| {
-            let (key, value) = (key.clone(), value.clone());
+            let (key, value, context) = (key.clone(), value.clone(), context.clone());
             Box::pin(async move {
-                match kv.update(&key, value, revision).await {
-                    Ok(revision) => Ok(Some(revision)),
+                // What `kv.update` sends, with how long the message is kept.
+                let mut headers = async_nats::HeaderMap::new();
+                let expected = async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE;
+                headers.insert(expected, revision.to_string().as_str());
+                if let Some(keep) = keep {
+                    let seconds = keep.as_secs().to_string();
+                    headers.insert(async_nats::header::NATS_MESSAGE_TTL, seconds.as_str());
+                }
+                let subject = format!("{}{key}", kv.prefix);
+                let written = async {
+                    let ack = context
+                        .publish_with_headers(subject, headers, value)
+                        .await?;
+                    ack.await.map_err(anyhow::Error::from)
+                };
+                match written.await {
+                    Ok(ack) => Ok(Some(ack.sequence)),
                     Err(err) if lost_race(&err) => Ok(None),
                     Err(err) => Err(anyhow!("cannot write {key}: {err}")),
                 }

@@ -262,9 +262,16 @@ async fn open_bucket(
             if config.allow_direct {
                 config.allow_direct = false;
                 context
-                    .update_stream(config)
+                    .update_stream(config.clone())
                     .await
                     .map_err(|err| anyhow!("cannot set up the bucket {bucket}: {err}"))?;
+            }
+            // Each message expires on its own (the cluster file's keepDays). Best effort:
+            // a machine's user may not change a bucket the deployment made, and a
+            // bucket without it keeps its messages.
+            if !config.allow_message_ttl {
+                config.allow_message_ttl = true;
+                let _ = context.update_stream(config).await;
             }
             context
                 .get_key_value(bucket)
@@ -383,7 +390,9 @@ impl Cluster {
     /// Connects and opens the deployment's buckets (made when missing).
     pub fn join(file: ClusterFile) -> Result<Cluster> {
         let connection = Connection::open(&file)?;
-        let inbox = NatsInbox::open(connection.clone(), &file.bucket, file.replicas)?.taking(&file);
+        let inbox = (NatsInbox::open(connection.clone(), &file.bucket, file.replicas)?)
+            .taking(&file)
+            .keeping(file.keep);
         Ok(Cluster {
             file,
             connection,

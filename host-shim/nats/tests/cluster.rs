@@ -5,7 +5,7 @@
 
 mod support;
 
-use host_shim::contract::latest::DeliveryMode;
+use host_shim::contract::latest::{DeliveryMode, InboundPolicy};
 use host_shim::inbox::{InboxBackend, Put, SpooledMessage};
 use std::time::{Duration, Instant};
 use support::{Cluster, inbox_at, server};
@@ -88,6 +88,42 @@ fn a_send_by_another_process_of_the_machine_is_seen_at_once() {
         assert!(repeat.is_some_and(|first| first.message.key == key), "{n}");
         assert_eq!(other.sent_since("alice", recently()).unwrap().len(), n + 1);
     }
+}
+
+/// Each message and its mark is kept for the cluster file's `keepDays` after it was
+/// written, then the bucket lets it go (it does not grow with every message ever
+/// sent); what a person lets in stays.
+#[test]
+fn messages_and_their_marks_expire_and_a_persons_say_stays() {
+    let Some(binary) = server() else { return };
+    let cluster = Cluster::start(&binary, "kept");
+    let inbox = inbox_at(&cluster.urls[0], "kept").keeping(Duration::from_secs(2));
+    inbox.set_inbound("ses-b", InboundPolicy::Hold).unwrap();
+    for key in ["5:alicek1", "5:alicek2"] {
+        let message = SpooledMessage::new("ses-b", DeliveryMode::Queue, key, key, false);
+        assert!(matches!(inbox.put(&message).unwrap(), Put::New(_)));
+    }
+    let first = inbox.waiting("ses-b").unwrap().messages[..1].to_vec();
+    assert_eq!(
+        inbox
+            .hand_over("ses-b", first, &mut |_| Ok(()))
+            .unwrap()
+            .len(),
+        1
+    );
+    let count = inbox.count_from("ses-b", "alice").unwrap();
+    assert_eq!((count.waiting, count.handed_over), (1, 1));
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(inbox.waiting("ses-b").unwrap().messages.is_empty());
+    assert!(inbox.find("ses-b", "5:alicek1").unwrap().is_none());
+    let count = inbox.count_from("ses-b", "alice").unwrap();
+    assert_eq!((count.waiting, count.handed_over), (0, 0));
+    assert_eq!(
+        cluster.messages_in("KV_kept"),
+        Some(1),
+        "the person's say alone"
+    );
+    assert_eq!(inbox.inbound("ses-b").unwrap(), InboundPolicy::Hold);
 }
 
 #[test]

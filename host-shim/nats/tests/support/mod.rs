@@ -181,6 +181,21 @@ impl Cluster {
         found
     }
 
+    /// How many messages `stream` holds now, by its leader's monitoring endpoint.
+    pub fn messages_in(&self, stream: &str) -> Option<u64> {
+        let leader = self.leader_of(stream)?;
+        let body = monitoring(self.monitor[leader], "/jsz?streams=true")?;
+        let jsz: serde_json::Value = serde_json::from_str(&body).ok()?;
+        for account in jsz["account_details"].as_array().into_iter().flatten() {
+            for detail in account["stream_detail"].as_array().into_iter().flatten() {
+                if detail["name"] == stream {
+                    return detail["state"]["messages"].as_u64();
+                }
+            }
+        }
+        None
+    }
+
     /// Node `n` killed with SIGKILL (no chance to sync or say goodbye).
     pub fn kill(&mut self, n: usize) {
         let _ = self.nodes[n].kill();

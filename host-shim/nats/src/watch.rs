@@ -85,6 +85,8 @@ pub(crate) struct Watched {
     filter: String,
     holds: Holds,
     copy: Arc<(Mutex<Taken>, Condvar)>,
+    /// Held while a consumer is started: calls on several threads start one.
+    starting: Mutex<()>,
 }
 
 impl Watched {
@@ -117,6 +119,7 @@ impl Watched {
             filter: filter.to_string(),
             holds,
             copy: Arc::new((Mutex::new(Taken::default()), Condvar::new())),
+            starting: Mutex::new(()),
         }
     }
 
@@ -130,17 +133,21 @@ impl Watched {
     /// answer is an error.
     pub(crate) fn read<R>(&self, read: impl FnOnce(&BTreeMap<String, Kept>) -> R) -> Result<R> {
         let mut read = Some(read);
+        let mut why = String::new();
         for _ in 0..2 {
             match self.try_read(&mut read) {
-                Ok(Some(answer)) => return Ok(answer),
-                Ok(None) => self.restart(),
+                Ok(Ok(answer)) => return Ok(answer),
+                Ok(Err(broke)) => {
+                    why = broke;
+                    self.restart();
+                }
                 Err(err) => {
                     self.restart();
                     return Err(err);
                 }
             }
         }
-        bail!("the bucket's changes did not arrive (its consumer broke twice)")
+        bail!("the bucket's changes did not arrive, twice (last: {why})")
     }
 
     /// [`Watched::read`] once this process has taken every write under the filter that
@@ -149,12 +156,8 @@ impl Watched {
     fn try_read<R>(
         &self,
         read: &mut Option<impl FnOnce(&BTreeMap<String, Kept>) -> R>,
-    ) -> Result<Option<R>> {
-        let running = self.lock().consumer.clone();
-        let name = match running {
-            Some(name) => name,
-            None => self.start()?,
-        };
+    ) -> Result<std::result::Result<R, String>> {
+        let name = self.running()?;
         let last = self.last_written()?;
         let (mutex, arrived) = &*self.copy;
         let taken = mutex.lock().unwrap_or_else(|held| held.into_inner());
@@ -165,17 +168,35 @@ impl Watched {
                     && taken.through < last
             })
             .unwrap_or_else(|held| held.into_inner());
-        let usable = !waited.timed_out()
-            && taken.consumer.as_deref() == Some(name.as_str())
-            && taken.broken.is_none();
-        if !usable {
-            return Ok(None);
+        if let Some(why) = &taken.broken {
+            return Ok(Err(why.clone()));
+        }
+        if waited.timed_out() || taken.consumer.as_deref() != Some(name.as_str()) {
+            return Ok(Err(format!(
+                "write {last} was not delivered within {} s",
+                DELIVERY_LAG.as_secs()
+            )));
         }
         if let Holds::Recent(keep) = self.holds {
             let horizon = keep + CLOCKS_APART;
             taken.entries.retain(|_, kept| kept.age() <= horizon);
         }
-        Ok(read.take().map(|read| read(&taken.entries)))
+        let read = read.take().expect("read once: an answer ends the tries");
+        Ok(Ok(read(&taken.entries)))
+    }
+
+    /// The running consumer's name, started when there is none (by one thread).
+    fn running(&self) -> Result<String> {
+        let running = self.lock().consumer.clone();
+        if let Some(name) = running {
+            return Ok(name);
+        }
+        let _one = (self.starting.lock()).unwrap_or_else(|held| held.into_inner());
+        let started = self.lock().consumer.clone();
+        match started {
+            Some(name) => Ok(name),
+            None => self.start(),
+        }
     }
 
     /// The stream sequence of the last write under the filter, as the stream's leader
@@ -266,10 +287,15 @@ impl Watched {
             })
         })?;
         let (name, deliveries) = started;
+        // The task takes its first delivery once this lock is let go, into a copy of
+        // this consumer alone.
         let mut held = self.lock();
-        held.consumer = Some(name.clone());
         let taking = take(deliveries, context, copy, prefix, name.clone());
-        held.task = Some(self.connection.runtime.spawn(taking).abort_handle());
+        *held = Taken {
+            consumer: Some(name.clone()),
+            task: Some(self.connection.runtime.spawn(taking).abort_handle()),
+            ..Taken::default()
+        };
         Ok(name)
     }
 }

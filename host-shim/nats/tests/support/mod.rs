@@ -68,7 +68,7 @@ pub struct Cluster {
     pub monitor: Vec<u16>,
     /// One cluster at a time in a test process: three nodes per test on two cores,
     /// several at once, are slow to elect leaders and tests time out.
-    _turn: std::sync::MutexGuard<'static, ()>,
+    _turn: Option<std::sync::MutexGuard<'static, ()>>,
     /// Each node's command line, to start it again.
     pub configs: Vec<PathBuf>,
     pub binary: PathBuf,
@@ -91,7 +91,39 @@ impl Cluster {
     /// block, say).
     pub fn start_configured(binary: &Path, name: &str, always: bool, more: &str) -> Cluster {
         static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let turn = TURN.lock().unwrap_or_else(|held| held.into_inner());
+        let mut turn = TURN.lock().unwrap_or_else(|held| held.into_inner());
+        // A port chosen free can be taken before its node binds it (by any outgoing
+        // connection's own port): a node that exits as it starts is started again, on
+        // new ports.
+        for tries in 1.. {
+            let mut cluster = Cluster::spawned(binary, name, always, more, turn);
+            match cluster.health() {
+                Ok(()) => return cluster,
+                Err(why) if tries < 3 && why.contains("exited") => {
+                    eprintln!("the cluster did not start ({why}); again on new ports");
+                    turn = cluster.stop();
+                }
+                Err(why) => panic!("the cluster did not become healthy: {why}"),
+            }
+        }
+        unreachable!("the loop returns or panics")
+    }
+
+    /// Stops every node and removes their stores; the turn, for the next cluster.
+    fn stop(mut self) -> std::sync::MutexGuard<'static, ()> {
+        let turn = self._turn.take().expect("a running cluster holds its turn");
+        drop(self);
+        turn
+    }
+
+    /// Three nodes started on ports free now, not yet healthy.
+    fn spawned(
+        binary: &Path,
+        name: &str,
+        always: bool,
+        more: &str,
+        turn: std::sync::MutexGuard<'static, ()>,
+    ) -> Cluster {
         let dir = std::env::temp_dir().join(format!("nats-cluster-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -128,7 +160,7 @@ impl Cluster {
             nodes.push(spawn(binary, &config));
             configs.push(config);
         }
-        let cluster = Cluster {
+        Cluster {
             nodes,
             dir,
             urls: client
@@ -138,27 +170,40 @@ impl Cluster {
             monitor: monitor.clone(),
             configs,
             binary: binary.to_path_buf(),
-            _turn: turn,
-        };
-        cluster.wait_healthy();
-        cluster
+            _turn: Some(turn),
+        }
     }
 
     /// Every node answers with JetStream ready and a meta leader chosen.
-    pub fn wait_healthy(&self) {
+    pub fn wait_healthy(&mut self) {
+        if let Err(why) = self.health() {
+            panic!("the cluster did not become healthy: {why}");
+        }
+    }
+
+    /// Waits up to 30 s for every node to say it is healthy; which one did not, and
+    /// what it said or how it exited, when one does not.
+    fn health(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(30);
-        for port in &self.monitor {
+        for n in 0..self.nodes.len() {
             loop {
-                if healthy(*port) {
+                let answer = monitoring(self.monitor[n], "/healthz");
+                if (answer.as_deref()).is_some_and(|a| a.contains("\"status\":\"ok\"")) {
                     break;
                 }
-                assert!(
-                    Instant::now() < deadline,
-                    "the cluster did not become healthy"
-                );
+                if let Ok(Some(status)) = self.nodes[n].try_wait() {
+                    let log = self.configs[n].with_extension("log");
+                    let said = std::fs::read_to_string(log).unwrap_or_default();
+                    let last = said.lines().last().unwrap_or("").to_string();
+                    return Err(format!("node n{n} exited ({status}) as it started: {last}"));
+                }
+                if Instant::now() >= deadline {
+                    return Err(format!("node n{n} answered {answer:?}"));
+                }
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+        Ok(())
     }
 
     /// How many consumers `stream` has now, by every node's monitoring endpoint: the
@@ -209,11 +254,13 @@ impl Cluster {
 }
 
 fn spawn(binary: &Path, config: &Path) -> Child {
+    // What the node says goes beside its configuration, for a node that does not start.
+    let log = std::fs::File::create(config.with_extension("log")).unwrap();
     Command::new(binary)
         .arg("-c")
         .arg(config)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap()
 }

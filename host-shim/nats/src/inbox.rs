@@ -26,7 +26,8 @@
 //! entry at the revision it read (compare and set), answers, remembers it in the
 //! machine's ledger, then marks it handed over, or gives the claims back. A claim older
 //! than [`CLAIM_EXPIRES`] belongs to a hand-over that died: marked when the ledger
-//! names it, else taken again.
+//! names it, else taken again. Each message and mark expires on its own (the cluster
+//! file's `keepDays` after it was written), so the bucket does not grow for ever.
 //!
 //! Trust model: what the bucket holds is data: an entry that is not a message is named
 //! in `unreadable` and left where it is; a mark that cannot be read counts as none.
@@ -378,8 +379,9 @@ impl NatsInbox {
     }
 
     /// Writes `value` at `key` if its revision is still `revision` (0: the key has no
-    /// value yet: JetStream refuses the write once anyone wrote it, on whatever node;
-    /// no key of this inbox is ever deleted); the new revision, or none when it moved.
+    /// value yet: JetStream refuses the write once anyone wrote it, on whatever node,
+    /// until the value expires), kept for [`NatsInbox::keeping`]'s while; the new
+    /// revision, or none when it moved.
     fn write_at(&self, key: &str, value: Vec<u8>, revision: u64) -> Result<Option<u64>> {
         let (key, value) = (key.to_string(), bytes::Bytes::from(value));
         let (context, keep) = (self.connection.jetstream.clone(), self.keep);

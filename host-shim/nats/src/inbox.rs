@@ -35,7 +35,6 @@
 
 use crate::ledger::Ledger;
 use crate::watch::Watched;
-use crate::wire::Published;
 use crate::{Connection, Entry, STEP_TIMEOUT, Work};
 use anyhow::{Context, Result, anyhow, bail};
 use async_nats::jetstream::kv;
@@ -199,12 +198,13 @@ impl NatsInbox {
     }
 
     /// Takes other machines' messages as `file` says: only from its `acceptFrom`
-    /// machines, only for the sessions it shares (`publishPaths`).
+    /// machines, only for the sessions it shares (`publishPaths`); keeps what it
+    /// writes for its `keepDays`.
     pub fn taking(mut self, file: &crate::ClusterFile) -> NatsInbox {
         self.accept_from = (file.accept_from.as_ref())
             .map(|machines| Arc::new(machines.iter().map(|m| m.to_string()).collect()));
         self.shares_some = file.publish_paths.is_some();
-        self
+        self.keeping(file.keep)
     }
 
     /// A claim older than `after` is taken again ([`CLAIM_EXPIRES`] by default).
@@ -290,19 +290,12 @@ impl NatsInbox {
 
     /// Which machine each listed session is on.
     fn read_places(&self) -> Result<HashMap<String, String>> {
-        let mut found = HashMap::new();
-        let lists = self.published.read(|lists| lists.clone())?;
-        for (key, kept) in lists {
-            let Some(machine) = key.strip_prefix("d.") else {
-                continue;
-            };
-            if let Ok(published) = serde_json::from_slice::<Published>(&kept.value) {
-                for session in published.sessions {
-                    found.insert(session.id, machine.to_string());
-                }
-            }
-        }
-        Ok(found)
+        let lists = crate::machines::published_lists(&self.published)?;
+        Ok((lists.into_iter())
+            .flat_map(|(machine, list)| {
+                (list.sessions.into_iter()).map(move |session| (session.id, machine.clone()))
+            })
+            .collect())
     }
 
     /// The watch of the machines' published lists, shared with the directory.

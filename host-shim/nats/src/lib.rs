@@ -390,9 +390,7 @@ impl Cluster {
     /// Connects and opens the deployment's buckets (made when missing).
     pub fn join(file: ClusterFile) -> Result<Cluster> {
         let connection = Connection::open(&file)?;
-        let inbox = (NatsInbox::open(connection.clone(), &file.bucket, file.replicas)?)
-            .taking(&file)
-            .keeping(file.keep);
+        let inbox = NatsInbox::open(connection.clone(), &file.bucket, file.replicas)?.taking(&file);
         Ok(Cluster {
             file,
             connection,

@@ -265,23 +265,16 @@ impl Directory {
                 })
                 .collect()
         })?;
-        let lists = self.published.read(|lists| lists.clone())?;
         let mut all = Vec::new();
-        for (key, kept) in lists {
-            let Some(machine) = key.strip_prefix("d.") else {
-                continue;
-            };
-            let Ok(published) = serde_json::from_slice::<Published>(&kept.value) else {
-                continue;
-            };
-            let live = running.get(machine);
+        for (machine, published) in published_lists(&self.published)? {
+            let live = running.get(&machine);
             let accept_from = published.accept_from.map(Arc::new);
             for session in published.sessions.into_iter().take(SESSIONS_PER_MACHINE) {
                 if host_shim::inbox::checked_id(&session.id).is_err() {
                     continue;
                 }
                 all.push(Remote {
-                    machine: machine.to_string(),
+                    machine: machine.clone(),
                     live: live.is_some_and(|ids| ids.contains(&session.id)),
                     published: session,
                     accept_from: accept_from.clone(),
@@ -290,6 +283,19 @@ impl Directory {
         }
         Ok(all)
     }
+}
+
+/// Each machine's published list (`d.<machine>`) that reads as one, by machine name.
+pub(crate) fn published_lists(published: &Watched) -> Result<Vec<(String, Published)>> {
+    published.read(|lists| {
+        (lists.iter())
+            .filter_map(|(key, kept)| {
+                let machine = key.strip_prefix("d.")?;
+                let list = serde_json::from_slice::<Published>(&kept.value).ok()?;
+                Some((machine.to_string(), list))
+            })
+            .collect()
+    })
 }
 
 impl SessionQuery for Machines {

@@ -350,18 +350,11 @@ impl NatsInbox {
 
     /// A message's mark and its revision (none yet: waiting, revision 0).
     fn mark_of(&self, key: &str) -> Result<(Mark, u64)> {
-        let key = mark_key(key);
-        self.step(move |kv| {
-            let key = key.clone();
-            Box::pin(async move {
-                match kv.entry(&key).await? {
-                    Some(entry) if entry.operation == kv::Operation::Put => Ok((
-                        serde_json::from_slice(&entry.value).unwrap_or_default(),
-                        entry.revision,
-                    )),
-                    _ => Ok((Mark::default(), 0)),
-                }
-            })
+        Ok(match self.connection.entry(&self.kv, &mark_key(key))? {
+            Some((value, revision)) => {
+                (serde_json::from_slice(&value).unwrap_or_default(), revision)
+            }
+            None => (Mark::default(), 0),
         })
     }
 

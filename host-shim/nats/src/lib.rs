@@ -45,6 +45,7 @@ pub mod config;
 pub mod host;
 pub mod inbox;
 pub mod ledger;
+mod lookup;
 pub mod machines;
 pub mod permissions;
 mod watch;
@@ -174,10 +175,32 @@ impl Connection {
 
     /// One key's value (none when it has none).
     fn get(&self, store: &kv::Store, key: &str) -> Result<Option<bytes::Bytes>> {
+        Ok(self.entry(store, key)?.map(|(value, _)| value))
+    }
+
+    /// One key's value and revision (none when it has none), as of now
+    /// ([`lookup::last_entry`]).
+    fn entry(&self, store: &kv::Store, key: &str) -> Result<Option<(bytes::Bytes, u64)>> {
         let (store, key) = (store.clone(), key.to_string());
+        let (context, machine) = (self.jetstream.clone(), self.machine.clone());
         self.step(move || {
             let (store, key) = (store.clone(), key.clone());
-            Box::pin(async move { Ok(store.get(&key).await?) })
+            let (context, machine) = (context.clone(), machine.clone());
+            Box::pin(async move { lookup::last_entry(&context, &store, &machine, &key).await })
+        })
+    }
+
+    /// The stream sequence of the last write under `filter` in `store`, as the
+    /// stream's leader holds it now (0: none; [`lookup::last_sequence`]).
+    fn last_sequence(&self, store: &kv::Store, filter: &str) -> Result<u64> {
+        let (store, filter) = (store.clone(), filter.to_string());
+        let (context, machine) = (self.jetstream.clone(), self.machine.clone());
+        self.step(move || {
+            let (store, filter) = (store.clone(), filter.clone());
+            let (context, machine) = (context.clone(), machine.clone());
+            Box::pin(
+                async move { lookup::last_sequence(&context, &store, &machine, &filter).await },
+            )
         })
     }
 
@@ -222,8 +245,8 @@ fn transient(err: &anyhow::Error) -> bool {
     .any(|word| text.contains(word))
 }
 
-/// The bucket, made when missing, read from its stream's leader (a follower may not
-/// have the write another host just made: reads must see every acknowledged one).
+/// The bucket, made when missing, set up for reads a deployment can confine (direct
+/// gets) and for messages that expire.
 /// Right after a cluster starts (or loses a node) its metadata leader may still be
 /// chosen: tried again for up to [`STEP_TIMEOUT`].
 async fn open_bucket(
@@ -259,12 +282,12 @@ async fn open_bucket(
                 .map_err(|err| anyhow!("cannot read the bucket {bucket}: {err}"))?
                 .config
                 .clone();
-            if config.allow_direct {
-                config.allow_direct = false;
-                context
-                    .update_stream(config.clone())
-                    .await
-                    .map_err(|err| anyhow!("cannot set up the bucket {bucket}: {err}"))?;
+            // Reads of single keys name the key in the subject, where permissions can
+            // hold a machine to its own (`lookup`). Best effort, as below: a bucket
+            // without it is read from its leader, by those who may.
+            if !config.allow_direct {
+                config.allow_direct = true;
+                let _ = context.update_stream(config.clone()).await;
             }
             // Each message expires on its own (the cluster file's keepDays). Best effort:
             // a machine's user may not change a bucket the deployment made, and a
@@ -327,6 +350,9 @@ async fn entries(
     let consumer = store
         .stream
         .create_consumer(jetstream::consumer::push::OrderedConfig {
+            // Named, so its filter is in the subject of the request that makes it,
+            // where a deployment's permissions see it.
+            name: Some(nuid::next().to_string()),
             deliver_subject,
             filter_subject: subject,
             deliver_policy,

@@ -9,8 +9,15 @@
 //! replying through `allow_responses`), and receives only its own replies
 //! (`_INBOX_<machine>.>`, the prefix the crate connects with); it cannot make, change
 //! or delete the buckets (the deployment makes them once, with an administrator's
-//! cluster file). What they do not confine: reads of the buckets (each read makes a
-//! short-lived consumer), which every machine of a deployment may make.
+//! cluster file). Reads are confined too: a machine reads every machine's list,
+//! heartbeat and persons' say, and of the messages and their marks only those to its
+//! own sessions and those it sent. Every consumer it makes names its filter in the
+//! request's subject (the server refuses one whose configuration says otherwise) and
+//! every single key it reads is named in the subject of a direct get; the requests
+//! whose body says what to read (`STREAM.MSG.GET`, a consumer made without a name)
+//! are not allowed. What a machine can still learn of others' messages: which keys
+//! exist and how many (`STREAM.INFO` with a subjects filter), and the sequence of the
+//! last write under any filter (its probe) — who wrote to whom and when, not what.
 //!
 //! Trust model: this is text for a deployment's configuration; the server enforces it.
 //! Tests start a cluster with these blocks and try each refusal.
@@ -32,17 +39,41 @@ pub fn subjects_reaching(
     reaches: Option<&[MachineName]>,
 ) -> (Vec<String>, Vec<String>) {
     let live = live_bucket(bucket);
+    let (main, heartbeats) = (format!("KV_{bucket}"), format!("KV_{live}"));
     let mut publish = vec!["$JS.API.INFO".to_string()];
-    for stream in [format!("KV_{bucket}"), format!("KV_{live}")] {
+    for stream in [&main, &heartbeats] {
         publish.extend([
             format!("$JS.API.STREAM.INFO.{stream}"),
-            format!("$JS.API.STREAM.MSG.GET.{stream}"),
-            format!("$JS.API.CONSUMER.CREATE.{stream}"),
             format!("$JS.API.CONSUMER.INFO.{stream}.*"),
             format!("$JS.API.CONSUMER.DELETE.{stream}.*"),
             format!("$JS.FC.{stream}.>"),
         ]);
     }
+    // What it may read: every machine's list, heartbeat and persons' say; of messages
+    // and marks, those to its own sessions and those it sent. Consumers are made with
+    // their filter in the subject (after the consumer's name), single keys read with
+    // the key in the subject; where writes stand is asked by a refused publish to its
+    // own probe key (`crate::lookup`).
+    let readable = [
+        "d.*".to_string(),
+        "p.*.*".to_string(),
+        format!("m.{machine}.>"),
+        format!("s.{machine}.>"),
+        format!("m.*.*.{machine}.*"),
+        format!("s.*.*.{machine}.*"),
+    ];
+    for keys in &readable {
+        publish.extend([
+            format!("$JS.API.CONSUMER.CREATE.{main}.*.$KV.{bucket}.{keys}"),
+            format!("$JS.API.DIRECT.GET.{main}.$KV.{bucket}.{keys}"),
+        ]);
+    }
+    publish.extend([
+        format!("$JS.API.CONSUMER.CREATE.{heartbeats}.*.$KV.{live}.>"),
+        format!("$JS.API.DIRECT.GET.{heartbeats}.$KV.{live}.>"),
+        format!("$KV.{bucket}.probe.{machine}"),
+        format!("$KV.{live}.probe.{machine}"),
+    ]);
     // Send as itself, to any machine's session or to those it may reach.
     let targets: Vec<String> = match reaches {
         None => vec!["*".to_string()],

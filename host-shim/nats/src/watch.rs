@@ -20,7 +20,6 @@
 
 use crate::{CLOCKS_APART, Connection};
 use anyhow::{Result, anyhow, bail};
-use async_nats::jetstream::stream::RawMessageErrorKind;
 use async_nats::jetstream::{self, consumer, kv};
 use futures_util::StreamExt;
 use std::collections::BTreeMap;
@@ -202,19 +201,7 @@ impl Watched {
     /// The stream sequence of the last write under the filter, as the stream's leader
     /// answers (a follower, where the consumer may run, can lag it); 0 for none.
     fn last_written(&self) -> Result<u64> {
-        let subject = format!("{}{}", self.store.prefix, self.filter);
-        let stream = self.store.stream.clone();
-        self.connection.step(move || {
-            let (stream, subject) = (stream.clone(), subject.clone());
-            Box::pin(async move {
-                let asked = stream.raw_message_builder().last_by_subject(subject);
-                match asked.send().await {
-                    Ok(message) => Ok(message.sequence),
-                    Err(err) if err.kind() == RawMessageErrorKind::NoMessageFound => Ok(0),
-                    Err(err) => Err(anyhow!("cannot read the bucket: {err}")),
-                }
-            })
-        })
+        self.connection.last_sequence(&self.store, &self.filter)
     }
 
     /// Drops the consumer (deleted best effort, not waited for), so the next use
@@ -271,6 +258,9 @@ impl Watched {
                     .map_err(|err| anyhow!("cannot watch the bucket: {err}"))?;
                 let made = stream
                     .create_consumer(consumer::push::Config {
+                        // Named, so its filter is in the subject of the request that
+                        // makes it, where a deployment's permissions see it.
+                        name: Some(nuid::next().to_string()),
                         deliver_subject,
                         filter_subject: subject,
                         deliver_policy,

@@ -14,7 +14,7 @@ use host_shim::{
     CallRequest, Corpus, CorpusHost, Harnesses, Runtime, RuntimeOptions, Session, Store,
 };
 use host_shim_nats::{Cluster, ClusterFile, MachineName, permissions};
-use raw::stored;
+use raw::{answered, stored};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -190,11 +190,78 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
         "{}",
         waiting[0].message.body
     );
+    let sent = waiting[0].handle.as_str().to_string();
     let handed = beta
         .inbox()
         .hand_over("beta-s2", waiting, &mut |_| Ok(()))
         .unwrap();
     assert_eq!(handed.len(), 1);
+
+    // Reads: alpha's message to beta and its mark are read by the two of them and by
+    // no third machine, through any request that reads a bucket.
+    let mark = format!("s.{}", &sent[2..]);
+    let direct_get = |client: &async_nats::Client, key: &str| {
+        let subject = format!("$JS.API.DIRECT.GET.KV_team.$KV.team.{key}");
+        let answer = answered(&tokio, client, &subject, "");
+        answer.is_some_and(|a| {
+            a.headers
+                .and_then(|h| h.get("Nats-Sequence").cloned())
+                .is_some()
+        })
+    };
+    let consumer = |client: &async_nats::Client, in_subject: &str, in_body: &str| {
+        let name = format!("c{}", std::process::id());
+        let subject = format!("$JS.API.CONSUMER.CREATE.KV_team.{name}.$KV.team.{in_subject}");
+        let config = format!(
+            r#"{{"stream_name":"KV_team","config":{{"name":"{name}","filter_subject":"$KV.team.{in_body}","ack_policy":"none","num_replicas":1,"mem_storage":true,"inactive_threshold":2000000000}}}}"#
+        );
+        let answer = answered(&tokio, client, &subject, &config);
+        let made =
+            answer.is_some_and(|a| !String::from_utf8_lossy(&a.payload).contains("\"error\""));
+        if made {
+            let delete = format!("$JS.API.CONSUMER.DELETE.KV_team.{name}");
+            answered(&tokio, client, &delete, "");
+        }
+        made
+    };
+    let beta_raw = raw(&tokio, &nodes.urls[1], "beta");
+    for (client, who) in [(&intruder, "alpha"), (&beta_raw, "beta")] {
+        assert!(direct_get(client, &sent), "{who} cannot read {sent}");
+        assert!(direct_get(client, &mark), "{who} cannot read {mark}");
+    }
+    assert!(consumer(&intruder, "m.*.*.alpha.*", "m.*.*.alpha.*"));
+    assert!(consumer(&beta_raw, "m.beta.>", "m.beta.>"));
+    assert!(
+        consumer(&gamma, "d.*", "d.*"),
+        "gamma cannot read the lists"
+    );
+    assert!(!direct_get(&gamma, &sent), "gamma read {sent}");
+    assert!(!direct_get(&gamma, &mark), "gamma read {mark}");
+    for filter in ["m.beta.>", "m.*.*.alpha.*", "s.beta.>", ">", "m.>"] {
+        assert!(
+            !consumer(&gamma, filter, filter),
+            "gamma made a consumer of {filter}"
+        );
+    }
+    // A filter in the subject of its own, another in the configuration: refused by
+    // the server itself.
+    let subject = "$JS.API.CONSUMER.CREATE.KV_team.c1.$KV.team.m.gamma.>";
+    let config = r#"{"stream_name":"KV_team","config":{"name":"c1","filter_subject":"$KV.team.m.beta.>","ack_policy":"none"}}"#;
+    let refusal = answered(&tokio, &gamma, subject, config).expect("the server answers");
+    let refusal = String::from_utf8_lossy(&refusal.payload).to_string();
+    assert!(refusal.contains("\"err_code\":10131"), "{refusal}");
+    // Requests whose body says what to read: not let through.
+    let body_reads = [
+        ("$JS.API.STREAM.MSG.GET.KV_team", format!(r#"{{"last_by_subj":"$KV.team.{sent}"}}"#)),
+        ("$JS.API.DIRECT.GET.KV_team", format!(r#"{{"last_by_subj":"$KV.team.{sent}"}}"#)),
+        ("$JS.API.CONSUMER.CREATE.KV_team", r#"{"stream_name":"KV_team","config":{"filter_subject":"$KV.team.m.beta.>","ack_policy":"none"}}"#.to_string()),
+    ];
+    for (subject, body) in &body_reads {
+        assert!(
+            answered(&tokio, &gamma, subject, body).is_none(),
+            "{subject} answered gamma"
+        );
+    }
     // Of alpha's two writes to beta-s1: the one naming beta's own session as its
     // sender is left where it is, named; the other is given as alpha's, whatever its
     // frame said.
@@ -235,7 +302,6 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
 
     // Its replies: beta asks (an administrator answers); alpha, listening on beta's
     // reply prefix, sees nothing, while beta gets its answer.
-    let beta_raw = raw(&tokio, &nodes.urls[1], "beta");
     let (reply, overheard) = tokio.block_on({
         let (intruder, admin, beta_raw) = (intruder.clone(), asker.clone(), beta_raw.clone());
         async move {

@@ -38,3 +38,22 @@ pub fn message(target: &str, sender: &str, body: &str) -> Vec<u8> {
     message.sender = sender.to_string();
     serde_json::to_vec(&message).unwrap()
 }
+
+/// Sends `body` to `subject` as `client`, on `runtime`, as a request: the answer, or
+/// none when nobody answered within a second (what a refused publish gets: the server
+/// drops it).
+pub fn answered(
+    runtime: &tokio::runtime::Runtime,
+    client: &async_nats::Client,
+    subject: &str,
+    body: &str,
+) -> Option<async_nats::Message> {
+    let (client, subject, body) = (client.clone(), subject.to_string(), body.to_string());
+    runtime.block_on(async move {
+        let asked = client.request(subject, body.into());
+        match tokio::time::timeout(Duration::from_secs(1), asked).await {
+            Ok(Ok(answer)) => Some(answer),
+            _ => None,
+        }
+    })
+}

@@ -1,0 +1,157 @@
+//! Reads of single keys and of where a filter's writes stand, through subjects a
+//! deployment's permissions can confine to a machine's own keys (`crate::permissions`):
+//! nothing here names a key in a request's body, where permissions cannot see it.
+//!
+//! - Where writes stand: the stream's leader answers a publish that expects a sequence
+//!   no write ever has (`Nats-Expected-Last-Subject-Sequence` of 2^63 − 1, checked
+//!   against the filter in `Nats-Expected-Last-Subject-Sequence-Subject`) by refusing
+//!   it, naming the last sequence under the filter ("wrong last sequence: N"). The
+//!   leader checks it before it proposes anything: nothing is written, nothing synced.
+//!   The publish goes to this machine's own probe key (`probe.<machine>`), which
+//!   nothing reads.
+//! - A key's value: a direct get (`$JS.API.DIRECT.GET.<stream>.<subject>`, the key in
+//!   the subject). Any replica may answer one and a replica can lag the leader, so a
+//!   read first asks the leader where the key stands and takes the value only from a
+//!   replica that has reached it. A bucket that does not allow direct gets (made
+//!   before this, not yet set up by its administrator) is read from its leader by
+//!   `STREAM.MSG.GET`, which confined permissions refuse.
+//!
+//! Trust model: what comes back is the bucket's data, returned as it is; the number in
+//! a refusal is the server's.
+
+use crate::STEP_TIMEOUT;
+use anyhow::{Result, anyhow, bail};
+use async_nats::jetstream::stream::{DirectGetErrorKind, LastRawMessageErrorKind};
+use async_nats::jetstream::{self, kv};
+use std::time::Duration;
+
+/// A sequence no stream reaches (the server reads the header as a signed 64-bit
+/// number: a larger one would be taken as no expectation at all, and written).
+const NEVER_WRITTEN: i64 = i64::MAX;
+
+/// The sequence number in a refusal for a wrong last sequence, if `err` is one.
+pub(crate) fn wrong_last_sequence(err: &anyhow::Error) -> Option<u64> {
+    let text = format!("{err:#}");
+    let (_, after) = text.rsplit_once("wrong last sequence: ")?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The stream sequence of the last write under `filter` (a key or a pattern under
+/// `store`'s keys), as the stream's leader holds it now; 0 for none. `machine` names
+/// the probe key this machine may publish to.
+pub(crate) async fn last_sequence(
+    context: &jetstream::Context,
+    store: &kv::Store,
+    machine: &str,
+    filter: &str,
+) -> Result<u64> {
+    let probe = format!("{}probe.{machine}", store.prefix);
+    let mut headers = async_nats::HeaderMap::new();
+    let expected = async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE;
+    headers.insert(expected, NEVER_WRITTEN.to_string().as_str());
+    let under = format!("{}{filter}", store.prefix);
+    headers.insert(
+        "Nats-Expected-Last-Subject-Sequence-Subject",
+        under.as_str(),
+    );
+    let answered = async {
+        let ack =
+            (context.publish_with_headers(probe.clone(), headers, bytes::Bytes::new())).await?;
+        ack.await.map_err(anyhow::Error::from)
+    };
+    match answered.await {
+        Err(err) => match wrong_last_sequence(&err) {
+            Some(sequence) => Ok(sequence),
+            None => Err(anyhow!("cannot read the bucket: {err}")),
+        },
+        Ok(ack) => bail!(
+            "the cluster stored a probe at {probe} (sequence {}) that expected a sequence no stream has: a server that does not check Nats-Expected-Last-Subject-Sequence-Subject (NATS 2.11 or later is needed)",
+            ack.sequence
+        ),
+    }
+}
+
+/// A stored message: its value, stream sequence and headers.
+type Stored = (bytes::Bytes, u64, Option<async_nats::HeaderMap>);
+
+/// `key`'s last value in `store` and its revision, as of now (none: no value, or
+/// deleted): no write the cluster acknowledged before is missed.
+pub(crate) async fn last_entry(
+    context: &jetstream::Context,
+    store: &kv::Store,
+    machine: &str,
+    key: &str,
+) -> Result<Option<(bytes::Bytes, u64)>> {
+    let subject = format!("{}{key}", store.prefix);
+    let message = if store.stream.cached_info().config.allow_direct {
+        from_a_current_replica(context, store, machine, key).await?
+    } else {
+        match store.stream.get_last_raw_message_by_subject(&subject).await {
+            Ok(message) => Some((message.payload, message.sequence, Some(message.headers))),
+            Err(err) if err.kind() == LastRawMessageErrorKind::NoMessageFound => None,
+            Err(err) => bail!("cannot read {key}: {err}"),
+        }
+    };
+    Ok(message.and_then(|(value, revision, headers)| {
+        let removed = (headers.as_ref())
+            .and_then(|h| h.get("KV-Operation"))
+            .is_some_and(|op| matches!(op.as_str(), "DEL" | "PURGE"));
+        (!removed).then_some((value, revision))
+    }))
+}
+
+/// `key`'s last message, from a replica that has reached the write the leader names
+/// as its last; asked again (leader first: the write may have expired meanwhile) until
+/// one has, within [`STEP_TIMEOUT`].
+async fn from_a_current_replica(
+    context: &jetstream::Context,
+    store: &kv::Store,
+    machine: &str,
+    key: &str,
+) -> Result<Option<Stored>> {
+    let subject = format!("{}{key}", store.prefix);
+    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+    loop {
+        let at = last_sequence(context, store, machine, key).await?;
+        if at == 0 {
+            return Ok(None);
+        }
+        let behind = match store.stream.direct_get_last_for_subject(&subject).await {
+            Ok(message) if message.sequence >= at => {
+                return Ok(Some((
+                    message.payload,
+                    message.sequence,
+                    Some(message.headers),
+                )));
+            }
+            Ok(message) => format!("a replica answered with sequence {}", message.sequence),
+            Err(err) if err.kind() == DirectGetErrorKind::NotFound => {
+                "a replica had nothing".to_string()
+            }
+            Err(err) => bail!("cannot read {key}: {err}"),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            bail!("cannot read {key}: the leader holds sequence {at}, yet {behind}");
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrong_last_sequence;
+    use anyhow::anyhow;
+
+    #[test]
+    fn the_sequence_in_a_refusal_is_read() {
+        // As async-nats 0.51 words the server's refusal.
+        let err =
+            anyhow!("wrong last sequence: wrong last sequence: 4711 (code 400, error code 10071)");
+        assert_eq!(wrong_last_sequence(&err), Some(4711));
+        let err = anyhow!("wrong last sequence: 0");
+        assert_eq!(wrong_last_sequence(&err), Some(0));
+        assert_eq!(wrong_last_sequence(&anyhow!("no responders")), None);
+        assert_eq!(wrong_last_sequence(&anyhow!("wrong last sequence")), None);
+    }
+}

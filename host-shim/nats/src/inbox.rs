@@ -34,6 +34,7 @@
 //! Who may write which keys is the deployment's permissions.
 
 use crate::ledger::Ledger;
+use crate::lookup::{in_flight, wrong_last_sequence};
 use crate::watch::Watched;
 use crate::{Connection, Entry, STEP_TIMEOUT, Work};
 use anyhow::{Context, Result, anyhow, bail};
@@ -119,12 +120,6 @@ pub struct NatsInbox {
     /// How long each message and mark written here is kept (none: for ever, in a
     /// bucket whose messages cannot expire on their own).
     keep: Option<Duration>,
-}
-
-/// Whether a write lost a race: the key's revision was no longer the one expected.
-/// JetStream 2.15 answers with its error 10164 ("wrong last sequence"), 10071 before.
-fn lost_race(err: &anyhow::Error) -> bool {
-    format!("{err:#}").contains("wrong last sequence")
 }
 
 /// A session id as one subject token.
@@ -383,16 +378,22 @@ impl NatsInbox {
                     headers.insert(async_nats::header::NATS_MESSAGE_TTL, seconds.as_str());
                 }
                 let subject = format!("{}{key}", kv.prefix);
-                let written = async {
-                    let ack = context
-                        .publish_with_headers(subject, headers, value)
-                        .await?;
-                    ack.await.map_err(anyhow::Error::from)
-                };
-                match written.await {
-                    Ok(ack) => Ok(Some(ack.sequence)),
-                    Err(err) if lost_race(&err) => Ok(None),
-                    Err(err) => Err(anyhow!("cannot write {key}: {err}")),
+                let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+                loop {
+                    let written = async {
+                        let (subject, headers) = (subject.clone(), headers.clone());
+                        let ack =
+                            (context.publish_with_headers(subject, headers, value.clone())).await?;
+                        ack.await.map_err(anyhow::Error::from)
+                    };
+                    match written.await {
+                        Ok(ack) => return Ok(Some(ack.sequence)),
+                        Err(err) if wrong_last_sequence(&err).is_some() => return Ok(None),
+                        Err(err) if in_flight(&err) && tokio::time::Instant::now() < deadline => {
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                        }
+                        Err(err) => return Err(anyhow!("cannot write {key}: {err}")),
+                    }
                 }
             })
         })

@@ -8,7 +8,8 @@
 //!   it, naming the last sequence under the filter ("wrong last sequence: N"). The
 //!   leader checks it before it proposes anything: nothing is written, nothing synced.
 //!   The publish goes to this machine's own probe key (`probe.<machine>`), which
-//!   nothing reads.
+//!   nothing reads. While a conditional write to the same subject is in flight the
+//!   leader refuses without a number (error 10164), which says nothing: asked again.
 //! - A key's value: a direct get (`$JS.API.DIRECT.GET.<stream>.<subject>`, the key in
 //!   the subject). Any replica may answer one and a replica can lag the leader, so a
 //!   read first asks the leader where the key stands and takes the value only from a
@@ -20,7 +21,7 @@
 //! a refusal is the server's.
 
 use crate::STEP_TIMEOUT;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use async_nats::jetstream::stream::{DirectGetErrorKind, LastRawMessageErrorKind};
 use async_nats::jetstream::{self, kv};
 use std::time::Duration;
@@ -35,6 +36,15 @@ pub(crate) fn wrong_last_sequence(err: &anyhow::Error) -> Option<u64> {
     let (_, after) = text.rsplit_once("wrong last sequence: ")?;
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
+}
+
+/// Whether a conditional publish was refused undecided (JetStream's error 10164, "wrong
+/// last sequence" with no number): a conditional write to the same subject is in
+/// flight on the leader, or was applied a moment ago (this process's own, often) and
+/// not yet let go. It says nothing of where the subject stands: asked again. A
+/// decided refusal names the subject's last sequence (10071, [`wrong_last_sequence`]).
+pub(crate) fn in_flight(err: &anyhow::Error) -> bool {
+    format!("{err:#}").contains("wrong last sequence") && wrong_last_sequence(err).is_none()
 }
 
 /// The stream sequence of the last write under `filter` (a key or a pattern under
@@ -55,20 +65,28 @@ pub(crate) async fn last_sequence(
         "Nats-Expected-Last-Subject-Sequence-Subject",
         under.as_str(),
     );
-    let answered = async {
-        let ack =
-            (context.publish_with_headers(probe.clone(), headers, bytes::Bytes::new())).await?;
-        ack.await.map_err(anyhow::Error::from)
-    };
-    match answered.await {
-        Err(err) => match wrong_last_sequence(&err) {
-            Some(sequence) => Ok(sequence),
-            None => Err(anyhow!("cannot read the bucket: {err}")),
-        },
-        Ok(ack) => bail!(
-            "the cluster stored a probe at {probe} (sequence {}) that expected a sequence no stream has: a server that does not check Nats-Expected-Last-Subject-Sequence-Subject (NATS 2.11 or later is needed)",
-            ack.sequence
-        ),
+    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+    loop {
+        let answered = async {
+            let ack =
+                (context.publish_with_headers(probe.clone(), headers.clone(), bytes::Bytes::new()))
+                    .await?;
+            ack.await.map_err(anyhow::Error::from)
+        };
+        let err = match answered.await {
+            Err(err) => err,
+            Ok(ack) => bail!(
+                "the cluster stored a probe at {probe} (sequence {}) that expected a sequence no stream has: a server that does not check Nats-Expected-Last-Subject-Sequence-Subject (NATS 2.11 or later is needed)",
+                ack.sequence
+            ),
+        };
+        if let Some(sequence) = wrong_last_sequence(&err) {
+            return Ok(sequence);
+        }
+        if !in_flight(&err) || tokio::time::Instant::now() >= deadline {
+            bail!("cannot read the bucket: {err}");
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
 }
 
@@ -140,7 +158,7 @@ async fn from_a_current_replica(
 
 #[cfg(test)]
 mod tests {
-    use super::wrong_last_sequence;
+    use super::{in_flight, wrong_last_sequence};
     use anyhow::anyhow;
 
     #[test]
@@ -152,6 +170,11 @@ mod tests {
         let err = anyhow!("wrong last sequence: 0");
         assert_eq!(wrong_last_sequence(&err), Some(0));
         assert_eq!(wrong_last_sequence(&anyhow!("no responders")), None);
-        assert_eq!(wrong_last_sequence(&anyhow!("wrong last sequence")), None);
+        let undecided =
+            anyhow!("wrong last sequence: wrong last sequence (code 400, error code 10164)");
+        assert_eq!(wrong_last_sequence(&undecided), None);
+        assert!(in_flight(&undecided));
+        assert!(!in_flight(&err));
+        assert!(!in_flight(&anyhow!("no responders")));
     }
 }

@@ -2,9 +2,11 @@
 //! have the permissions `host_shim_nats::permissions` writes: the hosts work with them
 //! (an administrator made the buckets once), and the server refuses a machine that
 //! tries another's place: writing messages as it, marking or setting its sessions',
-//! publishing its list or heartbeat, answering its reads, receiving its replies, or
-//! deleting the deployment's bucket; and a message a machine could write that passes
-//! for another machine's session is not handed over.
+//! publishing its list or heartbeat, answering its reads, receiving its replies,
+//! deleting the deployment's bucket, or reading a message it neither sent nor is sent
+//! (by a consumer of any filter but its own, by pulling another's consumer, by a get);
+//! and a message a machine could write that passes for another machine's session is
+//! not handed over.
 
 mod raw;
 mod support;
@@ -250,6 +252,37 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
     let refusal = answered(&tokio, &gamma, subject, config).expect("the server answers");
     let refusal = String::from_utf8_lossy(&refusal.payload).to_string();
     assert!(refusal.contains("\"err_code\":10131"), "{refusal}");
+    // A consumer another machine made: gamma cannot pull from it (the deployment's
+    // administrator can; a host's own consumers push to its own reply prefix).
+    let pulled = format!("p{}", std::process::id());
+    let made = answered(
+        &tokio,
+        &beta_raw,
+        &format!("$JS.API.CONSUMER.CREATE.KV_team.{pulled}.$KV.team.m.beta.>"),
+        &format!(
+            r#"{{"stream_name":"KV_team","config":{{"name":"{pulled}","filter_subject":"$KV.team.m.beta.>","ack_policy":"explicit","num_replicas":1,"mem_storage":true,"inactive_threshold":5000000000}}}}"#
+        ),
+    );
+    assert!(made.is_some_and(|m| !String::from_utf8_lossy(&m.payload).contains("\"error\"")));
+    let pull_as = |client: &async_nats::Client| {
+        let (client, pulled) = (client.clone(), pulled.clone());
+        tokio.block_on(async move {
+            let stream = async_nats::jetstream::new(client);
+            let stream = stream.get_stream_no_info("KV_team").await.ok()?;
+            let consumer: async_nats::jetstream::consumer::PullConsumer =
+                stream.get_consumer(&pulled).await.ok()?;
+            let mut batch = consumer.fetch().max_messages(1).messages().await.ok()?;
+            let first = tokio::time::timeout(Duration::from_secs(3), batch.next()).await;
+            Some(first.ok()??.ok()?.subject.to_string())
+        })
+    };
+    assert_eq!(pull_as(&gamma), None, "gamma pulled beta's consumer");
+    let administrator = raw(&tokio, &nodes.urls[2], "admin");
+    let pulled_by_administrator = pull_as(&administrator).expect("the administrator pulls");
+    assert!(
+        pulled_by_administrator.starts_with("$KV.team.m.beta."),
+        "{pulled_by_administrator}"
+    );
     // Requests whose body says what to read: not let through.
     let body_reads = [
         ("$JS.API.STREAM.MSG.GET.KV_team", format!(r#"{{"last_by_subj":"$KV.team.{sent}"}}"#)),
@@ -261,6 +294,8 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
             answered(&tokio, &gamma, subject, body).is_none(),
             "{subject} answered gamma"
         );
+        let control = answered(&tokio, &administrator, subject, body);
+        assert!(control.is_some(), "{subject} did not answer the administrator");
     }
     // Of alpha's two writes to beta-s1: the one naming beta's own session as its
     // sender is left where it is, named; the other is given as alpha's, whatever its
@@ -286,7 +321,7 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
     // Its reads: alpha's subscription to them is refused, so with beta's host gone
     // nobody answers a read of beta.
     drop(beta_host);
-    let asker = raw(&tokio, &nodes.urls[2], "admin");
+    let asker = administrator.clone();
     let answered = tokio.block_on({
         let (intruder, asker) = (intruder.clone(), asker.clone());
         async move {

@@ -1,7 +1,7 @@
 //! The NATS inbox on a real three-node JetStream cluster on loopback (`support`),
 //! started and stopped by each test: every check of the inbox suite, and hosts on
-//! separate connections (as separate machines) sharing one bucket, and puts riding
-//! out the stream leader killed.
+//! separate connections (as separate machines) sharing one bucket, puts riding out
+//! the stream leader killed, and a bucket made before set up when joined.
 
 mod support;
 
@@ -291,4 +291,54 @@ fn the_cluster_down_and_back_loses_nothing_and_hands_each_message_over_once() {
     let count = after.count_from("ses-b", "alice").unwrap();
     assert_eq!((count.waiting, count.handed_over), (0, 2));
     let _ = std::fs::remove_dir_all(&state);
+}
+
+/// A bucket made before reads could be confined (no direct gets, no per-message TTL)
+/// is set up by the next host allowed to change it, and what it held reads as before.
+#[test]
+fn a_bucket_made_before_is_set_up_when_joined_and_keeps_what_it_held() {
+    let Some(binary) = server() else { return };
+    let cluster = Cluster::start(&binary, "older");
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let url = cluster.urls[1].clone();
+    let config = |url: String| async move {
+        let jetstream = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
+        let mut stream = jetstream.get_stream("KV_older").await.unwrap();
+        stream.info().await.unwrap().config.clone()
+    };
+    tokio.block_on({
+        let url = url.clone();
+        async move {
+            let jetstream = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
+            jetstream
+                .create_key_value(async_nats::jetstream::kv::Config {
+                    bucket: "older".to_string(),
+                    history: 1,
+                    num_replicas: 3,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let mut stream = jetstream.get_stream("KV_older").await.unwrap();
+            let mut older = stream.info().await.unwrap().config.clone();
+            older.allow_direct = false;
+            older.allow_message_ttl = false;
+            jetstream.update_stream(older).await.unwrap();
+            // What a person let in, written then.
+            let kv = jetstream.get_key_value("older").await.unwrap();
+            kv.put("p.tests.ses-b", "hold".into()).await.unwrap();
+        }
+    });
+    let before = tokio.block_on(config(url.clone()));
+    assert!(!before.allow_direct && !before.allow_message_ttl);
+    let inbox = inbox_at(&cluster.urls[0], "older");
+    let after = tokio.block_on(config(url));
+    assert!(after.allow_direct, "direct gets are not on");
+    assert!(after.allow_message_ttl, "per-message TTLs are not on");
+    assert_eq!(inbox.inbound("ses-b").unwrap(), InboundPolicy::Hold);
+    let message = SpooledMessage::new("ses-b", DeliveryMode::Queue, "hi", "5:alicek1", false);
+    assert!(matches!(inbox.put(&message).unwrap(), Put::New(_)));
+    let found = inbox.find("ses-b", "5:alicek1").unwrap().unwrap();
+    assert_eq!(found.message.body, "hi");
+    assert_eq!(inbox.waiting("ses-b").unwrap().messages.len(), 1);
 }

@@ -295,7 +295,10 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
             "{subject} answered gamma"
         );
         let control = answered(&tokio, &administrator, subject, body);
-        assert!(control.is_some(), "{subject} did not answer the administrator");
+        assert!(
+            control.is_some(),
+            "{subject} did not answer the administrator"
+        );
     }
     // Of alpha's two writes to beta-s1: the one naming beta's own session as its
     // sender is left where it is, named; the other is given as alpha's, whatever its

@@ -56,11 +56,11 @@ pub use host::MachineHost;
 pub use inbox::{CLAIM_EXPIRES, NatsInbox};
 pub use machines::Machines;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use async_nats::jetstream::{self, kv};
 use futures_util::StreamExt;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The longest one step may take before it is an error (a leader election takes up to
@@ -77,6 +77,9 @@ pub struct Connection {
     runtime: tokio::runtime::Runtime,
     client: async_nats::Client,
     jetstream: jetstream::Context,
+    /// The server's last word that this machine's user may not publish or subscribe
+    /// somewhere, and when it came ([`Connection::refused_since`]).
+    refused: Arc<Mutex<Option<(Instant, String)>>>,
 }
 
 impl Connection {
@@ -90,8 +93,13 @@ impl Connection {
             .context("cannot start the NATS client's runtime")?;
         let machine = file.machine.to_string();
         let file = file.clone();
+        let refused = Arc::new(Mutex::new(None));
+        let heard = refused.clone();
         let (client, jetstream) = run_on(&runtime, async move {
-            let options = file.connect_options().await?;
+            let options = (file.connect_options().await?).event_callback(move |event| {
+                note_refusal(&heard, event);
+                async {}
+            });
             let servers = file.servers.join(",");
             let client = options
                 .connect(file.servers.as_slice())
@@ -106,6 +114,7 @@ impl Connection {
             runtime,
             client,
             jetstream,
+            refused,
         }))
     }
 
@@ -125,16 +134,39 @@ impl Connection {
     /// Runs one step and waits for it. A step that fails while a stream has no leader
     /// (NATS answers "no responders" during an election, 4 to 9 seconds) or times out
     /// is tried again, until [`STEP_TIMEOUT`] has passed.
+    ///
+    /// A request the server refuses for the user's permissions gets no answer, only
+    /// the server's word on the side: a step that times out after such a word fails
+    /// at once, naming it.
     fn step<T: Send + 'static>(&self, work: impl Fn() -> Work<T>) -> Result<T> {
-        let deadline = Instant::now() + STEP_TIMEOUT;
+        let began = Instant::now();
+        let deadline = began + STEP_TIMEOUT;
         loop {
             match run_on(&self.runtime, work()) {
-                Err(err) if transient(&err) && Instant::now() < deadline => {
+                Err(err) if transient(&err) => {
+                    if let Some(refusal) = self.refused_since(began) {
+                        bail!(
+                            "the cluster refused machine {}'s NATS user: {refusal}. Its permissions are not the ones this version needs: give it the user block host_shim_nats::permissions writes (docs/nats.md, \"Credentials\")",
+                            self.machine
+                        );
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(err);
+                    }
                     std::thread::sleep(Duration::from_millis(250));
                 }
                 answer => return answer,
             }
         }
+    }
+
+    /// The server's word that a request was refused for the user's permissions, if
+    /// one came since `since`.
+    fn refused_since(&self, since: Instant) -> Option<String> {
+        let refused = self.refused.lock().unwrap_or_else(|held| held.into_inner());
+        (refused.as_ref())
+            .filter(|(at, _)| *at >= since)
+            .map(|(_, text)| text.clone())
     }
 
     /// The bucket `name`, made when missing (`replicas` copies, each key's last value,
@@ -217,6 +249,19 @@ impl Connection {
                 Ok(())
             })
         })
+    }
+}
+
+/// Keeps the server's word that this connection's user may not publish or subscribe
+/// somewhere. Changing a bucket's set-up is tried by every host and allowed only to
+/// the deployment's administrator: its refusal is expected, not kept.
+fn note_refusal(refused: &Mutex<Option<(Instant, String)>>, event: async_nats::Event) {
+    if let async_nats::Event::ServerError(async_nats::ServerError::Other(text)) = event
+        && text.to_lowercase().contains("permissions violation")
+        && !text.contains("$JS.API.STREAM.UPDATE.")
+    {
+        let mut refused = refused.lock().unwrap_or_else(|held| held.into_inner());
+        *refused = Some((Instant::now(), text));
     }
 }
 

@@ -84,6 +84,28 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
         "gamma-secret",
         Some(&[name("alpha")]),
     ));
+    // Delta keeps the block of the version before reads were confined.
+    let (publish, subscribe) = permissions::subjects(BUCKET, &name("delta"));
+    let publish: Vec<String> = (publish.into_iter())
+        .filter(|s| !s.contains("DIRECT.GET") && !s.contains(".probe.") && !s.contains("CREATE"))
+        .chain(
+            [
+                "$JS.API.STREAM.MSG.GET.KV_team",
+                "$JS.API.CONSUMER.CREATE.KV_team",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    let quoted = |subjects: &[String]| {
+        (subjects.iter().map(|s| format!("\"{s}\"")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    users.push(format!(
+        "{{ user: delta, password: delta-secret, permissions: {{ publish: {{ allow: [{}] }}, subscribe: {{ allow: [{}] }}, allow_responses: true }} }}",
+        quoted(&publish),
+        quoted(&subscribe)
+    ));
     let auth = format!(
         "authorization {{ users: [ {{ user: admin, password: admin-secret }}, {} ] }}",
         users.join(", ")
@@ -374,6 +396,18 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
         "the server deleted the bucket"
     );
     assert_eq!(alpha.machines_seen().unwrap(), [("beta".to_string(), 3, 0)]);
+
+    // A machine whose user still has the permissions of the version before: its reads
+    // are refused, and it says so, naming the refusal and what to do.
+    let delta = join(&nodes.urls[0], "delta");
+    let refused = delta.machines_seen().unwrap_err();
+    let refused = format!("{refused:#}");
+    assert!(
+        refused.contains("the cluster refused machine delta's NATS user: ")
+            && refused.contains("Permissions Violation for Publish to \"$JS.API.CONSUMER.CREATE.KV_team")
+            && refused.ends_with("give it the user block host_shim_nats::permissions writes (docs/nats.md, \"Credentials\")"),
+        "{refused}"
+    );
 }
 
 use futures_util::StreamExt;

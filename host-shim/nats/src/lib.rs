@@ -80,6 +80,9 @@ pub struct Connection {
     /// The server's last word that this machine's user may not publish or subscribe
     /// somewhere, and when it came ([`Connection::refused_since`]).
     refused: Arc<Mutex<Option<(Instant, String)>>>,
+    /// Told when such a word comes, so a step waiting for an answer that will not come
+    /// stops waiting.
+    refusal_heard: Arc<tokio::sync::Notify>,
 }
 
 impl Connection {
@@ -94,10 +97,13 @@ impl Connection {
         let machine = file.machine.to_string();
         let file = file.clone();
         let refused = Arc::new(Mutex::new(None));
-        let heard = refused.clone();
+        let refusal_heard = Arc::new(tokio::sync::Notify::new());
+        let (kept, told) = (refused.clone(), refusal_heard.clone());
         let (client, jetstream) = run_on(&runtime, async move {
             let options = (file.connect_options().await?).event_callback(move |event| {
-                note_refusal(&heard, event);
+                if note_refusal(&kept, event) {
+                    told.notify_waiters();
+                }
                 async {}
             });
             let servers = file.servers.join(",");
@@ -115,6 +121,7 @@ impl Connection {
             client,
             jetstream,
             refused,
+            refusal_heard,
         }))
     }
 
@@ -136,27 +143,36 @@ impl Connection {
     /// is tried again, until [`STEP_TIMEOUT`] has passed.
     ///
     /// A request the server refuses for the user's permissions gets no answer, only
-    /// the server's word on the side: a step that times out after such a word fails
-    /// at once, naming it.
+    /// the server's word on the side: a step that hears such a word stops and fails,
+    /// naming it.
     fn step<T: Send + 'static>(&self, work: impl Fn() -> Work<T>) -> Result<T> {
         let began = Instant::now();
         let deadline = began + STEP_TIMEOUT;
         loop {
-            match run_on(&self.runtime, work()) {
-                Err(err) if transient(&err) => {
-                    if let Some(refusal) = self.refused_since(began) {
-                        bail!(
-                            "the cluster refused machine {}'s NATS user: {refusal}. Its permissions are not the ones this version needs: give it the user block host_shim_nats::permissions writes (docs/nats.md, \"Credentials\")",
-                            self.machine
-                        );
+            let (attempt, heard) = (work(), self.refusal_heard.clone());
+            let raced = async move {
+                let refused = heard.notified();
+                match futures_util::future::select(attempt, Box::pin(refused)).await {
+                    futures_util::future::Either::Left((answer, _)) => answer,
+                    futures_util::future::Either::Right(_) => {
+                        Err(anyhow!("the server refused a request"))
                     }
-                    if Instant::now() >= deadline {
-                        return Err(err);
-                    }
-                    std::thread::sleep(Duration::from_millis(250));
                 }
-                answer => return answer,
+            };
+            let err = match run_on(&self.runtime, raced) {
+                Ok(answer) => return Ok(answer),
+                Err(err) => err,
+            };
+            if let Some(refusal) = self.refused_since(began) {
+                bail!(
+                    "the cluster refused machine {}'s NATS user: {refusal}. Its permissions are not the ones this version needs: give it the user block host_shim_nats::permissions writes (docs/nats.md, \"Credentials\")",
+                    self.machine
+                );
             }
+            if !transient(&err) || Instant::now() >= deadline {
+                return Err(err);
+            }
+            std::thread::sleep(Duration::from_millis(250));
         }
     }
 
@@ -255,14 +271,19 @@ impl Connection {
 /// Keeps the server's word that this connection's user may not publish or subscribe
 /// somewhere. Changing a bucket's set-up is tried by every host and allowed only to
 /// the deployment's administrator: its refusal is expected, not kept.
-fn note_refusal(refused: &Mutex<Option<(Instant, String)>>, event: async_nats::Event) {
-    if let async_nats::Event::ServerError(async_nats::ServerError::Other(text)) = event
-        && text.to_lowercase().contains("permissions violation")
-        && !text.contains("$JS.API.STREAM.UPDATE.")
+/// Whether it was one.
+fn note_refusal(refused: &Mutex<Option<(Instant, String)>>, event: async_nats::Event) -> bool {
+    let async_nats::Event::ServerError(async_nats::ServerError::Other(text)) = event else {
+        return false;
+    };
+    if !text.to_lowercase().contains("permissions violation")
+        || text.contains("$JS.API.STREAM.UPDATE.")
     {
-        let mut refused = refused.lock().unwrap_or_else(|held| held.into_inner());
-        *refused = Some((Instant::now(), text));
+        return false;
     }
+    let mut refused = refused.lock().unwrap_or_else(|held| held.into_inner());
+    *refused = Some((Instant::now(), text));
+    true
 }
 
 /// How far the clocks of a machine and of the cluster may be apart, for a read of

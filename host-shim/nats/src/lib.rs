@@ -22,6 +22,8 @@
 //!               s.<machine>.<session>.<sender machine>.<name>   its claim or hand-over mark
 //!               p.<machine>.<session>     what the session's person lets in
 //!               d.<machine>               the sessions a machine published
+//!               probe.<machine>           never written: where a machine asks the
+//!                                         leader how far writes stand ([`lookup`])
 //! KV <b>-live   <machine>                 the machine's live sessions (expires: its TTL)
 //! st.<b>.<machine>.read                   a read of one of the machine's sessions, or
 //!                                         word of a message stored for one
@@ -29,7 +31,8 @@
 //!
 //! Trust model: the cluster is the deployment's. Which machine may write what is its
 //! NATS configuration (credentials, the subject permissions [`permissions`] writes:
-//! each machine writes messages only as their sender, marks and lists only its own),
+//! each machine writes messages only as their sender, marks and lists only its own, and
+//! reads only the messages it sent or is sent),
 //! which the connection presents ([`ClusterFile`]: a credentials file, TLS); without
 //! them, whoever may write the bucket may write any key. What comes back
 //! from the bucket or another machine is data: checked, bounded, never trusted to name
@@ -164,8 +167,13 @@ impl Connection {
                 Err(err) => err,
             };
             if let Some(refusal) = self.refused_since(began) {
+                let what_to_do = if refusal.contains("$JS.API.STREAM.MSG.GET.") {
+                    "The bucket is not set up for the reads its users may make (direct gets): run host-shim doctor once with the deployment administrator's cluster file, which sets it up (docs/nats.md, \"Upgrading a deployment\")"
+                } else {
+                    "Its permissions are not the ones this version needs: give it the user block host_shim_nats::permissions writes (docs/nats.md, \"Credentials\")"
+                };
                 bail!(
-                    "the cluster refused machine {}'s NATS user: {refusal}. Its permissions are not the ones this version needs: give it the user block host_shim_nats::permissions writes (docs/nats.md, \"Credentials\")",
+                    "the cluster refused machine {}'s NATS user: {refusal}. {what_to_do}",
                     self.machine
                 );
             }
@@ -270,8 +278,8 @@ impl Connection {
 
 /// Keeps the server's word that this connection's user may not publish or subscribe
 /// somewhere. Changing a bucket's set-up is tried by every host and allowed only to
-/// the deployment's administrator: its refusal is expected, not kept.
-/// Whether it was one.
+/// the deployment's administrator: its refusal is expected, not kept. Whether `event`
+/// was a word kept.
 fn note_refusal(refused: &Mutex<Option<(Instant, String)>>, event: async_nats::Event) -> bool {
     let async_nats::Event::ServerError(async_nats::ServerError::Other(text)) = event else {
         return false;
@@ -353,14 +361,14 @@ async fn open_bucket(
             // without it is read from its leader, by those who may.
             if !config.allow_direct {
                 config.allow_direct = true;
-                let _ = context.update_stream(config.clone()).await;
+                set_up(context, config.clone()).await;
             }
             // Each message expires on its own (the cluster file's keepDays). Best effort:
             // a machine's user may not change a bucket the deployment made, and a
             // bucket without it keeps its messages.
             if !config.allow_message_ttl {
                 config.allow_message_ttl = true;
-                let _ = context.update_stream(config).await;
+                set_up(context, config).await;
             }
             context
                 .get_key_value(bucket)
@@ -374,6 +382,13 @@ async fn open_bucket(
             Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
         }
     }
+}
+
+/// Changes a bucket's set-up, if this user may: a machine's user may not (the server
+/// answers it with nothing), so it is not waited for long; an administrator's change
+/// takes milliseconds.
+async fn set_up(context: &jetstream::Context, config: jetstream::stream::Config) {
+    let _ = tokio::time::timeout(Duration::from_secs(2), context.update_stream(config)).await;
 }
 
 /// Runs `work` on `runtime` and waits for it on this thread (which may be inside

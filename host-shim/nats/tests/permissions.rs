@@ -408,6 +408,27 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
             && refused.ends_with("give it the user block host_shim_nats::permissions writes (docs/nats.md, \"Credentials\")"),
         "{refused}"
     );
+
+    // A bucket not set up for direct gets (as one made before), joined by a machine
+    // with this version's block: its reads by key are refused, and it says what to do.
+    tokio.block_on({
+        let administrator = administrator.clone();
+        async move {
+            let jetstream = async_nats::jetstream::new(administrator);
+            let mut stream = jetstream.get_stream("KV_team").await.unwrap();
+            let mut config = stream.info().await.unwrap().config.clone();
+            config.allow_direct = false;
+            jetstream.update_stream(config).await.unwrap();
+        }
+    });
+    let alpha = join(&nodes.urls[0], "alpha");
+    let refused = alpha.inbox().find("beta-s2", "5:anything").unwrap_err();
+    let refused = format!("{refused:#}");
+    assert!(
+        refused.contains("Permissions Violation for Publish to \"$JS.API.STREAM.MSG.GET.KV_team\"")
+            && refused.ends_with("run host-shim doctor once with the deployment administrator's cluster file, which sets it up (docs/nats.md, \"Upgrading a deployment\")"),
+        "{refused}"
+    );
 }
 
 use futures_util::StreamExt;

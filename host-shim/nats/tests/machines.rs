@@ -501,8 +501,11 @@ fn the_directory_a_host_watches_is_current_at_each_use() {
         .build()
         .unwrap();
     let far = (tokio.block_on(async_nats::connect(nodes.urls[2].clone()))).unwrap();
+    // Written as a host writes: tried again while the cluster elects a leader (four
+    // clusters on two cores can miss a heartbeat), so each write is made before the look.
     let publish = |subject: &str, body: String| {
-        assert!(raw::stored(&tokio, &far, subject, body.into_bytes()));
+        let stored = (0..8).any(|_| raw::stored(&tokio, &far, subject, body.clone().into_bytes()));
+        assert!(stored, "{subject} was not stored in eight tries");
     };
     let list = |id: &str| {
         let session = format!(r#"{{"id": "{id}", "created_at_ms": 1, "origin": "codex"}}"#);

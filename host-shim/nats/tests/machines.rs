@@ -501,11 +501,18 @@ fn the_directory_a_host_watches_is_current_at_each_use() {
         .build()
         .unwrap();
     let far = (tokio.block_on(async_nats::connect(nodes.urls[2].clone()))).unwrap();
-    // Written as a host writes: tried again while the cluster elects a leader (four
-    // clusters on two cores can miss a heartbeat), so each write is made before the look.
+    // Written as a host writes: tried again every 250 ms for up to 15 s while the
+    // stream has no leader (four clusters on two cores), so each write is made before
+    // the look.
     let publish = |subject: &str, body: String| {
-        let stored = (0..8).any(|_| raw::stored(&tokio, &far, subject, body.clone().into_bytes()));
-        assert!(stored, "{subject} was not stored in eight tries");
+        let stored = (0..60).any(|_| {
+            let stored = raw::stored(&tokio, &far, subject, body.clone().into_bytes());
+            if !stored {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            stored
+        });
+        assert!(stored, "{subject} was not stored within 15 s");
     };
     let list = |id: &str| {
         let session = format!(r#"{{"id": "{id}", "created_at_ms": 1, "origin": "codex"}}"#);

@@ -18,11 +18,19 @@ pub fn stored(
     runtime.block_on(async move {
         // Made on the runtime: the context starts a task.
         let jetstream = async_nats::jetstream::new(client);
-        let published = async { jetstream.publish(subject, body.into()).await?.await };
-        matches!(
-            tokio::time::timeout(Duration::from_secs(2), published).await,
-            Ok(Ok(_))
-        )
+        let published = async { jetstream.publish(subject.clone(), body.into()).await?.await };
+        match tokio::time::timeout(Duration::from_secs(2), published).await {
+            Ok(Ok(_)) => true,
+            // Said, for a test that expected it stored.
+            Ok(Err(err)) => {
+                eprintln!("{subject}: not stored: {err}");
+                false
+            }
+            Err(_) => {
+                eprintln!("{subject}: not acknowledged within 2 s");
+                false
+            }
+        }
     })
 }
 

@@ -501,9 +501,9 @@ fn the_directory_a_host_watches_is_current_at_each_use() {
         .build()
         .unwrap();
     let far = (tokio.block_on(async_nats::connect(nodes.urls[2].clone()))).unwrap();
-    // Written as a host writes: tried again every 250 ms for up to 15 s while the
-    // stream has no leader (four clusters on two cores), so each write is made before
-    // the look.
+    // Written as a host writes: tried again every 250 ms for up to 15 s while the node
+    // has not yet learnt of the stream just made, or the stream has no leader (both
+    // answer "no responders" at once), so each write is made before the look.
     let publish = |subject: &str, body: String| {
         let stored = (0..60).any(|_| {
             let stored = raw::stored(&tokio, &far, subject, body.clone().into_bytes());

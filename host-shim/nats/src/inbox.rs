@@ -34,7 +34,7 @@
 //! Who may write which keys is the deployment's permissions.
 
 use crate::ledger::Ledger;
-use crate::lookup::{in_flight, wrong_last_sequence};
+use crate::lookup::{Decided, conditional_publish};
 use crate::watch::Watched;
 use crate::{Connection, Entry, STEP_TIMEOUT, Work};
 use anyhow::{Context, Result, anyhow, bail};
@@ -378,22 +378,10 @@ impl NatsInbox {
                     headers.insert(async_nats::header::NATS_MESSAGE_TTL, seconds.as_str());
                 }
                 let subject = format!("{}{key}", kv.prefix);
-                let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
-                loop {
-                    let written = async {
-                        let (subject, headers) = (subject.clone(), headers.clone());
-                        let ack =
-                            (context.publish_with_headers(subject, headers, value.clone())).await?;
-                        ack.await.map_err(anyhow::Error::from)
-                    };
-                    match written.await {
-                        Ok(ack) => return Ok(Some(ack.sequence)),
-                        Err(err) if wrong_last_sequence(&err).is_some() => return Ok(None),
-                        Err(err) if in_flight(&err) && tokio::time::Instant::now() < deadline => {
-                            tokio::time::sleep(Duration::from_millis(1)).await;
-                        }
-                        Err(err) => return Err(anyhow!("cannot write {key}: {err}")),
-                    }
+                match conditional_publish(&context, &subject, headers, value).await {
+                    Ok(Decided::Stored(sequence)) => Ok(Some(sequence)),
+                    Ok(Decided::Refused(_)) => Ok(None),
+                    Err(err) => Err(anyhow!("cannot write {key}: {err}")),
                 }
             })
         })

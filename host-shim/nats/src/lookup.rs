@@ -21,7 +21,7 @@
 //! a refusal is the server's.
 
 use crate::STEP_TIMEOUT;
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use async_nats::jetstream::stream::{DirectGetErrorKind, LastRawMessageErrorKind};
 use async_nats::jetstream::{self, kv};
 use std::time::Duration;
@@ -31,7 +31,7 @@ use std::time::Duration;
 const NEVER_WRITTEN: i64 = i64::MAX;
 
 /// The sequence number in a refusal for a wrong last sequence, if `err` is one.
-pub(crate) fn wrong_last_sequence(err: &anyhow::Error) -> Option<u64> {
+fn wrong_last_sequence(err: &anyhow::Error) -> Option<u64> {
     let text = format!("{err:#}");
     let (_, after) = text.rsplit_once("wrong last sequence: ")?;
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
@@ -43,7 +43,7 @@ pub(crate) fn wrong_last_sequence(err: &anyhow::Error) -> Option<u64> {
 /// flight on the leader, or was applied a moment ago (this process's own, often) and
 /// not yet let go. It says nothing of where the subject stands: asked again. A
 /// decided refusal names the subject's last sequence (10071, [`wrong_last_sequence`]).
-pub(crate) fn in_flight(err: &anyhow::Error) -> bool {
+fn in_flight(err: &anyhow::Error) -> bool {
     format!("{err:#}").contains("wrong last sequence") && wrong_last_sequence(err).is_none()
 }
 
@@ -65,26 +65,49 @@ pub(crate) async fn last_sequence(
         "Nats-Expected-Last-Subject-Sequence-Subject",
         under.as_str(),
     );
+    let decided = conditional_publish(context, &probe, headers, bytes::Bytes::new()).await;
+    match decided.map_err(|err| anyhow!("cannot read the bucket: {err}"))? {
+        Decided::Refused(sequence) => Ok(sequence),
+        Decided::Stored(sequence) => bail!(
+            "the cluster stored a probe at {probe} (sequence {sequence}) that expected a sequence no stream has: a server that does not check Nats-Expected-Last-Subject-Sequence-Subject (NATS 2.11 or later is needed)"
+        ),
+    }
+}
+
+/// What the stream's leader decided of a conditional publish.
+pub(crate) enum Decided {
+    /// Stored, at this stream sequence.
+    Stored(u64),
+    /// Refused: the subject (or the filter the headers name) stands at this sequence,
+    /// not the one expected.
+    Refused(u64),
+}
+
+/// Publishes `value` to `subject` with `headers` that expect a sequence, until the
+/// leader decides: asked again a millisecond later while it answers undecided
+/// ([`in_flight`]), within [`STEP_TIMEOUT`]; any other failure is returned as it came.
+pub(crate) async fn conditional_publish(
+    context: &jetstream::Context,
+    subject: &str,
+    headers: async_nats::HeaderMap,
+    value: bytes::Bytes,
+) -> Result<Decided> {
     let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
     loop {
         let answered = async {
-            let ack =
-                (context.publish_with_headers(probe.clone(), headers.clone(), bytes::Bytes::new()))
-                    .await?;
+            let (subject, headers) = (subject.to_string(), headers.clone());
+            let ack = (context.publish_with_headers(subject, headers, value.clone())).await?;
             ack.await.map_err(anyhow::Error::from)
         };
         let err = match answered.await {
+            Ok(ack) => return Ok(Decided::Stored(ack.sequence)),
             Err(err) => err,
-            Ok(ack) => bail!(
-                "the cluster stored a probe at {probe} (sequence {}) that expected a sequence no stream has: a server that does not check Nats-Expected-Last-Subject-Sequence-Subject (NATS 2.11 or later is needed)",
-                ack.sequence
-            ),
         };
         if let Some(sequence) = wrong_last_sequence(&err) {
-            return Ok(sequence);
+            return Ok(Decided::Refused(sequence));
         }
         if !in_flight(&err) || tokio::time::Instant::now() >= deadline {
-            bail!("cannot read the bucket: {err}");
+            return Err(err);
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }

@@ -211,16 +211,11 @@ impl Cluster {
     pub fn consumers_of(&self, stream: &str) -> Option<u64> {
         let mut found = None;
         for port in &self.monitor {
-            let body = monitoring(*port, "/jsz?streams=true&consumers=true")?;
-            let jsz: serde_json::Value = serde_json::from_str(&body).ok()?;
-            for account in jsz["account_details"].as_array().into_iter().flatten() {
-                for detail in account["stream_detail"].as_array().into_iter().flatten() {
-                    if detail["name"] == stream {
-                        let held = detail["consumer_detail"].as_array().into_iter().flatten();
-                        let r1 = held.filter(|c| c["config"]["num_replicas"].as_u64() <= Some(1));
-                        *found.get_or_insert(0) += r1.count() as u64;
-                    }
-                }
+            let details = stream_details(*port, "streams=true&consumers=true")?;
+            for detail in details.iter().filter(|d| d["name"] == stream) {
+                let held = detail["consumer_detail"].as_array().into_iter().flatten();
+                let r1 = held.filter(|c| c["config"]["num_replicas"].as_u64() <= Some(1));
+                *found.get_or_insert(0) += r1.count() as u64;
             }
         }
         found
@@ -229,16 +224,9 @@ impl Cluster {
     /// How many messages `stream` holds now, by its leader's monitoring endpoint.
     pub fn messages_in(&self, stream: &str) -> Option<u64> {
         let leader = self.leader_of(stream)?;
-        let body = monitoring(self.monitor[leader], "/jsz?streams=true")?;
-        let jsz: serde_json::Value = serde_json::from_str(&body).ok()?;
-        for account in jsz["account_details"].as_array().into_iter().flatten() {
-            for detail in account["stream_detail"].as_array().into_iter().flatten() {
-                if detail["name"] == stream {
-                    return detail["state"]["messages"].as_u64();
-                }
-            }
-        }
-        None
+        let details = stream_details(self.monitor[leader], "streams=true")?;
+        let detail = details.iter().find(|d| d["name"] == stream)?;
+        detail["state"]["messages"].as_u64()
     }
 
     /// Node `n` killed with SIGKILL (no chance to sync or say goodbye).
@@ -265,9 +253,24 @@ fn spawn(binary: &Path, config: &Path) -> Child {
         .unwrap()
 }
 
-/// `GET /healthz` says ok.
-pub fn healthy(port: u16) -> bool {
-    monitoring(port, "/healthz").is_some_and(|answer| answer.contains("\"status\":\"ok\""))
+/// Every stream's detail in a node's `/jsz?<query>` answer (none: no answer).
+fn stream_details(port: u16, query: &str) -> Option<Vec<serde_json::Value>> {
+    let body = monitoring(port, &format!("/jsz?{query}"))?;
+    let jsz: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let accounts = jsz["account_details"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    Some(
+        (accounts.iter())
+            .flat_map(|account| {
+                account["stream_detail"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect(),
+    )
 }
 
 /// A node's monitoring answer to `path`, its body.
@@ -286,20 +289,14 @@ impl Cluster {
     /// The node that leads `stream` now, by its monitoring endpoint.
     pub fn leader_of(&self, stream: &str) -> Option<usize> {
         for port in &self.monitor {
-            let Some(body) = monitoring(*port, "/jsz?streams=true") else {
+            let Some(details) = stream_details(*port, "streams=true") else {
                 continue;
             };
-            let Ok(jsz) = serde_json::from_str::<serde_json::Value>(&body) else {
-                continue;
-            };
-            for account in jsz["account_details"].as_array().into_iter().flatten() {
-                for detail in account["stream_detail"].as_array().into_iter().flatten() {
-                    if detail["name"] == stream
-                        && let Some(leader) = detail["cluster"]["leader"].as_str()
-                    {
-                        return leader.strip_prefix('n')?.parse().ok();
-                    }
-                }
+            let leader = (details.iter())
+                .filter(|d| d["name"] == stream)
+                .find_map(|d| d["cluster"]["leader"].as_str().map(str::to_string));
+            if let Some(leader) = leader {
+                return leader.strip_prefix('n')?.parse().ok();
             }
         }
         None

@@ -178,7 +178,15 @@ impl core::Inbox for NativeHost {
             message_id: ids.message_id.clone(),
             in_reply_to: ids.in_reply_to.clone(),
         };
-        match host_shim::Inbox::deliver(&mut self.0, target, body, mode, may_wake, key, &ids) {
+        let request = host_shim::DeliveryRequest {
+            target,
+            body,
+            mode,
+            may_wake,
+            key,
+            ids: &ids,
+        };
+        match host_shim::Inbox::deliver(&mut self.0, &request) {
             Ok(delivered) => Ok(core::Delivered {
                 woke: delivered.woke,
                 repeat: delivered.repeat,

@@ -7,7 +7,8 @@ use crate::host::ToolAction;
 use crate::hygiene::{TRUNCATION_MARKER, fold_field, fold_line};
 use crate::json_object::{JsonValue, TopLevel};
 
-/// A summary's length, in chars, before its `…`.
+/// A summary's most chars, its `…` included when cut (SPEC: "at most N chars; a cut
+/// ends with `…`").
 pub const SUMMARY_MAX_CHARS: usize = 80;
 
 /// What replaces a secret.
@@ -145,15 +146,16 @@ fn pick(members: &[(String, JsonValue)]) -> Option<String> {
     (!pairs.is_empty()).then(|| pairs.join(" "))
 }
 
+/// `text` in at most `max_chars` chars: whole, or cut with `…` as its last.
 fn cut(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((end, _)) => {
-            let mut short = text[..end].trim_end().to_string();
-            short.push('…');
-            short
-        }
-        None => text.to_string(),
+    if text.chars().count() <= max_chars {
+        return text.to_string();
     }
+    let end =
+        (text.char_indices().nth(max_chars.saturating_sub(1))).map_or(text.len(), |(end, _)| end);
+    let mut short = text[..end].trim_end().to_string();
+    short.push('…');
+    short
 }
 
 /// Whether a key or flag names a secret (`API_KEY`, `--password`, `auth_token`).
@@ -313,8 +315,12 @@ mod tests {
         );
         let long = format!(r#"{{"command":"{}"}}"#, "x".repeat(200));
         let cut = summarize(&long);
-        assert_eq!(cut.chars().count(), 81);
+        assert_eq!(cut.chars().count(), 80);
         assert!(cut.ends_with('…'));
+        // Exactly 80 is whole; 81 is cut to 80, its `…` among them.
+        let at = |n: usize| format!(r#"{{"command":"{}"}}"#, "y".repeat(n));
+        assert_eq!(summarize(&at(80)), "y".repeat(80));
+        assert_eq!(summarize(&at(81)), format!("{}…", "y".repeat(79)));
         // Terminal escapes and line breaks are gone.
         assert_eq!(summarize("{\"command\":\"a\\u001b[31mb\\nc\"}"), "ab c");
     }

@@ -211,6 +211,7 @@ pub fn body_of<'a>(text: &'a str, header: &FrameHeader) -> String {
 }
 
 /// What a message of the caller's surface says about its chain, newest first.
+#[derive(PartialEq, Eq)]
 enum Step {
     /// Neither a frame nor a person's message: look further back.
     Skip,
@@ -235,6 +236,33 @@ fn step_of(role: Role, source: &str, text: &str, injected: bool) -> Step {
         } => Step::Person,
         _ => Step::Skip,
     }
+}
+
+/// Whether a message whose text starts with `lead` may be a frame.
+fn may_be_frame(lead: &str) -> bool {
+    !lead.is_empty() && (FIRST_LINE.starts_with(lead) || lead.starts_with(FIRST_LINE))
+}
+
+/// What the whole texts of the surface's entries at `at` say of the chain, fetched in
+/// one batch; a message gone since the index was read says nothing (`Skip`).
+fn whole_steps(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    surface: &SurfaceIndex,
+    at: &[usize],
+) -> Vec<Step> {
+    let seqs: Vec<u64> = at.iter().map(|&i| surface.messages[i].seq).collect();
+    let whole = host.get_messages(caller, &seqs);
+    (at.iter().zip(whole))
+        .map(|(&i, content)| match content {
+            None => Step::Skip,
+            Some(content) => {
+                let entry = &surface.messages[i];
+                let injected = entry.injected || content.injected;
+                step_of(entry.role, &content.source, &content.text, injected)
+            }
+        })
+        .collect()
 }
 
 /// The hop of the chain `caller` is in now, from its surface's index and one batch of
@@ -267,8 +295,7 @@ pub fn current_hop(
         let i = candidate.entry;
         let entry = &surface.messages[i];
         let lead = text_leads[i];
-        let may_be_frame = FIRST_LINE.starts_with(lead) || lead.starts_with(FIRST_LINE);
-        if may_be_frame && !lead.is_empty() {
+        if may_be_frame(lead) {
             to_fetch.push(i);
             break;
         }
@@ -288,14 +315,8 @@ pub fn current_hop(
     if to_fetch.is_empty() {
         return Ok(0);
     }
-    let seqs: Vec<u64> = to_fetch.iter().map(|&i| surface.messages[i].seq).collect();
-    let whole = host.get_messages(caller, &seqs);
-    for (&i, content) in to_fetch.iter().zip(whole) {
-        // A message gone since the index was read says nothing.
-        let Some(content) = content else { continue };
-        let entry = &surface.messages[i];
-        let injected = entry.injected || content.injected;
-        match step_of(entry.role, &content.source, &content.text, injected) {
+    for step in whole_steps(host, caller, surface, &to_fetch) {
+        match step {
             Step::Skip => {}
             Step::Person => return Ok(0),
             Step::Frame(hop) => return Ok(hop),
@@ -304,29 +325,64 @@ pub fn current_hop(
     Ok(0)
 }
 
+/// The hop of the chain a reply to the frame at `replied_seq` (hop `replied_hop`)
+/// goes on (SPEC: the replied frame's hop + 1 when no person's message came after it):
+/// `replied_hop`, or 0 when a person spoke after it. Newer frames do not count: the
+/// reply answers that one. The messages after it whose leads do not settle what they
+/// are are fetched whole in one batch.
+pub fn reply_chain_hop(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    surface: Option<&SurfaceIndex>,
+    replied_seq: u64,
+    replied_hop: u32,
+) -> Result<u32, HostError> {
+    let Some(surface) = surface else {
+        return Ok(replied_hop);
+    };
+    let (source_leads, text_leads) = surface.split_leads()?;
+    let mut to_fetch = Vec::new();
+    for (i, entry) in surface.messages.iter().enumerate() {
+        if entry.seq <= replied_seq || entry.role != Role::User || entry.text_chars == 0 {
+            continue;
+        }
+        let lead = text_leads[i];
+        if may_be_frame(lead) {
+            to_fetch.push(i);
+            continue;
+        }
+        match kind_from_leads(entry, source_leads[i], lead) {
+            Kind::Unsettled => to_fetch.push(i),
+            Kind::Readable {
+                injected: false,
+                plugin_notice: false,
+            } => return Ok(0),
+            _ => {}
+        }
+    }
+    let person_after = !to_fetch.is_empty()
+        && (whole_steps(host, caller, surface, &to_fetch).contains(&Step::Person));
+    Ok(if person_after { 0 } else { replied_hop })
+}
+
 /// Frames fetched whole per batch while looking for the one a reply names: the one
 /// answered is most often among the newest.
 const REPLY_BATCH: usize = 8;
 
-/// The frame on the caller's surface whose `message-id` is `id`, newest first, in
-/// batches of whole messages; `None` when no frame there has it.
+/// The frame on the caller's surface whose `message-id` is `id`, with its seq, newest
+/// first, in batches of whole messages; `None` when no frame there has it.
 pub fn find_frame(
     host: &mut impl SessionQuery,
     caller: &str,
     surface: Option<&SurfaceIndex>,
     id: &str,
-) -> Result<Option<FrameHeader>, HostError> {
+) -> Result<Option<(u64, FrameHeader)>, HostError> {
     let Some(surface) = surface else {
         return Ok(None);
     };
     let (_, text_leads) = surface.split_leads()?;
     let mut frames: Vec<Readable> = (surface.messages.iter().enumerate())
-        .filter(|(i, m)| {
-            let lead = text_leads[*i];
-            m.role == Role::User
-                && !lead.is_empty()
-                && (FIRST_LINE.starts_with(lead) || lead.starts_with(FIRST_LINE))
-        })
+        .filter(|(i, m)| m.role == Role::User && may_be_frame(text_leads[*i]))
         .map(|(entry, m)| Readable {
             entry,
             seq: m.seq,
@@ -337,11 +393,12 @@ pub fn find_frame(
     frames.sort_unstable_by_key(newest_first);
     for batch in frames.chunks(REPLY_BATCH) {
         let seqs: Vec<u64> = batch.iter().map(|f| f.seq).collect();
-        for content in host.get_messages(caller, &seqs).into_iter().flatten() {
+        for (seq, content) in seqs.iter().zip(host.get_messages(caller, &seqs)) {
+            let Some(content) = content else { continue };
             if let Some(header) = parse_frame(&content.text)
                 && header.message_id.as_deref() == Some(id)
             {
-                return Ok(Some(header));
+                return Ok(Some((*seq, header)));
             }
         }
     }

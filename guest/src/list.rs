@@ -150,8 +150,15 @@ pub fn run(
         })
         .collect();
     let mut details = Vec::new();
+    let mut places = Places::new(caller);
     if request.reach != Reach::All {
-        in_reach(host, caller, request.reach, &mut candidates, &mut details);
+        in_reach(
+            host,
+            &mut places,
+            request.reach,
+            &mut candidates,
+            &mut details,
+        );
     }
 
     if request.terms.is_empty() {
@@ -160,7 +167,8 @@ pub fn run(
         let shown = first_in_order(&mut candidates, request.limit);
         fetch_headers(host, shown, &mut details, |_| true);
         fetch_titles(host, shown, &mut details, |_| true);
-        return Ok(render(request, shown, &details, considered));
+        let owners = owners_in_sight(host, &mut places, request.reach, shown, &details);
+        return Ok(render(request, shown, &details, &owners, considered));
     }
 
     candidates.sort_unstable_by(in_order);
@@ -206,19 +214,50 @@ pub fn run(
     candidates.retain(|candidate| candidate.terms_left == 0);
     let considered = candidates.len();
     let shown = &candidates[..considered.min(request.limit)];
-    Ok(render(request, shown, &details, considered))
+    let owners = owners_in_sight(host, &mut places, request.reach, shown, &details);
+    Ok(render(request, shown, &details, &owners, considered))
+}
+
+/// Whether each shown row's owner is inside `reach` (a subagent row names its owner
+/// only then: outside it the owner does not exist for this caller). Owners' headers
+/// are asked for in one batch, those the reach already read not again.
+fn owners_in_sight<H: SessionQuery>(
+    host: &mut H,
+    places: &mut Places,
+    reach: Reach,
+    shown: &[Candidate],
+    details: &[Details],
+) -> Vec<bool> {
+    let owner = |row: &Candidate| {
+        let header = details.get(row.details as usize)?.header.as_ref()?;
+        row.subagent.then_some(header.parent_id.as_deref()?)
+    };
+    let owners: Vec<&str> = shown.iter().filter_map(owner).collect();
+    if reach == Reach::All || owners.is_empty() {
+        return vec![true; shown.len()];
+    }
+    places.learn(host, &owners);
+    let asked: Vec<(&str, bool)> = (owners.iter())
+        .map(|id| (*id, places.header(id).is_some_and(|h| h.is_subagent())))
+        .collect();
+    let mut inside = places.reaches(host, reach, &asked).into_iter();
+    (shown.iter())
+        .map(|row| match owner(row) {
+            Some(_) => inside.next().unwrap_or(false),
+            None => true,
+        })
+        .collect()
 }
 
 /// Keeps the candidates `reach` takes in: outside it a session does not exist for
 /// this caller. Headers asked for on the way are kept for the rows.
 fn in_reach<H: SessionQuery>(
     host: &mut H,
-    caller: &str,
+    places: &mut Places,
     reach: Reach,
     candidates: &mut Vec<Candidate>,
     details: &mut Vec<Details>,
 ) {
-    let mut places = Places::new(caller);
     let asked: Vec<(&str, bool)> = candidates.iter().map(|c| (c.id, c.subagent)).collect();
     let inside = places.reaches(host, reach, &asked);
     let mut inside = inside.into_iter();
@@ -356,10 +395,11 @@ fn render(
     request: &ListRequest,
     shown: &[Candidate],
     details: &[Details],
+    owners_in_sight: &[bool],
     considered: usize,
 ) -> String {
     let mut out = String::new();
-    for row in shown {
+    for (at, row) in shown.iter().enumerate() {
         let fetched = details.get(row.details as usize);
         let header = fetched.and_then(|d| d.header.as_ref());
         out.push_str("- ");
@@ -383,9 +423,9 @@ fn render(
             header.and_then(|h| h.machine.as_deref()),
         );
         if row.subagent {
-            // Every scope takes in a subagent with its tree, so its owner is in sight;
-            // an id, written by the id rule.
-            if let Some(owner) = header.and_then(|h| h.parent_id.as_deref()) {
+            // Its owner when the caller may see it; an id, written by the id rule.
+            let owner = header.and_then(|h| h.parent_id.as_deref());
+            if let Some(owner) = owner.filter(|_| owners_in_sight[at]) {
                 out.push_str(" | owner=");
                 write_id(&mut out, owner);
             }

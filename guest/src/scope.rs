@@ -163,7 +163,7 @@ impl Places {
     }
 
     /// Asks for the headers of `ids` not known yet, in one batch.
-    fn learn(&mut self, host: &mut impl SessionQuery, ids: &[&str]) {
+    pub fn learn(&mut self, host: &mut impl SessionQuery, ids: &[&str]) {
         let mut unknown: Vec<String> = Vec::new();
         for id in ids {
             if !self.headers.contains_key(*id) {

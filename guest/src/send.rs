@@ -3,7 +3,7 @@
 //! accepted one delivers exactly once.
 
 use crate::args::{ArgResult, Args, SESSION_ID_MAX_CHARS};
-use crate::frame::{current_hop, find_frame, frame, is_message_id, message_id};
+use crate::frame::{current_hop, find_frame, frame, is_message_id, message_id, reply_chain_hop};
 use crate::host::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, HostError, Inbound, Inbox, MessageIds,
     SessionHeader, SessionQuery,
@@ -139,6 +139,8 @@ pub fn run<H: SessionQuery + Inbox>(
     }
     let mut session_id = request.session_id.clone();
     let mut replied_sender = None;
+    // The answered frame's seq and hop: the chain a reply goes on.
+    let mut replied_at = None;
     if let Some(answered) = &request.reply_to {
         let surface = own_surface.as_ref().and_then(Option::as_ref);
         let Some(replied) = find_frame(host, caller, surface, answered)? else {
@@ -151,9 +153,11 @@ pub fn run<H: SessionQuery + Inbox>(
                 ),
             ));
         };
+        let (seq, replied) = replied;
         if session_id.is_empty() {
             session_id = replied.sender.clone();
         }
+        replied_at = Some((seq, replied.hop));
         replied_sender = Some(replied.sender);
     }
     let read_reach = settings.read_scope.reach();
@@ -195,10 +199,15 @@ pub fn run<H: SessionQuery + Inbox>(
             "nothing was delivered; send to another session's id from sessions_list.",
         ));
     }
-    // Without frames no hop travels: every send is hop 1.
+    // Without frames no hop travels: every send is hop 1. A reply goes on the chain of
+    // the frame it answers, a newer frame's notwithstanding.
     let hop = if settings.frame_messages {
         let surface = own_surface.unwrap_or_else(|| host.get_surface(caller, LEAD_CHARS));
-        current_hop(host, caller, surface.as_ref())?.saturating_add(1)
+        let chain = match replied_at {
+            Some((seq, hop)) => reply_chain_hop(host, caller, surface.as_ref(), seq, hop)?,
+            None => current_hop(host, caller, surface.as_ref())?,
+        };
+        chain.saturating_add(1)
     } else {
         1
     };
@@ -1183,6 +1192,68 @@ mod tests {
         host.add(session("peer", 2).live(true).title("Peer"));
         host.add(session("other", 3).live(true));
         host
+    }
+
+    /// The caller's surface: a hop-4 frame from peer (`m-000000000004`), then a newer
+    /// hop-1 frame from other (`m-000000000001`), then `after` when given.
+    fn two_chains_host(after: Option<&str>) -> FakeHost {
+        let framed = |from: &str, hop: u32| {
+            let ids = MessageIds {
+                message_id: format!("m-00000000000{hop}"),
+                in_reply_to: None,
+            };
+            frame(from, None, DeliveryMode::Queue, hop, &ids, "go on")
+        };
+        let mut me = session("me", 1)
+            .live(true)
+            .text(1, Role::User, "user", "start")
+            .text(2, Role::User, "user", &framed("peer", 4))
+            .text(3, Role::User, "user", &framed("other", 1));
+        if let Some(text) = after {
+            me = me.text(4, Role::User, "user", text);
+        }
+        let mut host = FakeHost::default();
+        host.add(me);
+        host.add(session("peer", 2).live(true));
+        host.add(session("other", 3).live(true));
+        host
+    }
+
+    #[test]
+    fn a_reply_goes_on_the_chain_of_the_frame_it_answers() {
+        // A newer frame at hop 1 does not lower the reply to the hop-4 one: hop 5.
+        let mut host = two_chains_host(None);
+        let out = send(
+            &mut host,
+            r#"{"reply_to":"m-000000000004","message":"done"}"#,
+        );
+        assert!(
+            out.starts_with("accepted for peer | mode=queue | chars=4 | hop=5 | id=m-"),
+            "{out}"
+        );
+        // Without reply_to the newest chain counts, as before.
+        let out = send(&mut host, r#"{"session_id":"peer","message":"more"}"#);
+        assert!(out.contains("| hop=2 |"), "{out}");
+        // At maxHops 4 the reply is stopped by the loop guard.
+        let out = send_with(
+            &mut two_chains_host(None),
+            r#"{"reply_to":"m-000000000004","message":"done"}"#,
+            &Settings {
+                max_hops: 4,
+                ..Settings::default()
+            },
+        );
+        assert!(
+            out.starts_with("sessions_send refused (loop-guard)"),
+            "{out}"
+        );
+        // A person spoke after the answered frame: a new chain, hop 1.
+        let mut host = two_chains_host(Some("thanks, now answer peer"));
+        let out = send(
+            &mut host,
+            r#"{"reply_to":"m-000000000004","message":"done"}"#,
+        );
+        assert!(out.contains("| hop=1 |"), "{out}");
     }
 
     #[test]

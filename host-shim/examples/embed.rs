@@ -3,11 +3,11 @@
 //! instance over it. docs/embedding.md shows this file; `cargo test` compiles it and
 //! `cargo run -p host-shim --example embed` runs it.
 
-use host_shim::contract::latest::MessageIds;
-use host_shim::inbox::{Desk, Recipient, delivery};
+use host_shim::inbox::delivery::{Arriving, Woken};
+use host_shim::inbox::{Desk, Recipient};
 use host_shim::{
-    CallRequest, Delivered, DeliveryMode, DeliveryRefusal, Inbox, InboxCount, MemoryInbox,
-    MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
+    CallRequest, DeliveryRefusal, InboxCount, MemoryInbox, MessageContent, Runtime, SessionHeader,
+    SessionIndex, SessionQuery, SurfaceIndex,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -59,27 +59,12 @@ impl SessionQuery for MyHarness {
     }
 }
 
-impl Inbox for MyHarness {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        delivery::deliver(self, target, body, mode, may_wake, key, ids)
-    }
-
-    // The inbox a send that awaits its reply polls (no lock of this state is held).
-    fn reply_inbox(&mut self) -> Option<host_shim::SharedInbox> {
-        Some(self.desk.inbox().clone())
-    }
-}
-
-/// What this harness adds to the delivery path: who takes messages, and waking.
+/// What this harness adds to the one delivery path: who takes messages, and waking.
+/// A `Recipient` is an `Inbox` through that path (its deliveries, a reply awaited in
+/// the desk's inbox, a message another machine stored for it).
 impl Recipient for MyHarness {
+    type Plan = ();
+
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
     }
@@ -91,13 +76,16 @@ impl Recipient for MyHarness {
         }
     }
 
-    fn wake(&mut self, target: &str, _mode: DeliveryMode, live: bool) -> bool {
+    fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
         // A cold session starts with the message (here: it is marked live). The message
         // waits in the inbox for its next turn, which the default `accepted` says.
-        if let Some((header, _)) = self.sessions.get_mut(target) {
+        if let Some((header, _)) = self.sessions.get_mut(arriving.target) {
             header.live = true;
         }
-        !live
+        Woken {
+            woke: !arriving.live,
+            plan: (),
+        }
     }
 }
 

@@ -4,10 +4,11 @@
 //! plugin built against an older contract is served over the same methods.
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, MessageIds, SendCounts,
-    SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+    Delivered, DeliveryRefusal, InboxCount, MessageContent, SendCounts, SessionHeader,
+    SessionIndex, SurfaceIndex, ToolAction,
 };
 use crate::inbox::SharedInbox;
+use crate::inbox::delivery::{self, DeliveryRequest, Recipient};
 
 /// `session-query`: read-only questions about the harness's sessions. Nothing here may
 /// wake, resume or charge a session.
@@ -86,15 +87,7 @@ pub trait Inbox {
     /// body's frame carries, kept with the message so a reply can be found (empty for
     /// a plugin built before 0.4.0). A target whose person holds inbound keeps the
     /// message `Held`; one whose person refuses it gets `RefusedByTarget`.
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal>;
+    fn deliver(&mut self, request: &DeliveryRequest) -> Result<Delivered, DeliveryRefusal>;
 
     /// Not a WIT function: the inbox a reply to the caller arrives in, for a send
     /// that awaits it (`answer.await-reply`); the runtime polls it without holding
@@ -113,6 +106,22 @@ pub trait Inbox {
     /// waits, or it waits for the harness's next hand-over.
     fn arrived(&mut self, _target: &str, _handle: &str, _may_wake: bool) -> Option<Delivered> {
         None
+    }
+}
+
+/// Every store that says what its harness adds to the delivery path (a [`Recipient`])
+/// delivers through that one path.
+impl<R: Recipient> Inbox for R {
+    fn deliver(&mut self, request: &DeliveryRequest) -> Result<Delivered, DeliveryRefusal> {
+        delivery::deliver(self, request)
+    }
+
+    fn reply_inbox(&mut self) -> Option<SharedInbox> {
+        self.inbox_for_replies()
+    }
+
+    fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
+        delivery::arrived(self, target, handle, may_wake)
     }
 }
 
@@ -196,63 +205,13 @@ impl<H: SessionQuery> SessionQuery for Shared<H> {
 }
 
 impl<H: Inbox> Inbox for Shared<H> {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        self.lock().deliver(target, body, mode, may_wake, key, ids)
+    fn deliver(&mut self, request: &DeliveryRequest) -> Result<Delivered, DeliveryRefusal> {
+        self.lock().deliver(request)
     }
     fn reply_inbox(&mut self) -> Option<SharedInbox> {
         self.lock().reply_inbox()
     }
     fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
         self.lock().arrived(target, handle, may_wake)
-    }
-}
-
-/// Answers a store keeps for the length of one tool call: the WIT asks that a call be
-/// answered from one state, and a listing's rows ask the same question many times.
-/// Between calls nothing is kept, and every question looks afresh.
-pub(crate) struct CallMemo<K, V> {
-    seen: Option<std::collections::HashMap<K, V>>,
-}
-
-impl<K, V> Default for CallMemo<K, V> {
-    fn default() -> Self {
-        CallMemo { seen: None }
-    }
-}
-
-impl<K: Eq + std::hash::Hash, V: Copy> CallMemo<K, V> {
-    /// A call begins: from now on each answer is kept until [`CallMemo::end`].
-    pub fn begin(&mut self) {
-        self.seen = Some(std::collections::HashMap::new());
-    }
-
-    /// The call ended: nothing is kept.
-    pub fn end(&mut self) {
-        self.seen = None;
-    }
-
-    /// The answer for `key`: the one kept in this call, else `look`'s (kept while a
-    /// call runs).
-    pub fn get_or<Q>(&mut self, key: &Q, look: impl FnOnce() -> V) -> V
-    where
-        K: std::borrow::Borrow<Q>,
-        Q: ToOwned<Owned = K> + Eq + std::hash::Hash + ?Sized,
-    {
-        if let Some(&kept) = self.seen.as_ref().and_then(|seen| seen.get(key)) {
-            return kept;
-        }
-        let value = look();
-        if let Some(seen) = &mut self.seen {
-            seen.insert(key.to_owned(), value);
-        }
-        value
     }
 }

@@ -30,7 +30,8 @@
 //! Where the kit grows, each by adding files:
 //!
 //! - a harness: a [`Store`] (its module beside [`claude`] and [`codex`]), listed with
-//!   the others in [`Harnesses`];
+//!   the others in [`Harnesses`]; what it adds to the one delivery path is its
+//!   [`inbox::Recipient`], which makes it an [`Inbox`];
 //! - an inbox on another engine: an [`InboxBackend`] ([`inbox`]), and liveness from
 //!   elsewhere: a [`Presence`];
 //! - a contract version: its module in [`contract`], the guard's answers to its imports
@@ -47,6 +48,7 @@ pub mod record;
 pub mod runtime;
 
 // Internals.
+mod call_memo;
 mod harness;
 mod private;
 
@@ -58,17 +60,16 @@ pub use contract::latest::{
 };
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, Inbox, SessionQuery, Shared};
-pub use harnesses::claude::{
-    self, ClaudeStore, TranscriptReads, WakeCommand, presence::LocalPresence,
-};
+pub use harnesses::claude::{self, ClaudeStore, TranscriptReads};
 pub use harnesses::codex::{self, CodexStore, RolloutReads};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 #[cfg(feature = "opencode")]
 pub use harnesses::opencode::{self, DatabaseReads, OpenCodeStore};
 pub use harnesses::{Harnesses, McpClient, Store};
-pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir};
+pub use inbox::delivery::DeliveryRequest;
+pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir, WakeCommand};
 pub use plugin::ContractVersion;
-pub use presence::Presence;
+pub use presence::{LocalPresence, Presence};
 pub use runtime::cache::LoadKind;
 pub use runtime::policy::Policy;
 pub use runtime::{CallError, CallReport, ComponentShape, Limits, Runtime, RuntimeOptions};

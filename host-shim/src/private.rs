@@ -4,7 +4,7 @@
 //! regular file of bounded size, opened without following a symlink or waiting on a
 //! FIFO; a socket is spoken to only when this user owns it and the folder holding it.
 //! Each caller states its own trust model on top (`cache.rs`, `inbox/state_dir.rs`,
-//! `claude/presence.rs`, `codex/daemon.rs`). And whether a process still runs.
+//! `presence/local.rs`, `codex/daemon.rs`). And whether a process still runs.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;

@@ -8,7 +8,10 @@ use host_shim::{
     CallRequest, ClaudeStore, LocalPresence, Runtime, RuntimeOptions, SessionQuery, StateDir,
 };
 use std::path::{Path, PathBuf};
+
+mod support;
 use std::sync::Arc;
+use support::copy_tree;
 
 const GARDEN: &str = "a0000000-0000-4000-8000-00000000000a";
 const NOTES: &str = "b0000000-0000-4000-8000-00000000000b";
@@ -184,4 +187,70 @@ fn a_read_with_actions_shows_the_real_tool_calls_one_line_each() {
     );
     assert!(!plain.contains("[action]"), "{plain}");
     assert!(!text.contains("tool_reference"), "{text}");
+}
+
+#[test]
+fn a_read_settles_an_offer_the_transcript_shows_and_never_offers_again() {
+    use host_shim::inbox::{InboxBackend, Shown, SpooledMessage};
+    let dir = std::env::temp_dir().join(format!("host-shim-claude-settle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let projects = dir.join("projects");
+    copy_tree(&fixtures(), &projects);
+    let state = dir.join("state");
+    let inbox = Arc::new(StateDir::open(&state).unwrap());
+    let presence = Arc::new(LocalPresence::open(&state).unwrap());
+    let mut store = ClaudeStore::open(&projects, inbox.clone(), presence, None).unwrap();
+    let frame = |id: &str| {
+        format!(
+            "{FRAME}\nfrom-session: {GARDEN} (\"Vegetable garden\")\ndelivery: queue\nhop: 1\n\
+             message-id: {id}\n--- message begins ---\nWater the beans.\n--- message ends ---"
+        )
+    };
+    let offer = |id: &str, key: &str| {
+        let ids = host_shim::contract::latest::MessageIds {
+            message_id: id.to_string(),
+            in_reply_to: None,
+        };
+        let message = SpooledMessage::new(
+            NOTES,
+            host_shim::DeliveryMode::Queue,
+            &frame(id),
+            key,
+            false,
+        )
+        .with_ids(&ids);
+        inbox.put(&message).unwrap();
+        let waiting = inbox.waiting(NOTES).unwrap().messages;
+        inbox.offer(NOTES, waiting, &mut |_| Ok(())).unwrap();
+    };
+    let sender = format!("{}:{GARDEN}", GARDEN.len());
+    offer("m-000000000001", &format!("{sender}toolu_1"));
+    offer("m-000000000002", &format!("{sender}toolu_2"));
+    // Claude Code recorded the first hook's context; the second's hook was killed.
+    let transcript = std::fs::read_dir(&projects)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join(format!("{NOTES}.jsonl")))
+        .find(|p| p.is_file())
+        .unwrap();
+    let line = serde_json::json!({"type": "attachment", "attachment": {
+        "type": "hook_additional_context", "content": [frame("m-000000000001")],
+        "hookEvent": "Stop"}});
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    // A read of the session (its sender's count) settles: the first handed over, the
+    // second still an offer, never offered again from a read.
+    let count = store.inbox_status(NOTES, GARDEN);
+    assert_eq!((count.waiting, count.handed_over), (1, 1));
+    assert!(inbox.waiting(NOTES).unwrap().messages.is_empty());
+    // Its time up, the next hook's settling offers the second again.
+    let settled = (inbox.settle(NOTES, std::time::Duration::ZERO, &mut || {
+        Ok(Shown::from(["m-000000000001".to_string()]))
+    }))
+    .unwrap();
+    assert_eq!(settled.waiting_again.len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,11 +4,14 @@
 //! fork, a compaction and an archived thread, as the binary writes them, through the
 //! plugin.
 
-use host_shim::contract::latest::MessageIds;
+use host_shim::DeliveryRequest;
 use host_shim::{
     CallRequest, CodexStore, DeliveryMode, Inbox, Runtime, RuntimeOptions, SessionQuery, StateDir,
 };
 use std::path::{Path, PathBuf};
+
+mod support;
+use support::copy_tree;
 
 const GARDEN: &str = "01a23b72-a3cd-71d1-b3d0-19989707ce0b";
 const ORCHARD: &str = "01a23b72-ab02-7282-ba7a-193ba89b0a05";
@@ -67,18 +70,6 @@ fn rollout_of(home: &Path, id: &str) -> PathBuf {
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().contains(id))
         .unwrap()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]
@@ -215,14 +206,7 @@ fn a_send_waits_in_the_spool_and_the_senders_read_says_so() {
     );
     // A spawned agent has no inbox; the plugin refuses first, the store too.
     assert!(matches!(
-        store.deliver(
-            HELPER,
-            "x",
-            DeliveryMode::Queue,
-            true,
-            "",
-            &MessageIds::none()
-        ),
+        store.deliver(&DeliveryRequest::new(HELPER, "x", DeliveryMode::Queue).may_wake(true)),
         Err(host_shim::DeliveryRefusal::Rejected(_))
     ));
 }
@@ -442,6 +426,53 @@ fn an_idle_thread_the_daemon_holds_gets_the_message_as_a_new_turn_at_once() {
         "{out}"
     );
     assert_eq!(hook_answer(&store, ORCHARD, "UserPromptSubmit"), "");
+}
+
+#[test]
+fn a_turn_the_rollout_does_not_show_yet_is_an_offer_its_next_hook_settles() {
+    let home = scratch("daemon-unrecorded").join("home");
+    copy_tree(&fixtures(), &home);
+    let script = Script {
+        statuses: [(ORCHARD.to_string(), "idle".to_string())].into(),
+        unrecorded_turns: true,
+        ..Script::default()
+    };
+    let daemon = FakeDaemon::start(&home, script);
+    let store = store_over(&home, "daemon-unrecorded-state");
+    let (_, store) = send(store, ORCHARD, "Count the plums.", "queue");
+    assert_eq!(daemon.turn_texts().len(), 1);
+    // Given, but the rollout does not show it: still waiting, for its sender.
+    let read = |store| {
+        let args = format!(r#"{{"session_id":"{ORCHARD}"}}"#);
+        call_on(store, "sessions_read", &args, GARDEN)
+    };
+    let (out, store) = read(store);
+    assert!(out.contains("\nyour messages to it: 1 waiting"), "{out}");
+    // Offered, it is not given again by the thread's hook while its time runs; once
+    // the rollout shows the turn, that hook settles it: handed over.
+    let rollout = rollout_of(&home, ORCHARD);
+    let hook = |store: &CodexStore| {
+        let input = serde_json::json!({"session_id": ORCHARD, "hook_event_name": "UserPromptSubmit",
+            "transcript_path": rollout});
+        let mut out = Vec::new();
+        (host_shim::codex::hook::answer(&**store.inbox(), input.to_string().as_bytes(), &mut out))
+            .unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(hook(&store), "");
+    let turn = serde_json::json!({"type": "response_item", "payload": {"type": "message",
+        "role": "user", "content": [{"type": "input_text", "text": daemon.turn_texts()[0]}]}});
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&rollout)
+        .unwrap();
+    std::io::Write::write_all(&mut file, format!("{turn}\n").as_bytes()).unwrap();
+    assert_eq!(hook(&store), "");
+    let (out, _) = read(store);
+    assert!(
+        out.contains("\nyour messages to it: 1 handed over\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -759,14 +790,7 @@ fn a_cold_thread_the_daemon_cannot_resume_or_may_not_wake_waits_unwoken() {
     );
     // A delivery that may not wake a cold thread is refused before the daemon is asked.
     assert_eq!(
-        store.deliver(
-            GARDEN,
-            "x",
-            DeliveryMode::Queue,
-            false,
-            "",
-            &MessageIds::none()
-        ),
+        store.deliver(&DeliveryRequest::new(GARDEN, "x", DeliveryMode::Queue)),
         Err(host_shim::DeliveryRefusal::WouldNeedWake)
     );
     assert_eq!(daemon.methods().len(), 3);

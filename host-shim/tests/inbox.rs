@@ -1,7 +1,8 @@
 //! The spool's promises under crashes: a writer or a hook is killed (SIGKILL, no
 //! clean-up) at each step, and what is left must be whole, delivered at most once,
-//! and handed over by exactly one successful hook run. The killed process is this
-//! test binary itself, started again to run [`child`].
+//! and in the target's record (a transcript kept as Claude Code keeps it, a rollout as
+//! Codex does: what a hook that exited with success gave) exactly once. The killed process is this test
+//! binary itself, started again to run [`child`].
 
 use host_shim::DeliveryMode;
 use host_shim::inbox::{InboxBackend, Put, SpooledMessage, Step};
@@ -50,10 +51,17 @@ fn child() {
                 ))
                 .unwrap();
         }
-        "hook" => {
-            let input = format!(r#"{{"session_id":"{TARGET}","hook_event_name":"Stop"}}"#);
-            let presence = LocalPresence::open(state.root()).unwrap();
+        "claude-hook" | "codex-hook" => {
+            let transcript = std::env::var("SPOOL_TRANSCRIPT").unwrap();
+            let input = serde_json::json!({"session_id": TARGET, "hook_event_name": "Stop",
+                "transcript_path": transcript})
+            .to_string();
             let mut out = std::io::stdout();
+            if std::env::var("SPOOL_ROLE").unwrap() == "codex-hook" {
+                host_shim::codex::hook::answer(&state, input.as_bytes(), &mut out).unwrap();
+                return;
+            }
+            let presence = LocalPresence::open(state.root()).unwrap();
             host_shim::claude::hook::answer(&state, &presence, None, input.as_bytes(), &mut out)
                 .unwrap();
         }
@@ -63,6 +71,7 @@ fn child() {
 
 fn run_child(state: &Path, role: &str, kill_at: Option<Step>) -> Output {
     Command::new(std::env::current_exe().unwrap())
+        .env("SPOOL_TRANSCRIPT", state.join("transcript.jsonl"))
         .args([
             "child",
             "--exact",
@@ -151,56 +160,170 @@ fn writers_racing_on_one_key_land_one_message() {
     assert_eq!(waiting(&state), ["the body"]);
 }
 
-#[test]
-fn a_hook_killed_before_it_succeeds_hands_the_message_over_on_the_next_run() {
-    for step in [Step::Claimed, Step::Answered] {
-        let state = scratch(&format!("hook-{step:?}"));
-        StateDir::open(&state)
-            .unwrap()
-            .put(&SpooledMessage::new(
-                TARGET,
-                DeliveryMode::Queue,
-                "the body",
-                KEY,
-                false,
-            ))
-            .unwrap();
-        let output = run_child(&state, "hook", Some(step));
-        // Killed: Claude Code ignores the output of a hook that did not exit with
-        // success, whatever it wrote.
-        assert!(killed(&output), "{step:?}: {output:?}");
-        let written = String::from_utf8_lossy(&output.stdout).contains("\"additionalContext\"");
-        assert_eq!(written, step == Step::Answered, "{step:?}");
-        // The claim of the dead hook goes back: the next hook hands it over, once.
-        let output = run_child(&state, "hook", None);
-        assert!(output.status.success(), "{step:?}: {output:?}");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        // The test harness prints its own words around the child's answer.
-        let answers: Vec<&str> = stdout
-            .lines()
-            .filter_map(|l| l.find('{').map(|at| &l[at..]))
-            .collect();
-        assert_eq!(
-            answers,
-            [r#"{"hookSpecificOutput":{"additionalContext":"the body","hookEventName":"Stop"}}"#],
-            "{step:?}"
-        );
-        assert!(waiting(&state).is_empty(), "{step:?}");
-        let output = run_child(&state, "hook", None);
-        assert!(!String::from_utf8_lossy(&output.stdout).contains("additionalContext"));
-        // Handed over: a retried delivery is still a repeat.
-        let retried = StateDir::open(&state)
-            .unwrap()
-            .put(&SpooledMessage::new(
-                TARGET,
-                DeliveryMode::Queue,
-                "the body",
-                KEY,
-                false,
-            ))
-            .unwrap();
-        assert!(matches!(retried, Put::Repeat(_)), "{step:?}");
+/// The message the hook tests hand over: a 0.4.0 frame, whose id a record can show.
+const FRAME: &str = "Cross-session message from another session of this harness.\n\
+    from-session: 11111111-aaaa-4aaa-8aaa-000000000001 (\"A\")\ndelivery: queue\nhop: 1\n\
+    message-id: m-0123456789ab\n--- message begins ---\nthe body\n--- message ends ---";
+
+fn framed() -> SpooledMessage {
+    let mut message = SpooledMessage::new(TARGET, DeliveryMode::Queue, FRAME, KEY, false);
+    message.message_id = "m-0123456789ab".to_string();
+    message
+}
+
+/// A harness whose Stop hook the test kills, and how it keeps its record.
+#[derive(Clone, Copy, Debug)]
+enum Harness {
+    /// A transcript: a hook's context as a `hook_additional_context` attachment.
+    ClaudeCode,
+    /// A rollout: a Stop hook's block reason as a `<hook_prompt>` user message.
+    Codex,
+}
+
+impl Harness {
+    fn role(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-hook",
+            Harness::Codex => "codex-hook",
+        }
     }
+
+    /// What the hook's answer gives the model, if `line` is its answer.
+    fn given(self, line: &str) -> Option<String> {
+        let lead = match self {
+            Harness::ClaudeCode => "{\"hookSpecificOutput\"",
+            Harness::Codex => "{\"decision\"",
+        };
+        let answer: serde_json::Value = serde_json::from_str(&line[line.find(lead)?..]).ok()?;
+        let given = match self {
+            Harness::ClaudeCode => &answer["hookSpecificOutput"]["additionalContext"],
+            Harness::Codex => &answer["reason"],
+        };
+        given.as_str().map(str::to_string)
+    }
+
+    /// The record's line for what a hook gave, as the harness writes it.
+    fn record_line(self, given: &str) -> serde_json::Value {
+        match self {
+            Harness::ClaudeCode => serde_json::json!({"type": "attachment", "attachment": {
+                "type": "hook_additional_context", "content": [given], "hookEvent": "Stop"}}),
+            Harness::Codex => serde_json::json!({"type": "response_item", "payload": {
+                "type": "message", "role": "user", "content": [{"type": "input_text",
+                "text": format!("<hook_prompt hook_run_id=\"stop:1\">{given}</hook_prompt>")}]}}),
+        }
+    }
+}
+
+/// One Stop hook run of `harness`, killed at `kill_at`, and what the harness makes of
+/// it: what a hook that exited with success gave goes into its record, as Claude Code
+/// and Codex keep theirs (`recorded_anyway`: so does a killed one's, as a harness that
+/// took the answer before the hook died would); anything else is dropped. Whether it
+/// offered the frame.
+fn stop_hook(state: &Path, harness: Harness, kill_at: Option<Step>, recorded_anyway: bool) -> bool {
+    let output = run_child(state, harness.role(), kill_at);
+    assert_eq!(
+        killed(&output),
+        kill_at.is_some(),
+        "{kill_at:?}: {output:?}"
+    );
+    // The test harness prints its own words around the child's answer.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let Some(given) = stdout.lines().find_map(|line| harness.given(line)) else {
+        return false;
+    };
+    assert_eq!(given, FRAME, "{kill_at:?}");
+    if output.status.success() || recorded_anyway {
+        let line = harness.record_line(&given);
+        let mut transcript = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(state.join("transcript.jsonl"))
+            .unwrap();
+        std::io::Write::write_all(&mut transcript, format!("{line}\n").as_bytes()).unwrap();
+    }
+    true
+}
+
+/// Every offer in the state folder, made long enough ago that its time is up.
+fn age_offers(state: &Path) {
+    for entry in std::fs::read_dir(state.join("inbox").join(TARGET))
+        .unwrap()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some((original, _)) = name.rsplit_once('~') {
+            let aged = state
+                .join("inbox")
+                .join(TARGET)
+                .join(format!("{original}~0"));
+            std::fs::rename(entry.path(), aged).unwrap();
+        }
+    }
+}
+
+/// How many times the transcript holds the frame.
+fn recorded(state: &Path) -> usize {
+    std::fs::read_to_string(state.join("transcript.jsonl"))
+        .unwrap_or_default()
+        .matches("message-id: m-0123456789ab")
+        .count()
+}
+
+fn handed_over(state: &Path) -> bool {
+    let spool = StateDir::open(state).unwrap();
+    let found = spool.find(TARGET, KEY).unwrap().unwrap();
+    found.state == host_shim::DeliveryState::HandedOver
+}
+
+#[test]
+fn a_hook_killed_at_any_step_leaves_the_message_in_the_record_exactly_once() {
+    // (killed at, whether the harness kept the answer anyway)
+    let cases = [
+        (Some(Step::Claimed), false),
+        (Some(Step::Answered), false),
+        (Some(Step::Marked), false),
+        (Some(Step::Answered), true),
+        (Some(Step::Marked), true),
+        (None, false),
+    ];
+    for harness in [Harness::ClaudeCode, Harness::Codex] {
+        for (kill_at, recorded_anyway) in cases {
+            hook_killed(harness, kill_at, recorded_anyway);
+        }
+    }
+}
+
+/// One case of [`a_hook_killed_at_any_step_leaves_the_message_in_the_record_exactly_once`].
+fn hook_killed(harness: Harness, kill_at: Option<Step>, recorded_anyway: bool) {
+    let case = format!("{harness:?}-{kill_at:?}-{recorded_anyway}");
+    let state = scratch(&format!("hook-{case}"));
+    let spool = StateDir::open(&state).unwrap();
+    spool.put(&framed()).unwrap();
+    let hook = |kill_at, recorded_anyway| stop_hook(&state, harness, kill_at, recorded_anyway);
+    let offered = hook(kill_at, recorded_anyway);
+    assert_eq!(offered, kill_at != Some(Step::Claimed), "{case}");
+    let taken = kill_at.is_none() || (offered && recorded_anyway);
+    assert_eq!(recorded(&state), usize::from(taken), "{case}");
+    // The next hook settles: what the record shows is handed over, and nothing is
+    // offered again while an offer's time runs (its hook may still be answering).
+    assert!(!hook(None, false), "{case}");
+    assert_eq!(handed_over(&state), taken, "{case}");
+    assert!(waiting(&state).is_empty(), "{case}");
+    // Its time up, an offer the record does not show is offered again, once; one it
+    // shows never is.
+    age_offers(&state);
+    assert_eq!(hook(None, false), !taken, "{case}");
+    assert_eq!(recorded(&state), 1, "{case}");
+    assert!(!hook(None, false), "{case}");
+    age_offers(&state);
+    assert!(!hook(None, false), "{case}");
+    assert!(handed_over(&state), "{case}");
+    assert_eq!(recorded(&state), 1, "exactly once in the record: {case}");
+    // A retried delivery is still a repeat.
+    assert!(
+        matches!(spool.put(&framed()).unwrap(), Put::Repeat(_)),
+        "{case}"
+    );
 }
 
 #[test]

@@ -4,9 +4,9 @@
 //! call right after.
 
 use host_shim::{
-    CallError, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode,
-    DeliveryRefusal, HostBounds, HostStop, Inbox, Limits, MessageContent, Runtime, RuntimeOptions,
-    SessionHeader, SessionIndex, SessionQuery, SurfaceIndex,
+    CallError, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryRefusal, HostBounds,
+    HostStop, Inbox, Limits, MessageContent, Runtime, RuntimeOptions, SessionHeader, SessionIndex,
+    SessionQuery, SurfaceIndex,
 };
 use host_shim_plugin::PLUGIN_WASM;
 use std::sync::{Arc, Barrier, Condvar, Mutex};
@@ -502,15 +502,7 @@ impl SessionQuery for Gate {
 }
 
 impl Inbox for Gate {
-    fn deliver(
-        &mut self,
-        _: &str,
-        _: &str,
-        _: DeliveryMode,
-        _: bool,
-        _: &str,
-        _: &host_shim::contract::latest::MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
+    fn deliver(&mut self, _: &host_shim::DeliveryRequest) -> Result<Delivered, DeliveryRefusal> {
         Err(DeliveryRefusal::NotFound)
     }
 }

@@ -153,6 +153,33 @@ fn a_read_shows_the_surface_after_the_last_compaction_and_the_calls_made() {
 }
 
 #[test]
+fn the_database_witnesses_the_hand_over_the_real_opencode_recorded() {
+    let db = database("witness");
+    let (garden, mail) = (id_of(&db, "Plan the garden"), id_of(&db, "Mail"));
+    // OpenCode 1.18.33 recorded the plugin's hand-over as the session's own message.
+    let shown = host_shim::opencode::handed_over_ids(&db, &mail).unwrap();
+    assert_eq!(shown, HashSet::from(["m-fe379d1b5609".to_string()]));
+    // The sender's record (its call's input names the words, never a frame) shows
+    // none, nor does a session the database does not hold, nor a missing database.
+    assert!(
+        host_shim::opencode::handed_over_ids(&db, &garden)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        host_shim::opencode::handed_over_ids(&db, "ses_none")
+            .unwrap()
+            .is_empty()
+    );
+    let missing = scratch("witness-missing").join("opencode.db");
+    assert!(
+        host_shim::opencode::handed_over_ids(&missing, &mail)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
 fn a_handed_over_message_reads_as_its_frame_and_a_subagent_takes_none() {
     let db = database("mail");
     let garden = id_of(&db, "Plan the garden");

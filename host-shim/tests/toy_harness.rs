@@ -3,12 +3,11 @@
 //! taking the kit's one delivery path over the in-memory inbox backend. Nothing of the
 //! corpus, Claude Code or Codex changes for it.
 
-use host_shim::contract::latest::MessageIds;
-use host_shim::inbox::{Desk, Recipient, Waiting, delivery};
+use host_shim::inbox::{Desk, Recipient, Waiting};
 use host_shim::{
-    CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState,
-    Harnesses, Inbox, InboxCount, MemoryInbox, MessageContent, MessageEntry, Role, Runtime,
-    RuntimeOptions, Session, SessionHeader, SessionIndex, SessionQuery, Store, SurfaceIndex,
+    CallRequest, Corpus, CorpusHost, Delivered, DeliveryRefusal, DeliveryState, Harnesses,
+    InboxCount, MemoryInbox, MessageContent, MessageEntry, Role, Runtime, RuntimeOptions, Session,
+    SessionHeader, SessionIndex, SessionQuery, Store, SurfaceIndex,
 };
 use std::sync::Arc;
 
@@ -94,29 +93,17 @@ impl SessionQuery for Toy {
     }
 }
 
-impl Inbox for Toy {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        delivery::deliver(self, target, body, mode, may_wake, key, ids)
-    }
-}
-
 /// The toy's part of the delivery path: every session takes messages, at once.
 impl Recipient for Toy {
+    type Plan = ();
+
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
     }
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
         (self.find(target).map(|(h, _)| h.live)).ok_or(DeliveryRefusal::NotFound)
     }
-    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+    fn accepted(&mut self, waiting: &Waiting, (): ()) -> Delivered {
         let target = waiting.message.target.clone();
         let inbox = self.desk.inbox().clone();
         let mut handed = Vec::new();

@@ -11,6 +11,7 @@ back to the endpoint in Claude Code's next request, once where once is promised.
 Exits non-zero when any check fails, naming each.
 """
 
+import hashlib
 import json
 import os
 import shlex
@@ -254,6 +255,31 @@ def bytes_after_last_assistant(transcript):
             last = position + len(line) + 1
         position += len(line) + 1
     return len(data) - last
+
+
+def recorded_times(session, message_id):
+    """How many records of `session`'s transcript gave its model the frame with this
+    message id: a hook's context, or a user message (a Stop hook's feedback, the
+    messaging socket). The rendered copy inside a record is the same record."""
+    times = 0
+    for transcript in (HOME / ".claude" / "projects").glob(f"*/{session}.jsonl"):
+        for line in transcript.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            attachment = record.get("attachment") or {}
+            if record.get("type") == "attachment" and attachment.get("type") == "hook_additional_context":
+                texts = attachment.get("content") or []
+            elif record.get("type") == "user":
+                content = (record.get("message") or {}).get("content")
+                texts = [content] if isinstance(content, str) else [
+                    p.get("text") for p in content or [] if p.get("type") == "text"]
+            else:
+                continue
+            if any(f"\nmessage-id: {message_id}\n" in (t or "") for t in texts):
+                times += 1
+    return times
 
 
 def host_shim_call(tool_name, arguments, caller, extra=(), env=None):
@@ -686,7 +712,34 @@ def main():
           "include_actions shows what the real session did, one line per call, its status "
           "from the real tool result", did[-3000:])
 
-    # 10. Nothing registered once the sessions ended, nor by a probe.
+    # 10. Each message a hook or the socket gave is in its target's own transcript exactly
+    # once: the hand-over was an offer until the next hook found it there (host-shim log
+    # says offered, then handed-over), and nothing was offered again. (A reply an
+    # awaiting sender took is handed over in that sender's own call's answer.)
+    # An offer whose session ran no hook since (it ended after that turn) is settled by
+    # the next read of the session: its sender's.
+    for offer in (state_dir() / "inbox").glob("*/*.json~*"):
+        message = json.loads(offer.read_text())
+        read = host_shim_call("sessions_read", {"session_id": message["target"]}, message["sender"])
+        check("handed over" in read.splitlines()[3] and not offer.exists(),
+              "an offer its session's transcript shows is handed over at the next read of it",
+              read.splitlines()[:4])
+    log = subprocess.run([os.environ["HOST_SHIM"], "log", "--json", "--state-dir",
+                          str(state_dir())], capture_output=True, text=True, timeout=60)
+    logged = [json.loads(line) for line in log.stdout.splitlines()]
+    events = [r["event"] for r in logged]
+    offered = {r["sha256"] for r in logged if r["event"] == "offered"}
+    handed = [json.loads(f.read_text()) for f in (state_dir() / "handed").glob("*/*.json")]
+    given = [m for m in handed if hashlib.sha256(m["body"].encode()).hexdigest()[:16] in offered]
+    counts = {m["message_id"]: recorded_times(m["target"], m["message_id"]) for m in given}
+    check(len(counts) == len(offered) and all(n == 1 for n in counts.values()),
+          f"each of the {len(counts)} messages offered is in its target's transcript once",
+          {k: v for k, v in counts.items() if v != 1})
+    check("waiting-again" not in events and events.count("handed-over") == len(handed),
+          "host-shim log: each offered, then handed over once the transcript showed it",
+          {e: events.count(e) for e in set(events)})
+
+    # 11. Nothing registered once the sessions ended, nor by a probe.
     time.sleep(0.5)
     check(live_files() == [], "no live registration is left after the sessions end", live_files())
     subprocess.run([CLAUDE, "mcp", "list"], env=env, cwd=HOME, capture_output=True, timeout=60)

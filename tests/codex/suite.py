@@ -285,8 +285,12 @@ def through_the_daemon(caller, folder):
         check(queued.startswith(f"accepted for {shed} | mode=queue")
               and without_id(queued).endswith("| hop=1"),
               "a send to an idle thread the daemon holds is taken at once, nothing woken", queued)
-        check("The message is steered into the turn that session is running now." in steered,
-              "a steer while the daemon runs that turn is handed into it", steered)
+        # The daemon took the steer, but the rollout shows it only once the running turn
+        # takes it at its next step: until then the send says it waits (an offer).
+        check(steered.startswith(f"accepted for {shed} | mode=steer")
+              and "handed into its running turn at its next step" in steered,
+              "a steer while the daemon runs that turn is given to it, waiting for its next step",
+              steered)
         deadline = time.time() + 60
         into = []
         while time.time() < deadline and not into:
@@ -315,6 +319,10 @@ def through_the_daemon(caller, folder):
               and any("Swept." in t for t in seen),
               "the thread's history holds each message once, and the answers it gave",
               [t[:120] for t in seen])
+        check(not list((STATE / "inbox" / shed).iterdir())
+              and len(list((STATE / "handed" / shed).glob("*.json"))) == 3,
+              "each of the three is handed over, the steer once its rollout showed it",
+              sorted(p.name for p in (STATE / "inbox" / shed).iterdir()))
     finally:
         daemon("stop")
         stop_the_daemons_updater()

@@ -236,6 +236,9 @@ def open_sessions(serve, notes):
         tool("sessions_list", scope="all"),
         tool("sessions_read", session_id=garden, max_messages=5),
         tool("sessions_list", limit=900),
+        # A lone UTF-16 surrogate in the arguments (JSON.stringify writes it as an
+        # escape): answered with the plugin's refusal, the turn not left waiting.
+        tool("sessions_read", session_id="\ud800bad"),
     ]))
     listing = (tool_results(shop, "sessions_list") or [""])[0]
     rows = [line for line in listing.splitlines() if line.startswith("- ses_")]
@@ -254,6 +257,11 @@ def open_sessions(serve, notes):
     refusal = (tool_results(shop, "sessions_list") or ["", ""])[1]
     check(refusal == "invalid arguments: limit must be an integer from 1 to 200 (got 900)",
           "a bad argument gets the plugin's own refusal, not OpenCode's schema check", refusal)
+    odd = (tool_results(shop, "sessions_read") or ["", ""])[1]
+    check(odd.startswith("sessions_read refused (not-found): no session has the id")
+          and "\ufffdbad" in odd,
+          "a lone surrogate in a call's arguments is answered (as U+FFFD) with the plugin's refusal",
+          odd)
 
     # An idle open session gets a message at once, as a new turn.
     serve.prompt(shop, script("Tell the garden", [

@@ -4,11 +4,12 @@
 //! check itself against the spec.
 
 use anyhow::{Context, Result, bail};
-use host_shim::contract::latest::{MessageIds, SendCounts, ToolAction};
+use host_shim::DeliveryRequest;
+use host_shim::contract::latest::{SendCounts, ToolAction};
 use host_shim::{
-    Answer, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryMode, DeliveryRefusal,
-    Inbox, InboxCount, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery,
-    SharedInbox, SurfaceIndex,
+    Answer, CallReport, CallRequest, Corpus, CorpusHost, Delivered, DeliveryRefusal, Inbox,
+    InboxCount, MessageContent, Runtime, SessionHeader, SessionIndex, SessionQuery, SharedInbox,
+    SurfaceIndex,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -99,16 +100,8 @@ impl SessionQuery for TestHost {
 }
 
 impl Inbox for TestHost {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        self.corpus.deliver(target, body, mode, may_wake, key, ids)
+    fn deliver(&mut self, request: &DeliveryRequest) -> Result<Delivered, DeliveryRefusal> {
+        self.corpus.deliver(request)
     }
 
     /// The corpus host's own inbox: a later call of a case may have delivered the

@@ -152,32 +152,10 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
     writeln!(
         out,
         "\nTry it: {this} call sessions_list '{{\"scope\":\"all\"}}'\n\
-         Serve the tools to an MCP client (Claude Code, Codex, Cursor, …): {this} mcp (docs/cli.md)."
+         Serve the tools to any MCP client: {this} mcp (docs/cli.md)."
     )?;
     Ok(())
 }
-
-/// Which harness a tour is over, in its words.
-pub struct Tour {
-    /// What the sessions are, e.g. "Claude Code's sessions".
-    pub sessions: &'static str,
-    /// Where they live, for the error when there are none.
-    pub folder: &'static str,
-    /// The page that lets them message each other.
-    pub page: &'static str,
-}
-
-pub const CLAUDE_TOUR: Tour = Tour {
-    sessions: "Claude Code's sessions",
-    folder: "the projects folder holds no Claude Code sessions",
-    page: "docs/claude-code.md",
-};
-
-pub const CODEX_TOUR: Tour = Tour {
-    sessions: "Codex's threads",
-    folder: "the CODEX_HOME holds no Codex threads",
-    page: "docs/codex.md",
-};
 
 /// The tour over a harness's own sessions, read only: every session listed, then the
 /// newest other top-level session read. `caller` defaults to the newest top-level
@@ -185,7 +163,7 @@ pub const CODEX_TOUR: Tour = Tour {
 pub fn run_over<H: host_shim::Harness>(
     out: &mut impl Write,
     mut store: H,
-    tour: &Tour,
+    tour: &crate::profile::Tour,
     caller: Option<&str>,
     cache_dir: Option<PathBuf>,
 ) -> Result<()> {
@@ -210,7 +188,7 @@ pub fn run_over<H: host_shim::Harness>(
         .map(str::to_string)
         .or_else(|| top_level.first().map(|(_, id)| id.clone()))
     else {
-        anyhow::bail!("{} to tour", tour.folder);
+        anyhow::bail!("{} to tour", tour.none);
     };
     let target = top_level.iter().map(|(_, id)| id).find(|id| **id != caller);
     writeln!(
@@ -249,15 +227,16 @@ pub fn run_over<H: host_shim::Harness>(
 pub fn run_command(args: &crate::flags::DemoArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let out = &mut std::io::stdout().lock();
     let caller = args.caller.as_deref();
-    match (&args.claude_projects, &args.codex_home) {
-        (None, None) => run(out, cache_dir),
-        (Some(projects), _) => {
-            let store = crate::flags::claude_store(projects, &args.state, None)?;
-            run_over(out, store, &CLAUDE_TOUR, caller, cache_dir)
-        }
-        (None, Some(home)) => {
-            let store = host_shim::CodexStore::open(home, args.state.inbox()?);
-            run_over(out, store, &CODEX_TOUR, caller, cache_dir)
-        }
-    }
+    let named = args.harnesses.named();
+    let Some((profile, place)) = named.first() else {
+        return run(out, cache_dir);
+    };
+    let with = crate::profile::StoreInputs {
+        inbox: &args.state.inbox()?,
+        state: &args.state,
+        purpose: crate::profile::Purpose::Look,
+    };
+    let store = profile.store(place, args.harnesses.matches(), &with)?;
+    let sessions = host_shim::Harnesses::new(vec![store]);
+    run_over(out, sessions, &profile.tour(), caller, cache_dir)
 }

@@ -1,24 +1,171 @@
 //! The command line: every flag defined here, and turned here into what the commands
-//! run with (the stores, the runtime options, the settings, the plugin), once.
+//! run with (the stores, the runtime options, the settings, the plugin), once. The
+//! flags of each harness are its profile's ([`crate::profile`]), added to the
+//! commands that take them when the command line is built ([`parse`]), read by the
+//! profile from [`HarnessFlags`].
 
-use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
-use host_shim::inbox::{AuditLog, Audited};
-use host_shim::{
-    ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence, OpenCodeStore, Presence,
-    RuntimeOptions, SharedInbox, StateDir, Store, WakeCommand,
-};
-use host_shim_nats::{Cluster, ClusterFile, MachineHost};
+use crate::profile::{HarnessProfile, Hook, Purpose, StoreInputs, path_of};
+use crate::state::{CLUSTER_DEADLINE, StateArgs};
+use anyhow::{Context, Result};
+use clap::{ArgGroup, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
+use host_shim::{Corpus, CorpusHost, Harnesses, RuntimeOptions, SharedInbox, Store};
+use host_shim_nats::{Cluster, MachineHost};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// What the command line asks for: a command, or one run of a harness's hook.
+pub enum Invocation {
+    Command(Box<Cli>),
+    Hook {
+        hook: &'static Hook,
+        state: StateArgs,
+    },
+}
+
+/// Builds the command line with every profile's flags and hooks, parses the process's
+/// arguments (a bad one ends the process with clap's message), and hands each command
+/// the harness flags it was given.
+pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
+    let matches = command(profiles).get_matches();
+    let sub = matches.subcommand();
+    if let Some((name, sub)) = sub
+        && let Some(hook) = (profiles.iter())
+            .flat_map(|profile| profile.hooks())
+            .find(|hook| hook.command == name)
+    {
+        let state = StateArgs::from_arg_matches(sub).unwrap_or_else(|err| err.exit());
+        return Invocation::Hook { hook, state };
+    }
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
+    let given = HarnessFlags {
+        profiles,
+        matches: sub.map(|(_, sub)| sub.clone()).unwrap_or_default(),
+    };
+    match &mut cli.command {
+        Some(Command::Call(args)) => args.source.harnesses = given,
+        Some(Command::Mcp(args)) => args.source.harnesses = given,
+        Some(Command::Watch(args)) => args.harnesses = given,
+        Some(Command::Demo(args)) => args.harnesses = given,
+        Some(Command::Setup(args)) => args.places.harnesses = given,
+        Some(Command::Doctor(args)) => args.places.harnesses = given,
+        _ => {}
+    }
+    Invocation::Command(Box::new(cli))
+}
+
+/// The command line: [`Cli`] with each profile's flags on the commands that take them,
+/// and each profile's hooks as commands of their own.
+pub fn command(profiles: &[&'static dyn HarnessProfile]) -> clap::Command {
+    let sessions: Vec<clap::Arg> = profiles.iter().map(|p| p.sessions_flag()).collect();
+    let ids: Vec<clap::Id> = sessions.iter().map(|arg| arg.get_id().clone()).collect();
+    let delivery: Vec<clap::Arg> = profiles.iter().flat_map(|p| p.delivery_flags()).collect();
+    let places: Vec<clap::Arg> = profiles.iter().flat_map(|p| p.place_flags()).collect();
+    let setup_only: Vec<clap::Arg> = profiles.iter().flat_map(|p| p.setup_flags()).collect();
+    let titles: Vec<String> = (profiles.iter())
+        .map(|p| format!("{} ({})", p.name(), p.title()))
+        .collect();
+    let names: Vec<&'static str> = profiles.iter().map(|p| p.name()).collect();
+    let titles_only: Vec<String> = profiles.iter().map(|p| p.title().to_string()).collect();
+    // Over a harness's sessions, or over a corpus: not both.
+    let serving = |command: clap::Command| {
+        (command.args(
+            sessions
+                .iter()
+                .map(|arg| arg.clone().conflicts_with("corpus")),
+        ))
+        .args(delivery.iter().cloned())
+    };
+    let mut command = Cli::command()
+        .about(format!(
+            "Cross-session tools for agent harnesses: the session-tools plugin under wasmtime over the sessions of {} on this machine (and of other machines joined through NATS), or over an in-memory corpus",
+            listed(&titles_only, "and")
+        ))
+        .mut_subcommand("call", serving)
+        .mut_subcommand("mcp", serving)
+        .mut_subcommand("watch", |c| c.args(sessions.iter().cloned()))
+        // A tour is of one harness's sessions.
+        .mut_subcommand("demo", |c| {
+            c.args(sessions.iter().cloned())
+                .group(ArgGroup::new("harness").args(ids.iter().cloned()).multiple(false))
+        })
+        .mut_subcommand("setup", |c| {
+            c.mut_arg("harness", |arg| {
+                arg.value_parser(clap::builder::PossibleValuesParser::new(names.clone()))
+                    .help(format!("The harness: {}.", listed(&titles, "or")))
+            })
+            .args(places.iter().cloned())
+            .args(setup_only.iter().cloned())
+        })
+        .mut_subcommand("doctor", |c| c.args(places.iter().cloned()));
+    for hook in profiles.iter().flat_map(|profile| profile.hooks()) {
+        // The state folder's flags, then the hook's own words (over the struct's).
+        let run = <StateArgs as clap::Args>::augment_args(clap::Command::new(hook.command));
+        command = command.subcommand(run.about(hook.about));
+    }
+    command
+}
+
+/// `a, b or c` (`word` between the last two).
+pub fn listed(items: &[String], word: &str) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} {word} {last}", rest.join(", ")),
+    }
+}
+
+/// The harness flags a command was given, with the profiles that read them.
+#[derive(Clone, Default)]
+pub struct HarnessFlags {
+    profiles: &'static [&'static dyn HarnessProfile],
+    matches: ArgMatches,
+}
+
+impl HarnessFlags {
+    /// Every harness the command knows.
+    pub fn profiles(&self) -> &'static [&'static dyn HarnessProfile] {
+        self.profiles
+    }
+
+    /// The command's flags, each profile's among them.
+    pub fn matches(&self) -> &ArgMatches {
+        &self.matches
+    }
+
+    /// The harnesses whose sessions the flags name, each with where they are, in the
+    /// profiles' order.
+    pub fn named(&self) -> Vec<(&'static dyn HarnessProfile, PathBuf)> {
+        (self.profiles.iter())
+            .filter_map(|&profile| {
+                let flag = profile.sessions_flag();
+                let place = path_of(&self.matches, flag.get_id().as_str())?;
+                Some((profile, place.to_path_buf()))
+            })
+            .collect()
+    }
+
+    /// The stores over the sessions the flags name, in the profiles' order (an id two
+    /// hold is the first's), delivering to `inbox`.
+    pub fn stores(
+        &self,
+        inbox: &SharedInbox,
+        state: &StateArgs,
+        purpose: Purpose,
+    ) -> Result<Vec<Box<dyn Store>>> {
+        let with = StoreInputs {
+            inbox,
+            state,
+            purpose,
+        };
+        (self.named().into_iter())
+            .map(|(profile, place)| profile.store(&place, &self.matches, &with))
+            .collect()
+    }
+}
+
 #[derive(Parser)]
-#[command(
-    name = "host-shim",
-    version,
-    about = "Run the session-tools plugin under wasmtime over an in-memory corpus or Claude Code's own sessions"
-)]
+#[command(name = "host-shim", version)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -45,7 +192,7 @@ impl Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Load the plugin and tour its tools on the embedded demo corpus (the default), or
-    /// list and read Claude Code's sessions with --claude-projects.
+    /// list and read one harness's own sessions (--claude-projects, …).
     Demo(DemoArgs),
     /// Print the tool catalog as JSON.
     Catalog {
@@ -63,22 +210,6 @@ pub enum Command {
     /// (Claude Code, Codex, Cursor, Zed, …): each tools/call runs in a fresh sandboxed
     /// instance.
     Mcp(McpArgs),
-    /// A Claude Code command hook: reads the hook's JSON on stdin and hands the
-    /// messages spooled for that session over in the hook's JSON answer on stdout
-    /// (PostToolUse: steer messages; Stop: the oldest queued one; UserPromptSubmit and
-    /// SessionStart: all that wait).
-    ClaudeHook {
-        #[command(flatten)]
-        state: StateArgs,
-    },
-    /// A Codex command hook (hooks.json): reads the hook's JSON on stdin and hands the
-    /// messages spooled for that thread over on stdout (Stop: the oldest queued one, as
-    /// a block decision that continues the turn; UserPromptSubmit and SessionStart:
-    /// all that wait, as context).
-    CodexHook {
-        #[command(flatten)]
-        state: StateArgs,
-    },
     /// Print the audit log: every message the state folder's inbox accepted and every
     /// hand-over (time, from, to, mode, hop, size, the body's hash; the body when it was
     /// recorded with --log-bodies).
@@ -89,7 +220,8 @@ pub enum Command {
     Inbound(InboundArgs),
     /// Set a harness up to run the tools: its MCP server, hooks and permission, in its
     /// own configuration files, pointing at this binary (everything else in them is
-    /// kept; each file's previous bytes are kept beside it as FILE.before-session-tools).
+    /// kept; each file's previous bytes are kept beside it as FILE.before-session-tools,
+    /// which --remove takes away with setup's entries).
     Setup(SetupArgs),
     /// Look over what the tools need here: for each harness found, its version, the
     /// server (registered, starts, lists the tools), the hooks and permission; the
@@ -100,6 +232,10 @@ pub enum Command {
     /// and the messages between them (waiting or handed over); keys read a message and
     /// hold, accept or refuse a session's inbound.
     Watch(WatchArgs),
+    /// Print one machine's NATS user block for the deployment's server configuration
+    /// (`authorization { users: [ … ] }`): the subjects it may publish and subscribe to,
+    /// confined to its own place (docs/nats.md, "Credentials").
+    NatsUser(NatsUserArgs),
     /// Write the embedded plugin component (plugin.wasm) to a file.
     Plugin {
         /// Where to write it.
@@ -109,16 +245,27 @@ pub enum Command {
 }
 
 #[derive(clap::Args)]
+pub struct NatsUserArgs {
+    /// The machine's name, as its cluster file says it.
+    pub machine: String,
+    /// The user's password as the server configuration holds it (a bcrypt hash from
+    /// `nats server passwd`, or the password itself).
+    #[arg(long)]
+    pub password: String,
+    /// The deployment's bucket (the cluster files' "bucket").
+    #[arg(long, default_value = "session-tools")]
+    pub bucket: String,
+    /// Only these machines' sessions may be messaged from it (comma-separated; it
+    /// always reaches its own).
+    #[arg(long)]
+    pub reaches: Option<String>,
+}
+
+#[derive(clap::Args)]
 pub struct WatchArgs {
-    /// Claude Code's projects folder: its sessions listed with their titles.
-    #[arg(long)]
-    pub claude_projects: Option<PathBuf>,
-    /// Codex's home: its threads listed with their titles.
-    #[arg(long)]
-    pub codex_home: Option<PathBuf>,
-    /// OpenCode's database: its sessions listed with their titles.
-    #[arg(long)]
-    pub opencode_db: Option<PathBuf>,
+    /// The harnesses whose sessions are listed with their titles.
+    #[arg(skip)]
+    pub harnesses: HarnessFlags,
     #[command(flatten)]
     pub state: StateArgs,
     /// Print the view once as text and end.
@@ -134,8 +281,7 @@ pub struct DoctorArgs {
 
 #[derive(clap::Args)]
 pub struct SetupArgs {
-    /// The harness: claude (Claude Code), codex (Codex) or opencode (OpenCode).
-    #[arg(value_parser = ["claude", "codex", "opencode"])]
+    /// The harness (its name, from the profiles).
     pub harness: String,
     /// Print the change as a diff and write nothing.
     #[arg(long)]
@@ -148,10 +294,6 @@ pub struct SetupArgs {
     /// The host-shim the harness should run (default: this one).
     #[arg(long)]
     pub binary: Option<PathBuf>,
-    /// OpenCode only: the server wakes a cold OpenCode session with this command (see
-    /// `host-shim mcp --opencode-wake-command`).
-    #[arg(long)]
-    pub opencode_wake_command: Option<String>,
 }
 
 /// Where the harnesses' own files and the state folder are, for `setup` and `doctor`.
@@ -161,21 +303,9 @@ pub struct HarnessPlaces {
     /// or ~/.local/state/session-tools).
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
-    /// Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude
-    /// with ~/.claude.json).
-    #[arg(long)]
-    pub claude_config: Option<PathBuf>,
-    /// Codex's home (default: $CODEX_HOME, else ~/.codex).
-    #[arg(long)]
-    pub codex_home: Option<PathBuf>,
-    /// OpenCode's configuration folder (default: $XDG_CONFIG_HOME/opencode, else
-    /// ~/.config/opencode).
-    #[arg(long)]
-    pub opencode_config: Option<PathBuf>,
-    /// OpenCode's database (default: $XDG_DATA_HOME/opencode/opencode.db, else
-    /// ~/.local/share/opencode/opencode.db; `opencode db path` prints it).
-    #[arg(long)]
-    pub opencode_db: Option<PathBuf>,
+    /// Where each harness's files are (its profile's place flags).
+    #[arg(skip)]
+    pub harnesses: HarnessFlags,
 }
 
 #[derive(clap::Args)]
@@ -235,97 +365,14 @@ pub struct CallArgs {
 
 #[derive(clap::Args, Default)]
 pub struct DemoArgs {
-    /// Tour Claude Code's sessions in this projects folder (usually ~/.claude/projects)
-    /// instead of the demo corpus: list them all and read the newest.
-    #[arg(long, conflicts_with = "codex_home")]
-    pub claude_projects: Option<PathBuf>,
-    /// Tour Codex's threads in this CODEX_HOME (usually ~/.codex) instead.
-    #[arg(long)]
-    pub codex_home: Option<PathBuf>,
+    /// The harness whose sessions the tour lists and reads instead of the demo corpus.
+    #[arg(skip)]
+    pub harnesses: HarnessFlags,
     /// The session the tour calls from (default: the newest top-level session).
     #[arg(long)]
     pub caller: Option<String>,
     #[command(flatten)]
     pub state: StateArgs,
-}
-
-/// The state folder: the inbox spool, the live registry and the audit log.
-#[derive(clap::Args, Default)]
-pub struct StateArgs {
-    /// Where spooled messages and live sessions are kept (default:
-    /// $XDG_STATE_HOME/session-tools or ~/.local/state/session-tools).
-    #[arg(long)]
-    pub state_dir: Option<PathBuf>,
-    /// Keep each message's body in the audit log (`host-shim log`), not only its size
-    /// and hash.
-    #[arg(long)]
-    pub log_bodies: bool,
-    /// The cluster file (JSON: the NATS servers, this machine's name, credentials, TLS)
-    /// that joins this machine's sessions to other machines' (default: cluster.json in
-    /// the state folder, when it is there; docs/nats.md). Without one, nothing of NATS
-    /// is loaded.
-    #[arg(long)]
-    pub cluster: Option<PathBuf>,
-    /// The cluster, joined once per process (the inbox and the stores share it).
-    #[arg(skip)]
-    joined: std::sync::OnceLock<Option<Arc<Cluster>>>,
-}
-
-/// How long a call may take when the inbox is a cluster's, unless a policy file or
-/// `--deadline-ms` says: a send rides out a leader election (up to about ten seconds;
-/// each step is tried for up to `host_shim_nats::STEP_TIMEOUT`).
-pub const CLUSTER_DEADLINE: Duration = Duration::from_secs(20);
-
-impl StateArgs {
-    pub fn root(&self) -> Result<PathBuf> {
-        let Some(root) = (self.state_dir.clone()).or_else(host_shim::inbox::default_dir) else {
-            bail!("no state folder: set HOME or XDG_STATE_HOME, or pass --state-dir DIR");
-        };
-        Ok(root)
-    }
-
-    /// The cluster this machine joined (`--cluster`, else the state folder's
-    /// cluster.json when it is there), joined once per process; none without a file.
-    pub fn cluster(&self) -> Result<Option<Arc<Cluster>>> {
-        if let Some(joined) = self.joined.get() {
-            return Ok(joined.clone());
-        }
-        let path = match &self.cluster {
-            Some(path) => Some(path.clone()),
-            None => Some(self.root()?.join("cluster.json")).filter(|path| path.is_file()),
-        };
-        let joined = match path {
-            None => None,
-            Some(path) => {
-                let file = ClusterFile::read(&path)?;
-                let cluster = Cluster::join(file).with_context(|| {
-                    format!("cannot join the cluster the file {} names", path.display())
-                })?;
-                Some(Arc::new(cluster))
-            }
-        };
-        Ok(self.joined.get_or_init(|| joined).clone())
-    }
-
-    /// The inbox: the cluster's when this machine joined one, else the state folder's;
-    /// every acceptance and hand-over recorded in the state folder's audit log. Opened
-    /// once per process (each opening is its own log writer).
-    pub fn inbox(&self) -> Result<SharedInbox> {
-        let root = self.root()?;
-        let log = AuditLog::open(&root, self.log_bodies)?;
-        Ok(match self.cluster()? {
-            Some(cluster) => {
-                let inbox = (*cluster.inbox()).clone().remembering(&root)?;
-                Arc::new(Audited::new(inbox, log))
-            }
-            None => Arc::new(Audited::new(StateDir::open(&root)?, log)),
-        })
-    }
-
-    /// The state folder's live registry and idle marks (Claude Code's presence).
-    pub fn presence(&self) -> Result<Arc<dyn Presence>> {
-        Ok(Arc::new(LocalPresence::open(&self.root()?)?))
-    }
 }
 
 /// What a call runs over: the store, the deployment, the plugin.
@@ -334,40 +381,13 @@ pub struct SourceArgs {
     /// Corpus JSON file (default: the embedded demo corpus).
     #[arg(long)]
     pub corpus: Option<PathBuf>,
-    /// Serve Claude Code's own sessions from this projects folder (usually
-    /// ~/.claude/projects) instead of a corpus; sends go to the state folder's spool.
-    #[arg(long, conflicts_with = "corpus")]
-    pub claude_projects: Option<PathBuf>,
-    /// Serve Codex's own threads from this CODEX_HOME (usually ~/.codex) instead of a
-    /// corpus; sends go to the state folder's spool. With --claude-projects: both
-    /// harnesses' sessions in one listing, each messageable from the other.
-    #[arg(long, conflicts_with = "corpus")]
-    pub codex_home: Option<PathBuf>,
-    /// With --codex-home: never hand a message over through the Codex app-server
-    /// daemon; every message waits for the thread's hooks. By default, when the daemon
-    /// runs, an idle or cold thread gets a message at once as a new turn.
-    #[arg(long, requires = "codex_home")]
-    pub codex_hooks_only: bool,
-    /// Serve OpenCode's own sessions from its database (usually
-    /// ~/.local/share/opencode/opencode.db; `opencode db path` prints it) instead of a
-    /// corpus; sends go to the state folder's spool. With the other harnesses' flags:
-    /// every harness's sessions in one listing.
-    #[arg(long, conflicts_with = "corpus")]
-    pub opencode_db: Option<PathBuf>,
-    /// With --opencode-db: wake a cold OpenCode session with this command, e.g.
-    /// 'opencode run --session {id} "A message from another session is waiting."'
-    /// ({id}, {cwd} and {message_file} filled in; no shell runs it; it starts in the
-    /// session's folder). Off by default: a message for a cold session waits for its
-    /// next prompt.
-    #[arg(long, requires = "opencode_db")]
-    pub opencode_wake_command: Option<String>,
+    /// The harnesses whose own sessions are served instead of a corpus (each
+    /// profile's flags); sends go to the state folder's inbox. Several: every one's
+    /// sessions in one listing, each messageable from the others.
+    #[arg(skip)]
+    pub harnesses: HarnessFlags,
     #[command(flatten)]
     pub state: StateArgs,
-    /// With --claude-projects: wake a cold target with this command, e.g.
-    /// 'claude --resume {id}' ({id}, {cwd} and {message_file} are filled in; no shell
-    /// runs it). Off by default: a message for a cold session waits for its next start.
-    #[arg(long, requires = "claude_projects")]
-    pub wake_command: Option<String>,
     /// Deployment settings JSON file.
     #[arg(long)]
     pub settings: Option<PathBuf>,
@@ -390,13 +410,12 @@ pub struct Stores {
 impl SourceArgs {
     /// Whether the call runs over a harness's own sessions (not a corpus).
     pub fn over_a_harness(&self) -> bool {
-        self.claude_projects.is_some() || self.codex_home.is_some() || self.opencode_db.is_some()
+        !self.harnesses.named().is_empty()
     }
 
-    /// The stores, in the order they are asked: Claude Code's, then Codex's (an id both
-    /// hold is Claude Code's), then OpenCode's, then the other machines' when this one
-    /// joined a cluster; a corpus alone otherwise. `deadline` is the calls' (a
-    /// hand-over through Codex's daemon gets half of it).
+    /// The stores, in the order they are asked: each harness's the flags name, in the
+    /// profiles' order (an id two hold is the first's), then the other machines' when
+    /// this one joined a cluster; a corpus alone otherwise. `deadline` is the calls'.
     pub fn stores(&self, deadline: Duration) -> Result<Stores> {
         // One inbox for every store of this process.
         let inbox = match self.over_a_harness() {
@@ -437,35 +456,7 @@ impl SourceArgs {
 
     /// This machine's stores over the harnesses the flags name, delivering to `inbox`.
     fn local_stores(&self, inbox: &SharedInbox, deadline: Duration) -> Result<Vec<Box<dyn Store>>> {
-        let mut stores: Vec<Box<dyn Store>> = Vec::new();
-        if let Some(projects) = &self.claude_projects {
-            let wake = (self.wake_command.as_deref())
-                .map(WakeCommand::parse)
-                .transpose()?;
-            let presence = self.state.presence()?;
-            stores.push(Box::new(ClaudeStore::open(
-                projects,
-                inbox.clone(),
-                presence,
-                wake,
-            )?));
-        }
-        if let Some(home) = &self.codex_home {
-            let codex = CodexStore::open(home, inbox.clone())
-                .through_daemon(!self.codex_hooks_only)
-                .daemon_time(deadline / 2);
-            stores.push(Box::new(codex));
-        }
-        if let Some(db) = &self.opencode_db {
-            let presence = self.state.presence()?;
-            let wake = (self.opencode_wake_command.as_deref())
-                .map(WakeCommand::parse)
-                .transpose()?;
-            stores.push(Box::new(
-                OpenCodeStore::open(db, inbox.clone(), presence).wake_command(wake),
-            ));
-        }
-        Ok(stores)
+        (self.harnesses).stores(inbox, &self.state, Purpose::Serve { deadline })
     }
 
     /// When this machine joined a cluster: its sessions published and other machines'
@@ -493,21 +484,13 @@ impl SourceArgs {
     }
 }
 
-/// A Claude Code store over `projects` with the state folder's inbox and presence.
-pub fn claude_store(
-    projects: &Path,
-    state: &StateArgs,
-    wake: Option<WakeCommand>,
-) -> Result<ClaudeStore> {
-    ClaudeStore::open(projects, state.inbox()?, state.presence()?, wake)
-}
-
 #[derive(clap::Args)]
 pub struct McpArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// The calling session's id (default: $CLAUDE_CODE_SESSION_ID, which Claude Code
-    /// sets for the servers it starts; else the corpus file's "caller").
+    /// The calling session's id (default: what the harness's client names in the
+    /// server's environment, e.g. $CLAUDE_CODE_SESSION_ID; else the corpus file's
+    /// "caller").
     #[arg(long)]
     pub caller: Option<String>,
     /// Append what the inbox accepts to this file, one JSON record per line, call by

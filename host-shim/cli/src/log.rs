@@ -56,7 +56,9 @@ fn line(record: &AuditRecord) -> String {
         );
     let event = match record.event {
         AuditEvent::Accepted => "accepted",
+        AuditEvent::Offered => "offered",
         AuditEvent::HandedOver => "handed-over",
+        AuditEvent::WaitingAgain => "waiting-again",
         AuditEvent::Refused => "refused",
     };
     let from = if record.from.is_empty() {

@@ -9,11 +9,11 @@
 //! `isError` with its one-line error. A tool the catalog does not list is the
 //! protocol's own error (invalid params), as the MCP spec asks.
 
+use crate::profile::{CallerOfCall, Companion};
 use host_shim::McpClient;
 use host_shim::Refusal;
 use host_shim::guard::Delivery;
 use host_shim::inbox::audit::{AuditLog, AuditRecord};
-use host_shim::opencode::plugin_session::{Moment, PluginSessions};
 use host_shim::{CallRequest, Runtime};
 use host_shim::{Harness, Shared};
 use rmcp::model::{
@@ -23,19 +23,9 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-
-/// The MCP clients this server understands: where each names the calling session
-/// and the call (each harness's module declares its own: Claude Code sends the model's
-/// tool-use id, Codex its call id and the calling thread, so one server serves every
-/// thread of a Codex process). Other clients send nothing that survives a retry
-/// (`progressToken` is per request).
-pub const CLIENTS: &[McpClient] = &[
-    host_shim::claude::MCP_CLIENT,
-    host_shim::codex::MCP_CLIENT,
-    host_shim::opencode::MCP_CLIENT,
-];
 
 /// The calling session, if the server knows it (without one, every call says how to
 /// name it).
@@ -45,24 +35,23 @@ pub enum Caller {
     Unknown,
 }
 
-/// Who really made a call, given the server's caller and the call id: a harness
-/// whose subagents share their session's server (Claude Code's do) names the subagent
-/// from the call id; `None` leaves the server's caller.
-pub type CallerOfCall = Box<dyn Fn(&str, &str) -> Option<String> + Send + Sync>;
-
 /// What a server is started with.
 pub struct McpOptions {
     /// The deployment's settings JSON (empty: all defaults).
     pub settings: String,
     /// The session the model calling these tools runs in.
     pub caller: Caller,
+    /// The MCP clients this server understands: where each names the calling session
+    /// and the call (each harness's profile declares its client's). Other clients send
+    /// nothing that survives a retry (`progressToken` is per request).
+    pub clients: Vec<McpClient>,
     /// Append what the inbox accepts here, per call, whatever the call's outcome.
     pub deliveries: Option<PathBuf>,
-    /// Finds the subagent behind a call, where the harness can tell.
-    pub caller_of_call: Option<CallerOfCall>,
-    /// The sessions of the OpenCode process whose plugin started this server: its
-    /// `session-tools/*` requests ([`plugin_request`]). `None`: no such requests.
-    pub plugin_sessions: Option<Arc<PluginSessions>>,
+    /// Finds the subagent behind a call, where a harness can tell (the first that
+    /// names one).
+    pub caller_of_call: Vec<CallerOfCall>,
+    /// Requests besides MCP's that the harnesses' clients send, each under its prefix.
+    pub companions: Vec<Arc<dyn Companion>>,
     /// The audit log a send the guard rails refused is recorded in ([`REFUSALS_LOGGED`]):
     /// such a send never reaches an inbox, whose wrapper logs the rest.
     pub audit: Option<Arc<AuditLog>>,
@@ -171,15 +160,11 @@ impl<H: Harness> McpServer<H> {
         };
         let Caller::Known(caller) = &caller_known else {
             return Ok(CallToolResult::error(vec![ContentBlock::text(
-                "host-shim mcp does not know which session is calling: start it with --caller ID, \
-                 or from a client that sets CLAUDE_CODE_SESSION_ID (Claude Code does) or names \
-                 it in each call's _meta.threadId (Codex does) or _meta[\"opencode/sessionID\"] \
-                 (the session-tools OpenCode plugin does), or over a store that names its \
-                 caller; nothing was run",
+                unknown_caller(&self.options.clients),
             )]));
         };
-        let caller = (self.options.caller_of_call.as_ref())
-            .and_then(|of_call| of_call(caller, call_id))
+        let caller = (self.options.caller_of_call.iter())
+            .find_map(|of_call| of_call(caller, call_id))
             .unwrap_or_else(|| caller.clone());
         let request = CallRequest {
             caller,
@@ -231,6 +216,31 @@ impl<H: Harness> McpServer<H> {
     }
 }
 
+/// What a call is told when the server knows no caller: each way a client names one.
+fn unknown_caller(clients: &[McpClient]) -> String {
+    let ways: Vec<String> = (clients.iter())
+        .flat_map(|client| {
+            let env = (client.caller_env).map(|name| format!("sets {name} ({} does)", client.who));
+            let meta = client.caller_meta.map(|key| {
+                let field = match key.contains('/') {
+                    true => format!("_meta[\"{key}\"]"),
+                    false => format!("_meta.{key}"),
+                };
+                format!("names it in each call's {field} ({} does)", client.who)
+            });
+            env.into_iter().chain(meta)
+        })
+        .collect();
+    let from_a_client = match ways.is_empty() {
+        true => String::new(),
+        false => format!("or from a client that {}, ", ways.join(" or ")),
+    };
+    format!(
+        "host-shim mcp does not know which session is calling: start it with --caller ID, \
+         {from_a_client}or over a store that names its caller; nothing was run"
+    )
+}
+
 /// Records a `sessions_send` refused by a guard rail ([`REFUSALS_LOGGED`]), its target
 /// and words from the arguments the client sent (already read as JSON). A record that
 /// cannot be written is said on stderr; the answer goes on.
@@ -268,105 +278,33 @@ fn log_refusal(
     }
 }
 
-/// The call id a client sent in a request's `_meta`, if any (see [`CLIENTS`]); the
-/// SDK hands `_meta` over in the request's context.
-pub fn call_id(meta: &serde_json::Map<String, serde_json::Value>) -> String {
-    (CLIENTS.iter())
+/// The call id a client sent in a request's `_meta`, if any (see
+/// [`McpOptions::clients`]); the SDK hands `_meta` over in the request's context.
+pub fn call_id(clients: &[McpClient], meta: &serde_json::Map<String, serde_json::Value>) -> String {
+    (clients.iter())
         .filter_map(|client| client.call_id_meta)
         .find_map(|key| meta.get(key).and_then(|value| value.as_str()))
         .unwrap_or_default()
         .to_string()
 }
 
-/// The calling session a client named in a request's `_meta`, if any (see
-/// [`CLIENTS`]).
-pub fn caller_id(meta: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    (CLIENTS.iter())
+/// The calling session a client named in a request's `_meta`, if any.
+pub fn caller_id(
+    clients: &[McpClient],
+    meta: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
+    (clients.iter())
         .filter_map(|client| client.caller_meta)
         .find_map(|key| meta.get(key).and_then(|value| value.as_str()))
         .filter(|id| !id.is_empty())
         .map(str::to_string)
 }
 
-/// The calling session a client named in this server's environment, if any (see
-/// [`CLIENTS`]).
-pub fn caller_from_env() -> Option<String> {
-    (CLIENTS.iter())
+/// The calling session a client named in this server's environment, if any.
+pub fn caller_from_env(clients: &[McpClient]) -> Option<String> {
+    (clients.iter())
         .filter_map(|client| client.caller_env)
         .find_map(|name| std::env::var(name).ok().filter(|id| !id.is_empty()))
-}
-
-/// The prefix of the requests the session-tools OpenCode plugin sends besides MCP's.
-pub const PLUGIN_METHODS: &str = "session-tools/";
-
-/// One request of the session-tools OpenCode plugin (see
-/// [`host_shim::opencode::plugin_session`]):
-///
-/// - `session-tools/open` `{sessionID, busy}`: the session runs in the plugin's
-///   process, at work or idle; answers `{}`.
-/// - `session-tools/hand-over` `{sessionID, moment: "prompt"|"idle"|"busy"}`: takes what
-///   waits for the session at that moment; answers `{text}` (`null` for nothing).
-/// - `session-tools/wait` `{sessions: [{sessionID, moment}], seconds}`: blocks until a
-///   hand-over would take something for one of them (at most `seconds`, at most 60);
-///   answers `{ready: [sessionID…]}`. A `notifications/cancelled` ends it early.
-///
-/// Params that do not read are the protocol's invalid params, naming what is wrong.
-pub fn plugin_request(
-    sessions: &PluginSessions,
-    method: &str,
-    params: &serde_json::Value,
-    interrupted: &dyn Fn() -> bool,
-) -> Result<serde_json::Value, ErrorData> {
-    use serde_json::{Value, json};
-    let invalid = |what: &str| ErrorData::invalid_params(format!("{method} takes {what}"), None);
-    let session_of = |value: &Value| -> Result<String, ErrorData> {
-        (value.get("sessionID").and_then(Value::as_str))
-            .filter(|id| !id.is_empty())
-            .map(str::to_string)
-            .ok_or_else(|| invalid("a string sessionID"))
-    };
-    let moment_of = |value: &Value| -> Result<Moment, ErrorData> {
-        match value.get("moment").and_then(Value::as_str) {
-            Some("prompt") => Ok(Moment::Prompt),
-            Some("idle") => Ok(Moment::Idle),
-            Some("busy") => Ok(Moment::Busy),
-            _ => Err(invalid("a moment: \"prompt\", \"idle\" or \"busy\"")),
-        }
-    };
-    let failed = |err: anyhow::Error| ErrorData::internal_error(format!("{err:#}"), None);
-    match method.strip_prefix(PLUGIN_METHODS) {
-        Some("open") => {
-            let session = session_of(params)?;
-            let busy = (params.get("busy").and_then(Value::as_bool))
-                .ok_or_else(|| invalid("a sessionID and a boolean busy"))?;
-            sessions.open(&session, busy).map_err(failed)?;
-            Ok(json!({}))
-        }
-        Some("hand-over") => {
-            let text = sessions
-                .hand_over(&session_of(params)?, moment_of(params)?)
-                .map_err(failed)?;
-            Ok(json!({ "text": text }))
-        }
-        Some("wait") => {
-            let asked = (params.get("sessions").and_then(Value::as_array))
-                .ok_or_else(|| invalid("sessions: a list of {sessionID, moment}"))?;
-            let asked = (asked.iter())
-                .map(|one| Ok((session_of(one)?, moment_of(one)?)))
-                .collect::<Result<Vec<_>, ErrorData>>()?;
-            let seconds = (params.get("seconds").and_then(Value::as_u64))
-                .ok_or_else(|| invalid("a whole number of seconds"))?;
-            let ready = sessions.wait(&asked, std::time::Duration::from_secs(seconds), interrupted);
-            Ok(json!({ "ready": ready }))
-        }
-        _ => Err(ErrorData::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            format!(
-                "no method {method} on this server: its session-tools/ methods are open, hand-over and wait"
-            ),
-            None,
-        )),
-    }
 }
 
 /// The handle the SDK serves: cheap to clone into each request's task.
@@ -401,16 +339,15 @@ impl<H: Harness> ServerHandler for Served<H> {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
         let method = request.method;
-        if let (Some(sessions), true) = (
-            &self.0.options.plugin_sessions,
-            method.starts_with(PLUGIN_METHODS),
-        ) {
-            let sessions = sessions.clone();
+        let companion = (self.0.options.companions.iter())
+            .find(|companion| method.starts_with(companion.prefix()));
+        if let Some(companion) = companion {
+            let companion = companion.clone();
             let params = request.params.unwrap_or_default();
             let cancelled = context.ct.clone();
-            // A wait blocks: off the protocol's threads.
+            // A request may block: off the protocol's threads.
             return tokio::task::spawn_blocking(move || {
-                plugin_request(&sessions, &method, &params, &|| cancelled.is_cancelled())
+                companion.request(&method, &params, &|| cancelled.is_cancelled())
             })
             .await
             .map_err(|err| {
@@ -442,8 +379,8 @@ impl<H: Harness> ServerHandler for Served<H> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.0.clone();
-        let call_id = call_id(&context.meta);
-        let caller = caller_id(&context.meta);
+        let call_id = call_id(&server.options.clients, &context.meta);
+        let caller = caller_id(&server.options.clients, &context.meta);
         // A client's notifications/cancelled ends a wait for a reply.
         let cancelled = context.ct.clone();
         // The plugin runs synchronously: off the protocol's threads, so calls in flight
@@ -482,6 +419,15 @@ fn screen(line: &str) -> Line {
         Ok(message) => return Line::Message(Box::new(message)),
         Err(err) => err,
     };
+    // A lone UTF-16 surrogate escape (`"\ud800"`, which JavaScript's JSON.stringify
+    // writes for a lone surrogate in a string) is no character: read as U+FFFD, the
+    // request is served (its id answered, its argument refused in words) instead of
+    // failing as a line with no id.
+    if let Cow::Owned(replaced) = without_lone_surrogates(line)
+        && let Ok(message) = serde_json::from_str::<ClientJsonRpcMessage>(&replaced)
+    {
+        return Line::Message(Box::new(message));
+    }
     // JSON-RPC 2.0: a line that is not JSON is a parse error; JSON that is not a
     // request is an invalid request, answered with its id when it has one. A
     // notification the SDK cannot read needs no answer. (Only such lines are read a
@@ -519,6 +465,56 @@ fn screen(line: &str) -> Line {
         })
         .to_string(),
     )
+}
+
+/// `line` with each `\uXXXX` escape of a lone UTF-16 surrogate written `\ufffd` (a
+/// pair stays a pair); itself when it has none. Only escapes count: `\\u…` is an
+/// escaped backslash and a `u`.
+fn without_lone_surrogates(line: &str) -> Cow<'_, str> {
+    let bytes = line.as_bytes();
+    let unit_at = |at: usize| -> Option<u16> {
+        let hex = line.get(at + 2..at + 6)?;
+        (bytes.get(at + 1) == Some(&b'u'))
+            .then(|| u16::from_str_radix(hex, 16).ok())
+            .flatten()
+    };
+    let high = |u: u16| (0xD800..0xDC00).contains(&u);
+    let low = |u: u16| (0xDC00..0xE000).contains(&u);
+    let mut lone = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        match unit_at(at) {
+            Some(u)
+                if high(u)
+                    && (bytes.get(at + 6) == Some(&b'\\'))
+                    && unit_at(at + 6).is_some_and(low) =>
+            {
+                at += 12
+            }
+            Some(u) if high(u) || low(u) => {
+                lone.push(at);
+                at += 6;
+            }
+            Some(_) => at += 6,
+            None => at += 2,
+        }
+    }
+    if lone.is_empty() {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut from = 0;
+    for at in lone {
+        out.push_str(&line[from..at]);
+        out.push_str("\\ufffd");
+        from = at + 6;
+    }
+    out.push_str(&line[from..]);
+    Cow::Owned(out)
 }
 
 /// The SDK's transport here: messages the reader parsed, and lines for the writer.
@@ -566,7 +562,7 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
         let (to_sdk, incoming) = tokio::sync::mpsc::unbounded_channel::<ClientJsonRpcMessage>();
         let (outgoing, mut lines_out) = tokio::sync::mpsc::unbounded_channel::<String>();
         let answers = outgoing.clone();
-        let plugin_sessions = server.options.plugin_sessions.clone();
+        let companions = server.options.companions.clone();
         let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(tokio::io::stdin()).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -582,11 +578,11 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
                     Line::Nothing => {}
                 }
             }
-            // stdin closed: dropping the SDK's input ends the session. The plugin's
-            // OpenCode process is gone: its sessions are not live, and its waits end now
-            // (the session ends only once they have).
-            if let Some(sessions) = plugin_sessions {
-                sessions.close();
+            // stdin closed: dropping the SDK's input ends the session. The client's
+            // process is gone: each companion ends what it serves (the session ends only
+            // once its requests have).
+            for companion in companions {
+                companion.client_gone();
             }
         });
         let writer = tokio::spawn(async move {

@@ -1,15 +1,13 @@
 //! `host-shim mcp`: the tools served over MCP on stdio, over the stores the flags name.
-//! What a harness's client needs besides the calls (Claude Code's live registration,
-//! idle hand-over and subagents) is the library's, started here for the harnesses
-//! served.
+//! What a harness's client needs besides the calls (a session's lifecycle, requests of
+//! its own) is its profile's, started here for each harness served.
 
 use crate::flags::McpArgs;
 use crate::mcp::{Caller, McpOptions, McpServer};
+use crate::profile::Serving;
 use anyhow::Result;
-use host_shim::claude::mcp_session::{ClaudeSession, subagent_of_call};
 use host_shim::inbox::AuditLog;
-use host_shim::opencode::plugin_session::PluginSessions;
-use host_shim::{Harnesses, Runtime, Shared};
+use host_shim::{Harnesses, McpClient, Runtime, Shared};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,20 +20,14 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let machine = args
         .source
         .serve_machine(&stores, options.limits.deadline)?;
+    let given = &args.source.harnesses;
+    let clients: Vec<McpClient> = given.profiles().iter().map(|p| p.mcp_client()).collect();
     // The caller: named on the command line, by the client in the server's
-    // environment (Claude Code), or by the corpus file; else by each call's _meta
-    // (Codex), or every call says how to name it.
+    // environment, or by the corpus file; else by each call's _meta, or every call
+    // says how to name it.
     let caller = (args.caller.clone())
-        .or_else(crate::mcp::caller_from_env)
+        .or_else(|| crate::mcp::caller_from_env(&clients))
         .or(stores.corpus_caller);
-    // Over OpenCode's sessions, the server also answers the plugin that started it.
-    let plugin_sessions = match (&args.source.opencode_db, &stores.inbox) {
-        (Some(_), Some(inbox)) => Some(Arc::new(PluginSessions::new(
-            inbox.clone(),
-            args.source.state.presence()?,
-        ))),
-        _ => None,
-    };
     // Over a harness's sessions, refused sends go to the state folder's audit log.
     let audit = match &stores.inbox {
         Some(_) => Some(Arc::new(AuditLog::open(
@@ -45,17 +37,27 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         None => None,
     };
     let harness = Shared::new(stores.harnesses);
-    let claude = harness
-        .lock()
-        .find_mut::<host_shim::ClaudeStore>()
-        .is_some();
-    let _session = ClaudeSession::start(&harness, caller.as_deref());
-    // A subagent's calls reach its session's server: the tool-use id names it.
-    let caller_of_call: Option<crate::mcp::CallerOfCall> = claude.then(|| {
-        let of_call = harness.clone();
-        Box::new(move |caller: &str, call_id: &str| subagent_of_call(&of_call, caller, call_id))
-            as crate::mcp::CallerOfCall
-    });
+    // What each harness served runs beside the calls, held until the server ends.
+    let mut served = Vec::new();
+    if let Some(inbox) = &stores.inbox {
+        for (profile, place) in given.named() {
+            served.push(profile.serve(&Serving {
+                harness: &harness,
+                caller: caller.as_deref(),
+                inbox,
+                state: &args.source.state,
+                place: &place,
+            })?);
+        }
+    }
+    let mut held = Vec::new();
+    let mut caller_of_call = Vec::new();
+    let mut companions = Vec::new();
+    for parts in served {
+        held.extend(parts.held);
+        caller_of_call.extend(parts.caller_of_call);
+        companions.extend(parts.companion);
+    }
     let caller = match caller {
         Some(id) => Caller::Known(id),
         None => Caller::Unknown,
@@ -71,9 +73,10 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         McpOptions {
             settings: args.source.settings()?,
             caller: caller.clone(),
+            clients,
             deliveries: args.deliveries.clone(),
             caller_of_call,
-            plugin_sessions,
+            companions,
             audit,
             call_begins: (machine.as_ref())
                 .map(|host| Box::new(host.refresher()) as Box<dyn Fn() + Send + Sync>),
@@ -94,5 +97,7 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
                 "with no calling session: every call will say how to name it".to_string(),
         }
     );
-    crate::mcp::serve_stdio(server)
+    let served = crate::mcp::serve_stdio(server);
+    drop(held);
+    served
 }

@@ -14,11 +14,12 @@
 //! `host-shim inbound` makes it.
 
 use crate::flags::WatchArgs;
+use crate::profile::Purpose;
 use anyhow::Result;
 use host_shim::contract::latest::InboundPolicy;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor, body_hash};
 use host_shim::inbox::{AuditLog, SharedInbox, StateDir};
-use host_shim::{ClaudeStore, CodexStore, LocalPresence, OpenCodeStore, Presence, Store};
+use host_shim::{LocalPresence, Store};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,29 +89,9 @@ impl Watched {
         };
         let presence = LocalPresence::open(&root)?;
         let log = AuditLog::open(&root, false)?;
-        let mut stores: Vec<Box<dyn Store>> = Vec::new();
-        if args.claude_projects.is_some() || args.codex_home.is_some() || args.opencode_db.is_some()
-        {
-            let shared = args.state.inbox()?;
-            if let Some(projects) = &args.claude_projects {
-                let presence: Arc<dyn Presence> = Arc::new(presence.clone());
-                stores.push(Box::new(ClaudeStore::open(
-                    projects,
-                    shared.clone(),
-                    presence,
-                    None,
-                )?));
-            }
-            if let Some(home) = &args.codex_home {
-                stores.push(Box::new(
-                    CodexStore::open(home, shared.clone()).through_daemon(false),
-                ));
-            }
-            if let Some(db) = &args.opencode_db {
-                let presence: Arc<dyn Presence> = Arc::new(presence.clone());
-                stores.push(Box::new(OpenCodeStore::open(db, shared, presence)));
-            }
-        }
+        // Each harness named, looked at only: nothing woken or given (a look confirms
+        // what a session's record shows it was given).
+        let stores = (args.harnesses).stores(&inbox, &args.state, Purpose::Look)?;
         Ok(Watched {
             stores,
             inbox,
@@ -190,6 +171,11 @@ impl Watched {
                 }
             }
             let ids: Vec<String> = shown.iter().map(|(id, _)| id.clone()).collect();
+            // A look at each one settles the offers its record shows (handed over),
+            // as its next hook or read would.
+            for id in &ids {
+                store.inbox_status(id, "");
+            }
             let titles = store.title_snapshots(&ids);
             for ((id, store_live), title) in shown.into_iter().zip(titles) {
                 let live = store_live || live.contains(&id);
@@ -253,6 +239,8 @@ fn pair(messages: &mut Vec<MessageRow>, records: Vec<AuditRecord>, cluster: bool
                 accepted: record,
                 handed_ms: None,
             }),
+            // Still waiting, for `watch`, until its target's record shows it.
+            AuditEvent::Offered | AuditEvent::WaitingAgain => {}
             AuditEvent::HandedOver => {
                 let open = messages.iter_mut().find(|m| {
                     m.handed_ms.is_none()
@@ -660,7 +648,7 @@ mod tests {
     fn a_session_line_says_what_a_person_needs() {
         let row = SessionRow {
             id: "s-b".into(),
-            harness: "claude-code",
+            harness: "toy",
             title: Some("Plan the beds".into()),
             live: true,
             idle: true,
@@ -670,7 +658,7 @@ mod tests {
         };
         assert_eq!(
             session_line(&row),
-            "s-b  claude-code live, idle  inbound=hold  2 waiting  Plan the beds"
+            "s-b  toy         live, idle  inbound=hold  2 waiting  Plan the beds"
         );
         // A title of several lines is shown on one.
         let row = SessionRow {

@@ -50,26 +50,15 @@ fn host_shim(args: &[&str], stdin: &str, state: &Path) -> Output {
 /// [`host_shim`] with these variables set in its environment.
 fn host_shim_with(args: &[&str], stdin: &str, state: &Path, env: &[(&str, &Path)]) -> Output {
     // The compiled-plugin cache goes to a scratch folder, not the user's.
-    let mut child = common::host_shim()
+    let mut command = common::host_shim();
+    command
         .arg("--cache-dir")
         .arg(std::env::temp_dir().join("host-shim-claude-cache"))
         .args(args)
         .arg("--state-dir")
         .arg(state)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+        .envs(env.iter().copied());
+    common::output_with_stdin(&mut command, stdin)
 }
 
 /// `host-shim call TOOL ARGS --claude-projects FIXTURES --caller CALLER` and its text.
@@ -108,16 +97,25 @@ fn read(session: &str, state: &Path) -> String {
     .0
 }
 
+/// The transcript the hooks of `session` name: where [`hook_answer`] records what a
+/// hook added, as Claude Code does.
+fn transcript_of(session: &str, state: &Path) -> PathBuf {
+    state.join(format!("transcript-{session}.jsonl"))
+}
+
 fn hook(event: &str, session: &str, state: &Path) -> Output {
     let input = serde_json::json!({
         "session_id": session,
-        "transcript_path": "/home/ada/.claude/projects/x.jsonl",
+        "transcript_path": transcript_of(session, state),
         "cwd": "/home/ada/shop",
         "hook_event_name": event,
     });
     host_shim(&["claude-hook"], &input.to_string(), state)
 }
 
+/// A hook's answer; the context it added goes into the session's transcript, as
+/// Claude Code records it for a hook that exited with success (the next hook then
+/// finds it there: handed over).
 fn hook_answer(event: &str, session: &str, state: &Path) -> Option<serde_json::Value> {
     let output = hook(event, session, state);
     assert!(
@@ -126,7 +124,24 @@ fn hook_answer(event: &str, session: &str, state: &Path) -> Option<serde_json::V
         String::from_utf8_lossy(&output.stderr)
     );
     let text = String::from_utf8(output.stdout).unwrap();
-    (!text.is_empty()).then(|| serde_json::from_str(&text).expect("the answer is JSON"))
+    let answer: serde_json::Value =
+        (!text.is_empty()).then(|| serde_json::from_str(&text).expect("the answer is JSON"))?;
+    let context = &answer["hookSpecificOutput"]["additionalContext"];
+    let line = serde_json::json!({"type": "attachment", "attachment": {
+        "type": "hook_additional_context", "content": [context], "hookEvent": event}});
+    let mut transcript = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(transcript_of(session, state))
+        .unwrap();
+    std::io::Write::write_all(&mut transcript, format!("{line}\n").as_bytes()).unwrap();
+    Some(answer)
+}
+
+/// A hook of `session` that hands nothing over, as the turn after a hand-over runs
+/// one: it settles what the transcript shows.
+fn next_hook(session: &str, state: &Path) {
+    assert_eq!(hook_answer("PostToolUse", session, state), None);
 }
 
 fn store(projects: &Path, state: &Path) -> ClaudeStore {
@@ -503,6 +518,11 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
             "\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
         ),
         "{reason}"
+    );
+    // Offered: it waits, for its sender, until the transcript shows it.
+    assert_eq!(
+        own_line(&state).as_deref(),
+        Some("your messages to it: 1 waiting in its inbox")
     );
     // Handed over once: the next stop goes through, and a retried send is a repeat.
     assert_eq!(hook_answer("Stop", RICH, &state), None);
@@ -1194,6 +1214,7 @@ fn watch_shows_each_message_waiting_then_handed_over_and_what_each_session_lets_
     );
     // Handed over by the target's hook: the same message, now handed over.
     assert!(hook_answer("SessionStart", PROMPT, &state).is_some());
+    next_hook(PROMPT, &state);
     let view = once(&state);
     let messages: Vec<&str> = view.lines().filter(|l| l.contains(" -> ")).collect();
     assert_eq!(messages.len(), 1, "{view}");
@@ -1222,6 +1243,7 @@ fn the_audit_log_shows_each_acceptance_and_hand_over_once() {
     assert!(send("Lunch is at noon.", "toolu_A1", &[]).starts_with("accepted for "));
     assert!(send("Bring the map.", "toolu_A2", &["--log-bodies"]).starts_with("accepted for "));
     assert!(hook_answer("SessionStart", PROMPT, &state).is_some());
+    next_hook(PROMPT, &state);
     let log = |extra: &[&str]| {
         let mut args = vec!["log"];
         args.extend_from_slice(extra);
@@ -1235,11 +1257,15 @@ fn the_audit_log_shows_each_acceptance_and_hand_over_once() {
     };
     let text = log(&[]);
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("    ")).collect();
-    assert_eq!(lines.len(), 4, "{text}");
-    for (line, event) in lines
-        .iter()
-        .zip(["accepted", "accepted", "handed-over", "handed-over"])
-    {
+    assert_eq!(lines.len(), 6, "{text}");
+    for (line, event) in lines.iter().zip([
+        "accepted",
+        "accepted",
+        "offered",
+        "offered",
+        "handed-over",
+        "handed-over",
+    ]) {
         assert!(
             line.contains(&format!(" {event} "))
                 && line.contains(&format!("{CALLER} -> {PROMPT} queue hop=1 ")),
@@ -1252,15 +1278,23 @@ fn the_audit_log_shows_each_acceptance_and_hand_over_once() {
     let json: Vec<serde_json::Value> = (log(&["--json"]).lines())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(json.len(), 4);
+    assert_eq!(json.len(), 6);
     assert_eq!(json[0]["event"], "accepted");
     assert_eq!(json[0]["from"], CALLER);
     assert_eq!(json[0]["sha256"].as_str().unwrap().len(), 16);
-    assert_eq!(json[2]["event"], "handed-over");
+    assert_eq!(json[2]["event"], "offered");
+    assert_eq!(json[4]["event"], "handed-over");
+    let hashes = |at: std::ops::Range<usize>| {
+        let mut hashes: Vec<String> = json[at].iter().map(|j| j["sha256"].to_string()).collect();
+        hashes.sort();
+        hashes
+    };
     assert_eq!(
-        json[0]["sha256"], json[2]["sha256"],
-        "the same message, accepted then handed over"
+        hashes(0..2),
+        hashes(2..4),
+        "the messages accepted are offered"
     );
+    assert_eq!(hashes(2..4), hashes(4..6), "then handed over");
 }
 
 #[test]
@@ -1342,6 +1376,7 @@ fn a_held_session_gets_its_messages_only_after_release_and_a_refusing_one_gets_n
         .as_str()
         .unwrap();
     assert!(context.contains("Review when you can."), "{context}");
+    next_hook(RICH, &state);
     // Refusing: nothing is delivered, and the sender is told not to retry.
     inbound(&["refuse"]);
     let (text, _) = call("sessions_send", &send, &state, &["--call-id", "toolu_h2"]);

@@ -418,3 +418,49 @@ fn a_policy_file_sets_the_limits_and_flags_override_it() {
         stderr(&output)
     );
 }
+
+#[test]
+fn nats_user_prints_the_block_the_cluster_tests_run_with() {
+    let run = |args: &[&str]| {
+        common::host_shim()
+            .arg("nats-user")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["build-box", "--password", "$2a$11$abc", "--bucket", "team"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let machine = host_shim_nats::MachineName::parse("build-box").unwrap();
+    let expected = host_shim_nats::permissions::user_block("team", &machine, "$2a$11$abc");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected + "\n");
+    // Held to the sessions of the machines it reaches.
+    let out = run(&["build-box", "--password", "p", "--reaches", "alpha, beta"]);
+    let reaches = ["alpha", "beta"].map(|m| host_shim_nats::MachineName::parse(m).unwrap());
+    let expected = host_shim_nats::permissions::user_block_reaching(
+        "session-tools",
+        &machine,
+        "p",
+        Some(&reaches),
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected + "\n");
+    // What cannot be a machine, a bucket or a password in the block is named.
+    for (args, said) in [
+        (&["a b", "--password", "p"][..], "cannot name a machine"),
+        (
+            &["m", "--password", "p", "--bucket", "a.b"],
+            "--bucket: a bucket name",
+        ),
+        (
+            &["m", "--password", "p\"q"],
+            "cannot be written into the block",
+        ),
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(said), "{err}");
+    }
+}

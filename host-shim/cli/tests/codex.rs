@@ -6,9 +6,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 const GARDEN: &str = "01a23b72-a3cd-71d1-b3d0-19989707ce0b";
 const ORCHARD: &str = "01a23b72-ab02-7282-ba7a-193ba89b0a05";
@@ -28,24 +27,12 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = common::host_shim()
-        .args(args)
-        .env(
-            "XDG_CACHE_HOME",
-            std::env::temp_dir().join("host-shim-cli-codex-cache"),
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut command = common::host_shim();
+    command.args(args).env(
+        "XDG_CACHE_HOME",
+        std::env::temp_dir().join("host-shim-cli-codex-cache"),
+    );
+    common::output_with_stdin(&mut command, stdin)
 }
 
 fn text(output: &Output) -> String {

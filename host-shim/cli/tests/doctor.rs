@@ -223,7 +223,16 @@ fn the_state_folder_s_modes_stuck_messages_and_dead_registrations_are_named() {
     assert!(
         text.contains(
             "PROBLEM  1 message has waited more than an hour for s-stuck (the oldest 2 h)"
-        ) && text.contains("fix: codex resume s-stuck"),
+        ) && text.contains("fix: resume s-stuck in its harness (its next prompt takes them; no harness here holds it)"),
+        "{text}"
+    );
+    // A session of a harness here: that harness's own resume command.
+    let project = home.root.join(".claude/projects/-work");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("s-stuck.jsonl"), "").unwrap();
+    let (_, text) = home.doctor();
+    assert!(
+        text.contains("fix: claude --resume s-stuck (its next prompt takes them)"),
         "{text}"
     );
     assert!(!text.contains("s-fresh"), "{text}");
@@ -260,6 +269,35 @@ fn the_state_folder_s_modes_stuck_messages_and_dead_registrations_are_named() {
 }
 
 #[test]
+fn a_harness_folder_never_set_up_is_a_note_not_a_problem() {
+    // The administrator's machine: Claude Code set up, a CODEX_HOME Codex made, no
+    // setup of Codex's.
+    let home = Home::new("unrelated");
+    home.setup("claude");
+    std::fs::create_dir_all(home.root.join(".codex")).unwrap();
+    std::fs::write(home.root.join(".codex/config.toml"), "model = \"gpt-5\"\n").unwrap();
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(problems(&text).is_empty(), "{text}");
+    assert!(
+        text.contains(
+            "Codex is here but not set up for the tools; to set it up: host-shim setup codex"
+        ),
+        "{text}"
+    );
+    // Set up, then half taken out by hand: a problem again, with its fix.
+    home.setup("codex");
+    home.edit_json(".codex/hooks.json", |h| {
+        h["hooks"].as_object_mut().unwrap().remove("Stop");
+    });
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && text.contains("no `host-shim codex-hook` hook on Stop"),
+        "{text}"
+    );
+}
+
+#[test]
 fn no_harness_here_says_so() {
     let home = Home::new("empty");
     let (ok, text) = home.doctor();
@@ -272,19 +310,20 @@ fn no_harness_here_says_so() {
 fn opencode_s_plugin_file_and_the_server_it_runs_are_checked() {
     let home = Home::new("opencode");
     home.command("opencode", &pinned("opencode", "opencode-ai"));
+    // Installed, never set up for the tools: the person's choice, a note with the
+    // command that sets it up.
     let (ok, text) = home.doctor();
-    assert!(!ok, "{text}");
+    assert!(ok, "{text}");
     assert!(
         text.contains("OpenCode 1.18.33, the version the tools are tested with"),
         "{text}"
     );
     let state = home.state();
-    let fix = format!(
-        "fix: host-shim setup opencode --state-dir {}",
-        state.display()
-    );
     assert!(
-        text.contains("no plugin file ") && text.contains(&fix),
+        text.contains(&format!(
+            "note     OpenCode is here but not set up for the tools; to set it up: host-shim setup opencode --state-dir {}",
+            state.display()
+        )),
         "{text}"
     );
     home.setup("opencode");

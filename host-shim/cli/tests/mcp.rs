@@ -295,3 +295,41 @@ fn codex_names_the_calling_thread_and_the_call_in_meta() {
         .count();
     assert_eq!(spooled, 1);
 }
+
+#[test]
+fn a_lone_surrogate_in_a_call_reads_as_a_replacement_character_and_is_answered() {
+    // What JavaScript's JSON.stringify writes for a string with a lone surrogate: the
+    // call is answered under its own id (an argument the plugin refuses in words),
+    // never as a parse error with no id a client would wait on forever.
+    let call = |id: u32, escape: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"sessions_read","arguments":{{"session_id":"{escape}bad"}}}}}}"#
+        )
+    };
+    let lines = [
+        call(1, r"\ud800"),
+        call(2, r"\udfff"),
+        // An escaped backslash then `ud800` is no escape, and a pair stays a pair.
+        call(3, r"\\ud800"),
+        call(4, r"\ud83d\ude00"),
+    ];
+    let (responses, status) = exchange(&["--caller", "s-me"], &lines);
+    assert!(status.success());
+    for id in [1, 2] {
+        let answer = by_id(&responses, json!(id));
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert!(text.contains("\u{fffd}bad"), "{text}");
+    }
+    // The id as the plugin shows it: a backslash escaped by the id rule, the pair whole.
+    for (id, shown) in [(3, r#""\\ud800bad""#), (4, "\"\u{1F600}bad\"")] {
+        let text = by_id(&responses, json!(id))["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            text.starts_with("sessions_read refused (not-found)") && text.contains(shown),
+            "{text}"
+        );
+    }
+}

@@ -42,14 +42,14 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&read(path)).unwrap()
 }
 
-/// Every file under `dir` but setup's backups, with its bytes.
+/// Every file under `dir`, setup's copies of previous bytes included, with its bytes.
 fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut all = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
         if path.is_dir() {
             all.extend(files(&path));
-        } else if !path.to_string_lossy().ends_with(".before-session-tools") {
+        } else {
             all.push((path.clone(), std::fs::read(&path).unwrap()));
         }
     }
@@ -91,7 +91,7 @@ fn a_fresh_home_gets_the_server_hooks_and_permission_once() {
     let said = ok(&setup(&home, &[]));
     assert!(said.contains("set up already: nothing changed"), "{said}");
     assert_eq!(files(&home), before);
-    // Removed: no file of setup's is left (its backups aside).
+    // Removed: no file of setup's is left.
     let said = ok(&setup(&home, &["--remove"]));
     assert!(said.contains("removed: "), "{said}");
     assert_eq!(files(&home), vec![]);
@@ -139,8 +139,10 @@ fn a_persons_files_keep_everything_else_and_come_back_byte_for_byte() {
         read(&home.join(".claude.json.before-session-tools")),
         config
     );
-    // Removed: byte for byte what the person had.
-    ok(&setup(&home, &["--remove"]));
+    // Removed: byte for byte what the person had, file for file: setup's copies of
+    // the previous bytes go with its entries.
+    let said = ok(&setup(&home, &["--remove"]));
+    assert!(said.contains("(setup's entries taken out)"), "{said}");
     assert_eq!(files(&home), before);
 }
 
@@ -373,8 +375,12 @@ fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
     assert_eq!(files(&home), before);
     ok(&setup_opencode(&home, &["--remove"]));
     assert_eq!(files(&home), vec![]);
+    // The plugin folder setup made for the file goes with it; OpenCode's own stays.
+    assert!(!home.join(".config/opencode/plugin").exists());
+    assert!(home.join(".config/opencode").is_dir());
     // A file of that name that is not setup's is named and left alone.
     let plugin = home.join(".config/opencode/plugin/session-tools.js");
+    std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
     std::fs::write(&plugin, "export const Mine = async () => ({});\n").unwrap();
     let refused = setup_opencode(&home, &[]);
     assert!(!refused.status.success());

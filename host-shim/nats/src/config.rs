@@ -297,6 +297,15 @@ impl ClusterFile {
     }
 }
 
+/// The live bucket of the deployment's bucket `bucket`.
+pub(crate) fn live_bucket(bucket: &str) -> String {
+    format!("{bucket}-live")
+}
+
+/// The longest one step may take before it is an error (a leader election takes up to
+/// about ten seconds).
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,11 +22,12 @@
 //! the deployment's subject permissions.
 
 use crate::config::ClusterFile;
-use crate::machines::live_bucket;
+use crate::config::MachineName;
+use crate::config::live_bucket;
+use crate::connection::Connection;
 use crate::wire::{
     Action, Arrival, Ask, Live, Message, Published, PublishedSession, Reply, Surface,
 };
-use crate::{Connection, MachineName};
 use anyhow::{Result, anyhow};
 use async_nats::jetstream::kv;
 use futures_util::StreamExt;

@@ -23,26 +23,30 @@
 //! put by creating the key it names (create fails when it exists, in any process on any
 //! machine: one write, and a second writer of the key reads the first's message); a
 //! hand-over claims each message by creating or updating its `s.`
-//! entry at the revision it read (compare and set), answers, remembers it in the
-//! machine's ledger, then marks it handed over, or gives the claims back. A claim older
-//! than [`CLAIM_EXPIRES`] belongs to a hand-over that died: marked when the ledger
-//! names it, else taken again. Each message and mark expires on its own (the cluster
+//! entry at the revision it read (compare and set), answers, then marks it offered, or
+//! gives the claims back; an offer is marked handed over when the session's own record
+//! shows it, and waits again when the record still does not after its time
+//! ([`InboxBackend::settle`]). A claim older than [`CLAIM_EXPIRES`] belongs to a
+//! hand-over that died: settled like an offer. (Where only the answer witnesses a
+//! hand-over, [`InboxBackend::hand_over`] remembers it in the machine's ledger and marks
+//! it handed over; a dead claim the ledger names is marked, not given again.) Each message and mark expires on its own (the cluster
 //! file's `keepDays` after it was written), so the bucket does not grow for ever.
 //!
 //! Trust model: what the bucket holds is data: an entry that is not a message is named
 //! in `unreadable` and left where it is; a mark that cannot be read counts as none.
 //! Who may write which keys is the deployment's permissions.
 
+use crate::config::STEP_TIMEOUT;
+use crate::connection::{Connection, Entry, Work};
 use crate::ledger::Ledger;
 use crate::lookup::{Decided, conditional_publish};
 use crate::watch::Watched;
-use crate::{Connection, Entry, STEP_TIMEOUT, Work};
 use anyhow::{Context, Result, anyhow, bail};
 use async_nats::jetstream::kv;
 use host_shim::contract::frames::{frame_sender, naming_machine};
 use host_shim::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
 use host_shim::inbox::{
-    Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting, now_ns,
+    Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Step, Waiting, now_ns,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -74,6 +78,9 @@ enum State {
     Waiting,
     /// A hand-over has it; `claimed_at_ns` says since when.
     Claimed,
+    /// Given to its session, not yet seen in its record; `claimed_at_ns` says since
+    /// when.
+    Offered,
     HandedOver,
 }
 
@@ -120,6 +127,8 @@ pub struct NatsInbox {
     /// How long each message and mark written here is kept (none: for ever, in a
     /// bucket whose messages cannot expire on their own).
     keep: Option<Duration>,
+    /// Told each step of a hand-over (tests kill the process at each one).
+    observer: Option<fn(Step)>,
 }
 
 /// A session id as one subject token.
@@ -170,6 +179,7 @@ impl NatsInbox {
             accept_from: None,
             shares_some: false,
             keep: None,
+            observer: None,
         }
         .keeping(crate::config::KEEP_DEFAULT))
     }
@@ -195,11 +205,23 @@ impl NatsInbox {
     /// Takes other machines' messages as `file` says: only from its `acceptFrom`
     /// machines, only for the sessions it shares (`publishPaths`); keeps what it
     /// writes for its `keepDays`.
-    pub fn taking(mut self, file: &crate::ClusterFile) -> NatsInbox {
+    pub fn taking(mut self, file: &crate::config::ClusterFile) -> NatsInbox {
         self.accept_from = (file.accept_from.as_ref())
             .map(|machines| Arc::new(machines.iter().map(|m| m.to_string()).collect()));
         self.shares_some = file.publish_paths.is_some();
         self.keeping(file.keep)
+    }
+
+    /// `observer` is told each step of a hand-over as it is done.
+    pub fn observe(mut self, observer: fn(Step)) -> NatsInbox {
+        self.observer = Some(observer);
+        self
+    }
+
+    fn step_done(&self, step: Step) {
+        if let Some(observer) = self.observer {
+            observer(step);
+        }
     }
 
     /// A claim older than `after` is taken again ([`CLAIM_EXPIRES`] by default).
@@ -285,7 +307,7 @@ impl NatsInbox {
 
     /// Which machine each listed session is on.
     fn read_places(&self) -> Result<HashMap<String, String>> {
-        let lists = crate::machines::published_lists(&self.published)?;
+        let lists = crate::published::lists(&self.published)?;
         Ok((lists.into_iter())
             .flat_map(|(machine, list)| {
                 (list.sessions.into_iter()).map(move |session| (session.id, machine.clone()))
@@ -500,6 +522,85 @@ fn located(held: Held) -> Located {
     }
 }
 
+/// A message a hand-over claimed: its key, the claim written and its revision.
+struct Claimed {
+    key: String,
+    message: SpooledMessage,
+    claim: Mark,
+    revision: u64,
+}
+
+impl NatsInbox {
+    /// Claims each of `picked` still waiting (one claimed first elsewhere is left out)
+    /// and calls `answer` with the claimed messages; when it fails, the claims go back.
+    fn claim_and_answer(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<Claimed>> {
+        let prefix = format!("m.{}.", self.session_keys(session)?);
+        let mut claimed = Vec::new();
+        for waiting in picked {
+            let key = waiting.handle.as_str().to_string();
+            if !key.starts_with(&prefix) {
+                bail!("{key} is not a message of {session}");
+            }
+            let (mark, revision) = self.mark_of(&key)?;
+            if mark.state != State::Waiting {
+                continue;
+            }
+            let claim = Mark {
+                state: State::Claimed,
+                claimed_at_ns: now_ns(),
+            };
+            if let Some(revision) = self.set_mark(&key, claim, revision)? {
+                claimed.push(Claimed {
+                    key,
+                    message: waiting.message,
+                    claim,
+                    revision,
+                });
+            }
+        }
+        if claimed.is_empty() {
+            return Ok(claimed);
+        }
+        self.step_done(Step::Claimed);
+        let messages: Vec<SpooledMessage> = claimed.iter().map(|c| c.message.clone()).collect();
+        if let Err(err) = answer(&messages) {
+            for claim in &claimed {
+                let _ = self.set_mark(&claim.key, Mark::default(), claim.revision);
+            }
+            return Err(err);
+        }
+        self.step_done(Step::Answered);
+        Ok(claimed)
+    }
+
+    /// Marks each claimed message as `state_of` says, from its claim: an offer or a
+    /// hand-over dates from when it was claimed.
+    fn mark_all(
+        &self,
+        claimed: &[Claimed],
+        state_of: impl Fn(&SpooledMessage) -> State,
+    ) -> Result<Vec<SpooledMessage>> {
+        for claim in claimed {
+            let mark = Mark {
+                state: state_of(&claim.message),
+                ..claim.claim
+            };
+            if self.set_mark(&claim.key, mark, claim.revision)?.is_none() {
+                bail!("{} changed while it was being handed over", claim.key);
+            }
+        }
+        if !claimed.is_empty() {
+            self.step_done(Step::Marked);
+        }
+        Ok(claimed.iter().map(|c| c.message.clone()).collect())
+    }
+}
+
 impl InboxBackend for NatsInbox {
     fn find(&self, session: &str, key: &str) -> Result<Option<Located>> {
         if key.is_empty() {
@@ -575,39 +676,18 @@ impl InboxBackend for NatsInbox {
     fn waiting(&self, session: &str) -> Result<InboxContents> {
         let (messages, mut unreadable) =
             self.messages(&format!("{}.*.*", self.session_keys(session)?))?;
-        let stale = self.stale_before();
-        let (mut reclaimed, mut fresh) = (Vec::new(), Vec::new());
-        let mut handed_here = None;
+        let mut waiting = Vec::new();
         for held in messages {
-            let dead_claim = held.mark.state == State::Claimed && held.mark.claimed_at_ns < stale;
-            if dead_claim {
-                // Handed over here by a host that died before its mark: marked now.
-                let here = match &mut handed_here {
-                    Some(here) => here,
-                    None => handed_here.insert(self.handed_over_here()?),
-                };
-                if here.contains(&held.key) {
-                    let handed = Mark {
-                        state: State::HandedOver,
-                        ..held.mark
-                    };
-                    self.set_mark(&held.key, handed, held.revision)?;
-                    continue;
-                }
+            if held.mark.state != State::Waiting {
+                continue; // claimed, offered (settled by `settle`) or handed over
             }
-            let queue = match held.mark.state {
-                State::Waiting => &mut fresh,
-                State::Claimed if dead_claim => &mut reclaimed,
-                _ => continue,
-            };
             match self.as_handed(&held.key, session, held.message)? {
-                Ok(waiting) => queue.push(waiting),
+                Ok(message) => waiting.push(message),
                 Err(why) => unreadable.push(why),
             }
         }
-        reclaimed.extend(fresh);
         Ok(InboxContents {
-            messages: reclaimed,
+            messages: waiting,
             unreadable,
         })
     }
@@ -634,60 +714,97 @@ impl InboxBackend for NatsInbox {
         picked: Vec<Waiting>,
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
     ) -> Result<Vec<SpooledMessage>> {
-        let prefix = format!("m.{}.", self.session_keys(session)?);
-        let stale = self.stale_before();
-        let mut claimed = Vec::new();
-        for waiting in picked {
-            let key = waiting.handle.as_str().to_string();
-            if !key.starts_with(&prefix) {
-                bail!("{key} is not a message of {session}");
-            }
-            let (mark, revision) = self.mark_of(&key)?;
-            let dead_claim = mark.state == State::Claimed && mark.claimed_at_ns < stale;
-            if !(mark.state == State::Waiting || dead_claim) {
-                continue;
-            }
-            if dead_claim && self.handed_over_here()?.contains(&key) {
-                let handed = Mark {
-                    state: State::HandedOver,
-                    ..mark
-                };
-                self.set_mark(&key, handed, revision)?;
-                continue;
-            }
-            let claim = Mark {
-                state: State::Claimed,
-                claimed_at_ns: now_ns(),
-            };
-            if let Some(revision) = self.set_mark(&key, claim, revision)? {
-                claimed.push((key, waiting.message, claim, revision));
-            }
-        }
-        if claimed.is_empty() {
-            return Ok(Vec::new());
-        }
-        let messages: Vec<SpooledMessage> = claimed.iter().map(|(_, m, _, _)| m.clone()).collect();
-        if let Err(err) = answer(&messages) {
-            for (key, _, _, revision) in &claimed {
-                let _ = self.set_mark(key, Mark::default(), *revision);
-            }
-            return Err(err);
-        }
+        let claimed = self.claim_and_answer(session, picked, answer)?;
         // The harness has them: remembered here first (a local write), then marked in
-        // the cluster; a mark that does not get there is made by the next hand-over.
+        // the cluster; a mark that does not get there is made by the next settling.
         if let Some(ledger) = &self.ledger {
-            ledger.remember(claimed.iter().map(|(key, _, _, _)| key.as_str()))?;
+            ledger.remember(claimed.iter().map(|claim| claim.key.as_str()))?;
         }
-        for (key, _, claim, revision) in claimed {
-            let handed = Mark {
-                state: State::HandedOver,
-                ..claim
+        self.mark_all(&claimed, |_| State::HandedOver)
+    }
+
+    fn offer(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>> {
+        let claimed = self.claim_and_answer(session, picked, answer)?;
+        // No record can show a message without an id: handed over now, as
+        // `hand_over` does.
+        let unseeable = claimed.iter().filter(|c| c.message.message_id.is_empty());
+        if let Some(ledger) = &self.ledger {
+            ledger.remember(unseeable.map(|claim| claim.key.as_str()))?;
+        }
+        self.mark_all(&claimed, |message| match message.message_id.is_empty() {
+            true => State::HandedOver,
+            false => State::Offered,
+        })
+    }
+
+    fn settle(
+        &self,
+        session: &str,
+        expire_after: Duration,
+        shown: &mut dyn FnMut() -> Result<host_shim::inbox::Shown>,
+    ) -> Result<host_shim::inbox::Settled> {
+        let mut settled = host_shim::inbox::Settled::default();
+        // The marks first (one listing): most hooks find no offer, and read no message.
+        let keys = self.session_keys(session)?;
+        let (now, stale) = (now_ns(), self.stale_before());
+        let mut open = Vec::new();
+        for (key, value, revision) in self.entries(&format!("s.{keys}.*.*"))? {
+            let mark: Mark = serde_json::from_slice(&value).unwrap_or_default();
+            let unsettled = match mark.state {
+                State::Offered => true,
+                State::Claimed => mark.claimed_at_ns < stale,
+                _ => false,
             };
-            if self.set_mark(&key, handed, revision)?.is_none() {
-                bail!("{key} changed while it was being handed over");
+            let message_key = format!("m.{}", &key[2..]);
+            if !unsettled {
+                continue;
+            }
+            let Some(value) = self.get(&message_key)? else {
+                continue; // the message expired before its mark
+            };
+            let Ok(message) = serde_json::from_slice::<SpooledMessage>(&value) else {
+                continue; // named by the next listing of what waits
+            };
+            open.push(Held {
+                key: message_key,
+                message,
+                mark,
+                revision,
+            });
+        }
+        if open.is_empty() {
+            return Ok(settled);
+        }
+        let (shown, here) = (shown()?, self.handed_over_here()?);
+        for held in open {
+            let id = &held.message.message_id;
+            let seen = (!id.is_empty() && shown.contains(id))
+                || (held.mark.state == State::Claimed && here.contains(&held.key));
+            let expired = now.saturating_sub(held.mark.claimed_at_ns) >= expire_after.as_nanos();
+            let state = match (seen, held.mark.state) {
+                (true, _) => State::HandedOver,
+                // A dead claim's answer may have reached the harness: an offer from
+                // when it was made.
+                (false, State::Claimed) if !expired => State::Offered,
+                (false, _) if expired => State::Waiting,
+                _ => continue,
+            };
+            let mark = Mark { state, ..held.mark };
+            if self.set_mark(&held.key, mark, held.revision)?.is_none() {
+                continue; // another host settled it first
+            }
+            match state {
+                State::HandedOver => settled.handed_over.push(held.message),
+                State::Waiting => settled.waiting_again.push(held.message),
+                _ => {}
             }
         }
-        Ok(messages)
+        Ok(settled)
     }
 
     fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<Sent>> {

@@ -20,7 +20,7 @@
 //! Trust model: what comes back is the bucket's data, returned as it is; the number in
 //! a refusal is the server's.
 
-use crate::STEP_TIMEOUT;
+use crate::config::STEP_TIMEOUT;
 use anyhow::{Result, anyhow, bail};
 use async_nats::jetstream::stream::{DirectGetErrorKind, LastRawMessageErrorKind};
 use async_nats::jetstream::{self, kv};

@@ -17,17 +17,19 @@
 //! named and not shown. This machine's own sessions are never taken from the cluster:
 //! its own published entry is skipped (its local stores answer for them).
 
-use crate::config::ClusterFile;
+use crate::config::MachineName;
+use crate::config::{ClusterFile, live_bucket};
+use crate::connection::Connection;
 use crate::watch::Watched;
-use crate::wire::{Ask, Live, Published, PublishedSession, Reply};
-use crate::{Connection, MachineName};
+use crate::wire::{Ask, Live, PublishedSession, Reply};
 use anyhow::{Result, anyhow};
 use host_shim::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
-    MessageIds, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+    Delivered, DeliveryRefusal, DeliveryState, InboxCount, MessageContent, SendCounts,
+    SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
+use host_shim::inbox::delivery::{Arriving, Woken};
 use host_shim::inbox::{Desk, Recipient, SharedInbox, Waiting, send_history_or_none};
-use host_shim::{Inbox, SessionQuery, Store};
+use host_shim::{SessionQuery, Store};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::ThreadId;
@@ -53,10 +55,8 @@ pub struct Machines {
     bucket: String,
     read_timeout: Duration,
     desk: Desk,
-    /// Whether the delivery under way may wake its target.
-    may_wake: bool,
     /// The shared inbox, told where each session is whenever this store reads it.
-    places: crate::NatsInbox,
+    places: crate::inbox::NatsInbox,
     /// What the cluster said this call (read once per call): by id, and in order.
     seen: Option<(HashMap<String, usize>, Vec<Remote>)>,
     /// Why the last question on each thread went unanswered (calls on several threads
@@ -69,7 +69,7 @@ impl Machines {
         connection: Arc<Connection>,
         file: &ClusterFile,
         inbox: SharedInbox,
-        places: crate::NatsInbox,
+        places: crate::inbox::NatsInbox,
     ) -> Result<Machines> {
         let directory = Directory::open(&connection, file, &places)?;
         Ok(Machines {
@@ -79,7 +79,6 @@ impl Machines {
             bucket: file.bucket.clone(),
             read_timeout: file.read_timeout,
             desk: Desk::new(inbox),
-            may_wake: false,
             places,
             seen: None,
             unanswered: HashMap::new(),
@@ -215,11 +214,6 @@ impl std::fmt::Display for Unreachable {
 
 impl std::error::Error for Unreachable {}
 
-/// The live bucket of the deployment's bucket `bucket`.
-pub(crate) fn live_bucket(bucket: &str) -> String {
-    format!("{bucket}-live")
-}
-
 /// What every machine published (`d.<machine>`) and which of its sessions run (the
 /// live bucket), each watched ([`Watched`]): read current at each use without a walk
 /// of either bucket.
@@ -237,7 +231,7 @@ impl Directory {
     pub(crate) fn open(
         connection: &Arc<Connection>,
         file: &ClusterFile,
-        inbox: &crate::NatsInbox,
+        inbox: &crate::inbox::NatsInbox,
     ) -> Result<Directory> {
         let live = connection.bucket(&live_bucket(&file.bucket), file.replicas, file.live_ttl)?;
         let live_for = match live.stream.cached_info().config.max_age {
@@ -266,7 +260,7 @@ impl Directory {
                 .collect()
         })?;
         let mut all = Vec::new();
-        for (machine, published) in published_lists(&self.published)? {
+        for (machine, published) in crate::published::lists(&self.published)? {
             let live = running.get(&machine);
             let accept_from = published.accept_from.map(Arc::new);
             for session in published.sessions.into_iter().take(SESSIONS_PER_MACHINE) {
@@ -283,19 +277,6 @@ impl Directory {
         }
         Ok(all)
     }
-}
-
-/// Each machine's published list (`d.<machine>`) that reads as one, by machine name.
-pub(crate) fn published_lists(published: &Watched) -> Result<Vec<(String, Published)>> {
-    published.read(|lists| {
-        (lists.iter())
-            .filter_map(|(key, kept)| {
-                let machine = key.strip_prefix("d.")?;
-                let list = serde_json::from_slice::<Published>(&kept.value).ok()?;
-                Some((machine.to_string(), list))
-            })
-            .collect()
-    })
 }
 
 impl SessionQuery for Machines {
@@ -408,20 +389,31 @@ impl SessionQuery for Machines {
 }
 
 impl Recipient for Machines {
+    /// Whether the call may wake the target: its machine is told, and wakes it by its
+    /// own rules (nothing wakes from here).
+    type Plan = bool;
+
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
+    }
+
+    fn wake(&mut self, arriving: &Arriving) -> Woken<bool> {
+        Woken {
+            woke: false,
+            plan: arriving.may_wake,
+        }
     }
 
     /// The message is in the cluster: the target's machine is told, and its host does
     /// with it what its harness does with a message at once (an idle session given it
     /// as a new turn). Its answer says where the message is; a machine that does not
     /// answer leaves it waiting for its hooks, as accepted.
-    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+    fn accepted(&mut self, waiting: &Waiting, may_wake: bool) -> Delivered {
         let target = &waiting.message.target;
         let arrived = Ask::Arrived {
             id: target.clone(),
             handle: waiting.handle.as_str().to_string(),
-            may_wake: self.may_wake,
+            may_wake,
         };
         let machine = self.remote(target).map(|r| r.machine.clone());
         let told = machine.map(|machine| self.request(&machine, target, &arrived));
@@ -457,26 +449,6 @@ impl Recipient for Machines {
             )));
         }
         Ok(remote.live)
-    }
-}
-
-impl Inbox for Machines {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        // Nothing wakes from here: the target's machine is told whether it may.
-        self.may_wake = may_wake;
-        host_shim::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
-    }
-
-    fn reply_inbox(&mut self) -> Option<SharedInbox> {
-        Some(self.desk.inbox().clone())
     }
 }
 

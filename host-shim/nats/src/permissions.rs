@@ -23,7 +23,7 @@
 //! Tests start a cluster with these blocks and try each refusal.
 
 use crate::config::MachineName;
-use crate::machines::live_bucket;
+use crate::config::live_bucket;
 
 /// The subjects `machine` may publish to and subscribe to, on the deployment's
 /// `bucket`.

@@ -18,7 +18,7 @@
 //!
 //! Trust model: what the bucket holds is data, kept as it came; readers check it.
 
-use crate::{CLOCKS_APART, Connection};
+use crate::connection::{CLOCKS_APART, Connection};
 use anyhow::{Result, anyhow, bail};
 use async_nats::jetstream::{self, consumer, kv};
 use futures_util::StreamExt;

@@ -5,8 +5,9 @@
 
 mod support;
 
-use host_shim::contract::latest::{DeliveryMode, InboundPolicy};
-use host_shim::inbox::{InboxBackend, Put, SpooledMessage};
+use host_shim::contract::latest::{DeliveryMode, InboundPolicy, MessageIds};
+use host_shim::inbox::{InboxBackend, Put, Shown, SpooledMessage};
+use host_shim_nats::NatsInbox;
 use std::time::{Duration, Instant};
 use support::{Cluster, inbox_at, server};
 
@@ -157,7 +158,7 @@ fn puts_ride_out_the_stream_leader_killed_and_each_message_lands_once() {
         .expect("the bucket's stream has a leader");
     // A host connected through another node, sending while the leader dies.
     let survivor = (leader + 1) % 3;
-    sends_ride_out(&mut cluster, "election", survivor, leader);
+    sends_ride_out(&mut cluster, "election", survivor, |c| c.kill(leader));
 }
 
 #[test]
@@ -171,34 +172,185 @@ fn puts_ride_out_their_own_node_killed_and_each_message_lands_once() {
     // A host connected through a follower, which dies under it: the client moves to
     // another node of the cluster and its puts go on.
     let follower = (leader + 1) % 3;
-    sends_ride_out(&mut cluster, "follower", follower, follower);
+    sends_ride_out(&mut cluster, "follower", follower, |c| c.kill(follower));
 }
 
-/// 40 puts, one every 25 ms, by a host connected through node `through`, while node
-/// `victim` is killed with SIGKILL: every put accepted, each message in the inbox once.
-fn sends_ride_out(cluster: &mut Cluster, bucket: &str, through: usize, victim: usize) {
+#[test]
+fn puts_ride_out_the_stream_leader_paused_past_an_election_and_the_stale_leader_takes_no_write() {
+    let Some(binary) = server() else { return };
+    let mut cluster = Cluster::start(&binary, "paused");
+    drop(inbox_at(&cluster.urls[0], "paused"));
+    let leader = cluster
+        .leader_of("KV_paused")
+        .expect("the bucket's stream has a leader");
+    let survivor = (leader + 1) % 3;
+    // The leader stops answering for longer than an election (the others elect a new
+    // one in 4 to 9 s), then goes on as if nothing happened, believing it leads.
+    sends_ride_out(&mut cluster, "paused", survivor, |c| {
+        c.pause(leader);
+        std::thread::sleep(Duration::from_secs(12));
+        c.resume(leader);
+    });
+    // Writes through the stale leader's own node after it woke: it must not take them
+    // as the leader it was; each lands once through the current one.
+    let through_stale = inbox_at(&cluster.urls[leader], "paused");
+    for n in SENDS..SENDS + 10 {
+        through_stale.put(&note(n)).unwrap();
+    }
+    // Every accepted put there once, whichever node is asked.
+    for url in &cluster.urls {
+        let waiting = waiting_keys(&inbox_at(url, "paused"));
+        assert_eq!(
+            waiting,
+            (SENDS + 10, SENDS + 10),
+            "each message once, through {url}"
+        );
+    }
+    assert_eq!(cluster.messages_in("KV_paused"), Some((SENDS + 10) as u64));
+}
+
+#[test]
+fn what_was_just_written_is_read_back_through_every_node() {
+    let Some(binary) = server() else { return };
+    let cluster = Cluster::start(&binary, "readback");
+    let nodes: Vec<NatsInbox> = (cluster.urls.iter())
+        .map(|url| inbox_at(url, "readback"))
+        .collect();
+    // A listing is read by a consumer the server places on any replica, and a
+    // follower may not have applied a write the cluster acknowledged a moment ago.
+    for round in 0..ROUNDS {
+        let (writer, reader) = (&nodes[round % 3], &nodes[(round + 1) % 3]);
+        writer.put(&note(round)).unwrap();
+        let waiting = reader.waiting("ses-b").unwrap().messages;
+        assert_eq!(waiting.len(), 1, "round {round}: the put is read back");
+        writer.hand_over("ses-b", waiting, &mut |_| Ok(())).unwrap();
+        assert_eq!(
+            waiting_keys(reader),
+            (0, 0),
+            "round {round}: what was handed over is not read as waiting"
+        );
+    }
+}
+
+/// Rounds of [`what_was_just_written_is_read_back_through_every_node`].
+const ROUNDS: usize = 150;
+
+#[test]
+fn puts_through_a_node_cut_off_from_the_other_two_land_once_or_are_found_by_their_retry() {
+    let Some(binary) = server() else { return };
+    let cluster = Cluster::start_cuttable(&binary, "cut");
+    drop(inbox_at(&cluster.urls[0], "cut"));
+    let leader = cluster
+        .leader_of("KV_cut")
+        .expect("the bucket's stream has a leader");
+    // A host whose only node is the stream's leader, cut off from the other two for
+    // 15 s (its clients still reach it): it cannot reach a quorum, the others elect a
+    // new leader, and it rejoins as a follower when the routes come back.
+    let through = inbox_at(&cluster.urls[leader], "cut");
+    let answers = std::thread::scope(|scope| {
+        let sending = scope.spawn(|| {
+            (0..SENDS)
+                .map(|n| {
+                    std::thread::sleep(Duration::from_millis(400));
+                    through.put(&note(n)).map_err(|err| format!("{err:#}"))
+                })
+                .collect::<Vec<_>>()
+        });
+        std::thread::sleep(Duration::from_millis(250));
+        cluster.cut_off(leader);
+        std::thread::sleep(Duration::from_secs(15));
+        cluster.reconnect(leader);
+        sending.join().unwrap()
+    });
+    let failed: Vec<usize> = (answers.iter().enumerate())
+        .filter(|(_, answer)| answer.is_err())
+        .map(|(n, _)| n)
+        .collect();
+    // Every failure says what it was (a write not acknowledged in time: its outcome is
+    // not known), and a retry under the same key through a node of the majority finds
+    // the message if it landed, or lands it now: once either way.
+    let majority = inbox_at(&cluster.urls[(leader + 1) % 3], "cut");
+    let mut landed_anyway = 0;
+    for &n in &failed {
+        let said = answers[n].as_ref().unwrap_err();
+        let named = [
+            "cannot write",
+            "cannot watch",
+            "cannot read",
+            "did not answer",
+        ];
+        assert!(named.iter().any(|what| said.contains(what)), "{said}");
+        if matches!(majority.put(&note(n)).unwrap(), Put::Repeat(_)) {
+            landed_anyway += 1;
+        }
+    }
+    let mut reasons: Vec<&String> = failed
+        .iter()
+        .map(|&n| answers[n].as_ref().unwrap_err())
+        .collect();
+    reasons.dedup();
+    eprintln!(
+        "{SENDS} puts through a node cut off for 15 s: {} accepted, {} failed ({landed_anyway} of those had landed): {reasons:?}",
+        SENDS - failed.len(),
+        failed.len()
+    );
+    assert!(!failed.is_empty(), "the cut made some puts fail");
+    // Each message once, whichever node is asked, the cut node included.
+    for url in &cluster.urls {
+        let waiting = waiting_keys(&inbox_at(url, "cut"));
+        assert_eq!(waiting, (SENDS, SENDS), "each message once, through {url}");
+    }
+    // And handed over once.
+    let waiting = majority.waiting("ses-b").unwrap().messages;
+    let handed = majority
+        .hand_over("ses-b", waiting, &mut |_| Ok(()))
+        .unwrap();
+    assert_eq!(handed.len(), SENDS);
+    assert!(majority.waiting("ses-b").unwrap().messages.is_empty());
+}
+
+/// The puts of [`sends_ride_out`].
+const SENDS: usize = 40;
+
+/// Note `n` for session `ses-b`, under its own key.
+fn note(n: usize) -> SpooledMessage {
+    let (key, body) = (format!("5:alicek{n}"), format!("note {n}"));
+    SpooledMessage::new("ses-b", DeliveryMode::Queue, &body, &key, false)
+}
+
+/// How many messages wait for `ses-b` in `inbox`, and under how many distinct keys.
+fn waiting_keys(inbox: &NatsInbox) -> (usize, usize) {
+    let mut keys: Vec<String> = (inbox.waiting("ses-b").unwrap().messages.into_iter())
+        .map(|w| w.message.key)
+        .collect();
+    let all = keys.len();
+    keys.sort();
+    keys.dedup();
+    (all, keys.len())
+}
+
+/// [`SENDS`] puts, one every 25 ms, by a host connected through node `through`, while
+/// `fault` befalls the cluster (from 250 ms in): every put accepted, each message in
+/// the inbox once.
+fn sends_ride_out(
+    cluster: &mut Cluster,
+    bucket: &str,
+    through: usize,
+    fault: impl FnOnce(&mut Cluster),
+) {
     let inbox = inbox_at(&cluster.urls[through], bucket);
-    const SENDS: usize = 40;
     let started = Instant::now();
     let answers = std::thread::scope(|scope| {
         let sending = scope.spawn(|| {
             (0..SENDS)
                 .map(|n| {
-                    let key = format!("5:alicek{n}");
-                    let message = SpooledMessage::new(
-                        "ses-b",
-                        DeliveryMode::Queue,
-                        &format!("note {n}"),
-                        &key,
-                        false,
-                    );
                     std::thread::sleep(Duration::from_millis(25));
-                    inbox.put(&message)
+                    inbox.put(&note(n))
                 })
                 .collect::<Vec<_>>()
         });
         std::thread::sleep(Duration::from_millis(250));
-        cluster.kill(victim);
+        fault(cluster);
         sending.join().unwrap()
     });
     let failed: Vec<String> = (answers.iter())
@@ -209,21 +361,12 @@ fn sends_ride_out(cluster: &mut Cluster, bucket: &str, through: usize, victim: u
         "{} of {SENDS} failed: {failed:?}",
         failed.len()
     );
-    let mut keys: Vec<String> = (inbox.waiting("ses-b").unwrap().messages.into_iter())
-        .map(|w| w.message.key)
-        .collect();
-    let all = keys.len();
-    keys.sort();
-    keys.dedup();
     assert_eq!(
-        (all, keys.len()),
+        waiting_keys(&inbox),
         (SENDS, SENDS),
         "each message once, none lost"
     );
-    eprintln!(
-        "{SENDS} puts across node {victim}'s death took {:?}",
-        started.elapsed()
-    );
+    eprintln!("{SENDS} puts across the fault took {:?}", started.elapsed());
 }
 
 #[test]
@@ -238,18 +381,27 @@ fn the_cluster_down_and_back_loses_nothing_and_hands_each_message_over_once() {
             .unwrap()
             .claims_expire_after(Duration::from_secs(1))
     };
-    let message =
-        |key: &str, body: &str| SpooledMessage::new("ses-b", DeliveryMode::Queue, body, key, false);
+    let message = |key: &str, body: &str| {
+        let ids = MessageIds {
+            message_id: format!("m-{}", &key[key.len() - 2..]),
+            in_reply_to: None,
+        };
+        SpooledMessage::new("ses-b", DeliveryMode::Queue, body, key, false).with_ids(&ids)
+    };
+    // The session's record: what its harness took of each offer.
+    let recorded = std::sync::Mutex::new(Shown::new());
+    let mut record = || Ok(recorded.lock().unwrap().clone());
     let before = host(&cluster.urls[0]);
     assert!(matches!(
         before.put(&message("5:alicek1", "before")).unwrap(),
         Put::New(_)
     ));
-    // The receiving host gives it to its harness, and the whole cluster dies before
-    // the mark gets there.
+    // The receiving host offers it to its harness, which takes it, and the whole
+    // cluster dies before the offer's mark gets there.
     let waiting = before.waiting("ses-b").unwrap().messages;
-    let failed = before.hand_over("ses-b", waiting, &mut |given| {
+    let failed = before.offer("ses-b", waiting, &mut |given| {
         assert_eq!(given.len(), 1);
+        recorded.lock().unwrap().insert(given[0].message_id.clone());
         for node in 0..3 {
             cluster.kill(node);
         }
@@ -276,18 +428,27 @@ fn the_cluster_down_and_back_loses_nothing_and_hands_each_message_over_once() {
     // The send that failed, tried again under its key, lands once.
     after.put(&message("5:alicek2", "while down")).unwrap();
     std::thread::sleep(Duration::from_millis(1100));
-    // The message accepted before is still there; its dead claim is marked handed over
-    // (this machine handed it over), not given again; the other is handed over once.
+    // The message accepted before is still there, its claim dead: the record shows
+    // it, so it is handed over, not given again; the other is offered once, and
+    // handed over when the record shows it.
+    let settled = after.settle("ses-b", Duration::ZERO, &mut record).unwrap();
+    assert_eq!(settled.handed_over.len(), 1, "{settled:?}");
     let waiting = after.waiting("ses-b").unwrap().messages;
     let bodies: Vec<&str> = waiting.iter().map(|w| w.message.body.as_str()).collect();
     assert_eq!(bodies, ["while down"]);
     let mut given = Vec::new();
-    (after.hand_over("ses-b", waiting, &mut |m| {
+    (after.offer("ses-b", waiting, &mut |m| {
         given.extend(m.iter().map(|m| m.body.clone()));
+        recorded
+            .lock()
+            .unwrap()
+            .extend(m.iter().map(|m| m.message_id.clone()));
         Ok(())
     }))
     .unwrap();
     assert_eq!(given, ["while down"]);
+    let settled = after.settle("ses-b", Duration::ZERO, &mut record).unwrap();
+    assert_eq!(settled.handed_over.len(), 1, "{settled:?}");
     let count = after.count_from("ses-b", "alice").unwrap();
     assert_eq!((count.waiting, count.handed_over), (0, 2));
     let _ = std::fs::remove_dir_all(&state);

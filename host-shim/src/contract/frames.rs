@@ -11,13 +11,39 @@
 //! ([`naming_machine`]); the plugin's frame itself never carries one, so a line the
 //! message brought is dropped first.
 
-use super::latest::{MessageContent, Role, SurfaceIndex};
+use super::latest::{MessageContent, SurfaceIndex};
 use std::borrow::Cow;
 
 /// The first line of the plugin's frame around a sent message.
 pub const FRAME_FIRST_LINE: &str = "Cross-session message from another session of this harness.";
 
 const BEGINS: &str = "--- message begins ---";
+
+/// The frame's last line: a body line that reads like it is escaped by the plugin (a
+/// leading backslash), so in a hand-over this line only ever ends a frame.
+const FRAME_LAST_LINE: &str = "--- message ends ---";
+
+/// The frames of a hook's hand-over (several messages are joined by a blank line), or
+/// `None` when the text is not one: each must start with the frame's first line and
+/// end with its last. Every store shows a handed-over message as the frame itself
+/// (user role, not injected), whatever the harness recorded it in.
+pub fn handed_over_frames(text: &str) -> Option<Vec<&str>> {
+    let mut frames = Vec::new();
+    let mut rest = text.trim_end_matches('\n');
+    while !rest.is_empty() {
+        if !rest.starts_with(FRAME_FIRST_LINE) {
+            return None;
+        }
+        let end = rest.find(&format!("\n{FRAME_LAST_LINE}"))? + 1 + FRAME_LAST_LINE.len();
+        let after = &rest[end..];
+        if !(after.is_empty() || after.starts_with('\n')) {
+            return None;
+        }
+        frames.push(&rest[..end]);
+        rest = after.trim_start_matches('\n');
+    }
+    (!frames.is_empty()).then_some(frames)
+}
 
 /// The header line naming the machine a message came from.
 pub const FROM_MACHINE: &str = "from-machine: ";
@@ -86,6 +112,15 @@ pub fn without_ids(text: &str) -> Cow<'_, str> {
     rewrite_header(text, added_since_0_3, None)
 }
 
+/// The id a frame's `message-id:` header line carries, when `text` is a frame with one
+/// (a frame of a plugin before 0.4.0 has none).
+pub fn frame_message_id(text: &str) -> Option<&str> {
+    let end = header_end(text)?;
+    (text[..end].split('\n'))
+        .find_map(|line| line.strip_prefix("message-id: "))
+        .filter(|id| !id.is_empty())
+}
+
 /// The sender a frame's `from-session:` line names (a plain id, or a JSON string for an
 /// id that is not plain), when `text` is a frame.
 pub fn frame_sender(text: &str) -> Option<String> {
@@ -117,11 +152,11 @@ pub fn naming_machine<'a>(text: &'a str, machine: &str) -> Cow<'a, str> {
     rewrite_header(text, |l| l.starts_with(FROM_MACHINE), Some(&line))
 }
 
-/// Whether a message whose text starts with `lead` may be a frame.
-fn may_be_frame(role: Role, lead: &str) -> bool {
-    role == Role::User
-        && !lead.is_empty()
-        && (FRAME_FIRST_LINE.starts_with(lead) || lead.starts_with(FRAME_FIRST_LINE))
+/// Whether a message whose text starts with `lead` may be a frame, whatever its role:
+/// [`older_message`] gives any role's frame without its id lines, so its index entry
+/// must say the same length (the WIT: `text-chars` is the whole text's).
+fn may_be_frame(lead: &str) -> bool {
+    !lead.is_empty() && (FRAME_FIRST_LINE.starts_with(lead) || lead.starts_with(FRAME_FIRST_LINE))
 }
 
 /// The first `chars` chars of `text`.
@@ -153,7 +188,7 @@ pub fn older_surface<E>(
             index
                 .text_leads
                 .get(starts[i]..end)
-                .is_some_and(|lead| may_be_frame(entry.role, lead))
+                .is_some_and(may_be_frame)
         })
         .collect();
     if frames.is_empty() {
@@ -202,7 +237,7 @@ pub fn older_message(mut content: MessageContent) -> MessageContent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::latest::MessageEntry;
+    use crate::contract::latest::{MessageEntry, Role};
 
     const FRAME: &str = "Cross-session message from another session of this harness.\n\
         from-session: a (\"A\")\ndelivery: queue\nhop: 2\nmessage-id: m-0123456789ab\n\
@@ -216,7 +251,9 @@ mod tests {
              from-session: a (\"A\")\ndelivery: queue\nhop: 2\n--- message begins ---\n\
              message-id: m-body\n--- message ends ---"
         );
+        assert_eq!(frame_message_id(FRAME), Some("m-0123456789ab"));
         let plain = "message-id: m-0123456789ab\nhello";
+        assert_eq!(frame_message_id(plain), None);
         assert!(matches!(without_ids(plain), Cow::Borrowed(_)));
         let old = without_ids(FRAME).into_owned();
         assert!(matches!(without_ids(&old), Cow::Borrowed(_)));
@@ -264,10 +301,21 @@ mod tests {
 
     #[test]
     fn an_older_surface_has_the_frames_leads_and_lengths_without_ids() {
+        older_surface_strips(Role::User);
+    }
+
+    #[test]
+    fn an_assistant_role_frame_is_indexed_as_its_whole_text_reads() {
+        // A harness that keeps a frame as the model's (a tool's echo, say): its whole
+        // text reaches an older plugin without id lines, and so must its index entry.
+        older_surface_strips(Role::Assistant);
+    }
+
+    fn older_surface_strips(role: Role) {
         let mut index = SurfaceIndex::new(2);
         let entry = |seq, chars: usize| MessageEntry {
             seq,
-            role: Role::User,
+            role,
             replaced: false,
             injected: false,
             source_lead_len: 0,

@@ -194,7 +194,7 @@ impl InboundPolicy {
 
 impl MessageIds {
     /// The ids of a message from a plugin built before 0.4.0, whose frames carry none.
-    pub fn none() -> MessageIds {
+    pub const fn none() -> MessageIds {
         MessageIds {
             message_id: String::new(),
             in_reply_to: None,

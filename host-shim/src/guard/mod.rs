@@ -5,6 +5,7 @@
 //! it ends the call from inside the import, with an error that names the bound, and
 //! forwards nothing more.
 
+mod older;
 pub(crate) mod since_v0_1_0;
 pub(crate) mod since_v0_2_0;
 pub(crate) mod since_v0_3_0;
@@ -29,13 +30,16 @@ fn cut_at_char(text: &mut String, max: usize) {
     }
 }
 use crate::harness::Harness;
+use crate::inbox::delivery::DeliveryRequest;
 use crate::inbox::{KEYS_KEPT, KEYS_KEPT_FOR};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What a plugin may make the host do in one call. Each is counted before the host
-/// does the work it bounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// does the work it bounds. A policy file holds each as a field of its own
+/// (`crate::Policy`); an omitted one keeps its default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HostBounds {
     /// `deliver` calls the inbox accepts per tool call (a send delivers once).
     pub deliveries_per_call: u32,
@@ -682,7 +686,15 @@ impl<H: Harness> Guard<H> {
         if !admitted {
             return self.stop(HostStop::KeyReused { key });
         }
-        let answer = (self.harness).deliver(&target, &body, mode, may_wake, &key, &ids);
+        let request = DeliveryRequest {
+            target: &target,
+            body: &body,
+            mode,
+            may_wake,
+            key: &key,
+            ids: &ids,
+        };
+        let answer = (self.harness).deliver(&request);
         match &answer {
             // Delivered before, under the same key: nothing new to record.
             Ok(delivered) if delivered.repeat => self.stats.repeats += 1,

@@ -44,7 +44,7 @@ impl<H: Harness> query::Host for Guard<H> {
     }
 
     fn get_session(&mut self, id: String) -> wasmtime::Result<Option<query::SessionHeader>> {
-        Ok(Guard::get_session(self, &id)?.map(Into::into))
+        self.older_header(&id)
     }
 
     fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
@@ -97,16 +97,9 @@ impl<H: Harness> inbox::Host for Guard<H> {
         mode: inbox::DeliveryMode,
         may_wake: bool,
     ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        let ids = current::MessageIds::none();
-        let answer = Guard::deliver(
-            self,
-            target,
-            body,
-            mode.into(),
-            may_wake,
-            String::new(),
-            ids,
-        )?;
+        // 0.1.0 has no delivery key: every send delivers.
+        let answer =
+            self.deliver_without_ids(target, body, mode.into(), may_wake, String::new())?;
         Ok(answer
             .map(|delivered| inbox::Delivered {
                 woke: delivered.woke,

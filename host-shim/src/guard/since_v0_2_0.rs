@@ -3,9 +3,7 @@
 //! lines, as a 0.2.0 plugin knew frames (`crate::contract::frames`).
 
 use super::Guard;
-use crate::contract::frames::{older_message, older_surface};
 use crate::contract::injected::marked_injected;
-use crate::contract::latest::MessageIds;
 use crate::contract::since_v0_2_0::harness::sessions::{inbox, session_query as query};
 use crate::contract::since_v0_2_0::{Plugin, surface_index};
 use crate::harness::Harness;
@@ -26,15 +24,14 @@ impl<H: Harness> query::Host for Guard<H> {
     }
 
     fn get_session(&mut self, id: String) -> wasmtime::Result<Option<query::SessionHeader>> {
-        Ok(Guard::get_session(self, &id)?.map(Into::into))
+        self.older_header(&id)
     }
 
     fn get_sessions(
         &mut self,
         ids: Vec<String>,
     ) -> wasmtime::Result<Vec<Option<query::SessionHeader>>> {
-        let headers = Guard::get_sessions(self, &ids)?;
-        Ok(headers.into_iter().map(|h| h.map(Into::into)).collect())
+        self.older_headers(&ids)
     }
 
     fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
@@ -46,13 +43,8 @@ impl<H: Harness> query::Host for Guard<H> {
         id: String,
         lead_chars: u32,
     ) -> wasmtime::Result<Option<query::SurfaceIndex>> {
-        let Some(index) = Guard::get_surface(self, &id, lead_chars)? else {
-            return Ok(None);
-        };
-        let index = older_surface(index, lead_chars, |seqs| {
-            Guard::get_messages(self, &id, seqs)
-        })?;
-        Ok(Some(surface_index(index, lead_chars)))
+        let index = self.older_surface_index(&id, lead_chars)?;
+        Ok(index.map(|index| surface_index(index, lead_chars)))
     }
 
     fn get_messages(
@@ -60,10 +52,10 @@ impl<H: Harness> query::Host for Guard<H> {
         id: String,
         seqs: Vec<u64>,
     ) -> wasmtime::Result<Vec<Option<query::MessageContent>>> {
-        let messages = Guard::get_messages(self, &id, &seqs)?;
+        let messages = self.older_messages(&id, &seqs)?;
         Ok((messages.into_iter())
             .map(|m| {
-                m.map(older_message).map(|m| query::MessageContent {
+                m.map(|m| query::MessageContent {
                     text: marked_injected(&m.text, m.injected).into_owned(),
                     source: m.source,
                 })
@@ -81,8 +73,7 @@ impl<H: Harness> inbox::Host for Guard<H> {
         may_wake: bool,
         key: String,
     ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        let ids = MessageIds::none();
-        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, key, ids)?;
+        let answer = self.deliver_without_ids(target, body, mode.into(), may_wake, key)?;
         Ok(answer
             .map(|delivered| inbox::Delivered {
                 woke: delivered.woke,

@@ -30,12 +30,12 @@
 //!   or [`crate::Shared`] shares it) keeps it across them.
 
 use crate::contract::latest::{
-    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
-    InboxCount, MessageContent, MessageIds, Role, SendCounts, SessionHeader, SessionIndex,
-    SurfaceIndex, ToolAction,
+    ActionStatus, Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, InboxCount,
+    MessageContent, Role, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
-use crate::harness::{Inbox, SessionQuery};
+use crate::harness::SessionQuery;
 pub use crate::harnesses::surface::Message;
+use crate::inbox::delivery::{Arriving, Woken};
 use crate::inbox::{Desk, MemoryInbox, Recipient, Waiting};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Deserializer};
@@ -644,31 +644,6 @@ impl CorpusHost {
     }
 }
 
-impl Inbox for CorpusHost {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
-    }
-
-    /// None: nothing but this host's own calls delivers into its inbox, so no reply
-    /// can come while a call waits (a test host that plays both sides lends
-    /// [`CorpusHost::inbox`] instead).
-    fn reply_inbox(&mut self) -> Option<crate::inbox::SharedInbox> {
-        None
-    }
-
-    fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
-        crate::inbox::delivery::arrived(self, target, handle, may_wake)
-    }
-}
-
 impl crate::harnesses::Store for CorpusHost {
     fn harness(&self) -> &'static str {
         "corpus"
@@ -677,8 +652,17 @@ impl crate::harnesses::Store for CorpusHost {
 
 /// The controller's part of the delivery path (see the module's opening).
 impl Recipient for CorpusHost {
+    type Plan = ();
+
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
+    }
+
+    /// None: nothing but this host's own calls delivers into its inbox, so no reply
+    /// can come while a call waits (a test host that plays both sides lends
+    /// [`CorpusHost::inbox`] instead).
+    fn inbox_for_replies(&mut self) -> Option<crate::inbox::SharedInbox> {
+        None
     }
 
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
@@ -702,11 +686,14 @@ impl Recipient for CorpusHost {
         Ok(session.header.live)
     }
 
-    fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
-        !live
+    fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
+        Woken {
+            woke: !arriving.live,
+            plan: (),
+        }
     }
 
-    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+    fn accepted(&mut self, waiting: &Waiting, (): ()) -> Delivered {
         let target = &waiting.message.target;
         let position = self.corpus.index[target.as_str()];
         let corpus = &self.corpus;
@@ -734,6 +721,33 @@ impl Recipient for CorpusHost {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::latest::DeliveryMode;
+    use crate::harness::Inbox;
+    use crate::inbox::delivery::DeliveryRequest;
+
+    #[test]
+    fn the_harness_s_word_on_a_target_comes_before_its_person_s() {
+        // Full at the largest seq, and its person refusing: refused as full (the
+        // harness resolves the target before the person's say is read).
+        let mut full = Session::new("full", 1);
+        full.header.live = true;
+        full.captured_through_seq = u64::MAX;
+        full.header.inbound = InboundPolicy::Refuse;
+        let mut open = Session::new("open", 2);
+        open.header.live = true;
+        open.header.inbound = InboundPolicy::Refuse;
+        let mut host = CorpusHost::new(Arc::new(Corpus::new(None, vec![full, open])));
+        let said = host.deliver(&DeliveryRequest::new("full", "hi", DeliveryMode::Queue));
+        assert!(
+            matches!(&said, Err(DeliveryRefusal::Rejected(why)) if why.contains("the session is full")),
+            "{said:?}"
+        );
+        // Not full: the person's refusal.
+        assert_eq!(
+            host.deliver(&DeliveryRequest::new("open", "hi", DeliveryMode::Queue)),
+            Err(DeliveryRefusal::RefusedByTarget)
+        );
+    }
 
     #[test]
     fn defaults_fill_optional_fields() {
@@ -831,25 +845,15 @@ mod tests {
         let before = cold.captured_through_seq;
         let mut host = CorpusHost::new(corpus.clone());
         assert_eq!(
-            host.deliver(
-                &id,
-                "x",
-                DeliveryMode::Queue,
-                false,
-                "",
-                &MessageIds::none()
-            ),
+            host.deliver(&DeliveryRequest::new(&id, "x", DeliveryMode::Queue)),
             Err(DeliveryRefusal::WouldNeedWake)
         );
         assert!(!host.session(&id).unwrap().header.live);
         assert_eq!(
             host.deliver(
-                &id,
-                "hello",
-                DeliveryMode::Queue,
-                true,
-                "k1",
-                &MessageIds::none()
+                &DeliveryRequest::new(&id, "hello", DeliveryMode::Queue)
+                    .may_wake(true)
+                    .key("k1")
             ),
             Ok(Delivered {
                 woke: true,
@@ -868,12 +872,9 @@ mod tests {
         let messages = after.messages.len();
         assert_eq!(
             host.deliver(
-                &id,
-                "hello",
-                DeliveryMode::Queue,
-                true,
-                "k1",
-                &MessageIds::none()
+                &DeliveryRequest::new(&id, "hello", DeliveryMode::Queue)
+                    .may_wake(true)
+                    .key("k1")
             ),
             Ok(Delivered {
                 woke: true,
@@ -885,14 +886,7 @@ mod tests {
         assert_eq!(host.session(&id).unwrap().messages.len(), messages);
         // Now live: a second delivery does not wake it.
         assert_eq!(
-            host.deliver(
-                &id,
-                "again",
-                DeliveryMode::Steer,
-                false,
-                "",
-                &MessageIds::none()
-            ),
+            host.deliver(&DeliveryRequest::new(&id, "again", DeliveryMode::Steer)),
             Ok(Delivered {
                 woke: false,
                 repeat: false,
@@ -903,14 +897,7 @@ mod tests {
         // The shared corpus is untouched: the host changed its own copy.
         assert!(!corpus.session(&id).unwrap().header.live);
         assert_eq!(
-            host.deliver(
-                "nobody",
-                "x",
-                DeliveryMode::Queue,
-                true,
-                "",
-                &MessageIds::none()
-            ),
+            host.deliver(&DeliveryRequest::new("nobody", "x", DeliveryMode::Queue).may_wake(true)),
             Err(DeliveryRefusal::NotFound)
         );
     }

@@ -70,6 +70,24 @@ pub fn read_range(file: &mut std::fs::File, start: u64, end: u64) -> std::io::Re
     Ok(buffer)
 }
 
+/// Each whole line of the log at `path`, read at once (a last line without a line feed
+/// is left until it is whole); none when the log does not exist yet. What a store reads
+/// when it must see all of a session, not a listing's windows: the witness of a
+/// hand-over.
+pub fn each_whole_line(path: &Path, mut take: impl FnMut(&[u8])) -> std::io::Result<()> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err),
+    };
+    for (line, whole) in lines(&bytes) {
+        if whole {
+            take(line);
+        }
+    }
+    Ok(())
+}
+
 /// The lines of `buffer`, each with whether a line feed ended it.
 pub fn lines(buffer: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
     let mut rest = buffer;

@@ -18,11 +18,12 @@ pub mod opencode;
 pub(crate) mod surface;
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, MessageIds, SendCounts,
-    SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+    Delivered, DeliveryRefusal, InboxCount, MessageContent, SendCounts, SessionHeader,
+    SessionIndex, SurfaceIndex, ToolAction,
 };
 use crate::harness::{Inbox, SessionQuery};
 use crate::inbox::SharedInbox;
+use crate::inbox::delivery::DeliveryRequest;
 use std::any::Any;
 use std::collections::HashMap;
 
@@ -31,6 +32,8 @@ use std::collections::HashMap;
 /// module declares its own (`claude::MCP_CLIENT`, `codex::MCP_CLIENT`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct McpClient {
+    /// Who sends these, for a person told how to name the caller (`Claude Code`).
+    pub who: &'static str,
     /// The environment variable the client sets for the servers it starts, naming the
     /// session the server serves (Claude Code: `CLAUDE_CODE_SESSION_ID`).
     pub caller_env: Option<&'static str>,
@@ -272,17 +275,9 @@ pub fn ids_of(index: &SessionIndex) -> Vec<String> {
 }
 
 impl Inbox for Harnesses {
-    fn deliver(
-        &mut self,
-        target: &str,
-        body: &str,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: &str,
-        ids: &MessageIds,
-    ) -> Result<Delivered, DeliveryRefusal> {
-        match self.holder_of(target) {
-            Some(at) => self.stores[at].deliver(target, body, mode, may_wake, key, ids),
+    fn deliver(&mut self, request: &DeliveryRequest) -> Result<Delivered, DeliveryRefusal> {
+        match self.holder_of(request.target) {
+            Some(at) => self.stores[at].deliver(request),
             None => Err(DeliveryRefusal::NotFound),
         }
     }
@@ -300,6 +295,7 @@ impl Inbox for Harnesses {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::latest::DeliveryMode;
     use crate::harnesses::corpus::{Corpus, CorpusHost, Session};
     use std::sync::Arc;
 
@@ -359,17 +355,9 @@ mod tests {
     }
 
     impl Inbox for Asked {
-        fn deliver(
-            &mut self,
-            target: &str,
-            body: &str,
-            mode: DeliveryMode,
-            may_wake: bool,
-            key: &str,
-            ids: &MessageIds,
-        ) -> Result<Delivered, DeliveryRefusal> {
-            self.ids.push(target.to_string());
-            self.inner.deliver(target, body, mode, may_wake, key, ids)
+        fn deliver(&mut self, request: &DeliveryRequest) -> Result<Delivered, DeliveryRefusal> {
+            self.ids.push(request.target.to_string());
+            self.inner.deliver(request)
         }
     }
 
@@ -408,14 +396,8 @@ mod tests {
             ]
         );
         assert!(three.get_session("c1").is_some());
-        let delivered = three.deliver(
-            "c1",
-            "hi",
-            DeliveryMode::Queue,
-            true,
-            "",
-            &MessageIds::none(),
-        );
+        let delivered =
+            three.deliver(&DeliveryRequest::new("c1", "hi", DeliveryMode::Queue).may_wake(true));
         assert!(delivered.is_ok());
         let corpus = three.find_mut::<CorpusHost>().unwrap();
         assert!(
@@ -423,14 +405,8 @@ mod tests {
             "the first store"
         );
         assert_eq!(
-            three.deliver(
-                "nobody",
-                "hi",
-                DeliveryMode::Queue,
-                true,
-                "",
-                &MessageIds::none()
-            ),
+            three
+                .deliver(&DeliveryRequest::new("nobody", "hi", DeliveryMode::Queue).may_wake(true)),
             Err(DeliveryRefusal::NotFound)
         );
     }
@@ -447,15 +423,8 @@ mod tests {
         two.get_messages("b1", &[1]);
         two.inbox_status("b1", "a1");
         assert!(
-            two.deliver(
-                "b1",
-                "hi",
-                DeliveryMode::Queue,
-                true,
-                "",
-                &MessageIds::none()
-            )
-            .is_ok()
+            two.deliver(&DeliveryRequest::new("b1", "hi", DeliveryMode::Queue).may_wake(true))
+                .is_ok()
         );
         assert!(asked_of(&two, 0).is_empty(), "{:?}", asked_of(&two, 0));
         assert_eq!(asked_of(&two, 1).len(), 6);
@@ -467,14 +436,7 @@ mod tests {
         assert_eq!(asked_of(&two, 0), ["b1"]);
         // An id none holds is asked of each, and refused.
         assert_eq!(
-            two.deliver(
-                "nobody",
-                "hi",
-                DeliveryMode::Queue,
-                true,
-                "",
-                &MessageIds::none()
-            ),
+            two.deliver(&DeliveryRequest::new("nobody", "hi", DeliveryMode::Queue).may_wake(true)),
             Err(DeliveryRefusal::NotFound)
         );
     }

@@ -3,35 +3,15 @@
 //! already joined, and how that becomes the contract's answers (an index with leads,
 //! whole messages by seq).
 
-use crate::contract::latest::{MessageContent, MessageEntry, Role, SurfaceIndex, ToolAction};
+use crate::contract::latest::{
+    InboxCount, MessageContent, MessageEntry, Role, SendCounts, SessionHeader, SessionIndex,
+    SurfaceIndex, ToolAction,
+};
+use crate::harness::SessionQuery;
+use crate::inbox::{Recipient, send_history_or_none};
+use std::sync::Arc;
 
-pub use crate::contract::frames::FRAME_FIRST_LINE;
-
-/// The frame's last line: a body line that reads like it is escaped by the plugin (a
-/// leading backslash), so in a hand-over this line only ever ends a frame.
-const FRAME_LAST_LINE: &str = "--- message ends ---";
-
-/// The frames of a hook's hand-over (several messages are joined by a blank line), or
-/// `None` when the text is not one: each must start with the frame's first line and
-/// end with its last. Every store shows a handed-over message as the frame itself
-/// (user role, not injected), whatever the harness recorded it in.
-pub fn handed_over_frames(text: &str) -> Option<Vec<&str>> {
-    let mut frames = Vec::new();
-    let mut rest = text.trim_end_matches('\n');
-    while !rest.is_empty() {
-        if !rest.starts_with(FRAME_FIRST_LINE) {
-            return None;
-        }
-        let end = rest.find(&format!("\n{FRAME_LAST_LINE}"))? + 1 + FRAME_LAST_LINE.len();
-        let after = &rest[end..];
-        if !(after.is_empty() || after.starts_with('\n')) {
-            return None;
-        }
-        frames.push(&rest[..end]);
-        rest = after.trim_start_matches('\n');
-    }
-    (!frames.is_empty()).then_some(frames)
-}
+pub use crate::contract::frames::handed_over_frames;
 
 /// One message of a session's current model surface, as the host keeps it: the text
 /// parts already joined (the only content that ever crosses), its length counted once.
@@ -104,6 +84,15 @@ impl Surface {
         index_of(&self.messages, self.captured_through_seq, lead_chars)
     }
 
+    /// The message ids of the frames handed over to the session (its person's side,
+    /// not injected): what this surface witnesses of the hand-overs offered to it.
+    pub fn handed_over_ids(&self) -> crate::inbox::Shown {
+        let given = (self.messages.iter())
+            .filter(|m| m.role == Role::User && !m.injected)
+            .filter_map(|m| m.text());
+        crate::inbox::shown_in(given)
+    }
+
     /// The message with this seq, whole.
     pub fn message(&self, seq: u64) -> Option<MessageContent> {
         message_of(&self.messages, seq)
@@ -139,70 +128,113 @@ impl Surface {
     }
 }
 
-/// The `SessionQuery` answers every store over a harness's own logs gives alike, inside
-/// its `impl SessionQuery`: a session's surface, its messages and its tool calls from
-/// the store's `surface(id) -> Option<Arc<Surface>>`, and what its inbox holds from its
-/// `desk` field (a [`crate::inbox::Desk`]): an inbox that cannot be read counts nothing.
-macro_rules! answers_from_surface_and_desk {
-    () => {
-        fn get_surface(
-            &mut self,
-            id: &str,
-            lead_chars: u32,
-        ) -> Option<$crate::contract::latest::SurfaceIndex> {
-            Some(self.surface(id)?.index(lead_chars))
-        }
+/// A store over a harness's own logs, as the plugin asks it: what a call's start and
+/// end mean to it, its sessions (all, or by id), their titles, and one session's
+/// surface. The rest of [`SessionQuery`] follows alike for every such store (below): a
+/// surface's index, messages and tool calls, and what the inbox holds, from its
+/// desk (an inbox that cannot be read counts nothing). Its deliveries take the one
+/// delivery path, as its [`Recipient`] says.
+pub(crate) trait LoggedSessions: Recipient {
+    /// A call begins (the desk already knows its caller): what the store keeps for
+    /// its length.
+    fn call_begins(&mut self) {}
 
-        fn get_messages(
-            &mut self,
-            id: &str,
-            seqs: &[u64],
-        ) -> Vec<Option<$crate::contract::latest::MessageContent>> {
-            $crate::harnesses::surface::Surface::messages(self.surface(id).as_deref(), seqs)
-        }
+    /// The call ended: nothing kept.
+    fn call_ends(&mut self) {}
 
-        fn inbox_status(
-            &mut self,
-            target: &str,
-            sender: &str,
-        ) -> $crate::contract::latest::InboxCount {
-            (self.desk.inbox())
-                .count_from(target, sender)
-                .unwrap_or($crate::contract::latest::InboxCount::NONE)
-        }
+    /// Every session, as a listing shows it.
+    fn all_sessions(&mut self) -> SessionIndex;
 
-        fn action_seqs(&mut self, id: &str) -> Vec<u64> {
-            $crate::harnesses::surface::Surface::action_seqs(self.surface(id).as_deref())
-        }
+    /// One session's header, when the store holds it.
+    fn session_header(&mut self, id: &str) -> Option<SessionHeader>;
 
-        fn get_actions(
-            &mut self,
-            id: &str,
-            seqs: &[u64],
-        ) -> Vec<Vec<$crate::contract::latest::ToolAction>> {
-            $crate::harnesses::surface::Surface::actions(self.surface(id).as_deref(), seqs)
-        }
+    /// Several sessions' headers, in the order asked.
+    fn session_headers(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.session_header(id)).collect()
+    }
 
-        fn send_history(
-            &mut self,
-            sender: &str,
-            target: &str,
-            window_minutes: u32,
-            limit: u32,
-            key: &str,
-        ) -> $crate::contract::latest::SendCounts {
-            $crate::inbox::send_history_or_none(
-                &**self.desk.inbox(),
-                sender,
-                target,
-                window_minutes,
-                limit,
-                key,
-            )
-        }
-    };
+    /// Several sessions' titles, in the order asked.
+    fn titles(&mut self, ids: &[String]) -> Vec<Option<String>>;
+
+    /// One session's surface, parsed from its log.
+    fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>>;
 }
-pub(crate) use answers_from_surface_and_desk;
+
+// The bound is the kit's own: only its stores over logs take this impl; any other
+// store implements `SessionQuery` itself.
+impl<T: LoggedSessions> SessionQuery for T {
+    fn begin_call(&mut self, caller: &str) {
+        self.desk().set_caller(caller);
+        self.call_begins();
+    }
+
+    fn end_call(&mut self) {
+        self.desk().end_call();
+        self.call_ends();
+    }
+
+    fn list_sessions(&mut self) -> SessionIndex {
+        self.all_sessions()
+    }
+
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        self.session_header(id)
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        self.session_headers(ids)
+    }
+
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        self.titles(ids)
+    }
+
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        Some(self.surface_of(id)?.index(lead_chars))
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        Surface::messages(self.surface_of(id).as_deref(), seqs)
+    }
+
+    /// When the caller has messages waiting there (or a look without a caller, as
+    /// `host-shim watch`'s), what the target's surface shows settles its offers first
+    /// (a read is as good a witness as its next hook): an offer it shows is handed
+    /// over. A read with nothing waiting settles nothing, so reads stay one count.
+    /// None is offered again from here: a surface starts after the last compaction, so
+    /// one it does not show may still be in the log before it.
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        let inbox = self.desk().inbox().clone();
+        let count = inbox.count_from(target, sender).unwrap_or(InboxCount::NONE);
+        if !sender.is_empty() && count.waiting == 0 {
+            return count;
+        }
+        let _ = inbox.settle(target, std::time::Duration::MAX, &mut || {
+            Ok((self.surface_of(target)).map_or_else(Default::default, |s| s.handed_over_ids()))
+        });
+        inbox.count_from(target, sender).unwrap_or(InboxCount::NONE)
+    }
+
+    fn action_seqs(&mut self, id: &str) -> Vec<u64> {
+        Surface::action_seqs(self.surface_of(id).as_deref())
+    }
+
+    fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
+        Surface::actions(self.surface_of(id).as_deref(), seqs)
+    }
+
+    fn send_history(
+        &mut self,
+        sender: &str,
+        target: &str,
+        window_minutes: u32,
+        limit: u32,
+        key: &str,
+    ) -> SendCounts {
+        let inbox = self.desk().inbox().clone();
+        send_history_or_none(&*inbox, sender, target, window_minutes, limit, key)
+    }
+}
 
 /// `messages` as an index, each lead at most `lead_chars` chars.
 pub fn index_of(messages: &[Message], captured_through_seq: u64, lead_chars: u32) -> SurfaceIndex {

@@ -42,8 +42,14 @@ const MAX_LINE_BYTES: usize = 2 << 20;
 pub enum AuditEvent {
     /// The inbox accepted it: it waits for its target's hand-over.
     Accepted,
-    /// It was handed to its target.
+    /// It was given to its target, which had not yet recorded it.
+    Offered,
+    /// It was handed to its target (its record shows it, or nothing but the answer
+    /// could).
     HandedOver,
+    /// Its offer's time passed and its target's record did not show it: it waits to
+    /// be offered again.
+    WaitingAgain,
     /// The plugin refused the send (`refusal` says which rail); nothing was delivered.
     Refused,
 }
@@ -326,6 +332,40 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
             self.record(message, AuditEvent::HandedOver);
         }
         Ok(handed)
+    }
+
+    fn offer(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>> {
+        let offered = self.inner.offer(session, picked, answer)?;
+        for message in &offered {
+            let event = match message.message_id.is_empty() {
+                // No record can show it: handed over at once.
+                true => AuditEvent::HandedOver,
+                false => AuditEvent::Offered,
+            };
+            self.record(message, event);
+        }
+        Ok(offered)
+    }
+
+    fn settle(
+        &self,
+        session: &str,
+        expire_after: std::time::Duration,
+        shown: &mut dyn FnMut() -> Result<super::Shown>,
+    ) -> Result<super::Settled> {
+        let settled = self.inner.settle(session, expire_after, shown)?;
+        for message in &settled.handed_over {
+            self.record(message, AuditEvent::HandedOver);
+        }
+        for message in &settled.waiting_again {
+            self.record(message, AuditEvent::WaitingAgain);
+        }
+        Ok(settled)
     }
 
     fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<super::Sent>> {

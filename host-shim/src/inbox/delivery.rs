@@ -23,10 +23,11 @@
 //! recorded by the runtime's guard (`--deliveries`), for every harness the same.
 
 use super::{InboxBackend, Located, Put, SharedInbox, SpooledMessage, Waiting, key_sender};
+use crate::call_memo::CallMemo;
+use crate::contract::latest::MessageIds;
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, MessageIds,
+    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy,
 };
-use crate::harness::CallMemo;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -59,6 +60,17 @@ impl AnsweredKeys {
         key: &str,
         deliver: impl FnOnce() -> Result<Delivered, DeliveryRefusal>,
     ) -> Result<Delivered, DeliveryRefusal> {
+        self.once_decided(key, || (deliver(), true))
+    }
+
+    /// As [`AnsweredKeys::once`], `deliver`'s answer remembered only when it says it
+    /// is decided: an attempt the inbox failed mid-way may have stored the message, so
+    /// the next try under the key looks again instead of hearing this answer.
+    pub fn once_decided(
+        &mut self,
+        key: &str,
+        deliver: impl FnOnce() -> (Result<Delivered, DeliveryRefusal>, bool),
+    ) -> Result<Delivered, DeliveryRefusal> {
         let now = Instant::now();
         self.forget_older_than(now);
         if let Some(first) = self.answers.get(key) {
@@ -67,8 +79,8 @@ impl AnsweredKeys {
                 ..delivered
             });
         }
-        let answer = deliver();
-        if !key.is_empty() {
+        let (answer, decided) = deliver();
+        if !key.is_empty() && decided {
             if self.order.len() == KEYS_KEPT
                 && let Some((oldest, _)) = self.order.pop_front()
             {
@@ -153,49 +165,21 @@ impl Desk {
     }
 }
 
-/// `impl Inbox for $store`, as every store over a harness's own logs has it: each
-/// delivery through [`deliver`] (the store is its own [`Recipient`]), a reply awaited
-/// in the inbox its `desk` field delivers to.
-macro_rules! inbox_through_the_delivery_path {
-    ($store:ty) => {
-        impl $crate::harness::Inbox for $store {
-            fn deliver(
-                &mut self,
-                target: &str,
-                body: &str,
-                mode: $crate::contract::latest::DeliveryMode,
-                may_wake: bool,
-                key: &str,
-                ids: &$crate::contract::latest::MessageIds,
-            ) -> Result<
-                $crate::contract::latest::Delivered,
-                $crate::contract::latest::DeliveryRefusal,
-            > {
-                $crate::inbox::delivery::deliver(self, target, body, mode, may_wake, key, ids)
-            }
-
-            fn reply_inbox(&mut self) -> Option<$crate::inbox::SharedInbox> {
-                Some(self.desk.inbox().clone())
-            }
-
-            fn arrived(
-                &mut self,
-                target: &str,
-                handle: &str,
-                may_wake: bool,
-            ) -> Option<$crate::contract::latest::Delivered> {
-                $crate::inbox::delivery::arrived(self, target, handle, may_wake)
-            }
-        }
-    };
-}
-pub(crate) use inbox_through_the_delivery_path;
-
-/// What a harness adds to the delivery path. Its store implements this and calls
-/// [`deliver`] from its `Inbox::deliver`.
+/// What a harness adds to the delivery path. A store that implements it is an `Inbox`
+/// whose deliveries take this path ([`deliver`]).
 pub trait Recipient {
+    /// What the harness's wake step hands its `accepted` step for one new message (a
+    /// daemon connection and its plan, say): `()` when it has nothing to hand.
+    type Plan: Default;
+
     /// The store's desk.
     fn desk(&mut self) -> &mut Desk;
+
+    /// The inbox a reply to the caller arrives in, for a send that awaits it (see
+    /// `Inbox::reply_inbox`): the desk's by default.
+    fn inbox_for_replies(&mut self) -> Option<SharedInbox> {
+        Some(self.desk().inbox().clone())
+    }
 
     /// The target as the harness knows it now: whether it is live, or why it takes no
     /// message (`not-found` for an unknown id; `rejected` for a subagent, with where
@@ -209,17 +193,18 @@ pub trait Recipient {
         InboundPolicy::Accept
     }
 
-    /// Asked only for a new message the call may deliver, just before it is put, with
-    /// whether [`Recipient::resolve`] found the target live: whether the target was or
-    /// will be woken with it (a store may wake it here). Nothing wakes by default.
-    fn wake(&mut self, _target: &str, _mode: DeliveryMode, _live: bool) -> bool {
-        false
+    /// Asked only for a new message the call may deliver, just before it is put:
+    /// whether the target was or will be woken with it (a store may wake it here), and
+    /// what [`Recipient::accepted`] needs from this step. Nothing wakes by default.
+    fn wake(&mut self, _arriving: &Arriving) -> Woken<Self::Plan> {
+        Woken::default()
     }
 
-    /// The message is in the inbox: what the harness does with it at once, and the
-    /// answer (whether the target woke, where the message is now). By default it
-    /// waits for the harness's hand-over, as woken as [`Recipient::wake`] said.
-    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+    /// The message is in the inbox: what the harness does with it at once, with what
+    /// its wake step planned, and the answer (whether the target woke, where the
+    /// message is now). By default it waits for the harness's hand-over, as woken as
+    /// [`Recipient::wake`] said.
+    fn accepted(&mut self, waiting: &Waiting, _plan: Self::Plan) -> Delivered {
         Delivered {
             woke: waiting.message.woke,
             repeat: false,
@@ -229,34 +214,94 @@ pub trait Recipient {
     }
 }
 
-/// Delivers `body` to `target` through `recipient`'s harness, exactly once or not at
-/// all (the module's opening says in what order).
+/// What a call asks `Inbox::deliver` to deliver: the WIT function's arguments.
+#[derive(Clone, Copy, Debug)]
+pub struct DeliveryRequest<'a> {
+    /// The session the message is for.
+    pub target: &'a str,
+    /// The message as the plugin framed it.
+    pub body: &'a str,
+    /// `queue` (its next turn) or `steer` (into the turn that runs).
+    pub mode: DeliveryMode,
+    /// Whether a cold target may be woken; without it a cold target is refused
+    /// (`WouldNeedWake`).
+    pub may_wake: bool,
+    /// The delivery key: one delivery per non-empty key, whatever retries it.
+    pub key: &'a str,
+    /// The ids the body's frame carries (none from a plugin before 0.4.0).
+    pub ids: &'a MessageIds,
+}
+
+/// The ids of a message whose frame carries none.
+static NO_IDS: MessageIds = MessageIds::none();
+
+impl<'a> DeliveryRequest<'a> {
+    /// `body` for `target` in `mode`, with no key and no ids, and no waking.
+    pub fn new(target: &'a str, body: &'a str, mode: DeliveryMode) -> DeliveryRequest<'a> {
+        DeliveryRequest {
+            target,
+            body,
+            mode,
+            may_wake: false,
+            key: "",
+            ids: &NO_IDS,
+        }
+    }
+
+    /// The same, a cold target woken (`true`) or refused.
+    pub fn may_wake(self, may_wake: bool) -> DeliveryRequest<'a> {
+        DeliveryRequest { may_wake, ..self }
+    }
+
+    /// The same, under a delivery key.
+    pub fn key(self, key: &'a str) -> DeliveryRequest<'a> {
+        DeliveryRequest { key, ..self }
+    }
+
+    /// The same, with the ids its frame carries.
+    pub fn ids(self, ids: &'a MessageIds) -> DeliveryRequest<'a> {
+        DeliveryRequest { ids, ..self }
+    }
+}
+
+/// A new message about to be put for a target, as the wake step is asked about it.
+#[derive(Clone, Copy, Debug)]
+pub struct Arriving<'a> {
+    pub target: &'a str,
+    pub mode: DeliveryMode,
+    /// Whether [`Recipient::resolve`] found the target live.
+    pub live: bool,
+    /// Whether the call may wake a cold target.
+    pub may_wake: bool,
+}
+
+/// What the wake step decided: whether the target was or will be woken with the
+/// message, and the plan it hands [`Recipient::accepted`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Woken<P> {
+    pub woke: bool,
+    pub plan: P,
+}
+
+/// Delivers the request through `recipient`'s harness, exactly once or not at all
+/// (the module's opening says in what order).
 pub fn deliver<R: Recipient + ?Sized>(
     recipient: &mut R,
-    target: &str,
-    body: &str,
-    mode: DeliveryMode,
-    may_wake: bool,
-    key: &str,
-    ids: &MessageIds,
+    request: &DeliveryRequest,
 ) -> Result<Delivered, DeliveryRefusal> {
     let desk = recipient.desk();
     let inbox = desk.inbox.clone();
     let mut answered = std::mem::take(&mut desk.answered);
     // The sender a key names, else the caller the store was told of.
-    let sender = match key_sender(key) {
+    let sender = match key_sender(request.key) {
         Some(sender) => sender.to_string(),
         None => desk.caller.clone(),
     };
-    let message = Message {
-        target,
-        body,
-        mode,
-        key,
-        ids,
-        sender: &sender,
-    };
-    let answer = answered.once(key, || accept(recipient, &*inbox, &message, may_wake));
+    let answer = answered.once_decided(request.key, || {
+        let mut inbox_failed = false;
+        let answer = accept(recipient, &*inbox, request, &sender, &mut inbox_failed);
+        (answer, !inbox_failed)
+    });
     recipient.desk().answered = answered;
     answer
 }
@@ -279,36 +324,35 @@ pub fn arrived<R: Recipient + ?Sized>(
         return None;
     }
     let mut waiting = inbox.waiting_one(target, handle).ok()??;
-    waiting.message.woke = recipient.wake(target, waiting.message.mode, live);
-    Some(recipient.accepted(&waiting))
+    let woken = recipient.wake(&Arriving {
+        target,
+        mode: waiting.message.mode,
+        live,
+        may_wake,
+    });
+    waiting.message.woke = woken.woke;
+    Some(recipient.accepted(&waiting, woken.plan))
 }
 
-/// What a call asks to deliver.
-struct Message<'a> {
-    target: &'a str,
-    body: &'a str,
-    mode: DeliveryMode,
-    key: &'a str,
-    ids: &'a MessageIds,
-    sender: &'a str,
-}
-
-/// Steps 2 to 6 of the path, for a key not answered in this process.
+/// Steps 2 to 6 of the path, for a key not answered in this process, from `sender`;
+/// `inbox_failed` says when the inbox failed a step, so the answer is not the last word.
 fn accept<R: Recipient + ?Sized>(
     recipient: &mut R,
     inbox: &dyn InboxBackend,
-    asked: &Message,
-    may_wake: bool,
+    request: &DeliveryRequest,
+    sender: &str,
+    inbox_failed: &mut bool,
 ) -> Result<Delivered, DeliveryRefusal> {
-    let Message {
+    let DeliveryRequest {
         target,
         body,
         mode,
+        may_wake,
         key,
         ids,
-        sender,
-    } = *asked;
-    let unusable = |err: anyhow::Error| {
+    } = *request;
+    let mut unusable = |err: anyhow::Error| {
+        *inbox_failed = true;
         DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
     };
     let live = recipient.resolve(target)?;
@@ -318,14 +362,15 @@ fn accept<R: Recipient + ?Sized>(
         state: first.state,
         message_id: first.message.message_id,
     };
-    if let Some(first) = inbox.find(target, key).map_err(unusable)? {
+    if let Some(first) = inbox.find(target, key).map_err(&mut unusable)? {
         return Ok(repeat(first));
     }
     let identical = inbox.find_identical(target, sender, body, REPEAT_WINDOW);
-    if let Some(first) = identical.map_err(unusable)? {
+    if let Some(first) = identical.map_err(&mut unusable)? {
         return Ok(repeat(first));
     }
-    let inbound = (inbox.inbound(target).map_err(unusable)?).stricter(recipient.inbound(target));
+    let inbound =
+        (inbox.inbound(target).map_err(&mut unusable)?).stricter(recipient.inbound(target));
     if inbound == InboundPolicy::Refuse {
         return Err(DeliveryRefusal::RefusedByTarget);
     }
@@ -334,7 +379,7 @@ fn accept<R: Recipient + ?Sized>(
         let message = SpooledMessage::new(target, mode, body, key, false)
             .with_ids(ids)
             .from(sender);
-        let (repeat, message_id) = match inbox.put_unseen(&message).map_err(unusable)? {
+        let (repeat, message_id) = match inbox.put_unseen(&message).map_err(&mut unusable)? {
             Put::Repeat(first) => (true, first.message_id),
             Put::New(_) => (false, message.message_id),
         };
@@ -348,11 +393,16 @@ fn accept<R: Recipient + ?Sized>(
     if !live && !may_wake {
         return Err(DeliveryRefusal::WouldNeedWake);
     }
-    let woke = recipient.wake(target, mode, live);
+    let Woken { woke, plan } = recipient.wake(&Arriving {
+        target,
+        mode,
+        live,
+        may_wake,
+    });
     let message = SpooledMessage::new(target, mode, body, key, woke)
         .with_ids(ids)
         .from(sender);
-    match inbox.put_unseen(&message).map_err(unusable)? {
+    match inbox.put_unseen(&message).map_err(&mut unusable)? {
         // Another writer of this key landed first, a moment ago.
         Put::Repeat(first) => Ok(Delivered {
             woke: first.woke,
@@ -360,13 +410,14 @@ fn accept<R: Recipient + ?Sized>(
             state: DeliveryState::Waiting,
             message_id: first.message_id,
         }),
-        Put::New(handle) => Ok(recipient.accepted(&Waiting { handle, message })),
+        Put::New(handle) => Ok(recipient.accepted(&Waiting { handle, message }, plan)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::latest::InboxCount;
     use crate::inbox::MemoryInbox;
     use std::sync::Arc;
 
@@ -425,6 +476,7 @@ mod tests {
     }
 
     impl Recipient for Two {
+        type Plan = ();
         fn desk(&mut self) -> &mut Desk {
             &mut self.desk
         }
@@ -437,10 +489,120 @@ mod tests {
                 _ => Err(DeliveryRefusal::NotFound),
             }
         }
-        fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
+        fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
             self.wakes += 1;
-            !live
+            Woken {
+                woke: !arriving.live,
+                plan: (),
+            }
         }
+    }
+
+    /// An inbox whose next write is stored but answered as timed out, as a cluster's
+    /// write whose acknowledgement did not come in time.
+    struct Unacknowledged {
+        inner: MemoryInbox,
+        fail_next_put: std::sync::atomic::AtomicBool,
+    }
+
+    impl InboxBackend for Unacknowledged {
+        fn find(&self, session: &str, key: &str) -> anyhow::Result<Option<Located>> {
+            self.inner.find(session, key)
+        }
+        fn find_identical(
+            &self,
+            session: &str,
+            sender: &str,
+            body: &str,
+            within: Duration,
+        ) -> anyhow::Result<Option<Located>> {
+            self.inner.find_identical(session, sender, body, within)
+        }
+        fn count_from(&self, session: &str, sender: &str) -> anyhow::Result<InboxCount> {
+            self.inner.count_from(session, sender)
+        }
+        fn put_unseen(&self, message: &SpooledMessage) -> anyhow::Result<Put> {
+            let put = self.inner.put_unseen(message)?;
+            if self
+                .fail_next_put
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+            {
+                anyhow::bail!("cannot write the message: timed out: didn't receive ack in time");
+            }
+            Ok(put)
+        }
+        fn waiting(&self, session: &str) -> anyhow::Result<crate::inbox::InboxContents> {
+            self.inner.waiting(session)
+        }
+        fn hand_over(
+            &self,
+            session: &str,
+            picked: Vec<Waiting>,
+            answer: &mut dyn FnMut(&[SpooledMessage]) -> anyhow::Result<()>,
+        ) -> anyhow::Result<Vec<SpooledMessage>> {
+            self.inner.hand_over(session, picked, answer)
+        }
+        fn offer(
+            &self,
+            session: &str,
+            picked: Vec<Waiting>,
+            answer: &mut dyn FnMut(&[SpooledMessage]) -> anyhow::Result<()>,
+        ) -> anyhow::Result<Vec<SpooledMessage>> {
+            self.inner.offer(session, picked, answer)
+        }
+        fn settle(
+            &self,
+            session: &str,
+            expire_after: std::time::Duration,
+            shown: &mut dyn FnMut() -> anyhow::Result<crate::inbox::Shown>,
+        ) -> anyhow::Result<crate::inbox::Settled> {
+            self.inner.settle(session, expire_after, shown)
+        }
+        fn sent_since(
+            &self,
+            sender: &str,
+            since_ns: u128,
+        ) -> anyhow::Result<Vec<crate::inbox::Sent>> {
+            self.inner.sent_since(sender, since_ns)
+        }
+        fn inbound(&self, session: &str) -> anyhow::Result<InboundPolicy> {
+            self.inner.inbound(session)
+        }
+        fn set_inbound(&self, session: &str, policy: InboundPolicy) -> anyhow::Result<()> {
+            self.inner.set_inbound(session, policy)
+        }
+    }
+
+    #[test]
+    fn a_write_the_inbox_failed_is_not_the_last_word_a_retry_finds_it() {
+        let inbox = Arc::new(Unacknowledged {
+            inner: MemoryInbox::new(),
+            fail_next_put: true.into(),
+        });
+        let mut harness = Two {
+            desk: Desk::new(inbox.clone()),
+            wakes: 0,
+            resolved: 0,
+        };
+        // The write timed out, though it was stored: the call is told the inbox failed.
+        let first = send(&mut harness, "live", "hello", false, "5:alicec1");
+        assert!(
+            matches!(&first, Err(DeliveryRefusal::Rejected(why)) if why.contains("timed out")),
+            "{first:?}"
+        );
+        // The retry under the same key is not told the same: the key is looked up, and
+        // the message it stored is the answer (accepted, once).
+        let again = send(&mut harness, "live", "hello", false, "5:alicec1").unwrap();
+        assert!(again.repeat, "{again:?}");
+        assert_eq!(inbox.waiting("live").unwrap().messages.len(), 1);
+        // A decided answer is remembered as before: the third try asks nothing.
+        let resolved = harness.resolved;
+        assert!(
+            send(&mut harness, "live", "hello", false, "5:alicec1")
+                .unwrap()
+                .repeat
+        );
+        assert_eq!(harness.resolved, resolved);
     }
 
     fn two() -> Two {
@@ -458,15 +620,10 @@ mod tests {
         may_wake: bool,
         key: &str,
     ) -> Result<Delivered, DeliveryRefusal> {
-        deliver(
-            to,
-            target,
-            body,
-            DeliveryMode::Queue,
-            may_wake,
-            key,
-            &MessageIds::none(),
-        )
+        let request = DeliveryRequest::new(target, body, DeliveryMode::Queue)
+            .may_wake(may_wake)
+            .key(key);
+        deliver(to, &request)
     }
 
     #[test]

@@ -1,16 +1,45 @@
 //! What every harness's hand-over does with what waits in the inbox (a hook adapter,
-//! Claude Code's idle watcher, Codex's daemon): pick the messages the moment takes,
-//! within the answer's size, and hand them over through the backend, so a message
-//! leaves the inbox only once the harness has it.
+//! Codex's daemon, OpenCode's plugin): settle earlier offers against the target's own
+//! record, pick the messages the moment takes, within the answer's size, and offer
+//! them through the backend. An answer written is only an offer: a hook killed after
+//! writing it exits without success and the harness drops what it said. A message is
+//! handed over once the target's record (its transcript, rollout or database) shows
+//! its `message-id`, and offered again when the record still does not show it after
+//! [`OFFERS_EXPIRE_AFTER`].
 
-use super::{InboxBackend, SpooledMessage, Waiting};
+use super::{InboxBackend, OFFERS_EXPIRE_AFTER, Shown, SpooledMessage, Waiting};
 use crate::contract::latest::{DeliveryMode, InboundPolicy};
 use anyhow::Result;
+use std::path::Path;
+
+/// What witnesses a hand-over.
+pub enum Witness<'a> {
+    /// The target's own record: what it shows, read when an offer is to be settled.
+    Record(Box<dyn FnMut() -> Result<Shown> + 'a>),
+    /// Nothing but the answer (a harness whose record does not keep what a hand-over
+    /// gave it): an answer written is a hand-over.
+    Answer,
+}
+
+impl<'a> Witness<'a> {
+    /// The record in the file at `place` (a hook's `transcript_path`), read by `read`;
+    /// nothing but the answer without one.
+    pub fn file(place: Option<&'a Path>, read: fn(&Path) -> Result<Shown>) -> Witness<'a> {
+        match place {
+            Some(path) => Witness::Record(Box::new(move || read(path))),
+            None => Witness::Answer,
+        }
+    }
+}
 
 /// What a hand-over handed over, and what it could not read.
 #[derive(Debug, Default)]
 pub struct HookReport {
+    /// The messages given in this answer (offered, or handed over where only the
+    /// answer witnesses it).
     pub handed_over: Vec<SpooledMessage>,
+    /// Earlier offers the target's record showed: handed over now.
+    pub confirmed: Vec<SpooledMessage>,
     /// Messages the event takes that were waiting (a concurrent hand-over may have
     /// claimed some first).
     pub picked: usize,
@@ -30,19 +59,30 @@ pub enum Takes {
     All,
 }
 
-/// Picks the waiting messages `takes` names, at most `cap` chars of them (at least
-/// one), and hands them over, `answer` giving the harness their joined text; a message
-/// leaves the inbox only after that ([`InboxBackend::hand_over`]). Nothing is handed
-/// over while the session's person holds its inbound.
+/// Settles `session`'s earlier offers against `witness`, then picks the waiting
+/// messages `takes` names, at most `cap` chars of them (at least one), and offers them,
+/// `answer` giving the harness their joined text ([`InboxBackend::offer`]; handed over
+/// at once where only the answer witnesses it). Nothing is given while the session's
+/// person holds its inbound.
 pub fn hand_over_waiting(
     inbox: &dyn InboxBackend,
     session: &str,
     takes: Takes,
     cap: usize,
+    witness: Witness<'_>,
     answer: impl FnOnce(&str) -> Result<()>,
 ) -> Result<HookReport> {
+    let (mut shown, offers): (Box<dyn FnMut() -> Result<Shown>>, bool) = match witness {
+        Witness::Record(shown) => (shown, true),
+        Witness::Answer => (Box::new(|| Ok(Shown::new())), false),
+    };
+    let settled = inbox.settle(session, OFFERS_EXPIRE_AFTER, &mut *shown)?;
+    let mut report = HookReport {
+        confirmed: settled.handed_over,
+        ..HookReport::default()
+    };
     if inbox.inbound(session)? == InboundPolicy::Hold {
-        return Ok(HookReport::default());
+        return Ok(report);
     }
     let contents = inbox.waiting(session)?;
     let is_steer = |w: &Waiting| w.message.mode == DeliveryMode::Steer;
@@ -56,18 +96,18 @@ pub fn hand_over_waiting(
         .map(|(_, w)| w)
         .collect();
     let picked = within_answer_cap(picked, cap);
-    let mut report = HookReport {
-        handed_over: Vec::new(),
-        picked: picked.len(),
-        unreadable: contents.unreadable,
-    };
+    report.picked = picked.len();
+    report.unreadable = contents.unreadable;
     if !picked.is_empty() {
         let mut answer = Some(answer);
-        report.handed_over =
-            inbox.hand_over(session, picked, &mut |messages| match answer.take() {
-                Some(answer) => answer(&joined(messages)),
-                None => anyhow::bail!("a hand-over answers once"),
-            })?;
+        let mut once = |messages: &[SpooledMessage]| match answer.take() {
+            Some(answer) => answer(&joined(messages)),
+            None => anyhow::bail!("a hand-over answers once"),
+        };
+        report.handed_over = match offers {
+            true => inbox.offer(session, picked, &mut once)?,
+            false => inbox.hand_over(session, picked, &mut once)?,
+        };
     }
     Ok(report)
 }

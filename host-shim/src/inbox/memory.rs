@@ -45,6 +45,8 @@ struct Entry {
 enum Place {
     Waiting,
     Claimed,
+    /// Offered at this time (ns since the epoch), not yet seen in the target's record.
+    Offered(u128),
     HandedOver,
 }
 
@@ -54,7 +56,7 @@ impl Entry {
             message: self.message.clone(),
             state: match self.at {
                 Place::HandedOver => DeliveryState::HandedOver,
-                Place::Waiting | Place::Claimed => DeliveryState::Waiting,
+                Place::Waiting | Place::Claimed | Place::Offered(_) => DeliveryState::Waiting,
             },
         }
     }
@@ -114,6 +116,50 @@ impl Drop for Claims<'_> {
     }
 }
 
+impl MemoryInbox {
+    /// Claims each of `picked` still waiting and calls `answer` with them, the claims
+    /// given back when it fails or unwinds: the places claimed and their messages.
+    fn claim_and_answer(
+        &self,
+        session: &str,
+        picked: &[Waiting],
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<(Vec<u64>, Vec<SpooledMessage>)> {
+        let mut places = Vec::new();
+        let mut messages = Vec::new();
+        {
+            let mut sessions = self.sessions();
+            let mut entries = sessions.by_session.get_mut(session);
+            for waiting in picked {
+                let Ok(place) = waiting.handle.as_str().parse::<u64>() else {
+                    bail!("{:?} is no message of this inbox", waiting.handle);
+                };
+                // One another hand-over claimed first is left out.
+                let entry = (entries.iter_mut().flat_map(|entries| entries.iter_mut()))
+                    .find(|e| e.place == place && e.at == Place::Waiting);
+                if let Some(entry) = entry {
+                    entry.at = Place::Claimed;
+                    places.push(place);
+                    messages.push(entry.message.clone());
+                }
+            }
+        }
+        if places.is_empty() {
+            return Ok((places, messages));
+        }
+        // The answer runs without the lock: it may take time (a socket, a daemon).
+        let mut claims = Claims {
+            inbox: self,
+            session,
+            places,
+            kept: false,
+        };
+        answer(&messages)?;
+        claims.kept = true;
+        Ok((std::mem::take(&mut claims.places), messages))
+    }
+}
+
 impl InboxBackend for MemoryInbox {
     fn find(&self, session: &str, key: &str) -> Result<Option<Located>> {
         if key.is_empty() {
@@ -153,7 +199,7 @@ impl InboxBackend for MemoryInbox {
         for entry in sessions.of(session).filter(|e| e.message.sender == sender) {
             match entry.at {
                 Place::HandedOver => count.handed_over += 1,
-                Place::Waiting | Place::Claimed => count.waiting += 1,
+                Place::Waiting | Place::Claimed | Place::Offered(_) => count.waiting += 1,
             }
         }
         Ok(count)
@@ -206,39 +252,63 @@ impl InboxBackend for MemoryInbox {
         picked: Vec<Waiting>,
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
     ) -> Result<Vec<SpooledMessage>> {
-        let mut places = Vec::new();
-        let mut messages = Vec::new();
-        {
-            let mut sessions = self.sessions();
-            let mut entries = sessions.by_session.get_mut(session);
-            for waiting in &picked {
-                let Ok(place) = waiting.handle.as_str().parse::<u64>() else {
-                    bail!("{:?} is no message of this inbox", waiting.handle);
+        let (places, messages) = self.claim_and_answer(session, &picked, answer)?;
+        self.move_all(session, &places, Place::Claimed, Place::HandedOver);
+        Ok(messages)
+    }
+
+    fn offer(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>> {
+        let (places, messages) = self.claim_and_answer(session, &picked, answer)?;
+        let mut sessions = self.sessions();
+        let now = now_ns();
+        for entry in (sessions.by_session.get_mut(session).into_iter()).flatten() {
+            if entry.at == Place::Claimed && places.contains(&entry.place) {
+                // No record can show a message without an id: handed over now.
+                entry.at = match entry.message.message_id.is_empty() {
+                    true => Place::HandedOver,
+                    false => Place::Offered(now),
                 };
-                // One another hand-over claimed first is left out.
-                let entry = (entries.iter_mut().flat_map(|entries| entries.iter_mut()))
-                    .find(|e| e.place == place && e.at == Place::Waiting);
-                if let Some(entry) = entry {
-                    entry.at = Place::Claimed;
-                    places.push(place);
-                    messages.push(entry.message.clone());
-                }
+                entry.handed_at_ns = now;
             }
         }
-        if places.is_empty() {
-            return Ok(Vec::new());
-        }
-        // The answer runs without the lock: it may take time (a socket, a daemon).
-        let mut claims = Claims {
-            inbox: self,
-            session,
-            places,
-            kept: false,
-        };
-        answer(&messages)?;
-        claims.kept = true;
-        self.move_all(session, &claims.places, Place::Claimed, Place::HandedOver);
         Ok(messages)
+    }
+
+    /// A claim here belongs to a hand-over running in this process (one that failed
+    /// gave it back): only offers are settled.
+    fn settle(
+        &self,
+        session: &str,
+        expire_after: std::time::Duration,
+        shown: &mut dyn FnMut() -> Result<super::Shown>,
+    ) -> Result<super::Settled> {
+        let offered = |at: &Place| matches!(at, Place::Offered(_));
+        if !self.sessions().of(session).any(|e| offered(&e.at)) {
+            return Ok(super::Settled::default());
+        }
+        // Read without the lock: the record may take time.
+        let shown = shown()?;
+        let (mut sessions, now) = (self.sessions(), now_ns());
+        let mut settled = super::Settled::default();
+        for entry in (sessions.by_session.get_mut(session).into_iter()).flatten() {
+            let Place::Offered(at) = entry.at else {
+                continue;
+            };
+            if shown.contains(&entry.message.message_id) {
+                entry.at = Place::HandedOver;
+                entry.handed_at_ns = now;
+                settled.handed_over.push(entry.message.clone());
+            } else if now.saturating_sub(at) >= expire_after.as_nanos() {
+                entry.at = Place::Waiting;
+                settled.waiting_again.push(entry.message.clone());
+            }
+        }
+        Ok(settled)
     }
 
     fn sent_since(&self, sender: &str, since_ns: u128) -> Result<Vec<Sent>> {

@@ -26,6 +26,7 @@ mod replies;
 mod state_dir;
 #[cfg(any(test, feature = "inbox-suite"))]
 pub mod suite;
+pub mod wake;
 
 use crate::contract::latest::{DeliveryMode, DeliveryState, InboundPolicy, InboxCount, MessageIds};
 use anyhow::Result;
@@ -35,10 +36,11 @@ use std::time::Duration;
 
 pub use audit::{AuditLog, Audited};
 pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
-pub use hand_over::{HookReport, Takes, hand_over_waiting, joined, within_answer_cap};
+pub use hand_over::{HookReport, Takes, Witness, hand_over_waiting, joined, within_answer_cap};
 pub use memory::MemoryInbox;
 pub use replies::{REPLY_POLL, await_reply, inbound_or_accept, send_history, send_history_or_none};
 pub use state_dir::{MAX_MESSAGE_BYTES, StateDir, Step, default_dir};
+pub use wake::WakeCommand;
 
 /// The durable inbox, as every harness uses it. Several processes (servers delivering,
 /// hooks handing over) may use one backend at once: each method is one step that is
@@ -95,6 +97,35 @@ pub trait InboxBackend: Send + Sync {
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
     ) -> Result<Vec<SpooledMessage>>;
 
+    /// Offers `picked`: claims each (one another process claimed first is left out),
+    /// calls `answer` with the claimed messages, then marks them offered: given to no
+    /// other hand-over, and not yet handed over, until [`InboxBackend::settle`] finds
+    /// them in the target's own record. A message without a `message_id` (sent by a
+    /// plugin before 0.4.0) can never be found there: it is handed over at once, as
+    /// [`InboxBackend::hand_over`] does. When `answer` fails the claims are given back
+    /// and its error returned. Returns the messages offered (none when nothing could be
+    /// claimed; `answer` is then not called).
+    fn offer(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>>;
+
+    /// Settles `session`'s offers against the target's own record: an offer whose
+    /// message id `shown` names is handed over; one made more than `expire_after` ago
+    /// that `shown` does not name waits again, for the next hand-over. A claim whose
+    /// claimant is gone (a hook killed mid-hand-over: its answer may or may not have
+    /// reached the harness) counts as an offer, made when its claimant was last known
+    /// to be alive. `shown` is called at most once, and only when there is an offer or
+    /// a dead claim to settle: it reads the record.
+    fn settle(
+        &self,
+        session: &str,
+        expire_after: Duration,
+        shown: &mut dyn FnMut() -> Result<Shown>,
+    ) -> Result<Settled>;
+
     /// `sender`'s messages accepted at or after `since_ns` (ns since the epoch), in
     /// every session's inbox, waiting or handed over, in any order; none for an empty
     /// sender. What sending caps count (a backend that forgets handed-over messages
@@ -117,6 +148,51 @@ pub trait InboxBackend: Send + Sync {
         }
         self.put_unseen(message)
     }
+}
+
+/// The message ids a target's own record shows it was given (the transcript, the
+/// rollout, the database the harness writes): the witness that settles an offer.
+pub type Shown = std::collections::HashSet<String>;
+
+/// How long an offer waits for the target's record before its message is offered
+/// again: longer than a harness lets a hook run (Claude Code's and Codex's default
+/// hook timeout is 60 s) and records what it answered.
+pub const OFFERS_EXPIRE_AFTER: Duration = Duration::from_secs(90);
+
+/// What [`InboxBackend::settle`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settled {
+    /// Offers the record showed: handed over now.
+    pub handed_over: Vec<SpooledMessage>,
+    /// Offers past their time that the record did not show: waiting again.
+    pub waiting_again: Vec<SpooledMessage>,
+}
+
+/// Whether `waiting`, offered, is handed over now: `settled` (what a settling just
+/// did) names it, or a settling elsewhere did (found by its key, when it has one).
+pub fn settled_as_handed(
+    inbox: &dyn InboxBackend,
+    waiting: &Waiting,
+    settled: Result<Settled>,
+) -> bool {
+    let ours = &waiting.message;
+    if settled.is_ok_and(|settled| settled.handed_over.contains(ours)) {
+        return true;
+    }
+    let found = inbox.find(&ours.target, &ours.key).ok().flatten();
+    found.is_some_and(|found| found.state == DeliveryState::HandedOver)
+}
+
+/// The message ids of the frames among `texts` (each a surface message's text, or a
+/// hand-over's joined frames): what a record shows.
+pub fn shown_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Shown {
+    use crate::contract::frames::{frame_message_id, handed_over_frames};
+    let mut shown = Shown::new();
+    for text in texts {
+        let frames = handed_over_frames(text).unwrap_or_default();
+        shown.extend((frames.into_iter()).filter_map(|f| frame_message_id(f).map(str::to_string)));
+    }
+    shown
 }
 
 /// An inbox backend shared by the stores, hooks and watchers of a process.

@@ -10,6 +10,8 @@
 //! ```text
 //! inbox/<session>/<name>.json          waiting for the session's next hand-over
 //! inbox/<session>/<name>.json@<pid>    being handed over by process <pid> (a hook or a store)
+//! inbox/<session>/<name>.json~<ns>     offered at <ns> (ns since the epoch): answered, not
+//!                                      yet seen in the target's record
 //! handed/<session>/<name>.json         handed over (kept: a retried delivery is a repeat,
 //!                                      and sending caps count it)
 //! inbound/<session>                    `hold` or `refuse`: what the session's person
@@ -17,7 +19,7 @@
 //! tmp/                                 messages being written
 //! ```
 //!
-//! (Claude Code's live registry and idle marks share the folder: `claude::presence`.)
+//! (the live registry and idle marks share the folder: `crate::presence::LocalPresence`.)
 //!
 //! Trust model. Whoever can write the folder can put words into a session's next
 //! turn, so the folder must be this user's alone: it is created `0700`, and one owned
@@ -35,11 +37,13 @@
 //!   `tmp/`, never a half message; orphans of dead processes are swept.
 //! - At most once per delivery key: the file is named from the key's SHA-256, and a
 //!   key already waiting, claimed or handed over is a repeat that changes nothing.
-//! - A message leaves the inbox only after the hand-over's answer is written (a hook's
-//!   output, the Codex daemon's answer read): it is claimed (rename), answered, then
-//!   moved to `handed/`. A hook that dies before the move exits without success,
-//!   which the harness ignores, and its claim returns to the inbox at the next
-//!   hand-over: each message is handed over by exactly one successful hook run.
+//! - A message leaves the inbox only once the target has it: it is claimed (rename),
+//!   answered, then marked offered (rename); it moves to `handed/` when the target's
+//!   own record shows its id ([`InboxBackend::settle`]). A hook killed at any step
+//!   exits without success, and the harness drops its answer: its claim or offer is
+//!   settled against the record by a later hand-over, and offered again only when the
+//!   record does not show it after the offer's time. (Where only the answer witnesses
+//!   a hand-over, [`InboxBackend::hand_over`] moves it to `handed/` at once.)
 
 use super::{
     Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting, checked_id,
@@ -72,6 +76,9 @@ pub enum Step {
     Claimed,
     /// A hook wrote its answer; the message is still claimed.
     Answered,
+    /// The message is marked offered (or handed over, where only the answer witnesses
+    /// it).
+    Marked,
 }
 
 /// The state folder's spool.
@@ -224,6 +231,84 @@ impl StateDir {
     }
 }
 
+/// A message a hand-over claimed: where it waited, where its claim is.
+struct Claim {
+    original: PathBuf,
+    claimed: PathBuf,
+    message: SpooledMessage,
+}
+
+/// Where the message waiting at `original` is while offered since `at_ns`.
+fn offer_path(original: &Path, at_ns: u128) -> PathBuf {
+    let mut offer = original.as_os_str().to_os_string();
+    offer.push(format!("~{at_ns}"));
+    PathBuf::from(offer)
+}
+
+impl StateDir {
+    /// Claims each of `picked` (one a concurrent hook claimed first is left out) and
+    /// calls `answer` with the claimed messages; when it fails the claims go back.
+    fn claim_and_answer(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<Claim>> {
+        let pid = std::process::id();
+        let mut claimed: Vec<Claim> = Vec::new();
+        for waiting in picked {
+            let original = self.waiting_path(session, &waiting.handle)?;
+            let mut claim = original.as_os_str().to_os_string();
+            claim.push(format!("@{pid}"));
+            let claim = PathBuf::from(claim);
+            if std::fs::rename(&original, &claim).is_ok() {
+                claimed.push(Claim {
+                    original,
+                    claimed: claim,
+                    message: waiting.message,
+                });
+            }
+        }
+        if claimed.is_empty() {
+            return Ok(claimed);
+        }
+        self.step(Step::Claimed);
+        let messages: Vec<SpooledMessage> = claimed.iter().map(|c| c.message.clone()).collect();
+        if let Err(err) = answer(&messages) {
+            give_back(&claimed);
+            return Err(err);
+        }
+        self.step(Step::Answered);
+        Ok(claimed)
+    }
+
+    /// Moves claimed messages to `handed/`; those not moved when one fails go back.
+    fn move_to_handed(&self, session: &str, claimed: &[Claim]) -> Result<()> {
+        if claimed.is_empty() {
+            return Ok(());
+        }
+        let handed = self.session_dir("handed", session)?;
+        for (index, claim) in claimed.iter().enumerate() {
+            let name = claim.original.file_name().unwrap_or_default();
+            if let Err(err) = std::fs::rename(&claim.claimed, handed.join(name)) {
+                give_back(&claimed[index..]);
+                return Err(err).context(format!(
+                    "cannot move a handed-over message into {}",
+                    handed.display()
+                ));
+            }
+        }
+        sync_dir(&handed).with_context(|| format!("cannot sync {}", handed.display()))
+    }
+}
+
+/// Claims given back to the inbox.
+fn give_back(claimed: &[Claim]) {
+    for claim in claimed {
+        let _ = std::fs::rename(&claim.claimed, &claim.original);
+    }
+}
+
 impl InboxBackend for StateDir {
     /// The message with this key for this session, wherever it is (waiting, claimed
     /// or handed over).
@@ -240,13 +325,11 @@ impl InboxBackend for StateDir {
         if waiting.exists() {
             return at(&waiting, DeliveryState::Waiting);
         }
-        let claim_prefix = format!("{name}@");
+        // Claimed or offered: still waiting, until the target's record shows it.
+        let (claimed, offered) = (format!("{name}@"), format!("{name}~"));
         for entry in listing(&inbox)? {
-            if entry
-                .file_name()
-                .to_string_lossy()
-                .starts_with(&claim_prefix)
-            {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if file.starts_with(&claimed) || file.starts_with(&offered) {
                 return at(&entry.path(), DeliveryState::Waiting);
             }
         }
@@ -366,32 +449,20 @@ impl InboxBackend for StateDir {
         Ok(None)
     }
 
-    /// The messages waiting for `session`, oldest first. Claims left by hooks that
-    /// died are returned to the inbox first, and orphans in `tmp/` of dead writers
-    /// swept.
+    /// The messages waiting for `session`, oldest first (not those claimed or offered:
+    /// [`InboxBackend::settle`] returns those whose time is up); orphans in `tmp/` of
+    /// dead writers are swept.
     fn waiting(&self, session: &str) -> Result<InboxContents> {
         let inbox = self.session_path("inbox", session)?;
         self.sweep_tmp();
         let mut contents = InboxContents::default();
         for entry in listing(&inbox)? {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let mut path = entry.path();
-            if let Some((original, pid)) = name.rsplit_once('@') {
-                let pid: u32 = pid.parse().unwrap_or(0);
-                if pid_alive(pid) {
-                    continue; // another hook is handing it over now
-                }
-                let back = inbox.join(original);
-                if std::fs::rename(&path, &back).is_err() {
-                    continue;
-                }
-                path = back;
-            } else if !name.ends_with(".json") {
+            if !name.ends_with(".json") {
                 continue;
             }
-            match read_message(&path) {
+            match read_message(&entry.path()) {
                 Ok(message) => {
-                    let name = path.file_name().unwrap_or_default().to_string_lossy();
                     let handle = Handle::new(name);
                     contents.messages.push(Waiting { handle, message });
                 }
@@ -415,45 +486,95 @@ impl InboxBackend for StateDir {
         picked: Vec<Waiting>,
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
     ) -> Result<Vec<SpooledMessage>> {
+        let claimed = self.claim_and_answer(session, picked, answer)?;
+        self.move_to_handed(session, &claimed)?;
+        self.step(Step::Marked);
+        Ok(claimed.into_iter().map(|claim| claim.message).collect())
+    }
+
+    /// Claims and answers as [`StateDir::hand_over`] does, then renames each claim to
+    /// an offer stamped now (a message without an id, which no record can show, is
+    /// moved to `handed/` instead).
+    fn offer(
+        &self,
+        session: &str,
+        picked: Vec<Waiting>,
+        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    ) -> Result<Vec<SpooledMessage>> {
+        let claimed = self.claim_and_answer(session, picked, answer)?;
+        let (unseeable, offered): (Vec<Claim>, Vec<Claim>) =
+            (claimed.into_iter()).partition(|claim| claim.message.message_id.is_empty());
+        self.move_to_handed(session, &unseeable)?;
+        let now = now_ns();
+        for claim in &offered {
+            let offer = offer_path(&claim.original, now);
+            std::fs::rename(&claim.claimed, &offer)
+                .with_context(|| format!("cannot mark {} offered", offer.display()))?;
+        }
+        if let Some(claim) = offered.first() {
+            let inbox = claim.original.parent().unwrap_or(&self.root);
+            sync_dir(inbox).with_context(|| format!("cannot sync {}", inbox.display()))?;
+        }
+        self.step(Step::Marked);
+        Ok((unseeable.into_iter().chain(offered))
+            .map(|claim| claim.message)
+            .collect())
+    }
+
+    /// A dead hook's claim becomes an offer stamped when it is found (its claimant's
+    /// last moment is not known); each offer is then settled by the record.
+    fn settle(
+        &self,
+        session: &str,
+        expire_after: std::time::Duration,
+        shown: &mut dyn FnMut() -> Result<super::Shown>,
+    ) -> Result<super::Settled> {
+        let inbox = self.session_path("inbox", session)?;
+        let now = now_ns();
+        let mut offers: Vec<(PathBuf, u128)> = Vec::new();
+        for entry in listing(&inbox)? {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some((original, pid)) = name.rsplit_once('@') {
+                if pid_alive(pid.parse().unwrap_or(0)) || !original.ends_with(".json") {
+                    continue; // another hook is handing it over now
+                }
+                let offer = offer_path(&inbox.join(original), now);
+                if std::fs::rename(entry.path(), &offer).is_ok() {
+                    offers.push((offer, now));
+                }
+            } else if let Some((original, at)) = name.rsplit_once('~')
+                && original.ends_with(".json")
+            {
+                offers.push((entry.path(), at.parse().unwrap_or(0)));
+            }
+        }
+        let mut settled = super::Settled::default();
+        if offers.is_empty() {
+            return Ok(settled);
+        }
+        let shown = shown()?;
         let handed = self.session_dir("handed", session)?;
-        let pid = std::process::id();
-        let mut claimed: Vec<(PathBuf, PathBuf, SpooledMessage)> = Vec::new();
-        for waiting in picked {
-            let path = self.waiting_path(session, &waiting.handle)?;
-            let mut claim = path.as_os_str().to_os_string();
-            claim.push(format!("@{pid}"));
-            let claim = PathBuf::from(claim);
-            if std::fs::rename(&path, &claim).is_ok() {
-                claimed.push((path, claim, waiting.message));
-            }
-        }
-        if claimed.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.step(Step::Claimed);
-        let messages: Vec<SpooledMessage> = claimed.iter().map(|(_, _, m)| m.clone()).collect();
-        let give_back = |claimed: &[(PathBuf, PathBuf, SpooledMessage)]| {
-            for (original, claim, _) in claimed {
-                let _ = std::fs::rename(claim, original);
-            }
-        };
-        if let Err(err) = answer(&messages) {
-            give_back(&claimed);
-            return Err(err);
-        }
-        self.step(Step::Answered);
-        for (index, (original, claim, _)) in claimed.iter().enumerate() {
-            let name = original.file_name().unwrap_or_default();
-            if let Err(err) = std::fs::rename(claim, handed.join(name)) {
-                give_back(&claimed[index..]);
-                return Err(err).context(format!(
-                    "cannot move a handed-over message into {}",
-                    handed.display()
-                ));
+        for (offer, at) in offers {
+            let name = offer.file_name().unwrap_or_default().to_string_lossy();
+            let original = name.rsplit_once('~').map_or(&*name, |(o, _)| o).to_string();
+            let Ok(message) = read_message(&offer) else {
+                // No record can settle it: back where the next listing names it.
+                let _ = std::fs::rename(&offer, inbox.join(&original));
+                continue;
+            };
+            if !message.message_id.is_empty() && shown.contains(&message.message_id) {
+                if std::fs::rename(&offer, handed.join(&original)).is_ok() {
+                    settled.handed_over.push(message);
+                }
+            } else if now.saturating_sub(at) >= expire_after.as_nanos()
+                && std::fs::rename(&offer, inbox.join(&original)).is_ok()
+            {
+                settled.waiting_again.push(message);
             }
         }
         sync_dir(&handed)?;
-        Ok(messages)
+        sync_dir(&inbox)?;
+        Ok(settled)
     }
 
     /// Every session's inbox and hand-over folder is listed; only files written since
@@ -597,6 +718,25 @@ mod tests {
         let contents = state.waiting("s1").unwrap();
         assert_eq!(contents.messages.len(), 1);
         assert_eq!(contents.unreadable.len(), 1);
+        assert!(
+            contents.unreadable[0].contains("k-bad.json is not a spooled message"),
+            "{:?}",
+            contents.unreadable
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_damaged_offer_is_named_by_the_next_listing_not_kept_offered() {
+        let (dir, state) = state("damaged-offer");
+        let inbox = state.session_dir("inbox", "s1").unwrap();
+        std::fs::write(inbox.join("k-bad.json~1"), "{half").unwrap();
+        let settled = (state.settle("s1", std::time::Duration::MAX, &mut || {
+            Ok(super::super::Shown::new())
+        }))
+        .unwrap();
+        assert_eq!(settled, super::super::Settled::default());
+        let contents = state.waiting("s1").unwrap();
         assert!(
             contents.unreadable[0].contains("k-bad.json is not a spooled message"),
             "{:?}",

@@ -3,7 +3,7 @@
 //! crate by enabling the feature `inbox-suite` and calling [`run_all`] from its tests.
 //! Each check takes a fresh, empty backend.
 
-use super::{InboxBackend, Put, SpooledMessage};
+use super::{InboxBackend, Put, Shown, SpooledMessage};
 use crate::contract::latest::{DeliveryMode, DeliveryState, InboundPolicy, InboxCount, MessageIds};
 use std::time::Duration;
 
@@ -30,6 +30,10 @@ pub fn run_all<B: InboxBackend>(fresh: impl Fn() -> B) {
     a_persons_inbound_is_kept_per_session(&fresh());
     ids_are_kept_with_the_message(&fresh());
     one_waiting_message_is_found_by_its_handle(&fresh());
+    an_offer_is_handed_over_once_the_record_shows_it(&fresh());
+    an_offer_the_record_does_not_show_waits_again_when_its_time_is_up(&fresh());
+    a_message_no_record_can_show_is_handed_over_when_offered(&fresh());
+    a_failed_answer_leaves_an_offer_unmade(&fresh());
 }
 
 pub fn one_waiting_message_is_found_by_its_handle(inbox: &dyn InboxBackend) {
@@ -230,6 +234,101 @@ pub fn sessions_inboxes_are_apart(inbox: &dyn InboxBackend) {
     let crossed = inbox.hand_over("s1", other, &mut |_| Ok(()));
     assert!(crossed.map_or(true, |handed| handed.is_empty()));
     assert_eq!(bodies(inbox, "s2"), ["for two"]);
+}
+
+/// A message with the id its frame carries.
+fn with_id(target: &str, body: &str, key: &str, id: &str) -> SpooledMessage {
+    message(target, body, key).with_ids(&MessageIds {
+        message_id: id.to_string(),
+        in_reply_to: None,
+    })
+}
+
+/// A record showing `ids`, and how many times it was read.
+fn record(ids: &[&str]) -> (Shown, std::cell::Cell<usize>) {
+    let shown = ids.iter().map(|id| id.to_string()).collect();
+    (shown, std::cell::Cell::new(0))
+}
+
+const AN_HOUR: Duration = Duration::from_secs(3600);
+
+pub fn an_offer_is_handed_over_once_the_record_shows_it(inbox: &dyn InboxBackend) {
+    let sent = with_id("s1", "hello", "5:alicek1", "m-000000000001");
+    inbox.put(&sent).unwrap();
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    let offered = inbox.offer("s1", waiting, &mut |_| Ok(())).unwrap();
+    assert_eq!(offered, vec![sent.clone()]);
+    // Offered: no other hand-over takes it, and to its sender it still waits.
+    assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+    let found = inbox.find("s1", "5:alicek1").unwrap().unwrap();
+    assert_eq!(found.state, DeliveryState::Waiting);
+    assert_eq!(inbox.count_from("s1", "alice").unwrap().waiting, 1);
+    // A record that does not show it, within its time: nothing changes.
+    let (shown, reads) = record(&["m-0000000000ff"]);
+    let settled = (inbox.settle("s1", AN_HOUR, &mut || {
+        reads.set(reads.get() + 1);
+        Ok(shown.clone())
+    }))
+    .unwrap();
+    assert_eq!(reads.get(), 1, "the record is read once");
+    assert!(settled.handed_over.is_empty() && settled.waiting_again.is_empty());
+    assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+    // The record shows it: handed over, even with its time up.
+    let (shown, _) = record(&["m-000000000001"]);
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(shown.clone()))).unwrap();
+    assert_eq!(settled.handed_over, vec![sent.clone()]);
+    let found = inbox.find("s1", "5:alicek1").unwrap().unwrap();
+    assert_eq!(found.state, DeliveryState::HandedOver);
+    assert_eq!(inbox.put(&sent).unwrap(), Put::Repeat(sent));
+    // Nothing left to settle: the record is not read.
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut || {
+        panic!("the record is read with nothing to settle")
+    }))
+    .unwrap();
+    assert!(settled.handed_over.is_empty() && settled.waiting_again.is_empty());
+}
+
+pub fn an_offer_the_record_does_not_show_waits_again_when_its_time_is_up(inbox: &dyn InboxBackend) {
+    let sent = with_id("s1", "hello", "5:alicek1", "m-000000000001");
+    inbox.put(&sent).unwrap();
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    inbox.offer("s1", waiting, &mut |_| Ok(())).unwrap();
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(Shown::new()))).unwrap();
+    assert_eq!(settled.waiting_again, vec![sent.clone()]);
+    assert_eq!(bodies(inbox, "s1"), ["hello"]);
+    // Offered again, and this time the record shows it.
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    assert_eq!(
+        inbox.offer("s1", waiting, &mut |_| Ok(())).unwrap(),
+        vec![sent.clone()]
+    );
+    let (shown, _) = record(&["m-000000000001"]);
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(shown.clone()))).unwrap();
+    assert_eq!(settled.handed_over, vec![sent]);
+    assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+}
+
+pub fn a_message_no_record_can_show_is_handed_over_when_offered(inbox: &dyn InboxBackend) {
+    // Sent by a plugin before 0.4.0: its frame carries no id.
+    let sent = message("s1", "hello", "5:alicek1");
+    inbox.put(&sent).unwrap();
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    inbox.offer("s1", waiting, &mut |_| Ok(())).unwrap();
+    let found = inbox.find("s1", "5:alicek1").unwrap().unwrap();
+    assert_eq!(found.state, DeliveryState::HandedOver);
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(Shown::new()))).unwrap();
+    assert!(settled.waiting_again.is_empty());
+    assert!(inbox.waiting("s1").unwrap().messages.is_empty());
+}
+
+pub fn a_failed_answer_leaves_an_offer_unmade(inbox: &dyn InboxBackend) {
+    inbox
+        .put(&with_id("s1", "x", "k", "m-000000000001"))
+        .unwrap();
+    let waiting = inbox.waiting("s1").unwrap().messages;
+    let err = (inbox.offer("s1", waiting, &mut |_| anyhow::bail!("stdout closed"))).unwrap_err();
+    assert_eq!(err.to_string(), "stdout closed");
+    assert_eq!(bodies(inbox, "s1"), ["x"]);
 }
 
 #[cfg(test)]

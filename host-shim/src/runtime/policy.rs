@@ -27,24 +27,10 @@ pub struct Policy {
     pub memory_bytes: usize,
     /// Bytes of text a call, an error or the catalog may return.
     pub output_bytes: usize,
-    /// `deliver` calls the inbox accepts per tool call.
-    pub deliveries_per_call: u32,
-    /// `deliver` calls per tool call, accepted or refused.
-    pub delivery_attempts_per_call: u32,
-    /// Bytes of one delivery key.
-    pub key_bytes: usize,
-    /// Bytes of one delivered body.
-    pub body_bytes: usize,
-    /// Ids or seqs in one batch.
-    pub ids_per_batch: usize,
-    /// Bytes of host data handed to the plugin in one call.
-    pub lowered_bytes: usize,
-    /// Bytes of one session id the plugin passes.
-    pub id_bytes: usize,
-    /// Bytes the plugin hands the host in one call.
-    pub lifted_bytes: usize,
-    /// Seconds a send may await its reply.
-    pub await_seconds: u32,
+    /// What the plugin may make the host do in one call, each bound a field of its
+    /// own in the file ([`HostBounds`] says what each means).
+    #[serde(flatten)]
+    pub bounds: HostBounds,
     /// Pre-allocate instance slots and reuse them.
     pub pooling: bool,
     /// Calls served at once (at least 1).
@@ -67,15 +53,7 @@ impl Policy {
             deadline_ms: u64::try_from(limits.deadline.as_millis()).unwrap_or(u64::MAX),
             memory_bytes: limits.memory_bytes,
             output_bytes: limits.output_bytes,
-            deliveries_per_call: bounds.deliveries_per_call,
-            delivery_attempts_per_call: bounds.delivery_attempts_per_call,
-            key_bytes: bounds.key_bytes,
-            body_bytes: bounds.body_bytes,
-            ids_per_batch: bounds.ids_per_batch,
-            lowered_bytes: bounds.lowered_bytes,
-            id_bytes: bounds.id_bytes,
-            lifted_bytes: bounds.lifted_bytes,
-            await_seconds: bounds.await_seconds,
+            bounds,
             pooling: options.pooling,
             max_concurrent_calls: options.max_concurrent_calls,
             spectre_mitigations: options.spectre_mitigations,
@@ -90,17 +68,7 @@ impl Policy {
                 memory_bytes: self.memory_bytes,
                 output_bytes: self.output_bytes,
             },
-            bounds: HostBounds {
-                deliveries_per_call: self.deliveries_per_call,
-                delivery_attempts_per_call: self.delivery_attempts_per_call,
-                key_bytes: self.key_bytes,
-                body_bytes: self.body_bytes,
-                ids_per_batch: self.ids_per_batch,
-                lowered_bytes: self.lowered_bytes,
-                id_bytes: self.id_bytes,
-                lifted_bytes: self.lifted_bytes,
-                await_seconds: self.await_seconds,
-            },
+            bounds: self.bounds,
             pooling: self.pooling,
             max_concurrent_calls: self.max_concurrent_calls,
             cache_dir,
@@ -138,7 +106,8 @@ mod tests {
         let policy =
             Policy::from_json(r#"{"deadline_ms": 250, "key_bytes": 512}"#, "p.json").unwrap();
         assert_eq!(policy.deadline_ms, 250);
-        assert_eq!(policy.key_bytes, 512);
+        assert_eq!(policy.bounds.key_bytes, 512);
+        assert_eq!(policy.bounds.body_bytes, HostBounds::default().body_bytes);
         assert_eq!(policy.memory_bytes, Policy::default().memory_bytes);
         let options = policy.options(None);
         assert_eq!(options.limits.deadline, Duration::from_millis(250));
@@ -151,6 +120,12 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("p.json: unknown field `deadlin_ms`"),
+            "{err}"
+        );
+        // A bound's name misspelt too.
+        let err = Policy::from_json(r#"{"key_byte": 5}"#, "p.json").unwrap_err();
+        assert!(
+            err.to_string().contains("p.json: unknown field `key_byte`"),
             "{err}"
         );
         let err = Policy::from_json(r#"{"max_concurrent_calls": 0}"#, "p.json").unwrap_err();

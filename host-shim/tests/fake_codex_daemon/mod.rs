@@ -27,6 +27,9 @@ pub struct Script {
     pub refuse_resumes: bool,
     /// `turn/start` is answered this late.
     pub slow_turns: Option<std::time::Duration>,
+    /// `turn/start` leaves the thread's rollout as it was (by default the turn's input
+    /// is appended to it as a user message, as Codex records a turn it starts).
+    pub unrecorded_turns: bool,
 }
 
 pub struct FakeDaemon {
@@ -57,10 +60,11 @@ impl FakeDaemon {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&requests);
         let script = Arc::new(Mutex::new(script));
+        let home = codex_home.to_path_buf();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
-                let _ = serve(stream, &script, &kept);
+                let _ = serve(stream, &home, &script, &kept);
             }
         });
         FakeDaemon {
@@ -93,8 +97,33 @@ impl Drop for FakeDaemon {
     }
 }
 
+/// Appends `text` to `thread`'s rollout under `home` as the person's message, as Codex
+/// records the input of a turn it starts.
+fn record_turn(home: &Path, thread: &str, text: &str) {
+    let mut folders = vec![home.join("sessions")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.to_string_lossy().contains(thread) {
+                let item = json!({"timestamp": "2026-12-05T00:00:00.000Z", "type": "response_item",
+                    "payload": {"type": "message", "role": "user",
+                                "content": [{"type": "input_text", "text": text}]}});
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap();
+                writeln!(file, "{item}").unwrap();
+                return;
+            }
+        }
+    }
+}
+
 fn serve(
     mut stream: UnixStream,
+    home: &Path,
     script: &Mutex<Script>,
     requests: &Mutex<Vec<(String, Value)>>,
 ) -> std::io::Result<()> {
@@ -158,6 +187,10 @@ fn serve(
             "turn/start" => {
                 if let Some(late) = script.slow_turns {
                     std::thread::sleep(late);
+                }
+                if !script.unrecorded_turns {
+                    let text = params["input"][0]["text"].as_str().unwrap_or_default();
+                    record_turn(home, &thread, text);
                 }
                 send(
                     &mut stream,

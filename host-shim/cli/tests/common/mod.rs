@@ -31,6 +31,20 @@ pub fn host_shim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_host-shim"))
 }
 
+/// `command` run with `stdin` as its input, to its end: its status and both outputs.
+pub fn output_with_stdin(command: &mut Command, stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = (command.stdin(Stdio::piped()).stdout(Stdio::piped()))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
 /// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
 pub fn scratch(suite: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir()

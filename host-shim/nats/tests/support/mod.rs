@@ -72,6 +72,9 @@ pub struct Cluster {
     /// Each node's command line, to start it again.
     pub configs: Vec<PathBuf>,
     pub binary: PathBuf,
+    /// The relays every route between two nodes goes through, when the cluster can be
+    /// cut ([`Cluster::start_cuttable`]).
+    relays: Vec<Relay>,
 }
 
 impl Cluster {
@@ -90,16 +93,31 @@ impl Cluster {
     /// Three nodes, `more` added to each node's configuration (an `authorization`
     /// block, say).
     pub fn start_configured(binary: &Path, name: &str, always: bool, more: &str) -> Cluster {
+        Cluster::started(binary, name, always, more, false)
+    }
+
+    /// Three nodes (`sync_interval: always`) whose routes to each other each go
+    /// through a relay of this process, so a node can be cut off from the other two
+    /// ([`Cluster::cut_off`]) while its clients still reach it: a partition on
+    /// loopback, without a firewall. Each node advertises a route address nothing
+    /// listens on, so none learns another way round the relays.
+    pub fn start_cuttable(binary: &Path, name: &str) -> Cluster {
+        Cluster::started(binary, name, true, "", true)
+    }
+
+    fn started(binary: &Path, name: &str, always: bool, more: &str, relayed: bool) -> Cluster {
         static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let mut turn = TURN.lock().unwrap_or_else(|held| held.into_inner());
         // A port chosen free can be taken before its node binds it (by any outgoing
-        // connection's own port): a node that exits as it starts is started again, on
-        // new ports.
+        // connection's own port): a cluster that does not become healthy is started
+        // again, on new ports, twice at most.
         for tries in 1.. {
-            let mut cluster = Cluster::spawned(binary, name, always, more, turn);
+            let mut cluster = Cluster::spawned(binary, name, always, more, relayed, turn);
             match cluster.health() {
                 Ok(()) => return cluster,
-                Err(why) if tries < 3 && why.contains("exited") => {
+                // A node whose port was taken before it bound it exits; one whose peer's
+                // was may wait for ever for a meta leader: either way, new ports.
+                Err(why) if tries < 3 => {
                     eprintln!("the cluster did not start ({why}); again on new ports");
                     turn = cluster.stop();
                 }
@@ -122,6 +140,7 @@ impl Cluster {
         name: &str,
         always: bool,
         more: &str,
+        relayed: bool,
         turn: std::sync::MutexGuard<'static, ()>,
     ) -> Cluster {
         let dir = std::env::temp_dir().join(format!("nats-cluster-{name}-{}", std::process::id()));
@@ -130,12 +149,27 @@ impl Cluster {
         let client: Vec<u16> = (0..3).map(|_| free_port()).collect();
         let route: Vec<u16> = (0..3).map(|_| free_port()).collect();
         let monitor: Vec<u16> = (0..3).map(|_| free_port()).collect();
-        let routes: Vec<String> = route
-            .iter()
-            .map(|p| format!("nats-route://127.0.0.1:{p}"))
-            .collect();
+        let mut relays = Vec::new();
         let (mut nodes, mut configs) = (Vec::new(), Vec::new());
         for n in 0..3 {
+            // Each node's routes: straight to the others, or through a relay each.
+            let routes: Vec<String> = (0..3)
+                .filter(|&m| !relayed || m != n)
+                .map(|m| {
+                    let port = match relayed {
+                        true => {
+                            relays.push(Relay::start(n, m, route[m]));
+                            relays.last().unwrap().port
+                        }
+                        false => route[m],
+                    };
+                    format!("nats-route://127.0.0.1:{port}")
+                })
+                .collect();
+            let advertise = match relayed {
+                true => format!(", advertise: \"127.0.0.1:{}\"", free_port()),
+                false => String::new(),
+            };
             let store = dir.join(format!("n{n}"));
             let config = dir.join(format!("n{n}.conf"));
             std::fs::write(
@@ -143,7 +177,7 @@ impl Cluster {
                 format!(
                     "server_name: n{n}\nlisten: 127.0.0.1:{}\nhttp: 127.0.0.1:{}\n\
                      jetstream {{ store_dir: \"{}\"{} }}\n\
-                     cluster {{ name: session-tools, listen: 127.0.0.1:{}, routes: [{}] }}\n{more}\n",
+                     cluster {{ name: session-tools, listen: 127.0.0.1:{}{advertise}, routes: [{}] }}\n{more}\n",
                     client[n],
                     monitor[n],
                     store.display(),
@@ -171,6 +205,24 @@ impl Cluster {
             configs,
             binary: binary.to_path_buf(),
             _turn: Some(turn),
+            relays,
+        }
+    }
+
+    /// Node `n` cut off from the other two: every route to or from it dropped, and
+    /// none let through until [`Cluster::reconnect`]; its clients still reach it.
+    pub fn cut_off(&self, n: usize) {
+        for relay in self.relays.iter().filter(|r| r.from == n || r.to == n) {
+            relay.cut();
+        }
+    }
+
+    /// Node `n`'s routes let through again.
+    pub fn reconnect(&self, n: usize) {
+        for relay in self.relays.iter().filter(|r| r.from == n || r.to == n) {
+            relay
+                .blocked
+                .store(false, std::sync::atomic::Ordering::SeqCst);
         }
     }
 
@@ -182,28 +234,34 @@ impl Cluster {
     }
 
     /// Waits up to 30 s for every node to say it is healthy; which one did not, and
-    /// what it said or how it exited, when one does not.
+    /// what it said or how it exited, when one does not. Every node is looked at each
+    /// time round: one that exited as it started (its port taken meanwhile) is named at
+    /// once, not after the others waited their 30 s for a peer that is gone.
     fn health(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(30);
-        for n in 0..self.nodes.len() {
-            loop {
-                let answer = monitoring(self.monitor[n], "/healthz");
-                if (answer.as_deref()).is_some_and(|a| a.contains("\"status\":\"ok\"")) {
-                    break;
-                }
+        loop {
+            let mut unhealthy = None;
+            for n in 0..self.nodes.len() {
                 if let Ok(Some(status)) = self.nodes[n].try_wait() {
                     let log = self.configs[n].with_extension("log");
                     let said = std::fs::read_to_string(log).unwrap_or_default();
                     let last = said.lines().last().unwrap_or("").to_string();
                     return Err(format!("node n{n} exited ({status}) as it started: {last}"));
                 }
-                if Instant::now() >= deadline {
-                    return Err(format!("node n{n} answered {answer:?}"));
+                let answer = monitoring(self.monitor[n], "/healthz");
+                let healthy = (answer.as_deref()).is_some_and(|a| a.contains("\"status\":\"ok\""));
+                if !healthy && unhealthy.is_none() {
+                    unhealthy = Some((n, answer));
                 }
-                std::thread::sleep(Duration::from_millis(100));
             }
+            let Some((n, answer)) = unhealthy else {
+                return Ok(());
+            };
+            if Instant::now() >= deadline {
+                return Err(format!("node n{n} answered {answer:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
-        Ok(())
     }
 
     /// How many consumers `stream` has now, by every node's monitoring endpoint: the
@@ -233,6 +291,23 @@ impl Cluster {
     pub fn kill(&mut self, n: usize) {
         let _ = self.nodes[n].kill();
         let _ = self.nodes[n].wait();
+    }
+
+    /// Node `n` paused (SIGSTOP): alive to the others' sockets, answering nothing,
+    /// as a machine stalled by its disk or a debugger.
+    pub fn pause(&mut self, n: usize) {
+        self.signal(n, "-STOP");
+    }
+
+    /// Node `n` going on where it was paused (SIGCONT).
+    pub fn resume(&mut self, n: usize) {
+        self.signal(n, "-CONT");
+    }
+
+    fn signal(&self, n: usize, signal: &str) {
+        let pid = self.nodes[n].id().to_string();
+        let sent = Command::new("kill").args([signal, &pid]).status().unwrap();
+        assert!(sent.success(), "kill {signal} {pid} failed");
     }
 
     /// Node `n` started again on its own store.
@@ -309,6 +384,12 @@ impl Drop for Cluster {
             let _ = node.kill();
             let _ = node.wait();
         }
+        for relay in &self.relays {
+            relay
+                .closed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            relay.cut();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -317,4 +398,73 @@ impl Drop for Cluster {
 pub fn inbox_at(url: &str, bucket: &str) -> NatsInbox {
     let file = ClusterFile::new(&[url], "tests").unwrap();
     NatsInbox::open(Connection::open(&file).unwrap(), bucket, 3).unwrap()
+}
+
+/// A relay of one node's route to another: what node `from` dials to reach node `to`,
+/// copied both ways, unless cut.
+struct Relay {
+    from: usize,
+    to: usize,
+    port: u16,
+    blocked: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    live: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    /// Listens on a free port, relaying each connection to `to_port`; its thread ends
+    /// when the relay is closed.
+    fn start(from: usize, to: usize, to_port: u16) -> Relay {
+        use std::sync::atomic::Ordering;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let relay = Relay {
+            from,
+            to,
+            port: listener.local_addr().unwrap().port(),
+            blocked: Default::default(),
+            closed: Default::default(),
+            live: Default::default(),
+        };
+        let (blocked, closed, live) = (
+            relay.blocked.clone(),
+            relay.closed.clone(),
+            relay.live.clone(),
+        );
+        std::thread::spawn(move || {
+            while !closed.load(Ordering::SeqCst) {
+                let Ok((inbound, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                if blocked.load(Ordering::SeqCst) {
+                    continue; // dropped: the dialing node sees its route fail
+                }
+                let _ = inbound.set_nonblocking(false);
+                let Ok(outbound) = std::net::TcpStream::connect(("127.0.0.1", to_port)) else {
+                    continue;
+                };
+                let mut held = live.lock().unwrap();
+                for (from, to) in [(&inbound, &outbound), (&outbound, &inbound)] {
+                    let (mut from, mut to) = (from.try_clone().unwrap(), to.try_clone().unwrap());
+                    held.extend([from.try_clone().unwrap(), to.try_clone().unwrap()]);
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        relay
+    }
+
+    /// Drops every connection it relays now and lets none through.
+    fn cut(&self) {
+        self.blocked
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for stream in self.live.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
 }

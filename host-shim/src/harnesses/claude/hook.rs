@@ -21,15 +21,19 @@
 //! next hook. A single longer message (a deployment with a large `maxSendChars`) is
 //! handed over alone.
 //!
-//! A message leaves the spool only after the answer is written, and the hook exits
-//! with success only after it left (see [`crate::inbox`]).
+//! An answer is an offer: a message is handed over once the session's transcript
+//! (`transcript_path` in the hook's input) shows its frame, which Claude Code writes
+//! as a `hook_additional_context` attachment only when the hook exited with success;
+//! an offer the transcript still does not show after its time is offered again (see
+//! [`crate::inbox`]). A hook input without `transcript_path` hands over on the answer
+//! alone.
 //!
 //! Each event also says whether the session is idle: a `Stop` that hands nothing over
 //! leaves it idle (waiting for its person), any other event of the session at work
 //! clears that. An open idle session's own `host-shim mcp` hands messages to it through
 //! Claude Code's messaging socket (`idle.rs`).
 
-use crate::inbox::{HookReport, InboxBackend, Takes, hand_over_waiting};
+use crate::inbox::{HookReport, InboxBackend, Takes, Witness, hand_over_waiting};
 use crate::presence::Presence;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -48,6 +52,9 @@ struct HookInput {
     agent_id: Option<String>,
     #[serde(default)]
     cwd: Option<String>,
+    /// The session's transcript: the record that witnesses each hand-over.
+    #[serde(default)]
+    transcript_path: Option<String>,
 }
 
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
@@ -90,7 +97,11 @@ pub fn answer(
         }
         return Ok(HookReport::default());
     }
-    let report = hand_over_waiting(inbox, &session, takes, ANSWER_CHARS, |text| {
+    // An answer is an offer until the transcript shows it (a hook killed after writing
+    // it exits without success, and Claude Code drops what it said).
+    let transcript = input.transcript_path.as_deref().map(std::path::Path::new);
+    let witness = Witness::file(transcript, super::transcript::handed_over_ids);
+    let report = hand_over_waiting(inbox, &session, takes, ANSWER_CHARS, witness, |text| {
         // Every event hands over as context: at Stop, Claude Code 2.1.328 then
         // continues the session with the text shown once, where `decision: block`
         // would show it twice, once as a hook error.

@@ -13,11 +13,12 @@
 //!
 //! Trust model: the token is this process's own (from its environment), used only on
 //! the path Claude Code gave in the same environment, and never written anywhere. A
-//! message leaves the inbox only after the socket took all of it (the spool's claim,
-//! answer, move), so a socket that fails leaves it waiting for the next hook.
+//! message is offered only once the socket took all of it (the spool's claim, answer,
+//! mark), so a socket that fails leaves it waiting for the next hook; it is handed over
+//! once the session's transcript shows it, as a hook's hand-over is.
 
 use super::hook::ANSWER_CHARS;
-use crate::inbox::{SharedInbox, joined, within_answer_cap};
+use crate::inbox::{SharedInbox, Shown, Takes, Witness, hand_over_waiting};
 use crate::presence::Presence;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -81,46 +82,49 @@ impl MessagingSocket {
     }
 }
 
-/// Hands what waits for `session` over through `socket` if the session is idle and its
-/// person does not hold inbound; the messages handed over.
+/// Offers what waits for `session` through `socket` if the session is idle and its
+/// person does not hold inbound, after settling earlier offers against the session's
+/// transcript (`record` reads what it shows); the messages offered.
 pub fn hand_over_if_idle(
     inbox: &SharedInbox,
     presence: &dyn Presence,
     session: &str,
     socket: &MessagingSocket,
+    record: &mut dyn FnMut() -> Result<Shown>,
 ) -> Result<usize> {
     if !presence.is_idle(session) {
         return Ok(0);
     }
-    // Held for the person: nothing is handed over until they release it.
-    if inbox.inbound(session)? == crate::contract::latest::InboundPolicy::Hold {
-        return Ok(0);
-    }
-    let waiting = inbox.waiting(session)?.messages;
-    if waiting.is_empty() {
-        return Ok(0);
-    }
-    let picked = within_answer_cap(waiting, ANSWER_CHARS);
-    let handed = inbox.hand_over(session, picked, &mut |messages| {
-        socket.send(&joined(messages))
-    })?;
-    if !handed.is_empty() {
+    let report = hand_over_waiting(
+        &**inbox,
+        session,
+        Takes::All,
+        ANSWER_CHARS,
+        Witness::Record(Box::new(record)),
+        |text| socket.send(text),
+    )?;
+    if !report.handed_over.is_empty() {
         // It runs a turn now; its Stop hook says when it is idle again.
         presence.set_idle(session, false)?;
     }
-    Ok(handed.len())
+    Ok(report.handed_over.len())
 }
 
 /// Watches `session`'s inbox for as long as the process runs (a thread of `host-shim
-/// mcp`).
+/// mcp`); its transcript, looked for under `projects`, witnesses each hand-over.
 pub fn watch(
     inbox: SharedInbox,
     presence: Arc<dyn Presence>,
     session: String,
     socket: MessagingSocket,
+    projects: PathBuf,
 ) {
+    let mut record = || match super::transcript_in(&projects, &session) {
+        Some(path) => super::handed_over_ids(&path),
+        None => Ok(Shown::new()),
+    };
     loop {
-        if let Err(err) = hand_over_if_idle(&inbox, &*presence, &session, &socket) {
+        if let Err(err) = hand_over_if_idle(&inbox, &*presence, &session, &socket, &mut record) {
             eprintln!("host-shim mcp: a message for {session} waits for its next hook: {err:#}");
             std::thread::sleep(WATCH_EVERY * 10);
         }
@@ -132,8 +136,8 @@ pub fn watch(
 mod tests {
     use super::*;
     use crate::contract::latest::DeliveryMode;
-    use crate::harnesses::claude::presence::LocalPresence;
     use crate::inbox::{MemoryInbox, SpooledMessage};
+    use crate::presence::LocalPresence;
     use std::io::{BufRead, BufReader};
     use std::os::unix::net::UnixListener;
 
@@ -142,6 +146,11 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// A transcript that shows nothing yet.
+    fn nothing_shown() -> anyhow::Result<Shown> {
+        Ok(Shown::new())
     }
 
     /// The watcher works from the inbox trait: here over the in-memory backend.
@@ -166,7 +175,7 @@ mod tests {
         put(&inbox, "two", DeliveryMode::Steer);
         // At work: nothing is handed over.
         assert_eq!(
-            hand_over_if_idle(&inbox, &presence, "s1", &socket).unwrap(),
+            hand_over_if_idle(&inbox, &presence, "s1", &socket, &mut nothing_shown).unwrap(),
             0
         );
         presence.set_idle("s1", true).unwrap();
@@ -178,7 +187,7 @@ mod tests {
                 .collect::<Vec<_>>()
         });
         assert_eq!(
-            hand_over_if_idle(&inbox, &presence, "s1", &socket).unwrap(),
+            hand_over_if_idle(&inbox, &presence, "s1", &socket, &mut nothing_shown).unwrap(),
             2
         );
         let lines = reader.join().unwrap();
@@ -189,7 +198,8 @@ mod tests {
                 serde_json::json!({"type": "user", "message": {"role": "user", "content": "one\n\ntwo"}}),
             ]
         );
-        // Handed over once; the session works now.
+        // Given once (messages without ids, which no transcript can show, are handed over
+        // with the answer); the session works now.
         assert!(inbox.waiting("s1").unwrap().messages.is_empty());
         assert!(!presence.is_idle("s1"));
         let _ = std::fs::remove_dir_all(dir);
@@ -206,7 +216,7 @@ mod tests {
         };
         put(&inbox, "one", DeliveryMode::Queue);
         presence.set_idle("s1", true).unwrap();
-        assert!(hand_over_if_idle(&inbox, &presence, "s1", &socket).is_err());
+        assert!(hand_over_if_idle(&inbox, &presence, "s1", &socket, &mut nothing_shown).is_err());
         assert_eq!(inbox.waiting("s1").unwrap().messages.len(), 1);
         assert!(presence.is_idle("s1"));
         let _ = std::fs::remove_dir_all(dir);

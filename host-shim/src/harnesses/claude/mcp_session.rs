@@ -5,7 +5,7 @@
 //! and tells a subagent's calls from its session's (Claude Code starts one server per
 //! session, and a subagent's calls reach it with the session's id).
 //!
-//! Trust model: as [`super::presence`] and `idle.rs`: the registration is this
+//! Trust model: as [`crate::presence::LocalPresence`] and `idle.rs`: the registration is this
 //! process's own, cleared when the session ends (dropped, or a signal); the messaging
 //! socket and its token come from this process's environment only.
 
@@ -65,7 +65,8 @@ impl ClaudeSession {
                 return session;
             };
             claude.set_serving(Some(id.clone()));
-            (claude.inbox().clone(), claude.presence().clone())
+            let projects = claude.projects().to_path_buf();
+            (claude.inbox().clone(), claude.presence().clone(), projects)
         };
         if !try_register(harness, &id, &session.registration) {
             let (harness, registration) = (harness.clone(), session.registration.clone());
@@ -75,8 +76,8 @@ impl ClaudeSession {
         // An open, idle interactive session gets its messages through Claude Code's
         // messaging socket, without waiting for its person.
         if let Some(socket) = MessagingSocket::from_env() {
-            let (inbox, presence) = watched;
-            std::thread::spawn(move || watch(inbox, presence, id, socket));
+            let (inbox, presence, projects) = watched;
+            std::thread::spawn(move || watch(inbox, presence, id, socket, projects));
         }
         session
     }

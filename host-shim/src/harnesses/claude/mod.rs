@@ -1,7 +1,7 @@
 //! A session store over Claude Code's own transcripts (`~/.claude/projects`), read
 //! only, with deliveries going to an inbox backend ([`crate::inbox`]; the state
 //! folder's spool by default), which `host-shim claude-hook` hands to the target
-//! session, and liveness from a [`Presence`] ([`presence::LocalPresence`] by default).
+//! session, and liveness from a [`Presence`] ([`crate::LocalPresence`] by default).
 //!
 //! Mapping (`docs/claude-code.md` says the same for a reader):
 //!
@@ -49,30 +49,45 @@
 pub mod hook;
 pub(crate) mod idle;
 pub mod mcp_session;
-pub mod presence;
 pub mod registry;
 pub mod settings;
 pub(crate) mod transcript;
-pub(crate) mod wake;
+/// What a transcript shows of the hand-overs offered to its session.
+pub use transcript::handed_over_ids;
 
+/// How long a send through a session's messaging socket looks for the message in the
+/// session's transcript before it answers (within a call's usual 1 s deadline).
+const TRANSCRIPT_SHOWS_WITHIN: Duration = Duration::from_millis(400);
+
+/// The transcript of `session` under `projects` (`<projects>/<project>/<session>.jsonl`),
+/// when one exists.
+pub fn transcript_in(projects: &Path, session: &str) -> Option<std::path::PathBuf> {
+    let name = format!("{session}.jsonl");
+    (std::fs::read_dir(projects).ok()?.flatten())
+        .map(|project| project.path().join(&name))
+        .find(|path| path.is_file())
+}
+
+use crate::call_memo::CallMemo;
 use crate::contract::latest::{
-    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, Role,
-    SessionHeader, SessionIndex, ToolAction,
+    ActionStatus, Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, Role, SessionHeader,
+    SessionIndex, ToolAction,
 };
-use crate::harness::{CallMemo, SessionQuery};
 use crate::harnesses::McpClient;
 use crate::harnesses::logfile::{
     self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
-use crate::harnesses::surface::{Message, Surface};
+use crate::harnesses::surface::{LoggedSessions, Message, Surface};
+use crate::inbox::delivery::{Arriving, Woken};
+use crate::inbox::wake::{self, WakeCommand};
 use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use crate::presence::Presence;
 use anyhow::{Result, bail};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use transcript::{Record, Surfaced};
-pub use wake::WakeCommand;
 
 /// Transcripts whose parsed surface is kept.
 const SURFACES_KEPT: usize = 8;
@@ -533,12 +548,14 @@ impl ClaudeStore {
         live
     }
 
-    /// Hands `waiting` to its target through the target's own messaging socket, as
+    /// Offers `waiting` to its target through the target's own messaging socket, as
     /// another of this user's Claude sessions would ([`registry::SessionRegistry::peer`]),
     /// when Claude Code's registry lists it running with a socket and either it is idle
     /// (it runs the message as a turn now) or no server of ours serves it (no hook of
     /// ours would ever hand it over; Claude Code runs it after the turn at work). Whether
-    /// it was handed over; a socket that fails leaves it waiting.
+    /// it was handed over: its transcript shows it within [`TRANSCRIPT_SHOWS_WITHIN`]
+    /// (else a later hook or read of the session settles the offer); a socket that fails
+    /// leaves it waiting.
     fn hand_over_as_a_peer(&mut self, waiting: &Waiting) -> bool {
         let target = &waiting.message.target;
         let Some(peer) = self.registry.as_ref().and_then(|r| r.peer(target)) else {
@@ -548,21 +565,42 @@ impl ClaudeStore {
         if !peer.idle && ours {
             return false;
         }
-        let handed = self
-            .desk
-            .inbox()
-            .hand_over(target, vec![waiting.clone()], &mut |messages| {
-                peer.socket.send(&crate::inbox::joined(messages))
-            });
-        match handed {
-            Ok(handed) => !handed.is_empty(),
+        let inbox = self.desk.inbox().clone();
+        let offered = inbox.offer(target, vec![waiting.clone()], &mut |messages| {
+            peer.socket.send(&crate::inbox::joined(messages))
+        });
+        match offered {
+            Ok(offered) if !offered.is_empty() => {}
+            Ok(_) => return false,
             Err(err) => {
                 eprintln!(
                     "host-shim: a message for {target} waits: its socket did not take it: {err:#}"
                 );
-                false
+                return false;
             }
         }
+        // Claude Code writes the message into the transcript as it takes it.
+        let transcript = self.lookup(target).map(|found| found.path);
+        let mut shown = || match &transcript {
+            Some(path) => handed_over_ids(path),
+            None => Ok(crate::inbox::Shown::new()),
+        };
+        let until = Instant::now() + TRANSCRIPT_SHOWS_WITHIN;
+        loop {
+            let settled = inbox.settle(target, crate::inbox::OFFERS_EXPIRE_AFTER, &mut shown);
+            if crate::inbox::settled_as_handed(&*inbox, waiting, settled) {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// The projects folder the store reads (`~/.claude/projects`).
+    pub fn projects(&self) -> &Path {
+        &self.root
     }
 
     /// What this store has read of transcripts so far.
@@ -843,20 +881,18 @@ impl ClaudeStore {
     }
 }
 
-impl SessionQuery for ClaudeStore {
-    fn begin_call(&mut self, caller: &str) {
-        self.desk.set_caller(caller);
+impl LoggedSessions for ClaudeStore {
+    fn call_begins(&mut self) {
         self.statted = Some(std::collections::HashSet::new());
         self.claude_inbound_seen.begin();
     }
 
-    fn end_call(&mut self) {
-        self.desk.end_call();
+    fn call_ends(&mut self) {
         self.statted = None;
         self.claude_inbound_seen.end();
     }
 
-    fn list_sessions(&mut self) -> SessionIndex {
+    fn all_sessions(&mut self) -> SessionIndex {
         self.scan();
         let live = self.live_sessions();
         let headers: Vec<SessionHeader> =
@@ -864,12 +900,12 @@ impl SessionQuery for ClaudeStore {
         SessionIndex::of(&headers)
     }
 
-    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+    fn session_header(&mut self, id: &str) -> Option<SessionHeader> {
         let found = self.lookup(id)?;
         Some(self.full_header(&found, &self.live_sessions()))
     }
 
-    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+    fn session_headers(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
         let live = self.live_sessions();
         ids.iter()
             .map(|id| {
@@ -879,16 +915,16 @@ impl SessionQuery for ClaudeStore {
             .collect()
     }
 
-    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+    fn titles(&mut self, ids: &[String]) -> Vec<Option<String>> {
         ids.iter()
             .map(|id| self.lookup(id)?.summary.title.clone())
             .collect()
     }
 
-    crate::harnesses::surface::answers_from_surface_and_desk!();
+    fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
+        self.surface(id)
+    }
 }
-
-crate::inbox::delivery::inbox_through_the_delivery_path!(ClaudeStore);
 
 impl crate::harnesses::Store for ClaudeStore {
     fn harness(&self) -> &'static str {
@@ -903,6 +939,7 @@ impl crate::harnesses::Store for ClaudeStore {
 /// What Claude Code's MCP client sends: the session in the server's environment (it
 /// starts one server per session), the tool-use id in each call's `_meta`.
 pub const MCP_CLIENT: McpClient = McpClient {
+    who: "Claude Code",
     caller_env: Some("CLAUDE_CODE_SESSION_ID"),
     caller_meta: None,
     call_id_meta: Some("claudecode/toolUseId"),
@@ -912,6 +949,8 @@ pub const MCP_CLIENT: McpClient = McpClient {
 /// takes messages; a cold one may be woken by the wake command; a message waits in the
 /// inbox until a hook of the target (or its idle watcher) hands it over.
 impl Recipient for ClaudeStore {
+    type Plan = ();
+
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
     }
@@ -931,9 +970,12 @@ impl Recipient for ClaudeStore {
         Ok(self.live_sessions().contains(target))
     }
 
-    fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
+    fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
         // A cold target wakes when a wake command is set (started once it is put).
-        !live && self.wake.is_some()
+        Woken {
+            woke: !arriving.live && self.wake.is_some(),
+            plan: (),
+        }
     }
 
     fn inbound(&mut self, target: &str) -> InboundPolicy {
@@ -941,7 +983,7 @@ impl Recipient for ClaudeStore {
         self.claude_inbound(cwd.as_deref())
     }
 
-    fn accepted(&mut self, waiting: &Waiting) -> Delivered {
+    fn accepted(&mut self, waiting: &Waiting, (): ()) -> Delivered {
         let target = &waiting.message.target;
         let cwd = (self.by_id.get(target)).and_then(|&p| self.found[p].summary.header.cwd.clone());
         let woke = wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref());

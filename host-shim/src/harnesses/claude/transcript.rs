@@ -22,6 +22,7 @@
 //! - Titles: `custom-title` and `agent-name` (both set by `--name`/`/rename`, and
 //!   appended again after every turn), `ai-title`, `summary`.
 
+use anyhow::Context;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use std::fmt;
@@ -375,6 +376,24 @@ impl Record {
     }
 }
 
+/// The message ids of the frames a transcript records as handed over (a hook's
+/// context, a Stop hook's feedback, a message through the messaging socket): what
+/// witnesses a hand-over. The whole file is read, compactions included; none when it
+/// does not exist yet.
+pub fn handed_over_ids(path: &std::path::Path) -> anyhow::Result<crate::inbox::Shown> {
+    let mut frames = Vec::new();
+    crate::harnesses::logfile::each_whole_line(path, |line| {
+        if let Some(record) = Record::parse(line) {
+            record.into_surfaced(&mut frames);
+            frames.retain(|surfaced| surfaced.frame);
+        }
+    })
+    .with_context(|| format!("cannot read the transcript {}", path.display()))?;
+    Ok(crate::inbox::shown_in(
+        frames.iter().filter_map(|frame| frame.text.as_deref()),
+    ))
+}
+
 /// What a user record's text is.
 enum UserText {
     /// Typed by the person.
@@ -457,7 +476,7 @@ fn handed_over_frames(text: &str) -> Option<Vec<Surfaced>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harnesses::surface::FRAME_FIRST_LINE;
+    use crate::contract::frames::FRAME_FIRST_LINE;
 
     #[test]
     fn only_text_parts_survive() {
@@ -539,6 +558,39 @@ mod tests {
             "message": {"role": "user", "content": format!("Stop hook feedback:\n{one}")}});
         assert_eq!(surfaced(&line)[0].text.as_deref(), Some(one.as_str()));
         assert!(!surfaced(&line)[0].injected);
+    }
+
+    #[test]
+    fn the_transcript_witnesses_what_hooks_and_the_socket_gave_and_never_the_models_words() {
+        let framed = |id: &str| {
+            frame("x").replace(
+                "delivery: queue\n",
+                &format!("delivery: queue\nhop: 1\nmessage-id: {id}\n"),
+            )
+        };
+        let lines = [
+            serde_json::json!({"type": "attachment", "attachment": {"type": "hook_additional_context",
+                "content": [format!("{}\n\n{}", framed("m-000000000001"), framed("m-000000000002"))]}}),
+            serde_json::json!({"type": "user", "message": {"role": "user",
+                "content": format!("{PEER_MESSAGE}{}{PEER_NOTE}.", framed("m-000000000003"))}}),
+            serde_json::json!({"type": "assistant", "message": {"role": "assistant",
+                "content": [{"type": "text", "text": framed("m-0000000000ff")}]}}),
+        ];
+        let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let path =
+            std::env::temp_dir().join(format!("transcript-ids-{}.jsonl", std::process::id()));
+        std::fs::write(&path, text.join("\n") + "\n{\"type\": \"attac").unwrap();
+        let mut shown: Vec<String> = handed_over_ids(&path).unwrap().into_iter().collect();
+        shown.sort();
+        assert_eq!(
+            shown,
+            ["m-000000000001", "m-000000000002", "m-000000000003"]
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            handed_over_ids(&path).unwrap().is_empty(),
+            "no transcript yet: none"
+        );
     }
 
     #[test]

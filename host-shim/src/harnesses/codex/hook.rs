@@ -10,11 +10,12 @@
 //! - Any other event, or nothing waiting: no output.
 //!
 //! One answer carries messages, oldest first, up to [`ANSWER_CHARS`] (at least one);
-//! the rest wait for the next hook. A message leaves the spool only after the answer
-//! is written, and the hook exits with success only after it left (see
-//! [`crate::inbox`]): each message is handed over by exactly one successful run.
+//! the rest wait for the next hook. An answer is an offer: a message is handed over
+//! once the thread's rollout (`transcript_path` in the hook's input) shows its frame,
+//! and offered again when the rollout still does not after its time (see
+//! [`crate::inbox`]); without `transcript_path` the answer alone hands it over.
 
-use crate::inbox::{HookReport, InboxBackend, Takes, hand_over_waiting};
+use crate::inbox::{HookReport, InboxBackend, Takes, Witness, hand_over_waiting};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::io::Write;
@@ -22,12 +23,14 @@ use std::io::Write;
 /// The most text one answer carries (as for Claude Code's hooks).
 pub const ANSWER_CHARS: usize = 10_000;
 
-/// The fields of a hook's input this hook reads (Codex sends more: `turn_id`,
-/// `transcript_path`, …).
+/// The fields of a hook's input this hook reads (Codex sends more: `turn_id`, …).
 #[derive(Debug, Deserialize)]
 struct HookInput {
     session_id: Option<String>,
     hook_event_name: Option<String>,
+    /// The thread's rollout: the record that witnesses each hand-over.
+    #[serde(default)]
+    transcript_path: Option<String>,
 }
 
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
@@ -46,7 +49,9 @@ pub fn answer(inbox: &dyn InboxBackend, input: &[u8], out: &mut dyn Write) -> Re
         "UserPromptSubmit" | "SessionStart" => Takes::All,
         _ => return Ok(HookReport::default()),
     };
-    hand_over_waiting(inbox, &thread, takes, ANSWER_CHARS, |text| {
+    let rollout = input.transcript_path.as_deref().map(std::path::Path::new);
+    let witness = Witness::file(rollout, super::rollout::handed_over_ids);
+    hand_over_waiting(inbox, &thread, takes, ANSWER_CHARS, witness, |text| {
         let output = if event == "Stop" {
             serde_json::json!({"decision": "block", "reason": text})
         } else {

@@ -35,12 +35,12 @@ use crate::contract::latest::{
     ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, Role,
     SessionHeader, SessionIndex, ToolAction,
 };
-use crate::harness::SessionQuery;
 use crate::harnesses::McpClient;
 use crate::harnesses::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
-use crate::harnesses::surface::{Message, Surface, handed_over_frames};
+use crate::harnesses::surface::{LoggedSessions, Message, Surface, handed_over_frames};
+use crate::inbox::delivery::{Arriving, Woken};
 use crate::inbox::{Desk, Recipient, SharedInbox, Takes, Waiting};
 use daemon::{AppServer, ThreadStatus};
 use rollout::{Meta, Record, Said};
@@ -300,9 +300,6 @@ pub struct RolloutReads {
 pub struct CodexStore {
     home: PathBuf,
     desk: Desk,
-    /// The daemon's plan for the message being delivered now (from
-    /// [`Recipient::wake`] to [`Recipient::accepted`]).
-    daemon: Option<(AppServer, DaemonPlan)>,
     found: Vec<Found>,
     by_id: HashMap<String, usize>,
     indexed: HashMap<PathBuf, Windowed<Facts>>,
@@ -340,7 +337,6 @@ impl CodexStore {
         CodexStore {
             home: home.to_path_buf(),
             desk: Desk::new(inbox),
-            daemon: None,
             found: Vec::new(),
             by_id: HashMap::new(),
             indexed: HashMap::new(),
@@ -664,35 +660,29 @@ fn id_from_name(path: &Path) -> String {
     }
 }
 
-impl SessionQuery for CodexStore {
-    fn begin_call(&mut self, caller: &str) {
-        self.desk.set_caller(caller);
+impl LoggedSessions for CodexStore {
+    fn call_begins(&mut self) {
         self.this_call = Some(ThisCall::default());
     }
 
-    fn end_call(&mut self) {
-        self.desk.end_call();
+    fn call_ends(&mut self) {
         self.this_call = None;
     }
 
-    fn list_sessions(&mut self) -> SessionIndex {
+    fn all_sessions(&mut self) -> SessionIndex {
         self.scan();
         let headers: Vec<SessionHeader> = self.found.iter().map(|f| self.header(f)).collect();
         SessionIndex::of(&headers)
     }
 
-    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+    fn session_header(&mut self, id: &str) -> Option<SessionHeader> {
         let found = self.lookup(id)?;
         let mut header = self.header(&found);
         header.inbound = self.desk.inbound(&header.id);
         Some(header)
     }
 
-    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
-        ids.iter().map(|id| self.get_session(id)).collect()
-    }
-
-    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+    fn titles(&mut self, ids: &[String]) -> Vec<Option<String>> {
         ids.iter()
             .map(|id| {
                 let found = self.lookup(id)?;
@@ -701,11 +691,13 @@ impl SessionQuery for CodexStore {
             .collect()
     }
 
-    crate::harnesses::surface::answers_from_surface_and_desk!();
+    fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
+        self.surface(id)
+    }
 }
 
 /// What the daemon will do with a new message for a thread.
-struct DaemonPlan {
+pub struct DaemonPlan {
     /// The daemon loaded the thread for it (it was cold: no process held it).
     resumed: bool,
     /// The waiting messages the new turn (or the running one) takes.
@@ -772,25 +764,33 @@ impl CodexStore {
     }
 
     /// Hands the waiting messages the plan takes (`ours` among them) to the thread
-    /// through the daemon: each is claimed, given in one `turn/start`, and moved to
-    /// `handed/` once the daemon named the turn it is in; when the daemon fails, they go
-    /// back to the inbox for the thread's hooks.
+    /// through the daemon: each is claimed, given in one `turn/start`, and offered once
+    /// the daemon named the turn it is in; handed over when the thread's rollout shows
+    /// it (looked at for up to [`ROLLOUT_SHOWS_WITHIN`], then by the thread's next hook).
+    /// When the daemon fails, they go back to the inbox for the thread's hooks.
     fn hand_over_through(
-        &self,
+        &mut self,
         mut server: AppServer,
         plan: DaemonPlan,
         target: &str,
         key: &str,
         ours: &Waiting,
     ) -> Delivered {
+        let rollout = self.lookup(target).map(|found| found.path);
+        let mut shown = || match &rollout {
+            Some(path) => rollout::handed_over_ids(path),
+            None => Ok(crate::inbox::Shown::new()),
+        };
         let report = crate::inbox::hand_over_waiting(
             &**self.desk.inbox(),
             target,
             plan.takes,
             hook::ANSWER_CHARS,
+            crate::inbox::Witness::Record(Box::new(&mut shown)),
             |text| server.start_turn(target, text).map(drop),
         );
-        let handed = match report {
+        server.close();
+        let offered = match report {
             Ok(report) => report.handed_over.contains(&ours.message),
             Err(err) => {
                 eprintln!(
@@ -799,13 +799,22 @@ impl CodexStore {
                 false
             }
         };
-        server.close();
-        // A hook may have handed it over meanwhile.
-        let state = if handed {
-            DeliveryState::HandedOver
-        } else {
-            (self.desk.inbox().find(target, key).ok().flatten())
-                .map_or(DeliveryState::Waiting, |now| now.state)
+        let inbox = self.desk.inbox().clone();
+        // Codex records the turn's input as it starts it: settled as soon as it does.
+        let until = std::time::Instant::now() + ROLLOUT_SHOWS_WITHIN;
+        let mut handed = false;
+        while offered && !handed && std::time::Instant::now() < until {
+            let settled = inbox.settle(target, crate::inbox::OFFERS_EXPIRE_AFTER, &mut shown);
+            handed = crate::inbox::settled_as_handed(&*inbox, ours, settled);
+            if !handed {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+        }
+        let state = match handed {
+            true => DeliveryState::HandedOver,
+            // A hook may have handed it over meanwhile.
+            false => (inbox.find(target, key).ok().flatten())
+                .map_or(DeliveryState::Waiting, |now| now.state),
         };
         Delivered {
             woke: plan.resumed,
@@ -816,7 +825,10 @@ impl CodexStore {
     }
 }
 
-crate::inbox::delivery::inbox_through_the_delivery_path!(CodexStore);
+/// How long a send through the daemon looks for its message in the thread's rollout
+/// before it answers (waiting, for the thread's next hook to settle, when not yet).
+/// (Within a call's usual 1 s deadline.)
+const ROLLOUT_SHOWS_WITHIN: std::time::Duration = std::time::Duration::from_millis(400);
 
 impl crate::harnesses::Store for CodexStore {
     fn harness(&self) -> &'static str {
@@ -831,6 +843,7 @@ impl crate::harnesses::Store for CodexStore {
 /// What Codex's MCP client sends: one server for its process, the calling thread and
 /// the call in each `tools/call`'s `_meta`.
 pub const MCP_CLIENT: McpClient = McpClient {
+    who: "Codex",
     caller_env: None,
     caller_meta: Some("threadId"),
     call_id_meta: Some("callId"),
@@ -840,13 +853,15 @@ pub const MCP_CLIENT: McpClient = McpClient {
 /// app-server daemon, when it runs and can, hands a new message over at once (waking a
 /// cold thread first); otherwise it waits for the thread's hooks.
 impl Recipient for CodexStore {
+    /// The daemon's connection and what it will do with the message, when it can
+    /// take it.
+    type Plan = Option<(AppServer, DaemonPlan)>;
+
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
     }
 
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
-        // A plan left by a delivery another writer landed first is not this one's.
-        self.daemon = None;
         // The plugin read the target's header in this call: known, its rollout is not
         // looked at again (a new id is still looked for).
         let known = self.by_id.get(target).map(|&p| self.found[p].clone());
@@ -863,14 +878,17 @@ impl Recipient for CodexStore {
         Ok(header.live)
     }
 
-    fn wake(&mut self, target: &str, mode: DeliveryMode, live: bool) -> bool {
+    fn wake(&mut self, arriving: &Arriving) -> Woken<Self::Plan> {
         // Asked only for a new message: the daemon is not asked about a repeat.
-        self.daemon = self.daemon_plan(target, live, mode);
-        matches!(&self.daemon, Some((_, plan)) if plan.resumed)
+        let plan = self.daemon_plan(arriving.target, arriving.live, arriving.mode);
+        Woken {
+            woke: matches!(&plan, Some((_, plan)) if plan.resumed),
+            plan,
+        }
     }
 
-    fn accepted(&mut self, ours: &Waiting) -> Delivered {
-        match self.daemon.take() {
+    fn accepted(&mut self, ours: &Waiting, plan: Self::Plan) -> Delivered {
+        match plan {
             Some((server, plan)) => {
                 let (target, key) = (&ours.message.target, &ours.message.key);
                 self.hand_over_through(server, plan, target, key, ours)

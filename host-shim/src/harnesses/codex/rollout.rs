@@ -205,6 +205,28 @@ pub fn hook_prompt(text: &str) -> Option<&str> {
     inner.strip_suffix("</hook_prompt>")
 }
 
+/// The message ids of the frames a rollout records given to the thread (a hook's
+/// context, a Stop hook's block reason, a turn the daemon started): what witnesses a
+/// hand-over. The whole file is read, compactions included; none when it does not
+/// exist yet.
+pub fn handed_over_ids(path: &std::path::Path) -> anyhow::Result<crate::inbox::Shown> {
+    use anyhow::Context;
+    let mut texts = Vec::new();
+    crate::harnesses::logfile::each_whole_line(path, |line| {
+        let said = (Record::parse(line))
+            .filter(|record| record.kind == "response_item")
+            .and_then(|record| Said::of(&record.payload));
+        // The model's own words never witness a hand-over.
+        if let Some(said) = said.filter(|said| said.role != Role::Assistant) {
+            texts.extend(said.text);
+        }
+    })
+    .with_context(|| format!("cannot read the rollout {}", path.display()))?;
+    Ok(crate::inbox::shown_in(
+        texts.iter().map(|text| hook_prompt(text).unwrap_or(text)),
+    ))
+}
+
 /// The turn's cwd and model, from a `turn_context`.
 pub fn turn(payload: &serde_json::Value) -> (Option<String>, Option<String>) {
     (
@@ -217,6 +239,58 @@ pub fn turn(payload: &serde_json::Value) -> (Option<String>, Option<String>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn frame(id: &str) -> String {
+        format!(
+            "Cross-session message from another session of this harness.\nfrom-session: a (\"A\")\n\
+             delivery: queue\nhop: 1\nmessage-id: {id}\n--- message begins ---\nhi\n--- message ends ---"
+        )
+    }
+
+    #[test]
+    fn the_rollout_witnesses_what_hooks_and_turns_gave_and_never_the_models_words() {
+        let item = |role: &str, text: &str| {
+            json!({"type": "response_item", "payload": {"type": "message", "role": role,
+                "content": [{"type": "input_text", "text": text}]}})
+            .to_string()
+        };
+        let lines = [
+            // A hook's context (Codex records it as a developer message).
+            item("developer", &frame("m-000000000001")),
+            // A Stop hook's block reason, wrapped.
+            item(
+                "user",
+                &format!(
+                    "<hook_prompt hook_run_id=\"stop:1\">{}\n\n{}</hook_prompt>",
+                    frame("m-000000000002"),
+                    frame("m-000000000003")
+                ),
+            ),
+            // A turn the daemon started.
+            item("user", &frame("m-000000000004")),
+            // The model quoting a frame, and a half-written last line.
+            item("assistant", &frame("m-0000000000ff")),
+            "{\"type\": \"response_item\", \"pay".to_string(),
+        ];
+        let path = std::env::temp_dir().join(format!("rollout-ids-{}.jsonl", std::process::id()));
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let mut shown: Vec<String> = handed_over_ids(&path).unwrap().into_iter().collect();
+        shown.sort();
+        assert_eq!(
+            shown,
+            [
+                "m-000000000001",
+                "m-000000000002",
+                "m-000000000003",
+                "m-000000000004"
+            ]
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            handed_over_ids(&path).unwrap().is_empty(),
+            "no rollout yet: none"
+        );
+    }
 
     #[test]
     fn a_stop_hooks_reason_is_unwrapped() {

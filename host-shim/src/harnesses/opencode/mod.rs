@@ -29,13 +29,13 @@ pub mod db;
 pub mod plugin_session;
 
 use crate::contract::latest::{
-    ActionStatus, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboundPolicy, Role,
-    SessionHeader, SessionIndex, ToolAction,
+    ActionStatus, Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, Role, SessionHeader,
+    SessionIndex, ToolAction,
 };
-use crate::harness::SessionQuery;
 use crate::harnesses::McpClient;
-use crate::harnesses::claude::WakeCommand;
-use crate::harnesses::surface::{Message, Surface, handed_over_frames};
+use crate::harnesses::surface::{LoggedSessions, Message, Surface, handed_over_frames};
+use crate::inbox::WakeCommand;
+use crate::inbox::delivery::{Arriving, Woken};
 use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use crate::presence::Presence;
 use db::{Database, MessageRow, SessionRow};
@@ -202,6 +202,19 @@ impl OpenCodeStore {
     }
 }
 
+/// The message ids of the frames OpenCode's database at `database` records in
+/// `session`'s messages from the person's side (the plugin gives a hand-over as a user
+/// message, or as a synthetic part of the person's prompt): what witnesses a
+/// hand-over. The whole session is read, compactions included.
+pub fn handed_over_ids(database: &Path, session: &str) -> anyhow::Result<crate::inbox::Shown> {
+    let messages = db::Database::at(database).messages(session)?;
+    let texts = (messages.iter())
+        .filter(|message| message.info.role == "user")
+        .flat_map(|message| message.parts.iter())
+        .filter_map(|part| part.text.as_deref());
+    Ok(crate::inbox::shown_in(texts))
+}
+
 /// Where the surface starts: at the person's message of the last compaction whose
 /// summary finished, as OpenCode decides what the model is given (or the first
 /// message without one).
@@ -355,44 +368,38 @@ fn action_of(part: &db::PartData) -> Option<ToolAction> {
     })
 }
 
-impl SessionQuery for OpenCodeStore {
-    fn begin_call(&mut self, caller: &str) {
-        self.desk.set_caller(caller);
+impl LoggedSessions for OpenCodeStore {
+    fn call_begins(&mut self) {
         self.live_this_call = Some(self.presence.live_sessions());
     }
 
-    fn end_call(&mut self) {
-        self.desk.end_call();
+    fn call_ends(&mut self) {
         self.live_this_call = None;
     }
 
-    fn list_sessions(&mut self) -> SessionIndex {
+    fn all_sessions(&mut self) -> SessionIndex {
         let rows = self.listing().to_vec();
         let headers: Vec<SessionHeader> = rows.iter().map(|row| self.header(row)).collect();
         SessionIndex::of(&headers)
     }
 
-    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+    fn session_header(&mut self, id: &str) -> Option<SessionHeader> {
         let row = self.lookup(id)?;
         let mut header = self.header(&row);
         header.inbound = self.desk.inbound(&header.id);
         Some(header)
     }
 
-    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
-        ids.iter().map(|id| self.get_session(id)).collect()
-    }
-
-    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+    fn titles(&mut self, ids: &[String]) -> Vec<Option<String>> {
         ids.iter()
             .map(|id| Some(self.lookup(id)?.title).filter(|title| !title.is_empty()))
             .collect()
     }
 
-    crate::harnesses::surface::answers_from_surface_and_desk!();
+    fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
+        self.surface(id)
+    }
 }
-
-crate::inbox::delivery::inbox_through_the_delivery_path!(OpenCodeStore);
 
 impl crate::harnesses::Store for OpenCodeStore {
     fn harness(&self) -> &'static str {
@@ -409,6 +416,7 @@ impl crate::harnesses::Store for OpenCodeStore {
 /// (`ToolContext.sessionID`) and the model's tool-call id (`callID`), in `_meta`,
 /// where the model cannot write. OpenCode's own MCP client sends neither.
 pub const MCP_CLIENT: McpClient = McpClient {
+    who: "the session-tools OpenCode plugin",
     caller_env: None,
     caller_meta: Some("opencode/sessionID"),
     call_id_meta: Some("opencode/callID"),
@@ -419,6 +427,8 @@ pub const MCP_CLIENT: McpClient = McpClient {
 /// over (at once when it is idle or the message steers; at its next prompt when it is
 /// cold, or at once when a wake command starts it).
 impl Recipient for OpenCodeStore {
+    type Plan = ();
+
     fn desk(&mut self) -> &mut Desk {
         &mut self.desk
     }
@@ -435,23 +445,22 @@ impl Recipient for OpenCodeStore {
         Ok(self.is_live(target))
     }
 
-    fn wake(&mut self, _target: &str, _mode: DeliveryMode, live: bool) -> bool {
+    fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
         // A live session's plugin hands the message over itself; a cold one is started
         // only with a wake command.
-        !live && self.wake.is_some()
+        Woken {
+            woke: !arriving.live && self.wake.is_some(),
+            plan: (),
+        }
     }
 
-    fn accepted(&mut self, ours: &Waiting) -> Delivered {
+    fn accepted(&mut self, ours: &Waiting, (): ()) -> Delivered {
         // The folder only when the command starts there.
         let cwd = (ours.message.woke && self.wake.is_some())
             .then(|| self.lookup(&ours.message.target).map(|row| row.directory))
             .flatten();
         Delivered {
-            woke: crate::harnesses::claude::wake::wake_for(
-                self.wake.as_ref(),
-                ours,
-                cwd.as_deref(),
-            ),
+            woke: crate::inbox::wake::wake_for(self.wake.as_ref(), ours, cwd.as_deref()),
             repeat: false,
             state: DeliveryState::Waiting,
             message_id: ours.message.message_id.clone(),

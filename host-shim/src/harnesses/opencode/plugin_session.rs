@@ -18,7 +18,7 @@
 //! that names its caller. A message leaves the inbox only once its text is in the
 //! answer the child writes to the plugin, as a hook's does ([`crate::inbox`]).
 
-use crate::inbox::{SharedInbox, Takes, hand_over_waiting};
+use crate::inbox::{OFFERS_EXPIRE_AFTER, SharedInbox, Takes, Witness, hand_over_waiting};
 use crate::presence::{Presence, Registration};
 use anyhow::Result;
 use std::collections::HashMap;
@@ -59,6 +59,9 @@ impl Moment {
 pub struct PluginSessions {
     inbox: SharedInbox,
     presence: Arc<dyn Presence>,
+    /// OpenCode's database, whose messages witness each hand-over (none: the answer
+    /// does).
+    record: Option<std::path::PathBuf>,
     registered: Mutex<HashMap<String, Registration>>,
     /// The plugin went away: waits end, nothing is registered any more.
     closed: AtomicBool,
@@ -69,9 +72,17 @@ impl PluginSessions {
         PluginSessions {
             inbox,
             presence,
+            record: None,
             registered: Mutex::default(),
             closed: AtomicBool::new(false),
         }
+    }
+
+    /// A hand-over is an offer until OpenCode's database at `database` shows the
+    /// message in the session ([`super::handed_over_ids`]).
+    pub fn recorded_in(mut self, database: &std::path::Path) -> PluginSessions {
+        self.record = Some(database.to_path_buf());
+        self
     }
 
     /// The plugin's process ended (its connection closed): its sessions are no longer
@@ -115,12 +126,19 @@ impl PluginSessions {
     pub fn hand_over(&self, session: &str, moment: Moment) -> Result<Option<String>> {
         crate::inbox::checked_id(session).map_err(anyhow::Error::msg)?;
         let mut given = None;
+        let witness = match self.record.as_deref() {
+            Some(database) => {
+                Witness::Record(Box::new(move || super::handed_over_ids(database, session)))
+            }
+            None => Witness::Answer,
+        };
         hand_over_waiting(
             &*self.inbox,
             session,
             moment.takes(),
             ANSWER_CHARS,
-            |text| {
+            witness,
+            |text: &str| {
                 given = Some(text.to_string());
                 Ok(())
             },
@@ -135,6 +153,13 @@ impl PluginSessions {
         }
         if self.inbox.inbound(session).ok() == Some(crate::contract::latest::InboundPolicy::Hold) {
             return false;
+        }
+        // An offer past its time that OpenCode's database does not show waits again
+        // here, so the plugin is woken to give it again.
+        if let Some(database) = self.record.as_deref() {
+            let _ = (self.inbox).settle(session, OFFERS_EXPIRE_AFTER, &mut || {
+                super::handed_over_ids(database, session)
+            });
         }
         let Ok(contents) = self.inbox.waiting(session) else {
             return false;

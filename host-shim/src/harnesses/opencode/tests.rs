@@ -4,9 +4,10 @@
 
 use super::plugin_session::{Moment, PluginSessions};
 use super::*;
-use crate::contract::latest::{InboundPolicy, MessageContent, MessageIds};
-use crate::harness::Inbox;
-use crate::harnesses::claude::WakeCommand;
+use crate::contract::latest::{DeliveryMode, InboundPolicy, MessageContent, MessageIds};
+use crate::harness::{Inbox, SessionQuery};
+use crate::inbox::WakeCommand;
+use crate::inbox::delivery::DeliveryRequest;
 use crate::inbox::{MemoryInbox, SpooledMessage};
 use crate::presence::Registration;
 use rusqlite::Connection;
@@ -319,24 +320,76 @@ fn a_message_goes_to_a_top_level_session_and_never_to_a_subagent() {
     let ids = MessageIds::none();
     let queue = DeliveryMode::Queue;
     let delivered = store
-        .deliver("ses_b", "hi", queue, false, "k1", &ids)
+        .deliver(
+            &DeliveryRequest::new("ses_b", "hi", queue)
+                .key("k1")
+                .ids(&ids),
+        )
         .unwrap();
     assert_eq!(delivered.state, DeliveryState::Waiting);
     assert_eq!(inbox.waiting("ses_b").unwrap().messages.len(), 1);
     assert!(matches!(
-        store.deliver("ses_c", "hi", queue, true, "k2", &ids),
+        store.deliver(
+            &DeliveryRequest::new("ses_c", "hi", queue)
+                .may_wake(true)
+                .key("k2")
+                .ids(&ids)
+        ),
         Err(DeliveryRefusal::Rejected(_))
     ));
     assert_eq!(
-        store.deliver("nobody", "hi", queue, true, "k3", &ids),
+        store.deliver(
+            &DeliveryRequest::new("nobody", "hi", queue)
+                .may_wake(true)
+                .key("k3")
+                .ids(&ids)
+        ),
         Err(DeliveryRefusal::NotFound)
     );
     // Cold, and the call may not wake: refused; may wake: it waits for a prompt.
     assert_eq!(
-        store.deliver("ses_a", "hi", queue, false, "k4", &ids),
+        store.deliver(
+            &DeliveryRequest::new("ses_a", "hi", queue)
+                .key("k4")
+                .ids(&ids)
+        ),
         Err(DeliveryRefusal::WouldNeedWake)
     );
     store.end_call();
+}
+
+#[test]
+fn a_plugin_hand_over_is_an_offer_until_the_database_shows_it() {
+    let mut db = Written::new("witness");
+    db.session("ses_b", "Mail", None);
+    let inbox: SharedInbox = Arc::new(MemoryInbox::new());
+    let sessions =
+        PluginSessions::new(inbox.clone(), Arc::new(Live::default())).recorded_in(&db.path);
+    let frame = "Cross-session message from another session of this harness.\n\
+        from-session: ses_a (\"Plan\")\ndelivery: queue\nhop: 1\nmessage-id: m-000000000001\n\
+        --- message begins ---\nThe beans are in.\n--- message ends ---";
+    let ids = crate::contract::latest::MessageIds {
+        message_id: "m-000000000001".to_string(),
+        in_reply_to: None,
+    };
+    let sent =
+        SpooledMessage::new("ses_b", DeliveryMode::Queue, frame, "5:ses_ak1", false).with_ids(&ids);
+    inbox.put(&sent).unwrap();
+    let given = sessions.hand_over("ses_b", Moment::Idle).unwrap();
+    assert_eq!(given.as_deref(), Some(frame));
+    // Offered: not given again while its time runs, and still waiting to its sender.
+    assert_eq!(sessions.hand_over("ses_b", Moment::Idle).unwrap(), None);
+    let found = inbox.find("ses_b", "5:ses_ak1").unwrap().unwrap();
+    assert_eq!(found.state, crate::contract::latest::DeliveryState::Waiting);
+    // OpenCode wrote the plugin's prompt (the frame, as a part of the session's user
+    // message): the next hand-over finds it there.
+    db.user("ses_b", "msg_01", &[&synthetic(frame)]);
+    assert_eq!(sessions.hand_over("ses_b", Moment::Idle).unwrap(), None);
+    let found = inbox.find("ses_b", "5:ses_ak1").unwrap().unwrap();
+    assert_eq!(
+        found.state,
+        crate::contract::latest::DeliveryState::HandedOver
+    );
 }
 
 #[test]
@@ -428,7 +481,12 @@ fn a_cold_session_is_woken_by_the_wake_command_when_the_call_may_wake() {
     store.begin_call("ses_a");
     let ids = MessageIds::none();
     let woke = store
-        .deliver("ses_b", "wake up", DeliveryMode::Queue, true, "k1", &ids)
+        .deliver(
+            &DeliveryRequest::new("ses_b", "wake up", DeliveryMode::Queue)
+                .may_wake(true)
+                .key("k1")
+                .ids(&ids),
+        )
         .unwrap();
     assert!(woke.woke && woke.state == DeliveryState::Waiting);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -443,7 +501,12 @@ fn a_cold_session_is_woken_by_the_wake_command_when_the_call_may_wake() {
     store.end_call();
     store.begin_call("ses_a");
     let later = store
-        .deliver("ses_b", "again", DeliveryMode::Queue, true, "k2", &ids)
+        .deliver(
+            &DeliveryRequest::new("ses_b", "again", DeliveryMode::Queue)
+                .may_wake(true)
+                .key("k2")
+                .ids(&ids),
+        )
         .unwrap();
     assert!(!later.woke);
     store.end_call();

@@ -1,5 +1,5 @@
-//! Claude Code's presence on one machine: a registry of the `host-shim mcp` processes
-//! serving sessions, and the sessions' idle marks, in the state folder beside the
+//! Presence on one machine, for every harness that keeps none of its own (Claude Code,
+//! OpenCode): a registry of the `host-shim mcp` processes serving sessions, and the sessions' idle marks, in the state folder beside the
 //! inbox ([`crate::inbox::StateDir`]):
 //!
 //! ```text
@@ -19,8 +19,8 @@
 //! following symlinks; session ids become file names only when plain
 //! ([`crate::inbox::checked_id`]).
 
+use super::{Presence, Registration};
 use crate::inbox::checked_id;
-use crate::presence::{Presence, Registration};
 use crate::private::{process_start, same_process};
 use anyhow::{Context, Result};
 use serde::Deserialize;

@@ -9,8 +9,8 @@
 //! the file imports (`@opencode-ai/plugin`) into the configuration folder itself.
 //! Nothing else of OpenCode's is edited: a plugin's tools need no permission entry.
 
-use super::{Change, Commands, finish};
-use crate::flags::SetupArgs;
+use crate::profile::SetupInputs;
+use crate::setup::change::Change;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 const PLUGIN: &str = include_str!("session-tools.js");
 /// The file's first line: what marks it as setup's.
 const FIRST_LINE: &str = "// session-tools for OpenCode:";
-pub(crate) const FILE_NAME: &str = "session-tools.js";
+pub const FILE_NAME: &str = "session-tools.js";
 
 /// OpenCode's configuration folder.
-pub(crate) fn config_dir(flag: Option<&Path>) -> Result<PathBuf> {
+pub fn config_dir(flag: Option<&Path>) -> Result<PathBuf> {
     if let Some(dir) = flag {
         return Ok(dir.to_path_buf());
     }
@@ -37,7 +37,7 @@ pub(crate) fn config_dir(flag: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// OpenCode's database.
-pub(crate) fn database(flag: Option<&Path>) -> Result<PathBuf> {
+pub fn database(flag: Option<&Path>) -> Result<PathBuf> {
     match flag
         .map(Path::to_path_buf)
         .or_else(host_shim::opencode::db::default_path)
@@ -50,14 +50,14 @@ pub(crate) fn database(flag: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// The plugin file running `binary` with `args`.
-pub(crate) fn plugin_file(binary: &str, args: &[String]) -> String {
+pub fn plugin_file(binary: &str, args: &[String]) -> String {
     let host = serde_json::json!({ "command": binary, "args": args });
     PLUGIN.replacen("__HOST__", &host.to_string(), 1)
 }
 
 /// The command and arguments a plugin file of setup's runs; `None` without the file,
 /// an error for a file setup did not write or cannot read.
-pub(crate) fn host_of(file: &Path) -> Result<Option<(String, Vec<String>)>> {
+pub fn host_of(file: &Path) -> Result<Option<(String, Vec<String>)>> {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -89,15 +89,10 @@ pub(crate) fn host_of(file: &Path) -> Result<Option<(String, Vec<String>)>> {
 }
 
 /// What setup (or `--remove`) would change in OpenCode's files.
-pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
-    let config = config_dir(args.places.opencode_config.as_deref())?;
-    let db = database(args.places.opencode_db.as_deref())?;
-    let Commands {
-        binary,
-        mut server_args,
-        ..
-    } = Commands::of(args, "--opencode-db", &db, "")?;
-    if let Some(wake) = &args.opencode_wake_command {
+pub fn changes(config: &Path, wake: Option<&String>, setup: &SetupInputs) -> Result<Vec<Change>> {
+    let binary = &setup.commands.binary;
+    let mut server_args = setup.commands.server_args.clone();
+    if let Some(wake) = wake {
         host_shim::WakeCommand::parse(wake)?;
         server_args.extend(["--opencode-wake-command".to_string(), wake.clone()]);
     }
@@ -114,21 +109,11 @@ pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
             path.display()
         );
     }
-    let after = (!args.remove).then(|| plugin_file(&binary, &server_args));
+    let after = (!setup.remove).then(|| plugin_file(binary, &server_args));
     Ok(vec![Change {
+        own_folder: path.parent().map(Path::to_path_buf),
         path,
         before,
         after,
     }])
-}
-
-pub fn run(args: &SetupArgs) -> Result<()> {
-    finish(
-        args,
-        &changes(args)?,
-        "OpenCode",
-        "a new OpenCode session has the tools sessions_list, sessions_read and \
-         sessions_send (the first start installs @opencode-ai/plugin, which the plugin \
-         file imports). Undo with `host-shim setup opencode --remove`.",
-    )
 }

@@ -3,29 +3,29 @@
 //! permission for the tools (`~/.claude/settings.json`); with `CLAUDE_CONFIG_DIR` (or
 //! `--claude-config`), both in that folder, as Claude Code reads them then.
 
-use super::hooks::{self, Event};
-use super::json::{Json, JsonFile, Object, array_at, drop_if_empty, object_at};
-use super::{Change, Commands, finish};
-use crate::flags::SetupArgs;
+use crate::profile::SetupInputs;
+use crate::setup::change::Change;
+use crate::setup::hooks::{self, Event};
+use crate::setup::json::{Json, JsonFile, Object, array_at, drop_if_empty, object_at};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
 /// The server's name, which makes the tools `mcp__session-tools__sessions_list`, ….
-pub(crate) const SERVER: &str = "session-tools";
+pub const SERVER: &str = "session-tools";
 /// The permission that lets the model use every tool of the server.
-pub(crate) const PERMISSION: &str = "mcp__session-tools";
+pub const PERMISSION: &str = "mcp__session-tools";
 /// The hook events `host-shim claude-hook` answers; PostToolUse for every tool.
-pub(crate) const EVENTS: [Event; 4] = [
+pub const EVENTS: [Event; 4] = [
     Event::on("SessionStart"),
     Event::on("UserPromptSubmit"),
     Event::matching("PostToolUse", "*"),
     Event::on("Stop"),
 ];
 /// The hook's subcommand.
-pub(crate) const HOOK: &str = "claude-hook";
+pub const HOOK: &str = "claude-hook";
 
 /// Where Claude Code keeps what setup edits.
-pub(crate) struct Places {
+pub struct Places {
     /// `~/.claude.json` (or `$CLAUDE_CONFIG_DIR/.claude.json`).
     pub config_file: PathBuf,
     /// `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR/settings.json`).
@@ -58,27 +58,23 @@ impl Places {
 }
 
 /// What setup (or `--remove`) would change in Claude Code's files.
-pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
-    let places = Places::find(args.places.claude_config.as_deref())?;
-    let Commands {
-        binary,
-        server_args,
-        hook,
-    } = Commands::of(args, "--claude-projects", &places.projects, HOOK)?;
+pub fn changes(places: &Places, setup: &SetupInputs) -> Result<Vec<Change>> {
+    let commands = setup.commands;
+    let hook = commands.hook(HOOK);
     // As `claude mcp add --scope user` writes it.
     let server = Json::Object(Object::of([
         ("type", Json::str("stdio")),
-        ("command", Json::str(&binary)),
+        ("command", Json::str(&commands.binary)),
         (
             "args",
-            Json::Array(server_args.iter().map(|a| Json::str(a)).collect()),
+            Json::Array(commands.server_args.iter().map(|a| Json::str(a)).collect()),
         ),
         ("env", Json::Object(Object::default())),
     ]));
 
     let mut config = JsonFile::read(&places.config_file)?;
     let mut settings = JsonFile::read(&places.settings_file)?;
-    if args.remove {
+    if setup.remove {
         remove_server(&mut config.object, &places.config_file)?;
         remove_hooks_and_permission(&mut settings.object, &places.settings_file)?;
     } else {
@@ -89,25 +85,16 @@ pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
         Change {
             after: config.after(),
             before: config.bytes,
-            path: places.config_file,
+            path: places.config_file.clone(),
+            own_folder: None,
         },
         Change {
             after: settings.after(),
             before: settings.bytes,
-            path: places.settings_file,
+            path: places.settings_file.clone(),
+            own_folder: None,
         },
     ])
-}
-
-pub fn run(args: &SetupArgs) -> Result<()> {
-    finish(
-        args,
-        &changes(args)?,
-        "Claude Code",
-        "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
-         sessions_read, sessions_send); `claude mcp list` shows the server. Undo with \
-         `host-shim setup claude --remove`.",
-    )
 }
 
 fn add_hooks_and_permission(settings: &mut Object, hook: &str, file: &Path) -> Result<()> {

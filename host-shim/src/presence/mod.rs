@@ -4,6 +4,10 @@
 //! reads liveness for its headers and deliveries; the harness's lifecycle (its MCP
 //! server, its hooks) writes it.
 
+mod local;
+
+pub use local::{LiveRegistration, LocalPresence};
+
 use anyhow::Result;
 use std::collections::HashSet;
 

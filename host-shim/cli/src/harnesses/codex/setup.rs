@@ -5,25 +5,25 @@
 //! at the next interactive start, or `/hooks`): setup leaves that choice to them, since
 //! a trusted hook runs outside Codex's sandbox.
 
-use super::hooks::{self, Event};
-use super::json::{Json, JsonFile, drop_if_empty, object_at};
-use super::{Change, Commands, finish};
-use crate::flags::SetupArgs;
+use crate::profile::SetupInputs;
+use crate::setup::change::Change;
+use crate::setup::hooks::{self, Event};
+use crate::setup::json::{Json, JsonFile, drop_if_empty, object_at};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 /// The server's name: the model sees `mcp__session_tools.sessions_list`, ….
-pub(crate) const SERVER: &str = "session-tools";
+pub const SERVER: &str = "session-tools";
 /// The hook events `host-shim codex-hook` answers.
-pub(crate) const EVENTS: [Event; 3] = [
+pub const EVENTS: [Event; 3] = [
     Event::on("SessionStart"),
     Event::on("UserPromptSubmit"),
     Event::on("Stop"),
 ];
-pub(crate) const HOOK: &str = "codex-hook";
+pub const HOOK: &str = "codex-hook";
 
-pub(crate) fn codex_home(flag: Option<&Path>) -> Result<PathBuf> {
+pub fn codex_home(flag: Option<&Path>) -> Result<PathBuf> {
     if let Some(dir) = flag
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("CODEX_HOME").map(PathBuf::from))
@@ -39,20 +39,16 @@ pub(crate) fn codex_home(flag: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// What setup (or `--remove`) would change in Codex's files.
-pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
-    let home = codex_home(args.places.codex_home.as_deref())?;
-    let Commands {
-        binary,
-        server_args,
-        hook,
-    } = Commands::of(args, "--codex-home", &home, HOOK)?;
+pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
+    let commands = setup.commands;
+    let hook = commands.hook(HOOK);
 
     let config_file = home.join("config.toml");
     let config_before = read_text(&config_file)?;
     let mut config = parse_toml(config_before.as_deref().unwrap_or(""), &config_file)?;
     let hooks_file = home.join("hooks.json");
     let mut hooks_json = JsonFile::read(&hooks_file)?;
-    if args.remove {
+    if setup.remove {
         remove_server(&mut config);
         if let Some(Json::Object(events)) = hooks_json.object.get_mut("hooks")
             && hooks::remove(events, &EVENTS, HOOK)
@@ -60,7 +56,12 @@ pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
             drop_if_empty(&mut hooks_json.object, "hooks");
         }
     } else {
-        add_server(&mut config, &binary, &server_args, &config_file)?;
+        add_server(
+            &mut config,
+            &commands.binary,
+            &commands.server_args,
+            &config_file,
+        )?;
         let events = object_at(&mut hooks_json.object, "hooks", &hooks_file)?;
         hooks::add(events, &EVENTS, HOOK, &hook, &hooks_file)?;
     }
@@ -73,28 +74,18 @@ pub fn changes(args: &SetupArgs) -> Result<Vec<Change>> {
             .then_some(config_after),
             before: config_before,
             path: config_file,
+            own_folder: None,
         },
         Change {
             after: hooks_json.after(),
             before: hooks_json.bytes,
             path: hooks_file,
+            own_folder: None,
         },
     ])
 }
 
-pub fn run(args: &SetupArgs) -> Result<()> {
-    finish(
-        args,
-        &changes(args)?,
-        "Codex",
-        "a new `codex` session has the tools (mcp__session_tools.sessions_list, \
-         sessions_read, sessions_send). Codex runs the hooks once you trust them: the next \
-         interactive `codex` asks (\"Hooks need review\"; choose \"Trust all and \
-         continue\"), or type /hooks. Undo with `host-shim setup codex --remove`.",
-    )
-}
-
-pub(crate) fn read_text(path: &Path) -> Result<Option<String>> {
+pub fn read_text(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -102,7 +93,7 @@ pub(crate) fn read_text(path: &Path) -> Result<Option<String>> {
     }
 }
 
-pub(crate) fn parse_toml(text: &str, file: &Path) -> Result<DocumentMut> {
+pub fn parse_toml(text: &str, file: &Path) -> Result<DocumentMut> {
     text.parse::<DocumentMut>().map_err(|err| {
         anyhow::anyhow!(
             "{} is not valid TOML ({}); nothing was changed. Fix or move it, then run setup again",

@@ -27,7 +27,7 @@ class Host {
     this.exited = null;
     this.child.on("exit", (code, signal) => {
       this.exited = `host-shim exited (${signal ?? code}); restart OpenCode, and run host-shim doctor`;
-      for (const { reject } of this.pending.values()) reject(new Error(this.exited));
+      for (const { reject } of [...this.pending.values()]) reject(new Error(this.exited));
       this.pending.clear();
     });
     this.child.on("error", (err) => {
@@ -42,7 +42,6 @@ class Host {
       }
       const waiting = this.pending.get(message.id);
       if (!waiting) return;
-      this.pending.delete(message.id);
       if (message.error) waiting.reject(new Error(message.error.message));
       else waiting.resolve(message.result);
     });
@@ -52,16 +51,32 @@ class Host {
     this.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
   }
 
-  /** A request's result; `cancel` (if given) gets a function that ends it early. */
-  request(method, params, cancel) {
+  /** A request's result within `seconds` (else an error naming what did not answer,
+   * and the request is cancelled); `cancel` (if given) gets a function that ends it
+   * early. No request waits forever, whatever the host made of it. */
+  request(method, params, { cancel, seconds = 60 } = {}) {
     if (this.exited) return Promise.reject(new Error(this.exited));
     const id = this.next++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const end = () => {
+        if (!this.pending.has(id)) return false;
+        this.pending.delete(id);
+        clearTimeout(timer);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        if (!end()) return;
+        this.send({ method: "notifications/cancelled", params: { requestId: id, reason: "no answer in time" } });
+        reject(new Error(`host-shim did not answer ${method} within ${seconds} s; run host-shim doctor`));
+      }, seconds * 1000);
+      timer.unref?.();
+      this.pending.set(id, {
+        resolve: (result) => end() && resolve(result),
+        reject: (err) => end() && reject(err),
+      });
       if (cancel)
         cancel(() => {
-          if (!this.pending.has(id)) return;
-          this.pending.delete(id);
+          if (!end()) return;
           this.send({ method: "notifications/cancelled", params: { requestId: id } });
           resolve(null);
         });
@@ -136,7 +151,11 @@ export const SessionTools = async ({ client }) => {
         continue;
       }
       try {
-        const answer = await host.request("session-tools/wait", { sessions: asked, seconds: 30 }, (stop) => (stopWaiting = stop));
+        const answer = await host.request(
+          "session-tools/wait",
+          { sessions: asked, seconds: 30 },
+          { cancel: (stop) => (stopWaiting = stop), seconds: 60 },
+        );
         for (const sessionID of answer?.ready ?? []) await handOver(sessionID);
       } catch (err) {
         log("error", `waiting for messages: ${err.message}`);
@@ -152,11 +171,17 @@ export const SessionTools = async ({ client }) => {
       args: argsOf(spec.inputSchema ?? {}),
       async execute(args, context) {
         await open(context.sessionID, true);
-        const result = await host.request("tools/call", {
-          name: spec.name,
-          arguments: args,
-          _meta: { "opencode/sessionID": context.sessionID, "opencode/callID": context.callID ?? "" },
-        });
+        // A send may await its reply for up to await_reply_seconds.
+        const awaits = Number.isFinite(args?.await_reply_seconds) ? args.await_reply_seconds : 0;
+        const result = await host.request(
+          "tools/call",
+          {
+            name: spec.name,
+            arguments: args,
+            _meta: { "opencode/sessionID": context.sessionID, "opencode/callID": context.callID ?? "" },
+          },
+          { seconds: 120 + Math.min(Math.max(awaits, 0), 3600) },
+        );
         const text = (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
         // A refusal is the tool's error, as an MCP client shows isError.
         if (result.isError) throw new Error(text);

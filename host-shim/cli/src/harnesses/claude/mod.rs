@@ -1,0 +1,182 @@
+//! Claude Code (2.1.328, tested in CI): its sessions from its projects folder
+//! (`--claude-projects`), its MCP client's session in the server's environment, its
+//! session's lifecycle beside the server (registration, idle hand-over, subagents),
+//! the `claude-hook` command, what `setup claude` writes and `doctor` checks.
+
+mod doctor;
+mod setup;
+
+use crate::doctor::checks::Report;
+use crate::profile::{
+    CallerOfCall, HarnessProfile, Hook, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
+    path_flag, path_of,
+};
+use crate::setup::change::Change;
+use crate::state::StateArgs;
+use anyhow::Result;
+use clap::{Arg, ArgMatches};
+use host_shim::claude::mcp_session::{ClaudeSession, subagent_of_call};
+use host_shim::{ClaudeStore, McpClient, Store};
+use std::path::{Path, PathBuf};
+
+pub struct Claude;
+
+const SESSIONS: &str = "claude_projects";
+const WAKE: &str = "wake_command";
+const CONFIG: &str = "claude_config";
+
+impl HarnessProfile for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn sessions_flag(&self) -> Arg {
+        path_flag(
+            SESSIONS,
+            "claude-projects",
+            "DIR",
+            "Claude Code's sessions, from this projects folder (usually ~/.claude/projects)",
+        )
+    }
+
+    fn delivery_flags(&self) -> Vec<Arg> {
+        vec![
+            Arg::new(WAKE)
+                .long("wake-command")
+                .value_name("TEMPLATE")
+                .requires(SESSIONS)
+                .help(
+                    "With --claude-projects: wake a cold target with this command, e.g. \
+                     'claude --resume {id}' ({id}, {cwd} and {message_file} are filled in; \
+                     no shell runs it). Off by default: a message for a cold session waits \
+                     for its next start",
+                ),
+        ]
+    }
+
+    fn store(
+        &self,
+        place: &Path,
+        flags: &ArgMatches,
+        with: &StoreInputs,
+    ) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(flags, WAKE)?;
+        let presence = with.state.presence()?;
+        let store = ClaudeStore::open(place, with.inbox.clone(), presence, wake)?;
+        Ok(Box::new(store))
+    }
+
+    fn mcp_client(&self) -> McpClient {
+        host_shim::claude::MCP_CLIENT
+    }
+
+    fn serve(&self, serving: &Serving) -> Result<ServedParts> {
+        // Claude Code starts one server per session: it is live while the server runs,
+        // and an idle one gets its messages through Claude Code's messaging socket.
+        let session = ClaudeSession::start(serving.harness, serving.caller);
+        // A subagent's calls reach its session's server: the tool-use id names it.
+        let of_call = serving.harness.clone();
+        let caller_of_call: CallerOfCall =
+            Box::new(move |caller, call_id| subagent_of_call(&of_call, caller, call_id));
+        Ok(ServedParts {
+            held: Some(Box::new(session)),
+            caller_of_call: Some(caller_of_call),
+            companion: None,
+        })
+    }
+
+    fn hooks(&self) -> &'static [Hook] {
+        &[Hook {
+            command: "claude-hook",
+            about: "A Claude Code command hook: reads the hook's JSON on stdin and hands the \
+                    messages spooled for that session over in the hook's JSON answer on stdout \
+                    (PostToolUse: steer messages; Stop: the oldest queued one; UserPromptSubmit \
+                    and SessionStart: all that wait)",
+            answer: hook,
+        }]
+    }
+
+    fn tour(&self) -> Tour {
+        Tour {
+            sessions: "Claude Code's sessions",
+            none: "the projects folder holds no Claude Code sessions",
+            page: "docs/claude-code.md",
+        }
+    }
+
+    fn place_flags(&self) -> Vec<Arg> {
+        vec![path_flag(
+            CONFIG,
+            "claude-config",
+            "DIR",
+            "Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else \
+                     ~/.claude with ~/.claude.json)",
+        )]
+    }
+
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        Ok(self.places(places)?.projects)
+    }
+
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
+        setup::changes(&self.places(places)?, setup)
+    }
+
+    fn set_up(&self) -> &'static str {
+        "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
+         sessions_read, sessions_send); `claude mcp list` shows the server."
+    }
+
+    fn command(&self) -> &'static str {
+        "claude"
+    }
+
+    fn tested_version(&self) -> &'static str {
+        "2.1.328"
+    }
+
+    fn home_hint(&self) -> &'static str {
+        "~/.claude"
+    }
+
+    fn found(&self, places: &ArgMatches) -> Result<bool> {
+        let places = self.places(places)?;
+        Ok(places.config_file.exists() || places.settings_file.exists())
+    }
+
+    fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
+        match self.places(places) {
+            Ok(places) => doctor::check(report, &places, fix),
+            Err(err) => report.problem(&format!("{err:#}"), fix),
+        }
+    }
+
+    fn resume(&self, places: &ArgMatches, session: &str) -> Option<String> {
+        let projects = self.places(places).ok()?.projects;
+        let held = (std::fs::read_dir(projects).into_iter().flatten().flatten())
+            .any(|project| project.path().join(format!("{session}.jsonl")).is_file());
+        held.then(|| format!("claude --resume {session}"))
+    }
+}
+
+impl Claude {
+    fn places(&self, places: &ArgMatches) -> Result<setup::Places> {
+        setup::Places::find(path_of(places, CONFIG))
+    }
+}
+
+/// `host-shim claude-hook`: over the state folder's inbox and idle marks, obeying
+/// Claude Code's own `crossSessionInbound`.
+fn hook(
+    state: &StateArgs,
+    input: &[u8],
+    out: &mut dyn std::io::Write,
+) -> Result<host_shim::inbox::HookReport> {
+    let (inbox, presence) = (state.inbox()?, state.presence()?);
+    let config = host_shim::claude::settings::config_dir_from_env();
+    host_shim::claude::hook::answer(&*inbox, &*presence, config.as_deref(), input, out)
+}

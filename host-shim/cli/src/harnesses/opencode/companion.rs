@@ -1,0 +1,104 @@
+//! The requests the session-tools OpenCode plugin sends its `host-shim mcp` child
+//! besides MCP's (`session-tools/*`): the sessions of its process, their hand-overs and
+//! a wait for the next one.
+
+use crate::profile::Companion;
+use host_shim::opencode::plugin_session::{Moment, PluginSessions};
+use rmcp::ErrorData;
+
+/// The prefix of the requests the session-tools OpenCode plugin sends besides MCP's.
+pub const PLUGIN_METHODS: &str = "session-tools/";
+
+/// The sessions of the OpenCode process whose plugin started the server.
+pub struct PluginCompanion(pub PluginSessions);
+
+impl Companion for PluginCompanion {
+    fn prefix(&self) -> &'static str {
+        PLUGIN_METHODS
+    }
+
+    fn request(
+        &self,
+        method: &str,
+        params: &serde_json::Value,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<serde_json::Value, ErrorData> {
+        plugin_request(&self.0, method, params, interrupted)
+    }
+
+    /// The plugin's OpenCode process is gone: its sessions are not live, and its
+    /// waits end now.
+    fn client_gone(&self) {
+        self.0.close();
+    }
+}
+
+/// One request of the session-tools OpenCode plugin (see
+/// [`host_shim::opencode::plugin_session`]):
+///
+/// - `session-tools/open` `{sessionID, busy}`: the session runs in the plugin's
+///   process, at work or idle; answers `{}`.
+/// - `session-tools/hand-over` `{sessionID, moment: "prompt"|"idle"|"busy"}`: takes what
+///   waits for the session at that moment; answers `{text}` (`null` for nothing).
+/// - `session-tools/wait` `{sessions: [{sessionID, moment}], seconds}`: blocks until a
+///   hand-over would take something for one of them (at most `seconds`, at most 60);
+///   answers `{ready: [sessionID…]}`. A `notifications/cancelled` ends it early.
+///
+/// Params that do not read are the protocol's invalid params, naming what is wrong.
+fn plugin_request(
+    sessions: &PluginSessions,
+    method: &str,
+    params: &serde_json::Value,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<serde_json::Value, ErrorData> {
+    use serde_json::{Value, json};
+    let invalid = |what: &str| ErrorData::invalid_params(format!("{method} takes {what}"), None);
+    let session_of = |value: &Value| -> Result<String, ErrorData> {
+        (value.get("sessionID").and_then(Value::as_str))
+            .filter(|id| !id.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| invalid("a string sessionID"))
+    };
+    let moment_of = |value: &Value| -> Result<Moment, ErrorData> {
+        match value.get("moment").and_then(Value::as_str) {
+            Some("prompt") => Ok(Moment::Prompt),
+            Some("idle") => Ok(Moment::Idle),
+            Some("busy") => Ok(Moment::Busy),
+            _ => Err(invalid("a moment: \"prompt\", \"idle\" or \"busy\"")),
+        }
+    };
+    let failed = |err: anyhow::Error| ErrorData::internal_error(format!("{err:#}"), None);
+    match method.strip_prefix(PLUGIN_METHODS) {
+        Some("open") => {
+            let session = session_of(params)?;
+            let busy = (params.get("busy").and_then(Value::as_bool))
+                .ok_or_else(|| invalid("a sessionID and a boolean busy"))?;
+            sessions.open(&session, busy).map_err(failed)?;
+            Ok(json!({}))
+        }
+        Some("hand-over") => {
+            let text = sessions
+                .hand_over(&session_of(params)?, moment_of(params)?)
+                .map_err(failed)?;
+            Ok(json!({ "text": text }))
+        }
+        Some("wait") => {
+            let asked = (params.get("sessions").and_then(Value::as_array))
+                .ok_or_else(|| invalid("sessions: a list of {sessionID, moment}"))?;
+            let asked = (asked.iter())
+                .map(|one| Ok((session_of(one)?, moment_of(one)?)))
+                .collect::<Result<Vec<_>, ErrorData>>()?;
+            let seconds = (params.get("seconds").and_then(Value::as_u64))
+                .ok_or_else(|| invalid("a whole number of seconds"))?;
+            let ready = sessions.wait(&asked, std::time::Duration::from_secs(seconds), interrupted);
+            Ok(json!({ "ready": ready }))
+        }
+        _ => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "no method {method} on this server: its session-tools/ methods are open, hand-over and wait"
+            ),
+            None,
+        )),
+    }
+}

@@ -1,0 +1,100 @@
+//! `host-shim`: run the session-tools plugin from the command line. A thin layer over
+//! the library: the flags (`flags.rs`) turned into stores and options, one module per
+//! command, the MCP server (`mcp.rs`), and one folder per harness (`harnesses/`), each
+//! a profile ([`profile::HarnessProfile`]) the commands loop over.
+//!
+//! The binary runs [`run`] with [`harnesses::ALL`]; a build of the command with
+//! another list of harnesses (a test's, an embedder's) runs it with its own.
+
+mod call;
+mod catalog;
+mod demo;
+pub mod doctor;
+pub mod flags;
+pub mod harnesses;
+mod inbound;
+mod log;
+pub mod mcp;
+mod nats_user;
+pub mod profile;
+mod serve;
+pub mod setup;
+pub mod state;
+mod watch;
+
+use anyhow::Context;
+use flags::{Command, DemoArgs, Invocation};
+use host_shim::{Harness, Runtime};
+use host_shim_plugin::PLUGIN_WASM;
+use profile::HarnessProfile;
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+/// The command over `profiles`: parses the process's arguments and runs what they ask.
+pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
+    let cli = match flags::parse(profiles) {
+        Invocation::Hook { hook, state } => {
+            return finish(hook_run(hook, &state));
+        }
+        Invocation::Command(cli) => cli,
+    };
+    let cache_dir = cli.cache_dir();
+    let outcome = match cli.command.unwrap_or(Command::Demo(DemoArgs::default())) {
+        Command::Demo(args) => demo::run_command(&args, cache_dir),
+        Command::Catalog { settings, plugin } => {
+            catalog::catalog(settings.as_deref(), plugin.as_deref(), cache_dir)
+        }
+        Command::Call(args) => call::run(args, cache_dir),
+        Command::Mcp(args) => serve::run(args, cache_dir),
+        Command::Log(args) => log::run(&args),
+        Command::Inbound(args) => inbound::run(&args),
+        Command::Setup(args) => setup::run(&args),
+        Command::Watch(args) => watch::run(&args),
+        Command::NatsUser(args) => nats_user::run(&args),
+        // Problems found are the report's; the exit status says there were some.
+        Command::Doctor(args) => match doctor::run(&args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(err) => Err(err),
+        },
+        Command::Plugin { out } => host_shim::record::write_atomically(&out, PLUGIN_WASM)
+            .with_context(|| format!("cannot write {}", out.display())),
+    };
+    finish(outcome)
+}
+
+fn finish(outcome: anyhow::Result<()>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("host-shim: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One hook run: its input from stdin, its answer to stdout, what it could not read
+/// on stderr.
+fn hook_run(hook: &profile::Hook, state: &state::StateArgs) -> anyhow::Result<()> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut input)
+        .context("cannot read the hook's input from stdin")?;
+    let mut out = std::io::stdout().lock();
+    let report = (hook.answer)(state, &input, &mut out)?;
+    out.flush()?;
+    for problem in &report.unreadable {
+        eprintln!("host-shim {}: skipped {problem}", hook.command);
+    }
+    Ok(())
+}
+
+/// A plugin that imports WASI runs with a deny-all WASI; the host says so.
+fn say_wasi<H: Harness>(runtime: &Runtime<H>) {
+    if !runtime.wasi_imports().is_empty() {
+        eprintln!(
+            "host-shim: note: the plugin imports WASI ({} interfaces); it gets a deny-all WASI: no files, environment, arguments or sockets, stdio discarded",
+            runtime.wasi_imports().len()
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! What the imports of every contract before 0.4.0 share, answered once here and
+//! converted by each version's own module: headers in an older shape, a surface and
+//! messages with 0.4.0 frames shown without their id lines (an older plugin counts the
+//! hop of a frame it knows), and a delivery whose frame carries no ids.
+
+use super::Guard;
+use crate::contract::frames::{older_message, older_surface};
+use crate::contract::latest::{
+    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, MessageIds, SessionHeader,
+    SurfaceIndex,
+};
+use crate::harness::Harness;
+
+impl<H: Harness> Guard<H> {
+    /// One header, in an older version's shape.
+    pub(crate) fn older_header<T: From<SessionHeader>>(
+        &mut self,
+        id: &str,
+    ) -> wasmtime::Result<Option<T>> {
+        Ok(self.get_session(id)?.map(Into::into))
+    }
+
+    /// A batch of headers, in an older version's shape.
+    pub(crate) fn older_headers<T: From<SessionHeader>>(
+        &mut self,
+        ids: &[String],
+    ) -> wasmtime::Result<Vec<Option<T>>> {
+        let headers = self.get_sessions(ids)?;
+        Ok(headers.into_iter().map(|h| h.map(Into::into)).collect())
+    }
+
+    /// A surface's index as an older plugin reads it (its frames fetched whole in one
+    /// batch when any message may be one).
+    pub(crate) fn older_surface_index(
+        &mut self,
+        id: &str,
+        lead_chars: u32,
+    ) -> wasmtime::Result<Option<SurfaceIndex>> {
+        let Some(index) = self.get_surface(id, lead_chars)? else {
+            return Ok(None);
+        };
+        older_surface(index, lead_chars, |seqs| self.get_messages(id, seqs)).map(Some)
+    }
+
+    /// Whole messages as an older plugin reads them.
+    pub(crate) fn older_messages(
+        &mut self,
+        id: &str,
+        seqs: &[u64],
+    ) -> wasmtime::Result<Vec<Option<MessageContent>>> {
+        let messages = self.get_messages(id, seqs)?;
+        Ok(messages.into_iter().map(|m| m.map(older_message)).collect())
+    }
+
+    /// A delivery from a plugin whose frames carry no ids.
+    pub(crate) fn deliver_without_ids(
+        &mut self,
+        target: String,
+        body: String,
+        mode: DeliveryMode,
+        may_wake: bool,
+        key: String,
+    ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
+        self.deliver(target, body, mode, may_wake, key, MessageIds::none())
+    }
+}

@@ -2,8 +2,8 @@
 //! imports, what it asks the host for, and what it never does.
 
 use conformance::{
-    PLUGIN_V0_1_0, PLUGIN_V0_2_0, PLUGIN_V0_3_0, TestHost, call, call_on, corpus, runtime,
-    runtime_v0_2_0, runtime_v0_3_0, text,
+    PLUGIN_V0_1_0, PLUGIN_V0_2_0, PLUGIN_V0_3_0, PLUGIN_V0_4_0, TestHost, call, call_on, corpus,
+    runtime, runtime_v0_2_0, runtime_v0_3_0, text,
 };
 use host_shim::{CallRequest, ContractVersion, CorpusHost, HostStats, Refusal, Runtime};
 use host_shim_plugin::PLUGIN_WASM;
@@ -13,7 +13,8 @@ use wasmtime::component::Component;
 fn the_component_imports_exactly_the_two_interfaces() {
     let engine = runtime().engine();
     for (plugin, version) in [
-        (PLUGIN_WASM, "0.4.0"),
+        (PLUGIN_WASM, "0.5.0"),
+        (PLUGIN_V0_4_0, "0.4.0"),
         (PLUGIN_V0_3_0, "0.3.0"),
         (PLUGIN_V0_2_0, "0.2.0"),
         (PLUGIN_V0_1_0, "0.1.0"),
@@ -43,7 +44,9 @@ fn the_component_imports_exactly_the_two_interfaces() {
 #[test]
 fn every_contract_version_loads_and_says_which() {
     let current: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_WASM).unwrap();
-    assert_eq!(current.contract_version(), ContractVersion::V0_4_0);
+    assert_eq!(current.contract_version(), ContractVersion::V0_5_0);
+    let v0_4_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_4_0).unwrap();
+    assert_eq!(v0_4_0.contract_version(), ContractVersion::V0_4_0);
     let v0_3_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_3_0).unwrap();
     assert_eq!(v0_3_0.contract_version(), ContractVersion::V0_3_0);
     let v0_2_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_2_0).unwrap();
@@ -56,6 +59,8 @@ fn every_contract_version_loads_and_says_which() {
             .map(|t| (t.name, t.description, t.input_schema))
             .collect()
     };
+    // 0.5.0 changed no tool: the same catalog, annotations included.
+    assert_eq!(current.catalog("").unwrap(), v0_4_0.catalog("").unwrap());
     assert_eq!(bare(&v0_3_0), bare(&v0_2_0));
     assert_eq!(bare(&v0_3_0), bare(&v0_1_0));
     let names = |tools: Vec<(String, String, String)>| -> Vec<String> {

@@ -4,7 +4,7 @@
 
 use conformance::{
     TestHost, case_files, case_files_for, parse_cases, refusal_in_text, run_case, run_case_on,
-    runtime, runtime_v0_1_0, runtime_v0_2_0, runtime_v0_3_0, too_new_for,
+    runtime, runtime_v0_1_0, runtime_v0_2_0, runtime_v0_3_0, runtime_v0_4_0, too_new_for,
 };
 use host_shim::{ContractVersion, Runtime};
 
@@ -20,7 +20,7 @@ fn every_case_file_passes() {
             }
         }
     }
-    assert_eq!(runtime().contract_version(), ContractVersion::V0_4_0);
+    assert_eq!(runtime().contract_version(), ContractVersion::V0_5_0);
     assert!(
         count >= 60,
         "expected the case files to hold at least 60 cases, found {count}"
@@ -66,6 +66,34 @@ fn every_case_of_a_released_version_passes(runtime: &Runtime<TestHost>, version:
         version.as_str(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn every_case_passes_through_the_released_0_4_0_plugin() {
+    every_case_of_a_released_version_passes(runtime_v0_4_0(), ContractVersion::V0_4_0);
+}
+
+/// A plugin before 0.5.0 has no word for a write the inbox could not confirm: it reads
+/// as the controller's refusal, and its reason says the message may still arrive.
+#[test]
+fn an_undecided_write_reaches_an_older_plugin_as_a_reason_that_says_so() {
+    let case = parse_cases(&conformance::tests_dir().join("cases/controller.txt"))
+        .unwrap()
+        .into_iter()
+        .find(|case| case.since == "0.5.0")
+        .expect("controller.txt holds the undecided case");
+    for runtime in [runtime_v0_4_0(), runtime_v0_3_0()] {
+        let said = conformance::answer_on(runtime, &case);
+        assert!(
+            said.starts_with(
+                "sessions_send refused (rejected): the controller refused the message: the inbox \
+                 did not confirm the message in time (the inbox did not acknowledge the write \
+                 (scripted)); it may still arrive: send the same words again to find out"
+            ),
+            "{}: {said}",
+            runtime.contract_version().as_str()
+        );
+    }
 }
 
 #[test]

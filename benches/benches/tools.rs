@@ -205,6 +205,9 @@ impl core::Inbox for NativeHost {
             Err(host_shim::DeliveryRefusal::RefusedByTarget) => {
                 Err(core::DeliveryRefusal::RefusedByTarget)
             }
+            Err(host_shim::DeliveryRefusal::Undecided(r)) => {
+                Err(core::DeliveryRefusal::Undecided(r))
+            }
         }
     }
 }

@@ -196,6 +196,9 @@ impl host::Inbox for Imports {
             Err(inbox::DeliveryRefusal::RefusedByTarget) => {
                 Err(host::DeliveryRefusal::RefusedByTarget)
             }
+            Err(inbox::DeliveryRefusal::Undecided(reason)) => {
+                Err(host::DeliveryRefusal::Undecided(reason))
+            }
         }
     }
 }
@@ -215,6 +218,7 @@ fn answer(answer: CoreAnswer) -> Answer {
             RefusalCode::ResumeDisabled => Refusal::ResumeDisabled,
             RefusalCode::EmptyBody => Refusal::EmptyBody,
             RefusalCode::Rejected => Refusal::Rejected,
+            RefusalCode::Undecided => Refusal::Undecided,
         }),
         await_reply: answer.await_reply.map(|wait| ReplyWait {
             target: wait.target,

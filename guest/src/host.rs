@@ -297,13 +297,16 @@ pub struct Delivered {
     pub message_id: String,
 }
 
-/// Why the controller did not accept a message; nothing was delivered.
+/// Why a message was not accepted: nothing was delivered, except after `Undecided`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeliveryRefusal {
     NotFound,
     WouldNeedWake,
     Rejected(String),
     RefusedByTarget,
+    /// The host could not tell whether the inbox stored it (its write went
+    /// unacknowledged): it may still arrive, once. The host's reason.
+    Undecided(String),
 }
 
 /// `session-query`: read-only, never wakes a session.

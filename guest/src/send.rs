@@ -314,6 +314,7 @@ pub fn run<H: SessionQuery + Inbox>(
                  Try again later or message another session.",
                 )
             }
+            Err(DeliveryRefusal::Undecided(reason)) => undecided(&shown_id, &reason),
         },
     )
 }
@@ -367,6 +368,27 @@ fn accepted(
         );
     }
     Answer::ok(out)
+}
+
+/// The host could not tell whether the inbox stored the message: it may still arrive,
+/// so the model is told neither "delivered" nor "nothing was delivered", and is sent
+/// back through the same call, which the host decides at most once.
+fn undecided(shown_id: &str, reason: &str) -> Answer {
+    let reason = fold_field(reason);
+    refusal(
+        RefusalCode::Undecided,
+        format!(
+            "the inbox did not confirm the message for {shown_id} in time ({}), so it may \
+             still arrive.",
+            if reason.is_empty() {
+                "no reason given"
+            } else {
+                &reason
+            }
+        ),
+        "do not send it in other words. Call sessions_send again with the same session_id \
+         and message: the host looks the first one up and delivers it at most once.",
+    )
 }
 
 /// The target's person refuses cross-session messages.
@@ -818,6 +840,31 @@ mod tests {
         let out = send(&mut host, r#"{"session_id":"picky","message":"hi"}"#);
         assert!(out.starts_with("sessions_send refused (rejected): the controller refused the message: inbox full retry later\n"), "{out}");
         assert!(host.deliveries.is_empty());
+    }
+
+    #[test]
+    fn an_undecided_write_is_neither_accepted_nor_said_to_be_undelivered() {
+        let mut host = host();
+        host.add(
+            session("far", 7)
+                .live(true)
+                .undecided("cannot write m.beta: timed out\nno ack"),
+        );
+        let request = SendRequest::parse(
+            r#"{"session_id":"far","message":"hi"}"#,
+            &Settings::default(),
+        )
+        .unwrap();
+        let answer = run(&mut host, "me", "", &Settings::default(), &request).unwrap();
+        assert_eq!(answer.refusal, Some(RefusalCode::Undecided));
+        assert_eq!(
+            answer.text,
+            "sessions_send refused (undecided): the inbox did not confirm the message for far in \
+             time (cannot write m.beta: timed out no ack), so it may still arrive.\n\
+             Next step: do not send it in other words. Call sessions_send again with the same \
+             session_id and message: the host looks the first one up and delivers it at most once."
+        );
+        assert!(!answer.text.contains("nothing was delivered"));
     }
 
     #[test]

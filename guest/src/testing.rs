@@ -106,6 +106,9 @@ pub struct FakeSession {
     pub surface: FakeSurface,
     /// The controller refuses deliveries with this reason.
     pub reject: Option<String>,
+    /// The inbox cannot tell whether it stored a delivery, for this reason (nothing
+    /// is stored).
+    pub undecided: Option<String>,
     /// Where an accepted delivery is now: handed over (appended to the surface) or
     /// waiting (kept out of it).
     pub delivery_state: DeliveryState,
@@ -129,6 +132,7 @@ pub fn session(id: &str, created_at_ms: i64) -> FakeSession {
         title: None,
         surface: FakeSurface::default(),
         reject: None,
+        undecided: None,
         delivery_state: DeliveryState::HandedOver,
         inbox: Vec::new(),
     }
@@ -169,6 +173,11 @@ impl FakeSession {
     }
     pub fn reject(mut self, reason: &str) -> Self {
         self.reject = Some(reason.to_string());
+        self
+    }
+    /// Its inbox answers every delivery `undecided` with `reason`.
+    pub fn undecided(mut self, reason: &str) -> Self {
+        self.undecided = Some(reason.to_string());
         self
     }
     /// Deliveries to it are accepted and kept waiting.
@@ -456,6 +465,9 @@ impl FakeHost {
         let session = &mut self.sessions[index];
         if let Some(reason) = &session.reject {
             return Err(DeliveryRefusal::Rejected(reason.clone()));
+        }
+        if let Some(reason) = &session.undecided {
+            return Err(DeliveryRefusal::Undecided(reason.clone()));
         }
         if session.header.inbound == Inbound::Refuse {
             return Err(DeliveryRefusal::RefusedByTarget);

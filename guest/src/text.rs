@@ -91,6 +91,8 @@ pub enum RefusalCode {
     ResumeDisabled,
     EmptyBody,
     Rejected,
+    /// The host could not tell whether a send's message was stored.
+    Undecided,
 }
 
 impl RefusalCode {
@@ -107,6 +109,7 @@ impl RefusalCode {
             RefusalCode::ResumeDisabled => "resume-disabled",
             RefusalCode::EmptyBody => "empty-body",
             RefusalCode::Rejected => "rejected",
+            RefusalCode::Undecided => "undecided",
         }
     }
 }

@@ -117,6 +117,7 @@ versions! {
     V0_2_0 => since_v0_2_0, "0.2.0";
     V0_3_0 => since_v0_3_0, "0.3.0";
     V0_4_0 => since_v0_4_0, "0.4.0";
+    V0_5_0 => since_v0_5_0, "0.5.0";
 }
 
 impl<T: 'static> PluginPre<T> {
@@ -132,6 +133,14 @@ impl<T: 'static> PluginPre<T> {
         reply: Option<&str>,
     ) -> wasmtime::Result<Result<Answer, String>> {
         match (self, &accepted.await_reply) {
+            (PluginPre::V0_5_0(pre), Some(wait)) => contract::since_v0_5_0::reply_awaited(
+                pre,
+                store,
+                request,
+                &accepted.text,
+                wait,
+                reply,
+            ),
             (PluginPre::V0_4_0(pre), Some(wait)) => contract::since_v0_4_0::reply_awaited(
                 pre,
                 store,

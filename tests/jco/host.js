@@ -176,7 +176,7 @@ export function parseCorpus(json) {
 }
 
 /**
- * The two imported interfaces (harness:sessions@0.4.0) over a corpus, recording what
+ * The two imported interfaces (harness:sessions@0.5.0) over a corpus, recording what
  * the inbox accepted. The controller follows host-shim's in-memory semantics
  * (host-shim/src/harnesses/corpus.rs): an accepted delivery makes the target live and, in the
  * session's `delivery_state` (default `handed-over`), appends the body as its newest
@@ -211,7 +211,11 @@ export function corpusHost(shared) {
   const controller = (target, body, mode, mayWake, key, ids) => {
     const session = corpus.byId.get(target);
     if (!session) return { err: { tag: 'not-found' } };
-    // A scripted controller answer: the session vanished, or will not be woken.
+    // A scripted controller answer: the session vanished, will not be woken, or its
+    // inbox cannot tell whether it stored the message.
+    if (session.refuseDelivery === 'undecided') {
+      return { err: { tag: 'undecided', val: 'the inbox did not acknowledge the write (scripted)' } };
+    }
     if (session.refuseDelivery !== undefined) return { err: { tag: session.refuseDelivery } };
     if (session.reject !== undefined) return { err: { tag: 'rejected', val: session.reject } };
     const highest = session.messages.reduce((max, m) => (m.seq > max ? m.seq : max), 0n);

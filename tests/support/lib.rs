@@ -134,6 +134,16 @@ pub const PLUGIN_V0_2_0: &[u8] = include_bytes!("../fixtures/plugin-v0.2.0.wasm"
 /// 8c8e466).
 pub const PLUGIN_V0_3_0: &[u8] = include_bytes!("../fixtures/plugin-v0.3.0.wasm");
 
+/// The plugin as released with contract 0.4.0 (built from the commit that froze it,
+/// 947f517).
+pub const PLUGIN_V0_4_0: &[u8] = include_bytes!("../fixtures/plugin-v0.4.0.wasm");
+
+/// A runtime over the 0.4.0 plugin, compiled once per test binary.
+pub fn runtime_v0_4_0() -> &'static Runtime<TestHost> {
+    static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::from_component(PLUGIN_V0_4_0).expect("the 0.4.0 plugin loads"))
+}
+
 /// A runtime over the 0.3.0 plugin, compiled once per test binary.
 pub fn runtime_v0_3_0() -> &'static Runtime<TestHost> {
     static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
@@ -450,6 +460,23 @@ pub fn run_case(case: &Case) -> Result<()> {
 
 /// [`run_case`] through the plugin `runtime` loaded. A plugin that gives structured
 /// answers must give the refusal code its text names.
+/// The text a case's first call answers on `runtime` (a host error as its words),
+/// whatever the case expects.
+pub fn answer_on(runtime: &Runtime<TestHost>, case: &Case) -> String {
+    let request = CallRequest {
+        caller: case.caller.clone(),
+        call_id: case.call_id.clone(),
+        settings: case.settings.clone(),
+        tool: case.tool.clone(),
+        arguments: case.arguments.clone(),
+    };
+    let report = runtime.call(TestHost::new(corpus(&case.corpus)), &request);
+    match report.answer {
+        Ok(answer) => answer.text,
+        Err(err) => format!("host error: {err}"),
+    }
+}
+
 pub fn run_case_on(runtime: &Runtime<TestHost>, case: &Case) -> Result<()> {
     let first = FollowUp {
         tool: case.tool.clone(),

@@ -264,7 +264,7 @@ pub(crate) type Entry = (String, bytes::Bytes, u64);
 /// Whether an error is one an election or a moved connection gives, which the same
 /// step may not give a moment later. "No stream found" is what a node answers for a
 /// stream whose leader it has not learnt yet (seen on 2.15.1 with the leader killed).
-fn transient(err: &anyhow::Error) -> bool {
+pub(crate) fn transient(err: &anyhow::Error) -> bool {
     let text = format!("{err:#}").to_lowercase();
     [
         "no responders",

@@ -37,7 +37,7 @@
 //! Who may write which keys is the deployment's permissions.
 
 use crate::config::STEP_TIMEOUT;
-use crate::connection::{Connection, Entry, Work};
+use crate::connection::{Connection, Entry, Work, transient};
 use crate::ledger::Ledger;
 use crate::lookup::{Decided, conditional_publish};
 use crate::watch::Watched;
@@ -662,8 +662,16 @@ impl InboxBackend for NatsInbox {
             }
             false => self.keyed_name(&message.target, &message.key)?,
         };
-        // Taken: the first message under the key is the answer.
-        match self.create_or_read(&name, serde_json::to_vec(message)?)? {
+        // Taken: the first message under the key is the answer. A write that went
+        // unanswered to the end (a step's tries all timed out, or the last met an
+        // election) may have been stored: the caller is told so, and a retry under the
+        // key creates it at most once.
+        let created = self.create_or_read(&name, serde_json::to_vec(message)?);
+        let created = created.map_err(|err| match transient(&err) {
+            true => host_shim::inbox::undecided(err),
+            false => err,
+        });
+        match created? {
             None => Ok(Put::New(Handle::new(name))),
             Some(first) => {
                 let first: SpooledMessage = serde_json::from_slice(&first)

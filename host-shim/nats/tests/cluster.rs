@@ -6,7 +6,7 @@
 mod support;
 
 use host_shim::contract::latest::{DeliveryMode, InboundPolicy, MessageIds};
-use host_shim::inbox::{InboxBackend, Put, Shown, SpooledMessage};
+use host_shim::inbox::{InboxBackend, Put, Shown, SpooledMessage, is_undecided};
 use host_shim_nats::NatsInbox;
 use std::time::{Duration, Instant};
 use support::{Cluster, inbox_at, server};
@@ -252,7 +252,7 @@ fn puts_through_a_node_cut_off_from_the_other_two_land_once_or_are_found_by_thei
             (0..SENDS)
                 .map(|n| {
                     std::thread::sleep(Duration::from_millis(400));
-                    through.put(&note(n)).map_err(|err| format!("{err:#}"))
+                    (through.put(&note(n))).map_err(|err| (is_undecided(&err), format!("{err:#}")))
                 })
                 .collect::<Vec<_>>()
         });
@@ -266,13 +266,14 @@ fn puts_through_a_node_cut_off_from_the_other_two_land_once_or_are_found_by_thei
         .filter(|(_, answer)| answer.is_err())
         .map(|(n, _)| n)
         .collect();
-    // Every failure says what it was (a write not acknowledged in time: its outcome is
-    // not known), and a retry under the same key through a node of the majority finds
-    // the message if it landed, or lands it now: once either way.
+    // Every failure says what it was, and one whose write went unanswered says its
+    // outcome is not known (undecided); a retry under the same key through a node of
+    // the majority finds the message if it landed, or lands it now: once either way. A
+    // failure not marked undecided had stored nothing ("nothing was delivered" is true).
     let majority = inbox_at(&cluster.urls[(leader + 1) % 3], "cut");
-    let mut landed_anyway = 0;
+    let (mut landed_anyway, mut undecided) = (0, 0);
     for &n in &failed {
-        let said = answers[n].as_ref().unwrap_err();
+        let (unknown, said) = answers[n].as_ref().unwrap_err();
         let named = [
             "cannot write",
             "cannot watch",
@@ -280,17 +281,22 @@ fn puts_through_a_node_cut_off_from_the_other_two_land_once_or_are_found_by_thei
             "did not answer",
         ];
         assert!(named.iter().any(|what| said.contains(what)), "{said}");
+        undecided += usize::from(*unknown);
         if matches!(majority.put(&note(n)).unwrap(), Put::Repeat(_)) {
+            assert!(
+                unknown,
+                "a failure said to be decided had stored note {n}: {said}"
+            );
             landed_anyway += 1;
         }
     }
     let mut reasons: Vec<&String> = failed
         .iter()
-        .map(|&n| answers[n].as_ref().unwrap_err())
+        .map(|&n| &answers[n].as_ref().unwrap_err().1)
         .collect();
     reasons.dedup();
     eprintln!(
-        "{SENDS} puts through a node cut off for 15 s: {} accepted, {} failed ({landed_anyway} of those had landed): {reasons:?}",
+        "{SENDS} puts through a node cut off for 15 s: {} accepted, {} failed ({undecided} undecided, {landed_anyway} of those had landed): {reasons:?}",
         SENDS - failed.len(),
         failed.len()
     );
@@ -307,6 +313,57 @@ fn puts_through_a_node_cut_off_from_the_other_two_land_once_or_are_found_by_thei
         .unwrap();
     assert_eq!(handed.len(), SENDS);
     assert!(majority.waiting("ses-b").unwrap().messages.is_empty());
+}
+
+/// A write through the stream's leader cut off from the other two for longer than a
+/// step waits gets no acknowledgement: its outcome is unknown, and the inbox says so
+/// (undecided, never a plain failure). A retry under its key through the majority after
+/// the heal stores it at most once, and every node then holds it once.
+#[test]
+fn a_write_unanswered_past_a_step_is_undecided_and_its_retry_stores_it_once() {
+    let Some(binary) = server() else { return };
+    let cluster = Cluster::start_cuttable(&binary, "undecided");
+    drop(inbox_at(&cluster.urls[0], "undecided"));
+    let leader = cluster
+        .leader_of("KV_undecided")
+        .expect("the bucket's stream has a leader");
+    let through = inbox_at(&cluster.urls[leader], "undecided");
+    // A first put learns where the target lives, so the cut meets the write itself.
+    assert!(matches!(through.put(&note(1)).unwrap(), Put::New(_)));
+    cluster.cut_off(leader);
+    let began = Instant::now();
+    let said = through.put_unseen(&note(0));
+    let waited = began.elapsed();
+    cluster.reconnect(leader);
+    let err = said.expect_err("a leader without a quorum cannot store a write");
+    assert!(is_undecided(&err), "after {waited:?}: {err:#}");
+    eprintln!("a write through a node cut off, after {waited:?}: {err:#}");
+    let majority = inbox_at(&cluster.urls[(leader + 1) % 3], "undecided");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let retried = loop {
+        match majority.put(&note(0)) {
+            Ok(put) => break put,
+            Err(err) if Instant::now() < deadline => {
+                eprintln!("retry after the heal: {err:#}");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(err) => panic!("the retry after the heal: {err:#}"),
+        }
+    };
+    eprintln!(
+        "the retry: {}",
+        match retried {
+            Put::New(_) => "stored now",
+            Put::Repeat(_) => "it had landed",
+        }
+    );
+    for url in &cluster.urls {
+        assert_eq!(
+            waiting_keys(&inbox_at(url, "undecided")),
+            (2, 2),
+            "once, through {url}"
+        );
+    }
 }
 
 /// The puts of [`sends_ride_out`].

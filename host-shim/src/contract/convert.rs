@@ -61,6 +61,11 @@ macro_rules! same_shape_conversions {
                             $crate::contract::frames::REFUSED_BY_TARGET.to_string(),
                         )
                     }
+                    latest::DeliveryRefusal::Undecided(why) => {
+                        old_inbox::DeliveryRefusal::Rejected(
+                            $crate::contract::convert::undecided_in_older_words(&why),
+                        )
+                    }
                 }
             }
         }
@@ -89,6 +94,15 @@ macro_rules! index_conversions {
             }
         }
     };
+}
+
+/// An undecided delivery (0.5.0) as the reason of a controller's refusal, for a plugin
+/// before 0.5.0: it will add "nothing was delivered", so the reason says otherwise.
+pub(crate) fn undecided_in_older_words(why: &str) -> String {
+    format!(
+        "the inbox did not confirm the message in time ({why}); it may still arrive: send \
+         the same words again to find out"
+    )
 }
 
 pub(crate) use index_conversions;

@@ -1,339 +1,153 @@
-//! The current contract, 0.4.0 (`wit/plugin.wit`), re-exported as [`super::latest`]:
-//! its wasmtime bindings, whose types every harness answers in, and how the runtime
-//! calls the exports (the guard answers the imports: `crate::guard::since_v0_4_0`).
-//! One module per contract version, as Zed keeps `since_vX.Y.Z`; older versions
-//! convert into these types.
-//!
-//! Every import is generated trappable: the guard ([`crate::guard`]) ends a call from
-//! inside an import when the plugin asks past a host bound. A harness never sees that:
-//! it implements [`crate::SessionQuery`] and [`crate::Inbox`], plain traits over the
-//! types re-exported here.
+//! Plugins built against the released 0.4.0 contract (`wit/since_v0.4.0/`), as Zed
+//! keeps `since_vX.Y.Z`. 0.5.0 changed only what a delivery and a call may answer
+//! (`undecided`), so `session-query` is [`super::latest`]'s own (`with:`; the guard links it
+//! under 0.4.0's name), and only the inbox and the exported tools convert here. 0.4.0
+//! has no word for an undecided write: it reads as the controller's refusal, whose
+//! reason says the message may still arrive.
 
-wasmtime::component::bindgen!({
-    path: "../wit",
-    world: "plugin",
-    imports: { default: trappable },
-    additional_derives: [PartialEq, Eq],
-});
-
+use super::latest as current;
 use super::request::CallRequest;
 use wasmtime::Store;
 
-pub use exports::harness::sessions::tools::{
-    Answer, Refusal, ReplyWait, ToolAnnotations, ToolSpec,
-};
-pub use harness::sessions::inbox::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, MessageIds,
-};
-pub use harness::sessions::session_query::{
-    ActionStatus, InboundPolicy, InboxCount, MessageContent, MessageEntry, Role, SendCounts,
-    SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
-};
+wasmtime::component::bindgen!({
+    path: "../wit/since_v0.4.0",
+    world: "plugin",
+    imports: { default: trappable },
+    with: {
+        "harness:sessions/session-query@0.4.0": crate::contract::latest::harness::sessions::session_query,
+    },
+});
 
-/// One tool of a plugin's catalog, whatever contract version the plugin was built
-/// against: a plugin built before 0.3.0 gives no annotations.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tool {
-    pub name: String,
-    pub description: String,
-    /// JSON Schema (as JSON text) of the arguments object.
-    pub input_schema: String,
-    pub annotations: Option<ToolAnnotations>,
-}
+use exports::harness::sessions::tools::{Refusal, ReplyWait};
+use harness::sessions::inbox;
 
-impl From<ToolSpec> for Tool {
-    fn from(spec: ToolSpec) -> Tool {
-        Tool {
-            name: spec.name,
-            description: spec.description,
-            input_schema: spec.input_schema,
-            annotations: Some(spec.annotations),
+impl From<inbox::DeliveryMode> for current::DeliveryMode {
+    fn from(mode: inbox::DeliveryMode) -> Self {
+        match mode {
+            inbox::DeliveryMode::Queue => current::DeliveryMode::Queue,
+            inbox::DeliveryMode::Steer => current::DeliveryMode::Steer,
         }
     }
 }
 
-impl ToolAnnotations {
-    /// As MCP's `ToolAnnotations` object (camelCase; a hint that is none left out).
-    pub fn to_mcp_json(&self) -> serde_json::Value {
-        let mut object = serde_json::Map::new();
-        object.insert("title".into(), self.title.clone().into());
-        object.insert("readOnlyHint".into(), self.read_only_hint.into());
-        if let Some(hint) = self.destructive_hint {
-            object.insert("destructiveHint".into(), hint.into());
-        }
-        if let Some(hint) = self.idempotent_hint {
-            object.insert("idempotentHint".into(), hint.into());
-        }
-        object.insert("openWorldHint".into(), self.open_world_hint.into());
-        serde_json::Value::Object(object)
-    }
-}
-
-impl Refusal {
-    /// The code as the answer's text names it (`not-found`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::InvalidArguments => "invalid-arguments",
-            Refusal::UnknownTool => "unknown-tool",
-            Refusal::NotFound => "not-found",
-            Refusal::NotMessageable => "not-messageable",
-            Refusal::NotPermitted => "not-permitted",
-            Refusal::RefusedByTarget => "refused-by-target",
-            Refusal::LoopGuard => "loop-guard",
-            Refusal::RateLimited => "rate-limited",
-            Refusal::ResumeDisabled => "resume-disabled",
-            Refusal::EmptyBody => "empty-body",
-            Refusal::Rejected => "rejected",
+impl From<inbox::MessageIds> for current::MessageIds {
+    fn from(ids: inbox::MessageIds) -> Self {
+        current::MessageIds {
+            message_id: ids.message_id,
+            in_reply_to: ids.in_reply_to,
         }
     }
 }
 
-impl DeliveryMode {
-    /// The mode as the tools name it (`queue`, `steer`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryMode::Queue => "queue",
-            DeliveryMode::Steer => "steer",
+impl From<current::Delivered> for inbox::Delivered {
+    fn from(delivered: current::Delivered) -> Self {
+        inbox::Delivered {
+            woke: delivered.woke,
+            repeat: delivered.repeat,
+            state: match delivered.state {
+                current::DeliveryState::Waiting => inbox::DeliveryState::Waiting,
+                current::DeliveryState::HandedOver => inbox::DeliveryState::HandedOver,
+                current::DeliveryState::Held => inbox::DeliveryState::Held,
+            },
+            message_id: delivered.message_id,
         }
     }
 }
 
-// On disk (the spool, the deliveries file) a mode is its name.
-impl serde::Serialize for DeliveryMode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for DeliveryMode {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match <std::borrow::Cow<str>>::deserialize(deserializer)?.as_ref() {
-            "queue" => Ok(DeliveryMode::Queue),
-            "steer" => Ok(DeliveryMode::Steer),
-            other => Err(serde::de::Error::unknown_variant(
-                other,
-                &["queue", "steer"],
-            )),
+impl From<current::DeliveryRefusal> for inbox::DeliveryRefusal {
+    fn from(refusal: current::DeliveryRefusal) -> Self {
+        match refusal {
+            current::DeliveryRefusal::NotFound => inbox::DeliveryRefusal::NotFound,
+            current::DeliveryRefusal::WouldNeedWake => inbox::DeliveryRefusal::WouldNeedWake,
+            current::DeliveryRefusal::Rejected(why) => inbox::DeliveryRefusal::Rejected(why),
+            current::DeliveryRefusal::RefusedByTarget => inbox::DeliveryRefusal::RefusedByTarget,
+            current::DeliveryRefusal::Undecided(why) => {
+                inbox::DeliveryRefusal::Rejected(super::convert::undecided_in_older_words(&why))
+            }
         }
     }
 }
 
-impl InboxCount {
-    /// No message waiting or handed over.
-    pub const NONE: InboxCount = InboxCount {
-        waiting: 0,
-        handed_over: 0,
-    };
-}
-
-impl DeliveryState {
-    /// The state as records name it (`waiting`, `handed-over`, `held`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryState::Waiting => "waiting",
-            DeliveryState::HandedOver => "handed-over",
-            DeliveryState::Held => "held",
+impl From<Refusal> for current::Refusal {
+    fn from(refusal: Refusal) -> current::Refusal {
+        match refusal {
+            Refusal::InvalidArguments => current::Refusal::InvalidArguments,
+            Refusal::UnknownTool => current::Refusal::UnknownTool,
+            Refusal::NotFound => current::Refusal::NotFound,
+            Refusal::NotMessageable => current::Refusal::NotMessageable,
+            Refusal::NotPermitted => current::Refusal::NotPermitted,
+            Refusal::RefusedByTarget => current::Refusal::RefusedByTarget,
+            Refusal::LoopGuard => current::Refusal::LoopGuard,
+            Refusal::RateLimited => current::Refusal::RateLimited,
+            Refusal::ResumeDisabled => current::Refusal::ResumeDisabled,
+            Refusal::EmptyBody => current::Refusal::EmptyBody,
+            Refusal::Rejected => current::Refusal::Rejected,
         }
     }
 }
 
-impl serde::Serialize for DeliveryState {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for DeliveryState {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match <std::borrow::Cow<str>>::deserialize(deserializer)?.as_ref() {
-            "waiting" => Ok(DeliveryState::Waiting),
-            "handed-over" => Ok(DeliveryState::HandedOver),
-            "held" => Ok(DeliveryState::Held),
-            other => Err(serde::de::Error::unknown_variant(
-                other,
-                &["waiting", "handed-over", "held"],
-            )),
+impl From<ReplyWait> for current::ReplyWait {
+    fn from(wait: ReplyWait) -> current::ReplyWait {
+        current::ReplyWait {
+            target: wait.target,
+            message_id: wait.message_id,
+            seconds: wait.seconds,
         }
     }
 }
 
-impl InboundPolicy {
-    /// The policy as the person names it (`accept`, `hold`, `refuse`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InboundPolicy::Accept => "accept",
-            InboundPolicy::Hold => "hold",
-            InboundPolicy::Refuse => "refuse",
-        }
-    }
-
-    /// The stricter of two policies: refuse over hold over accept (two people's say,
-    /// or a person's and a harness setting's: the one that lets in less wins).
-    pub fn stricter(self, other: InboundPolicy) -> InboundPolicy {
-        let rank = |p: InboundPolicy| match p {
-            InboundPolicy::Accept => 0,
-            InboundPolicy::Hold => 1,
-            InboundPolicy::Refuse => 2,
-        };
-        if rank(other) > rank(self) {
-            other
-        } else {
-            self
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<InboundPolicy> {
-        match text {
-            "accept" => Some(InboundPolicy::Accept),
-            "hold" => Some(InboundPolicy::Hold),
-            "refuse" => Some(InboundPolicy::Refuse),
-            _ => None,
-        }
+fn answer(answer: exports::harness::sessions::tools::Answer) -> current::Answer {
+    current::Answer {
+        text: answer.text,
+        refusal: answer.refusal.map(Into::into),
+        await_reply: answer.await_reply.map(Into::into),
     }
 }
 
-impl MessageIds {
-    /// The ids of a message from a plugin built before 0.4.0, whose frames carry none.
-    pub const fn none() -> MessageIds {
-        MessageIds {
-            message_id: String::new(),
-            in_reply_to: None,
-        }
-    }
-}
-
-impl SendCounts {
-    /// No sends counted, at the host's clock now: a harness that keeps no record of
-    /// what it accepted, or an inbox that cannot be read (caps nothing).
-    pub fn none_now() -> SendCounts {
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        SendCounts {
-            now_ms,
-            to_target: 0,
-            to_any: 0,
-            to_target_times: Vec::new(),
-            to_any_times: Vec::new(),
-            key_accepted: false,
-        }
-    }
-}
-
-impl ActionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActionStatus::Ok => "ok",
-            ActionStatus::Error => "error",
-            ActionStatus::Running => "running",
-        }
-    }
-}
-
-impl SessionHeader {
-    /// A top-level session's header with the facts a harness most often leaves at
-    /// their defaults: cold, origin "user", no parent, path, preset or machine, inbound
-    /// accepted.
-    pub fn top_level(id: &str, created_at_ms: i64) -> SessionHeader {
-        SessionHeader {
-            id: id.to_string(),
-            created_at_ms,
-            live: false,
-            parent_id: None,
-            origin: "user".to_string(),
-            cwd: None,
-            preset: None,
-            inbound: InboundPolicy::Accept,
-            machine: None,
-        }
-    }
-
-    /// A subagent has a parent id or the origin "subagent".
-    pub fn is_subagent(&self) -> bool {
-        self.parent_id.is_some() || self.origin == "subagent"
-    }
-}
-
-impl SessionIndex {
-    /// The index of these sessions, in their order: how a harness that holds whole
-    /// headers answers `list-sessions`.
-    pub fn of<'a, I>(headers: I) -> SessionIndex
-    where
-        I: IntoIterator<Item = &'a SessionHeader>,
-        I::IntoIter: Clone,
-    {
-        let headers = headers.into_iter();
-        // Sized once: the ids of a large harness are more than a page or two.
-        let mut index = SessionIndex {
-            ids: String::with_capacity(headers.clone().map(|h| h.id.len()).sum()),
-            entries: Vec::with_capacity(headers.size_hint().0),
-        };
-        for header in headers {
-            index.ids.push_str(&header.id);
-            index.entries.push(SessionEntry {
-                id_len: u32::try_from(header.id.len()).unwrap_or(u32::MAX),
-                created_at_ms: header.created_at_ms,
-                live: header.live,
-                subagent: header.is_subagent(),
-            });
-        }
-        index
-    }
-}
-
-/// The first `chars` chars of `text` (all of it when shorter).
-fn lead(text: &str, chars: u32) -> &str {
-    let chars = chars as usize;
-    if text.len() <= chars {
-        return text;
-    }
-    // Most text starts with ASCII: then the first `chars` bytes are the lead.
-    if text.as_bytes()[..chars].is_ascii() {
-        return &text[..chars];
-    }
-    match text.char_indices().nth(chars) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
-impl SurfaceIndex {
-    /// An empty surface index.
-    pub fn new(captured_through_seq: u64) -> SurfaceIndex {
-        SurfaceIndex {
-            messages: Vec::new(),
-            source_leads: String::new(),
-            text_leads: String::new(),
-            captured_through_seq,
-        }
-    }
-
-    /// Adds one message given whole: its facts in `entry` (with `text-chars`, which a
-    /// harness best counts once, when it stores the message), its source label and its
-    /// text (the text parts joined by a line feed); the leads are cut here to
-    /// `lead_chars` chars and their lengths filled in.
-    pub fn push(&mut self, mut entry: MessageEntry, source: &str, text: &str, lead_chars: u32) {
-        let source_lead = lead(source, lead_chars);
-        let text_lead = lead(text, lead_chars);
-        self.source_leads.push_str(source_lead);
-        self.text_leads.push_str(text_lead);
-        entry.source_lead_len = source_lead.len() as u32;
-        entry.text_lead_len = text_lead.len() as u32;
-        self.messages.push(entry);
-    }
-}
-
-/// The catalog for the settings.
+/// The catalog, in the current shape.
 pub fn catalog<T: 'static>(
     pre: &PluginPre<T>,
     store: &mut Store<T>,
     settings: &str,
-) -> wasmtime::Result<Result<Vec<Tool>, String>> {
+) -> wasmtime::Result<Result<Vec<current::Tool>, String>> {
     let plugin = pre.instantiate(&mut *store)?;
     let tools = plugin
         .harness_sessions_tools()
         .call_catalog(store, settings)?;
-    Ok(tools.map(|tools| tools.into_iter().map(Tool::from).collect()))
+    Ok(tools.map(|tools| {
+        (tools.into_iter())
+            .map(|spec| current::Tool {
+                name: spec.name,
+                description: spec.description,
+                input_schema: spec.input_schema,
+                annotations: Some(current::ToolAnnotations {
+                    title: spec.annotations.title,
+                    read_only_hint: spec.annotations.read_only_hint,
+                    destructive_hint: spec.annotations.destructive_hint,
+                    idempotent_hint: spec.annotations.idempotent_hint,
+                    open_world_hint: spec.annotations.open_world_hint,
+                }),
+            })
+            .collect()
+    }))
+}
+
+/// One call, its answer in the current shape.
+pub fn call<T: 'static>(
+    pre: &PluginPre<T>,
+    store: &mut Store<T>,
+    request: &CallRequest,
+) -> wasmtime::Result<Result<current::Answer, String>> {
+    let plugin = pre.instantiate(&mut *store)?;
+    let answered = plugin.harness_sessions_tools().call_call(
+        store,
+        &request.caller,
+        &request.call_id,
+        &request.settings,
+        &request.tool,
+        &request.arguments,
+    )?;
+    Ok(answered.map(answer))
 }
 
 /// The end of a send that awaited its reply, in a fresh instance.
@@ -342,33 +156,22 @@ pub fn reply_awaited<T: 'static>(
     store: &mut Store<T>,
     request: &CallRequest,
     accepted: &str,
-    wait: &ReplyWait,
+    wait: &current::ReplyWait,
     reply: Option<&str>,
-) -> wasmtime::Result<Result<Answer, String>> {
+) -> wasmtime::Result<Result<current::Answer, String>> {
     let plugin = pre.instantiate(&mut *store)?;
-    plugin.harness_sessions_tools().call_reply_awaited(
+    let wait = ReplyWait {
+        target: wait.target.clone(),
+        message_id: wait.message_id.clone(),
+        seconds: wait.seconds,
+    };
+    let answered = plugin.harness_sessions_tools().call_reply_awaited(
         store,
         &request.caller,
         &request.settings,
         accepted,
-        wait,
+        &wait,
         reply,
-    )
-}
-
-/// One call.
-pub fn call<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-) -> wasmtime::Result<Result<Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    plugin.harness_sessions_tools().call_call(
-        store,
-        &request.caller,
-        &request.call_id,
-        &request.settings,
-        &request.tool,
-        &request.arguments,
-    )
+    )?;
+    Ok(answered.map(answer))
 }

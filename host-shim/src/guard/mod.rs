@@ -10,6 +10,7 @@ pub(crate) mod since_v0_1_0;
 pub(crate) mod since_v0_2_0;
 pub(crate) mod since_v0_3_0;
 pub(crate) mod since_v0_4_0;
+pub(crate) mod since_v0_5_0;
 
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,

@@ -1,12 +1,10 @@
-//! The 0.4.0 imports, answered by the [`Guard`]: each calls the guard's bounded method
-//! of the same name (the current contract's types are the harness's own).
+//! The 0.4.0 imports, answered by the [`Guard`]: `session-query` is the current one
+//! (the same trait, linked under 0.4.0's name), so only `inbox.deliver` differs, by
+//! what 0.4.0 has no word for (`undecided`, converted by the 0.4.0 contract module).
 
 use super::Guard;
-use crate::contract::latest::harness::sessions::{inbox, session_query as query};
-use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, InboxCount, MessageContent, MessageIds, Plugin,
-    SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
-};
+use crate::contract::latest::harness::sessions::session_query;
+use crate::contract::since_v0_4_0::harness::sessions::inbox;
 use crate::harness::Harness;
 use wasmtime::component::{HasSelf, Linker};
 
@@ -16,68 +14,11 @@ pub fn add_to_linker<T: 'static, H: Harness>(
     linker: &mut Linker<T>,
     guard: fn(&mut T) -> &mut Guard<H>,
 ) -> wasmtime::Result<()> {
-    Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
-}
-
-impl<H: Harness> query::Host for Guard<H> {
-    fn list_sessions(&mut self) -> wasmtime::Result<SessionIndex> {
-        Guard::list_sessions(self)
-    }
-
-    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<SessionHeader>> {
-        Guard::get_session(self, &id)
-    }
-
-    fn get_sessions(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<SessionHeader>>> {
-        Guard::get_sessions(self, &ids)
-    }
-
-    fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
-        Guard::title_snapshots(self, &ids)
-    }
-
-    fn get_surface(
-        &mut self,
-        id: String,
-        lead_chars: u32,
-    ) -> wasmtime::Result<Option<SurfaceIndex>> {
-        Guard::get_surface(self, &id, lead_chars)
-    }
-
-    fn get_messages(
-        &mut self,
-        id: String,
-        seqs: Vec<u64>,
-    ) -> wasmtime::Result<Vec<Option<MessageContent>>> {
-        Guard::get_messages(self, &id, &seqs)
-    }
-
-    fn inbox_status(&mut self, target: String, sender: String) -> wasmtime::Result<InboxCount> {
-        Guard::inbox_status(self, &target, &sender)
-    }
-
-    fn action_seqs(&mut self, id: String) -> wasmtime::Result<Vec<u64>> {
-        Guard::action_seqs(self, &id)
-    }
-
-    fn get_actions(
-        &mut self,
-        id: String,
-        seqs: Vec<u64>,
-    ) -> wasmtime::Result<Vec<Vec<ToolAction>>> {
-        Guard::get_actions(self, &id, &seqs)
-    }
-
-    fn send_history(
-        &mut self,
-        sender: String,
-        target: String,
-        window_minutes: u32,
-        limit: u32,
-        key: String,
-    ) -> wasmtime::Result<SendCounts> {
-        Guard::send_history(self, &sender, &target, window_minutes, limit, &key)
-    }
+    // The world's own `add_to_linker` would link the shared interface under the
+    // current version's name, which a 0.4.0 plugin does not import.
+    let mut query = linker.instance("harness:sessions/session-query@0.4.0")?;
+    session_query::add_to_linker_instance::<T, HasSelf<Guard<H>>>(&mut query, guard)?;
+    inbox::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
 }
 
 impl<H: Harness> inbox::Host for Guard<H> {
@@ -85,11 +26,12 @@ impl<H: Harness> inbox::Host for Guard<H> {
         &mut self,
         target: String,
         body: String,
-        mode: DeliveryMode,
+        mode: inbox::DeliveryMode,
         may_wake: bool,
         key: String,
-        ids: MessageIds,
-    ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
-        Guard::deliver(self, target, body, mode, may_wake, key, ids)
+        ids: inbox::MessageIds,
+    ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
+        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, key, ids.into())?;
+        Ok(answer.map(Into::into).map_err(Into::into))
     }
 }

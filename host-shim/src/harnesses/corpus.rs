@@ -8,7 +8,8 @@
 //!   repeats included.
 //! - `deliver` takes the one delivery path every harness takes ([`crate::inbox::delivery`],
 //!   over an in-memory inbox) and answers, in this order: `not-found` for an unknown
-//!   id; the session's scripted `refuse_delivery` (`not-found` or `would-need-wake`);
+//!   id; the session's scripted `refuse_delivery` (`not-found`, `would-need-wake`, or
+//!   `undecided` with the reason "the inbox did not acknowledge the write (scripted)");
 //!   `rejected` with the session's `reject` reason; `rejected` when the session's last
 //!   message already has the largest seq; a repeat (below); `would-need-wake` for a
 //!   cold session when waking is not allowed. Otherwise it accepts: `woke` is true when the session was cold, the
@@ -137,7 +138,14 @@ pub enum ScriptedRefusal {
     NotFound,
     /// The controller will not wake this session, even where waking is allowed.
     WouldNeedWake,
+    /// The inbox cannot tell whether it stored the message (a cluster's write that
+    /// went unacknowledged): `undecided`, with the reason "the inbox did not
+    /// acknowledge the write (scripted)"; nothing is stored.
+    Undecided,
 }
+
+/// The reason a scripted `undecided` gives.
+const SCRIPTED_UNDECIDED: &str = "the inbox did not acknowledge the write (scripted)";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -673,6 +681,9 @@ impl Recipient for CorpusHost {
         match session.refuse_delivery {
             Some(ScriptedRefusal::NotFound) => return Err(DeliveryRefusal::NotFound),
             Some(ScriptedRefusal::WouldNeedWake) => return Err(DeliveryRefusal::WouldNeedWake),
+            Some(ScriptedRefusal::Undecided) => {
+                return Err(DeliveryRefusal::Undecided(SCRIPTED_UNDECIDED.to_string()));
+            }
             None => {}
         }
         if let Some(reason) = &session.reject {

@@ -21,8 +21,16 @@
 //!
 //! A repeat answers with where the first message is now. What a call delivered is
 //! recorded by the runtime's guard (`--deliveries`), for every harness the same.
+//!
+//! A put the inbox sent but could not confirm ([`super::UndecidedWrite`]) is answered
+//! `undecided` and not remembered for its key: a retry looks again. A retry under a new
+//! key in the same words (the model sending it again) is taken as a retry of that
+//! message ([`Desk`] keeps it): its key is looked up and the same message put again, so
+//! it is stored at most once.
 
-use super::{InboxBackend, Located, Put, SharedInbox, SpooledMessage, Waiting, key_sender};
+use super::{
+    InboxBackend, Located, Put, SharedInbox, SpooledMessage, Waiting, is_undecided, key_sender,
+};
 use crate::call_memo::CallMemo;
 use crate::contract::latest::MessageIds;
 use crate::contract::latest::{
@@ -118,6 +126,9 @@ impl AnsweredKeys {
 pub struct Desk {
     inbox: SharedInbox,
     answered: AnsweredKeys,
+    /// Messages whose put went undecided, with when: a send in the same words is their
+    /// retry (at most [`KEYS_KEPT`], each for [`REPEAT_WINDOW`]).
+    undecided: VecDeque<(SpooledMessage, Instant)>,
     caller: String,
     /// Read once per session per call (a listing's rows ask for many).
     inbound_seen: CallMemo<String, InboundPolicy>,
@@ -128,6 +139,7 @@ impl Desk {
         Desk {
             inbox,
             answered: AnsweredKeys::default(),
+            undecided: VecDeque::new(),
             caller: String::new(),
             inbound_seen: CallMemo::default(),
         }
@@ -162,6 +174,34 @@ impl Desk {
     /// How many delivery keys this desk remembers now (at most [`KEYS_KEPT`]).
     pub fn answered_keys(&self) -> usize {
         self.answered.len()
+    }
+
+    /// The undecided message a send of `body` from `sender` to `target` retries, taken
+    /// out (put back by the path when it is undecided again).
+    fn take_undecided_like(
+        &mut self,
+        target: &str,
+        sender: &str,
+        body: &str,
+    ) -> Option<SpooledMessage> {
+        let now = Instant::now();
+        (self.undecided).retain(|(_, at)| now.duration_since(*at) < REPEAT_WINDOW);
+        let at = self.undecided.iter().position(|(m, _)| {
+            m.target == target && m.sender == sender && !sender.is_empty() && m.same_words(body)
+        })?;
+        self.undecided.remove(at).map(|(message, _)| message)
+    }
+
+    /// `message`'s put went undecided: a send in the same words retries it. One without
+    /// a key is not kept: put again, it would be a second message.
+    fn keep_undecided(&mut self, message: SpooledMessage) {
+        if message.key.is_empty() {
+            return;
+        }
+        if self.undecided.len() == KEYS_KEPT {
+            self.undecided.pop_front();
+        }
+        self.undecided.push_back((message, Instant::now()));
     }
 }
 
@@ -298,9 +338,20 @@ pub fn deliver<R: Recipient + ?Sized>(
         None => desk.caller.clone(),
     };
     let answer = answered.once_decided(request.key, || {
+        let retry_of =
+            (recipient.desk()).take_undecided_like(request.target, &sender, request.body);
         let mut inbox_failed = false;
-        let answer = accept(recipient, &*inbox, request, &sender, &mut inbox_failed);
-        (answer, !inbox_failed)
+        let answer = accept(
+            recipient,
+            &*inbox,
+            request,
+            &sender,
+            retry_of,
+            &mut inbox_failed,
+        );
+        // An undecided answer is never the last word for its key.
+        let undecided = matches!(answer, Err(DeliveryRefusal::Undecided(_)));
+        (answer, !inbox_failed && !undecided)
     });
     recipient.desk().answered = answered;
     answer
@@ -336,11 +387,30 @@ pub fn arrived<R: Recipient + ?Sized>(
 
 /// Steps 2 to 6 of the path, for a key not answered in this process, from `sender`;
 /// `inbox_failed` says when the inbox failed a step, so the answer is not the last word.
+/// With `retry_of` (an undecided message in the same words) that message is looked up
+/// and put again instead of a new one, and the answer is a repeat.
 fn accept<R: Recipient + ?Sized>(
     recipient: &mut R,
     inbox: &dyn InboxBackend,
     request: &DeliveryRequest,
     sender: &str,
+    retry_of: Option<SpooledMessage>,
+    inbox_failed: &mut bool,
+) -> Result<Delivered, DeliveryRefusal> {
+    let retrying = retry_of.is_some();
+    let mut answer = accept_once(recipient, inbox, request, sender, retry_of, inbox_failed);
+    if let Ok(delivered) = &mut answer {
+        delivered.repeat |= retrying;
+    }
+    answer
+}
+
+fn accept_once<R: Recipient + ?Sized>(
+    recipient: &mut R,
+    inbox: &dyn InboxBackend,
+    request: &DeliveryRequest,
+    sender: &str,
+    retry_of: Option<SpooledMessage>,
     inbox_failed: &mut bool,
 ) -> Result<Delivered, DeliveryRefusal> {
     let DeliveryRequest {
@@ -353,8 +423,14 @@ fn accept<R: Recipient + ?Sized>(
     } = *request;
     let mut unusable = |err: anyhow::Error| {
         *inbox_failed = true;
-        DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
+        match is_undecided(&err) {
+            true => DeliveryRefusal::Undecided(format!("{err:#}")),
+            false => {
+                DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
+            }
+        }
     };
+    let key = retry_of.as_ref().map_or(key, |first| first.key.as_str());
     let live = recipient.resolve(target)?;
     let repeat = |first: Located| Delivered {
         woke: first.message.woke,
@@ -374,12 +450,20 @@ fn accept<R: Recipient + ?Sized>(
     if inbound == InboundPolicy::Refuse {
         return Err(DeliveryRefusal::RefusedByTarget);
     }
+    let new_message = |woke: bool| match &retry_of {
+        Some(first) => SpooledMessage {
+            woke,
+            ..first.clone()
+        },
+        None => SpooledMessage::new(target, mode, body, key, woke)
+            .with_ids(ids)
+            .from(sender),
+    };
     if inbound == InboundPolicy::Hold {
         // Kept for the person's release: not woken, not handed over.
-        let message = SpooledMessage::new(target, mode, body, key, false)
-            .with_ids(ids)
-            .from(sender);
-        let (repeat, message_id) = match inbox.put_unseen(&message).map_err(&mut unusable)? {
+        let message = new_message(false);
+        let put = put(recipient, inbox, &message).map_err(&mut unusable);
+        let (repeat, message_id) = match put? {
             Put::Repeat(first) => (true, first.message_id),
             Put::New(_) => (false, message.message_id),
         };
@@ -399,10 +483,8 @@ fn accept<R: Recipient + ?Sized>(
         live,
         may_wake,
     });
-    let message = SpooledMessage::new(target, mode, body, key, woke)
-        .with_ids(ids)
-        .from(sender);
-    match inbox.put_unseen(&message).map_err(&mut unusable)? {
+    let message = new_message(woke);
+    match put(recipient, inbox, &message).map_err(&mut unusable)? {
         // Another writer of this key landed first, a moment ago.
         Put::Repeat(first) => Ok(Delivered {
             woke: first.woke,
@@ -412,6 +494,22 @@ fn accept<R: Recipient + ?Sized>(
         }),
         Put::New(handle) => Ok(recipient.accepted(&Waiting { handle, message }, plan)),
     }
+}
+
+/// Puts `message`, keeping it on the desk for a retry in the same words when the
+/// inbox cannot tell whether it stored it.
+fn put<R: Recipient + ?Sized>(
+    recipient: &mut R,
+    inbox: &dyn InboxBackend,
+    message: &SpooledMessage,
+) -> anyhow::Result<Put> {
+    let put = inbox.put_unseen(message);
+    if let Err(err) = &put
+        && is_undecided(err)
+    {
+        recipient.desk().keep_undecided(message.clone());
+    }
+    put
 }
 
 #[cfg(test)]
@@ -498,11 +596,12 @@ mod tests {
         }
     }
 
-    /// An inbox whose next write is stored but answered as timed out, as a cluster's
-    /// write whose acknowledgement did not come in time.
+    /// An inbox whose next write is answered as timed out, as a cluster's write whose
+    /// acknowledgement did not come in time: stored (`stores` set) or not.
     struct Unacknowledged {
         inner: MemoryInbox,
         fail_next_put: std::sync::atomic::AtomicBool,
+        stores: bool,
     }
 
     impl InboxBackend for Unacknowledged {
@@ -522,12 +621,17 @@ mod tests {
             self.inner.count_from(session, sender)
         }
         fn put_unseen(&self, message: &SpooledMessage) -> anyhow::Result<Put> {
+            let fail = (self.fail_next_put).swap(false, std::sync::atomic::Ordering::SeqCst);
+            if fail && !self.stores {
+                return Err(crate::inbox::undecided(anyhow::anyhow!(
+                    "cannot write the message: timed out: didn't receive ack in time"
+                )));
+            }
             let put = self.inner.put_unseen(message)?;
-            if self
-                .fail_next_put
-                .swap(false, std::sync::atomic::Ordering::SeqCst)
-            {
-                anyhow::bail!("cannot write the message: timed out: didn't receive ack in time");
+            if fail {
+                return Err(crate::inbox::undecided(anyhow::anyhow!(
+                    "cannot write the message: timed out: didn't receive ack in time"
+                )));
             }
             Ok(put)
         }
@@ -573,21 +677,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_write_the_inbox_failed_is_not_the_last_word_a_retry_finds_it() {
+    fn unacknowledged(stores: bool) -> (Arc<Unacknowledged>, Two) {
         let inbox = Arc::new(Unacknowledged {
             inner: MemoryInbox::new(),
             fail_next_put: true.into(),
+            stores,
         });
-        let mut harness = Two {
+        let harness = Two {
             desk: Desk::new(inbox.clone()),
             wakes: 0,
             resolved: 0,
         };
-        // The write timed out, though it was stored: the call is told the inbox failed.
+        (inbox, harness)
+    }
+
+    #[test]
+    fn a_write_the_inbox_failed_is_not_the_last_word_a_retry_finds_it() {
+        let (inbox, mut harness) = unacknowledged(true);
+        // The write timed out, though it was stored: the call is told it cannot be told.
         let first = send(&mut harness, "live", "hello", false, "5:alicec1");
         assert!(
-            matches!(&first, Err(DeliveryRefusal::Rejected(why)) if why.contains("timed out")),
+            matches!(&first, Err(DeliveryRefusal::Undecided(why))
+                if why.starts_with("the inbox did not acknowledge the write: ")
+                    && why.contains("timed out")),
             "{first:?}"
         );
         // The retry under the same key is not told the same: the key is looked up, and
@@ -603,6 +715,45 @@ mod tests {
                 .repeat
         );
         assert_eq!(harness.resolved, resolved);
+    }
+
+    /// The model sending the same words again, under a new call id, after an undecided
+    /// answer: the first message is looked up (stored: a repeat) or put again under its
+    /// own key (not stored: stored now, once), never a second message.
+    #[test]
+    fn the_same_words_after_an_undecided_write_retry_that_write() {
+        for stores in [true, false] {
+            let (inbox, mut harness) = unacknowledged(stores);
+            let ids = MessageIds {
+                message_id: "m-000000000001".into(),
+                in_reply_to: None,
+            };
+            let first = DeliveryRequest::new("live", "hello", DeliveryMode::Queue)
+                .key("5:alicec1")
+                .ids(&ids);
+            let said = deliver(&mut harness, &first);
+            assert!(
+                matches!(said, Err(DeliveryRefusal::Undecided(_))),
+                "{said:?}"
+            );
+            let other_ids = MessageIds {
+                message_id: "m-000000000002".into(),
+                in_reply_to: None,
+            };
+            let again = DeliveryRequest::new("live", "hello", DeliveryMode::Queue)
+                .key("5:alicec2")
+                .ids(&other_ids);
+            let answer = deliver(&mut harness, &again).unwrap();
+            assert!(answer.repeat, "stored={stores}: {answer:?}");
+            assert_eq!(answer.message_id, "m-000000000001", "stored={stores}");
+            let waiting = inbox.waiting("live").unwrap().messages;
+            assert_eq!(waiting.len(), 1, "stored={stores}");
+            assert_eq!(waiting[0].message.key, "5:alicec1");
+            // Other words are a new message.
+            let other = DeliveryRequest::new("live", "bye", DeliveryMode::Queue).key("5:alicec3");
+            assert!(!deliver(&mut harness, &other).unwrap().repeat);
+            assert_eq!(inbox.waiting("live").unwrap().messages.len(), 2);
+        }
     }
 
     fn two() -> Two {

@@ -195,6 +195,30 @@ pub fn shown_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Shown {
     shown
 }
 
+/// A write a backend sent but whose outcome it cannot tell: no acknowledgement came
+/// before it gave up (a cluster cut off or electing for longer than a step waits), so
+/// the message may be stored. A backend marks such an error with [`undecided`]; the
+/// delivery path answers it as the refusal `undecided`, never remembered for the key.
+/// Any other error of `put_unseen` means nothing was stored.
+#[derive(Debug)]
+pub struct UndecidedWrite;
+
+impl std::fmt::Display for UndecidedWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the inbox did not acknowledge the write")
+    }
+}
+
+/// `err`, marked as a write whose outcome is unknown ([`UndecidedWrite`]).
+pub fn undecided(err: anyhow::Error) -> anyhow::Error {
+    err.context(UndecidedWrite)
+}
+
+/// Whether `err` is a write whose outcome is unknown ([`undecided`]).
+pub fn is_undecided(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<UndecidedWrite>().is_some()
+}
+
 /// An inbox backend shared by the stores, hooks and watchers of a process.
 pub type SharedInbox = Arc<dyn InboxBackend>;
 

@@ -11,6 +11,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub(crate) mod corpus;
 pub(crate) mod logfile;
 #[cfg(feature = "opencode")]

@@ -236,6 +236,16 @@ impl<T: LoggedSessions> SessionQuery for T {
     }
 }
 
+/// A tool call's input as a store keeps it: cut to the WIT's
+/// [`crate::guard::ACTION_INPUT_BYTES`] at a char boundary.
+pub fn action_input(input: &str) -> String {
+    let mut end = input.len().min(crate::guard::ACTION_INPUT_BYTES);
+    while !input.is_char_boundary(end) {
+        end -= 1;
+    }
+    input[..end].to_string()
+}
+
 /// `messages` as an index, each lead at most `lead_chars` chars.
 pub fn index_of(messages: &[Message], captured_through_seq: u64, lead_chars: u32) -> SurfaceIndex {
     let mut index = SurfaceIndex::new(captured_through_seq);

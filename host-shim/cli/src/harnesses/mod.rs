@@ -4,9 +4,15 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod opencode;
 
 use crate::profile::HarnessProfile;
 
 /// Every harness, in the order their stores are asked (an id two hold is the first's).
-pub const ALL: &[&dyn HarnessProfile] = &[&claude::Claude, &codex::Codex, &opencode::OpenCode];
+pub const ALL: &[&dyn HarnessProfile] = &[
+    &claude::Claude,
+    &codex::Codex,
+    &opencode::OpenCode,
+    &copilot::Copilot,
+];

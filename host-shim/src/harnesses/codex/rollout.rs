@@ -161,14 +161,10 @@ impl Called {
         let input = text_of(item, "arguments")
             .or_else(|| text_of(item, "input"))
             .unwrap_or("");
-        let mut end = input.len().min(crate::guard::ACTION_INPUT_BYTES);
-        while !input.is_char_boundary(end) {
-            end -= 1;
-        }
         Some(Called {
             call_id: text_of(item, "call_id").unwrap_or_default().to_string(),
             name: text_of(item, "name").unwrap_or("(unnamed)").to_string(),
-            input: input[..end].to_string(),
+            input: crate::harnesses::surface::action_input(input),
         })
     }
 }

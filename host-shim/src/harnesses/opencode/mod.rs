@@ -351,12 +351,8 @@ fn action_of(part: &db::PartData) -> Option<ToolAction> {
         return None;
     }
     let state = part.state.clone().unwrap_or_default();
-    let mut input = state.input.map(|v| v.to_string()).unwrap_or_default();
-    let mut end = input.len().min(crate::guard::ACTION_INPUT_BYTES);
-    while !input.is_char_boundary(end) {
-        end -= 1;
-    }
-    input.truncate(end);
+    let input = state.input.map(|v| v.to_string()).unwrap_or_default();
+    let input = crate::harnesses::surface::action_input(&input);
     Some(ToolAction {
         name: part.tool.clone().unwrap_or_else(|| "(unnamed)".to_string()),
         input,

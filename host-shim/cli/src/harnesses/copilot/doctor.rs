@@ -1,0 +1,60 @@
+//! `host-shim doctor` for Copilot CLI: the server in `mcp-config.json` starts and lists
+//! the tools; setup's hooks file runs the hook at each event.
+
+use super::setup as copilot_setup;
+use crate::doctor::checks::{Report, check_server};
+use crate::setup::json::{Json, JsonFile};
+use std::path::Path;
+
+pub fn check(report: &mut Report, home: &Path, fix: &str) {
+    let config_file = home.join("mcp-config.json");
+    match JsonFile::read(&config_file) {
+        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Ok(config) => {
+            let server = (config.object.get("mcpServers"))
+                .and_then(|servers| servers.get(copilot_setup::SERVER));
+            let command = server.and_then(|s| s.get("command")).and_then(Json::as_str);
+            let args: Vec<String> = match server.and_then(|s| s.get("args")) {
+                Some(Json::Array(args)) => (args.iter())
+                    .filter_map(Json::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            match command {
+                None => report.problem(
+                    &format!(
+                        "no `{}` MCP server in {}",
+                        copilot_setup::SERVER,
+                        config_file.display()
+                    ),
+                    fix,
+                ),
+                Some(command) => check_server(report, command, &args, fix),
+            }
+        }
+    }
+    let hooks = home.join("hooks").join(copilot_setup::HOOKS_FILE);
+    match std::fs::read_to_string(&hooks) {
+        Ok(text) if copilot_setup::is_ours(&text) => report.ok(&format!(
+            "{} runs host-shim {} at {}",
+            hooks.display(),
+            copilot_setup::HOOK,
+            copilot_setup::EVENTS.join(", ")
+        )),
+        Ok(_) => report.problem(
+            &format!(
+                "{} is not setup's hooks file: messages for Copilot sessions are never handed over",
+                hooks.display()
+            ),
+            fix,
+        ),
+        Err(_) => report.problem(
+            &format!(
+                "no hooks file {}: messages for Copilot sessions are never handed over",
+                hooks.display()
+            ),
+            fix,
+        ),
+    }
+}

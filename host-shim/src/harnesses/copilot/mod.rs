@@ -1,0 +1,606 @@
+//! A harness over GitHub Copilot CLI's own sessions: the event streams under
+//! `COPILOT_HOME/session-state/<id>/` (`~/.copilot` by default), read only, with the
+//! harness-neutral inbox ([`crate::inbox`]) for deliveries, which `host-shim
+//! copilot-hook` hands over ([`hook`]).
+//!
+//! What a session is, from its folder: its id is the folder's name (a plain id) and
+//! `session.start`'s; created is `workspace.yaml`'s `created_at`, else the start's time;
+//! the cwd `workspace.yaml`'s, else the start's; the title `workspace.yaml`'s `name`
+//! (Copilot names a session from its first prompt, or the person renames it), else the
+//! first prompt; the preset the newest model an event names (`session.start`'s
+//! `selectedModel`, then each `assistant.message`'s `model`). Live is an
+//! `inuse.<pid>.lock` in the folder whose process runs (Copilot removes it as it
+//! exits; one a crash left names a process that is gone). A subagent is no session of
+//! its own in Copilot 1.0.102 (its events sit in its parent's file), so every
+//! session listed is top-level.
+//!
+//! The surface, in the file's order ([`events`]): the person's words (`user.message`
+//! `content`) as `user`; what Copilot added around them in `transformedContent` (the
+//! current time, hooks' reminders) as injected `copilot` text, except a hand-over's
+//! frames, each shown as the frame itself (user, not injected), wherever Copilot
+//! recorded it (a `userPromptSubmitted` reminder, a `sessionStart` hook's context, a
+//! `postToolUse` hook's guidance after a tool's result, or, from `agentStop`, a prompt of
+//! its own); the model's text and tool calls (`assistant.message`) as
+//! `model:copilot/<model>`, each call's status from its `tool.execution_complete`. The
+//! system prompt, reasoning and tool results are not shown, nor a subagent's own
+//! conversation (its events carry `parentToolCallId`; its prompt is a `user.message`
+//! whose `source` is `agent-…`). seq is the message's place in the file, counted from
+//! its start, so it stays as the file grows.
+//!
+//! Trust model: the folders are Copilot's, written by this user's processes; they are
+//! read only, a line that is not an event (or an event of a type this module does not
+//! know) is skipped and counted, and nothing in them selects a file to open: a session
+//! id is made a plain name first ([`crate::inbox::checked_id`]). A `COPILOT_HOME` that
+//! does not exist is an empty store.
+//!
+//! Cost: a listing reads each event stream's head and tail once per size and
+//! modification time (then only what was appended; [`super::logfile`]) and each
+//! `workspace.yaml` once per change; a read parses the one stream, cached while it is
+//! unchanged.
+
+pub mod events;
+pub mod hook;
+
+use super::logfile::{LineFacts, Stamp, Windowed, lines, rfc3339_ms};
+use super::surface::{LoggedSessions, Message, Surface};
+use crate::contract::latest::{
+    ActionStatus, DeliveryRefusal, Role, SessionHeader, SessionIndex, ToolAction,
+};
+use crate::harnesses::McpClient;
+use crate::inbox::delivery::Desk;
+use crate::inbox::{Recipient, SharedInbox, Shown};
+use events::{Event, reminders, split_transformed};
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What Copilot CLI's MCP client sends: one server per CLI process, started with the
+/// session's id in its environment; a `tools/call` carries no session and no call id
+/// (its `_meta` holds only a progress token, a counter per server).
+pub const MCP_CLIENT: McpClient = McpClient {
+    who: "GitHub Copilot CLI",
+    caller_env: Some("COPILOT_AGENT_SESSION_ID"),
+    caller_meta: None,
+    call_id_meta: None,
+};
+
+/// Copilot CLI's home as Copilot finds it: `$COPILOT_HOME`, else `~/.copilot`; none
+/// without either.
+pub fn default_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("COPILOT_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".copilot"))
+}
+
+/// How many parsed surfaces a store keeps.
+const SURFACES_KEPT: usize = 8;
+
+/// What a listing needs of a session's event stream.
+#[derive(Clone, Debug, Default)]
+struct Facts {
+    id: Option<String>,
+    started: Option<String>,
+    cwd: Option<String>,
+    /// The newest model an event names.
+    model: Option<String>,
+    first_prompt: Option<String>,
+    skipped: u64,
+}
+
+impl LineFacts for Facts {
+    fn take_line(&mut self, line: &[u8]) {
+        let Some(event) = Event::parse(line) else {
+            self.skipped += 1;
+            return;
+        };
+        match event.kind.as_str() {
+            "session.start" => {
+                self.id = self
+                    .id
+                    .take()
+                    .or(event.text("sessionId").map(str::to_string));
+                self.started =
+                    (self.started.take()).or(event.text("startTime").map(str::to_string));
+                let cwd = event
+                    .data
+                    .get("context")
+                    .and_then(|c| events::text_of(c, "cwd"));
+                self.cwd = self.cwd.take().or(cwd.map(str::to_string));
+                if let Some(model) = event.text("selectedModel") {
+                    self.model = Some(model.to_string());
+                }
+            }
+            "user.message" if self.first_prompt.is_none() => {
+                self.first_prompt = event.text("content").map(str::to_string);
+            }
+            "assistant.message" => {
+                if let Some(model) = event.text("model") {
+                    self.model = Some(model.to_string());
+                }
+            }
+            _ if !event.known() => self.skipped += 1,
+            _ => {}
+        }
+    }
+
+    fn then(self, later: Facts) -> Facts {
+        Facts {
+            id: self.id.or(later.id),
+            started: self.started.or(later.started),
+            cwd: self.cwd.or(later.cwd),
+            model: later.model.or(self.model),
+            first_prompt: self.first_prompt.or(later.first_prompt),
+            skipped: self.skipped + later.skipped,
+        }
+    }
+
+    fn has_latest(&self) -> bool {
+        self.model.is_some()
+    }
+}
+
+/// What `workspace.yaml` says of a session (a flat `key: value` file).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Workspace {
+    name: Option<String>,
+    cwd: Option<String>,
+    created_at: Option<String>,
+}
+
+impl Workspace {
+    fn parse(text: &str) -> Workspace {
+        let mut workspace = Workspace::default();
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = yaml_scalar(value.trim());
+            let slot = match key {
+                "name" => &mut workspace.name,
+                "cwd" => &mut workspace.cwd,
+                "created_at" => &mut workspace.created_at,
+                _ => continue,
+            };
+            *slot = value.filter(|v| !v.is_empty());
+        }
+        workspace
+    }
+}
+
+/// A YAML scalar on one line: plain, double-quoted (JSON's escapes, which YAML's
+/// include) or single-quoted (`''` for a quote).
+fn yaml_scalar(value: &str) -> Option<String> {
+    if value.starts_with('"') {
+        return serde_json::from_str(value).ok();
+    }
+    if let Some(inner) = value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
+        return Some(inner.replace("''", "'"));
+    }
+    Some(value.to_string())
+}
+
+/// One session as the last listing found it.
+#[derive(Clone, Debug)]
+struct Listed {
+    id: String,
+    folder: PathBuf,
+    facts: Facts,
+    workspace: Workspace,
+}
+
+/// The store: a `COPILOT_HOME`, read only, and an inbox backend for deliveries.
+pub struct CopilotStore {
+    home: PathBuf,
+    desk: Desk,
+    listed: Vec<Listed>,
+    by_id: HashMap<String, usize>,
+    indexed: HashMap<PathBuf, Windowed<Facts>>,
+    workspaces: HashMap<PathBuf, (Stamp, Workspace)>,
+    surfaces: VecDeque<(String, Stamp, Arc<Surface>)>,
+    /// Lines the last parse of each session's surface skipped (a whole read, so it
+    /// stands for the session's count).
+    surface_skips: HashMap<String, u64>,
+}
+
+impl CopilotStore {
+    /// A store over `home` (a `COPILOT_HOME`; one that does not exist yet is empty).
+    pub fn open(home: &Path, inbox: SharedInbox) -> CopilotStore {
+        CopilotStore {
+            home: home.to_path_buf(),
+            desk: Desk::new(inbox),
+            listed: Vec::new(),
+            by_id: HashMap::new(),
+            indexed: HashMap::new(),
+            workspaces: HashMap::new(),
+            surfaces: VecDeque::new(),
+            surface_skips: HashMap::new(),
+        }
+    }
+
+    /// The inbox backend deliveries go to.
+    pub fn inbox(&self) -> &SharedInbox {
+        self.desk.inbox()
+    }
+
+    /// Lines the store could not read, per session as its last read (else its listing)
+    /// found them: damaged ones, events of types this store does not know, a last line
+    /// still being written.
+    pub fn skipped_lines(&self) -> u64 {
+        (self.listed.iter())
+            .map(|l| match self.surface_skips.get(&l.id) {
+                Some(&skipped) => skipped,
+                None => {
+                    let path = events_of(&l.folder);
+                    let consumed = self.indexed.get(&path).map_or(0, |w| w.consumed);
+                    let len = Stamp::of(&path).map_or(0, |s| s.len);
+                    l.facts.skipped + u64::from(consumed < len)
+                }
+            })
+            .sum()
+    }
+
+    /// Where the sessions' folders are.
+    fn sessions(&self) -> PathBuf {
+        self.home.join("session-state")
+    }
+
+    /// Finds every session folder and indexes those new or changed since last time.
+    fn scan(&mut self) {
+        let mut folders: Vec<(String, PathBuf)> = std::fs::read_dir(self.sessions())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                crate::inbox::checked_id(&name).ok()?;
+                Some((name, e.path()))
+            })
+            .collect();
+        folders.sort();
+        let mut listed = Vec::with_capacity(folders.len());
+        for (id, folder) in folders {
+            if let Some(found) = self.index_one(&id, &folder) {
+                listed.push(found);
+            }
+        }
+        self.by_id = (listed.iter().enumerate())
+            .map(|(n, l)| (l.id.clone(), n))
+            .collect();
+        self.listed = listed;
+    }
+
+    /// One folder's session, indexed afresh when its files changed.
+    fn index_one(&mut self, id: &str, folder: &Path) -> Option<Listed> {
+        let path = events_of(folder);
+        let stamp = Stamp::of(&path)?;
+        let previous = self.indexed.remove(&path);
+        let facts = match previous {
+            Some(previous) if previous.stamp == stamp => previous,
+            previous => {
+                super::logfile::index::<Facts>(&path, stamp, previous)
+                    .ok()?
+                    .0
+            }
+        };
+        let found_facts = facts.facts.clone();
+        self.indexed.insert(path, facts);
+        let workspace = self.workspace(folder);
+        // A folder whose stream names another session is not this id's.
+        if found_facts.id.as_deref().is_some_and(|named| named != id) {
+            return None;
+        }
+        Some(Listed {
+            id: id.to_string(),
+            folder: folder.to_path_buf(),
+            facts: found_facts,
+            workspace,
+        })
+    }
+
+    fn workspace(&mut self, folder: &Path) -> Workspace {
+        let path = folder.join("workspace.yaml");
+        let Some(stamp) = Stamp::of(&path) else {
+            return Workspace::default();
+        };
+        if let Some((seen, workspace)) = self.workspaces.get(&path)
+            && *seen == stamp
+        {
+            return workspace.clone();
+        }
+        let workspace = std::fs::read_to_string(&path)
+            .map(|text| Workspace::parse(&text))
+            .unwrap_or_default();
+        self.workspaces.insert(path, (stamp, workspace.clone()));
+        workspace
+    }
+
+    /// The session `id`, from the last listing or looked up now.
+    fn lookup(&mut self, id: &str) -> Option<Listed> {
+        let id = crate::inbox::checked_id(id).ok()?;
+        let folder = self.sessions().join(id);
+        let found = self.index_one(id, &folder)?;
+        match self.by_id.get(id) {
+            Some(&at) => self.listed[at] = found.clone(),
+            None => {
+                self.by_id.insert(id.to_string(), self.listed.len());
+                self.listed.push(found.clone());
+            }
+        }
+        Some(found)
+    }
+
+    fn header(&self, found: &Listed) -> SessionHeader {
+        let created = (found.workspace.created_at.as_deref())
+            .or(found.facts.started.as_deref())
+            .and_then(rfc3339_ms)
+            .unwrap_or(0);
+        let mut header = SessionHeader::top_level(&found.id, created);
+        header.live = is_live(&found.folder);
+        header.cwd = found.workspace.cwd.clone().or(found.facts.cwd.clone());
+        header.preset = found.facts.model.clone();
+        header
+    }
+
+    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
+        let found = self.lookup(id)?;
+        let path = events_of(&found.folder);
+        let stamp = Stamp::of(&path)?;
+        if let Some((_, _, surface)) =
+            (self.surfaces.iter()).find(|(s, seen, _)| s == id && *seen == stamp)
+        {
+            return Some(surface.clone());
+        }
+        let bytes = std::fs::read(&path).ok()?;
+        let (surface, skipped) = parse_surface(&bytes);
+        let surface = Arc::new(surface);
+        self.surface_skips.insert(id.to_string(), skipped);
+        self.surfaces.retain(|(s, _, _)| s != id);
+        if self.surfaces.len() == SURFACES_KEPT {
+            self.surfaces.pop_front();
+        }
+        self.surfaces
+            .push_back((id.to_string(), stamp, surface.clone()));
+        Some(surface)
+    }
+}
+
+fn events_of(folder: &Path) -> PathBuf {
+    folder.join("events.jsonl")
+}
+
+/// Whether a Copilot process holds the session now: an `inuse.<pid>.lock` in its
+/// folder names a process that runs.
+fn is_live(folder: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let pid = name
+            .strip_prefix("inuse.")
+            .and_then(|n| n.strip_suffix(".lock"));
+        pid.and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists())
+    })
+}
+
+/// The ids of the frames an event stream shows handed over: what witnesses a
+/// hand-over (the hook's `transcriptPath`, or the session's stream).
+pub fn handed_over_ids(events: &Path) -> anyhow::Result<Shown> {
+    let bytes = std::fs::read(events)
+        .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", events.display()))?;
+    Ok(parse_surface(&bytes).0.handed_over_ids())
+}
+
+/// The surface of an event stream, and how many lines it skipped.
+fn parse_surface(bytes: &[u8]) -> (Surface, u64) {
+    let mut parsed = Parsed::default();
+    for (line, complete) in lines(bytes) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if !complete {
+            parsed.skipped += 1; // still being written
+            continue;
+        }
+        match Event::parse(line) {
+            Some(event) => parsed.take(&event),
+            None => parsed.skipped += 1,
+        }
+    }
+    let captured_through_seq = parsed.messages.last().map_or(0, |m| m.seq);
+    let surface = Surface {
+        messages: parsed.messages,
+        captured_through_seq,
+    };
+    (surface, parsed.skipped)
+}
+
+/// A surface being read from the start of a stream.
+#[derive(Default)]
+struct Parsed {
+    messages: Vec<Message>,
+    /// Where each tool call is: its message and its place among the message's actions.
+    calls: HashMap<String, (usize, usize)>,
+    skipped: u64,
+}
+
+impl Parsed {
+    fn push(&mut self, role: Role, source: &str, text: &str, injected: bool) {
+        let seq = self.messages.len() as u64 + 1;
+        let message = Message::new(seq, role, source, false, Some(text.to_string()));
+        self.messages.push(message.injected(injected));
+    }
+
+    /// Context Copilot added: a hand-over's frames each as the frame (the person's
+    /// side), anything else as Copilot's injected text.
+    fn push_context(&mut self, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        match crate::contract::frames::handed_over_frames(text) {
+            Some(frames) => (frames.iter()).for_each(|f| self.push(Role::User, "user", f, false)),
+            None => self.push(Role::User, "copilot", text, true),
+        }
+    }
+
+    fn take(&mut self, event: &Event) {
+        if event.of_a_subagent() {
+            return; // a subagent's own conversation, not this session's surface
+        }
+        match event.kind.as_str() {
+            "user.message" => {
+                let content = event.text("content").unwrap_or("");
+                let Some(transformed) = event.text("transformedContent") else {
+                    self.push_context_or_words(content);
+                    return;
+                };
+                let (before, after) = split_transformed(content, transformed);
+                self.push_context(before);
+                self.push_context_or_words(content);
+                let reminders = reminders(after);
+                for reminder in &reminders {
+                    self.push_context(reminder);
+                }
+                if reminders.is_empty() {
+                    self.push_context(after);
+                }
+            }
+            "assistant.message" => self.take_answer(event),
+            "tool.execution_complete" => {
+                let id = event.text("toolCallId").unwrap_or("");
+                let ok = event.data.get("success").and_then(|s| s.as_bool()) == Some(true);
+                if let Some(&(message, action)) = self.calls.get(id) {
+                    let status = if ok {
+                        ActionStatus::Ok
+                    } else {
+                        ActionStatus::Error
+                    };
+                    self.messages[message].actions[action].status = status;
+                }
+                if let Some(context) = event.post_tool_context() {
+                    self.push_context(context);
+                }
+            }
+            "hook.end" => {
+                if let Some(context) = event.session_start_context() {
+                    self.push_context(context);
+                }
+            }
+            _ if !event.known() => self.skipped += 1,
+            _ => {}
+        }
+    }
+
+    /// A prompt: a hand-over that came as a prompt of its own (`agentStop`'s) is its
+    /// frames; anything else is the person's words.
+    fn push_context_or_words(&mut self, content: &str) {
+        if content.is_empty() {
+            return;
+        }
+        match crate::contract::frames::handed_over_frames(content) {
+            Some(_) => self.push_context(content),
+            None => self.push(Role::User, "user", content, false),
+        }
+    }
+
+    fn take_answer(&mut self, event: &Event) {
+        let text = event.text("content");
+        let requests = (event.data.get("toolRequests").and_then(|r| r.as_array()))
+            .map_or(&[][..], Vec::as_slice);
+        if text.is_none() && requests.is_empty() {
+            return;
+        }
+        let source = format!("model:copilot/{}", event.text("model").unwrap_or("unknown"));
+        let seq = self.messages.len() as u64 + 1;
+        let at = self.messages.len();
+        let mut actions = Vec::with_capacity(requests.len());
+        for (n, request) in requests.iter().enumerate() {
+            let input = request
+                .get("arguments")
+                .map_or_else(String::new, |a| match a {
+                    serde_json::Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                });
+            if let Some(id) = events::text_of(request, "toolCallId") {
+                self.calls.insert(id.to_string(), (at, n));
+            }
+            actions.push(ToolAction {
+                name: events::text_of(request, "name")
+                    .unwrap_or("(unnamed)")
+                    .to_string(),
+                input: super::surface::action_input(&input),
+                status: ActionStatus::Running,
+            });
+        }
+        let message = Message::new(
+            seq,
+            Role::Assistant,
+            &source,
+            false,
+            text.map(str::to_string),
+        );
+        self.messages.push(message.with_actions(actions));
+    }
+}
+
+impl LoggedSessions for CopilotStore {
+    fn all_sessions(&mut self) -> SessionIndex {
+        self.scan();
+        let headers: Vec<SessionHeader> = self.listed.iter().map(|l| self.header(l)).collect();
+        SessionIndex::of(&headers)
+    }
+
+    fn session_header(&mut self, id: &str) -> Option<SessionHeader> {
+        let found = self.lookup(id)?;
+        let mut header = self.header(&found);
+        header.inbound = self.desk.inbound(id);
+        Some(header)
+    }
+
+    fn titles(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        ids.iter()
+            .map(|id| {
+                let found = self.lookup(id)?;
+                found.workspace.name.or(found.facts.first_prompt)
+            })
+            .collect()
+    }
+
+    fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
+        self.surface(id)
+    }
+}
+
+impl crate::harnesses::Store for CopilotStore {
+    fn harness(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        CopilotStore::skipped_lines(self)
+    }
+}
+
+/// Copilot's part of the delivery path: every session it lists takes messages, which
+/// wait in the inbox for the session's hooks (`host-shim copilot-hook`); nothing wakes
+/// a session.
+impl Recipient for CopilotStore {
+    type Plan = ();
+
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        let found = self.lookup(target).ok_or(DeliveryRefusal::NotFound)?;
+        Ok(is_live(&found.folder))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -50,7 +50,9 @@ def newest_script(messages, unquote=plain):
             continue
         for text in texts(message, unquote):
             for line in text.splitlines():
-                if SCRIPT_MARK in line:
+                # A frame's header names its sender by title, which may quote the
+                # sender's own script: never this model's.
+                if SCRIPT_MARK in line and not line.startswith("from-session: "):
                     script = line[line.index(SCRIPT_MARK) + len(SCRIPT_MARK):]
                     return json.loads(script), messages[index + 1:]
     return None, []

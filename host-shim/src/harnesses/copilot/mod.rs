@@ -10,7 +10,9 @@
 //! first prompt; the preset the newest model an event names (`session.start`'s
 //! `selectedModel`, then each `assistant.message`'s `model`). Live is an
 //! `inuse.<pid>.lock` in the folder whose process runs (Copilot removes it as it
-//! exits; one a crash left names a process that is gone). A subagent is no session of
+//! exits; one a crash left names a process that is gone). A session in its first turn
+//! has only `workspace.yaml` (Copilot writes `events.jsonl` later): listed, live, with
+//! an empty surface. A subagent is no session of
 //! its own in Copilot 1.0.102 (its events sit in its parent's file), so every
 //! session listed is top-level.
 //!
@@ -274,18 +276,25 @@ impl CopilotStore {
     /// One folder's session, indexed afresh when its files changed.
     fn index_one(&mut self, id: &str, folder: &Path) -> Option<Listed> {
         let path = events_of(folder);
-        let stamp = Stamp::of(&path)?;
-        let previous = self.indexed.remove(&path);
-        let facts = match previous {
-            Some(previous) if previous.stamp == stamp => previous,
-            previous => {
-                super::logfile::index::<Facts>(&path, stamp, previous)
-                    .ok()?
-                    .0
+        let found_facts = match Stamp::of(&path) {
+            Some(stamp) => {
+                let previous = self.indexed.remove(&path);
+                let facts = match previous {
+                    Some(previous) if previous.stamp == stamp => previous,
+                    previous => {
+                        super::logfile::index::<Facts>(&path, stamp, previous)
+                            .ok()?
+                            .0
+                    }
+                };
+                let found = facts.facts.clone();
+                self.indexed.insert(path, facts);
+                found
             }
+            // A session in its first turn: Copilot writes its event stream later.
+            None if folder.join("workspace.yaml").is_file() => Facts::default(),
+            None => return None,
         };
-        let found_facts = facts.facts.clone();
-        self.indexed.insert(path, facts);
         let workspace = self.workspace(folder);
         // A folder whose stream names another session is not this id's.
         if found_facts.id.as_deref().is_some_and(|named| named != id) {
@@ -346,7 +355,9 @@ impl CopilotStore {
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let found = self.lookup(id)?;
         let path = events_of(&found.folder);
-        let stamp = Stamp::of(&path)?;
+        let Some(stamp) = Stamp::of(&path) else {
+            return Some(Arc::new(Surface::default())); // its first turn: nothing written yet
+        };
         if let Some((_, _, surface)) =
             (self.surfaces.iter()).find(|(s, seen, _)| s == id && *seen == stamp)
         {

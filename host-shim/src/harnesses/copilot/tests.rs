@@ -9,6 +9,7 @@ use crate::inbox::delivery::DeliveryRequest;
 
 const PLANNER: &str = "0c1a5e2f-6b3d-4e8a-9f10-2b3c4d5e6f70";
 const HELPER: &str = "7d8e9f00-1a2b-4c3d-8e4f-5a6b7c8d9e0f";
+const STARTING: &str = "9a9b9c9d-0000-4000-8000-000000000001";
 
 fn frame(id: &str, words: &str) -> String {
     format!(
@@ -128,6 +129,19 @@ fn home() -> PathBuf {
     )
     .unwrap();
 
+    // A session in its first turn: Copilot has written only its workspace.
+    let starting = root.join("session-state").join(STARTING);
+    std::fs::create_dir_all(&starting).unwrap();
+    let workspace = format!(
+        "id: {STARTING}\ncwd: /w/new\nname: New one\ncreated_at: 2026-12-05T08:00:00.000Z\n"
+    );
+    std::fs::write(starting.join("workspace.yaml"), workspace).unwrap();
+    std::fs::write(
+        starting.join(format!("inuse.{}.lock", std::process::id())),
+        "",
+    )
+    .unwrap();
+
     // Not sessions: a folder whose name is no id, one without an event stream, a
     // stream whose start names another session.
     std::fs::create_dir_all(root.join("session-state").join("not an id!")).unwrap();
@@ -158,7 +172,7 @@ fn sessions_are_listed_with_their_workspace_model_and_liveness() {
             Some(id)
         })
         .collect();
-    assert_eq!(ids, [PLANNER, HELPER]);
+    assert_eq!(ids, [PLANNER, HELPER, STARTING]);
     assert!(index.entries.iter().all(|e| !e.subagent));
     let planner = store.get_session(PLANNER).unwrap();
     assert_eq!(planner.cwd.as_deref(), Some("/w/app"));
@@ -179,6 +193,14 @@ fn sessions_are_listed_with_their_workspace_model_and_liveness() {
             None
         ]
     );
+    let starting = store.get_session(STARTING).unwrap();
+    assert!(starting.live);
+    assert_eq!(starting.cwd.as_deref(), Some("/w/new"));
+    assert_eq!(
+        store.title_snapshots(&[STARTING.into()]),
+        [Some("New one".to_string())]
+    );
+    assert!(store.surface_of(STARTING).unwrap().messages.is_empty());
     assert_eq!(store.get_session("stray-folder"), None);
     assert_eq!(store.get_session("../x"), None);
 }

@@ -1,0 +1,222 @@
+"""The real GitHub Copilot CLI in the loop: the pinned `@github/copilot` binary, driven
+offline by the scripted Chat Completions endpoint in `endpoint.py`, set up as
+docs/copilot.md tells a new user (`host-shim setup copilot`), on a scratch HOME.
+
+Each check asserts what the model saw (the tool results and the messages handed over,
+as they come back to the endpoint in Copilot's next request, once where once is
+promised) and what the session's own record shows (`events.jsonl`). Each `copilot -p`
+is one turn of one session in a process of its own; a session is resumed with
+`--resume=<id>`.
+
+    HOST_SHIM=target/debug/host-shim python3 tests/copilot/suite.py
+
+Exits non-zero when any check fails, naming each.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
+import endpoint  # noqa: E402
+from real_client import check, finish  # noqa: E402,F401
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
+COPILOT = str((ROOT / os.environ.get("COPILOT", "tests/copilot/node_modules/.bin/copilot")).resolve())
+WORK = ROOT / "target" / "copilot-suite"
+HOME = WORK / "home"
+COPILOT_HOME = HOME / ".copilot"
+# The first run unpacks ~235 MB of Copilot's own files here: kept across runs.
+CACHE = ROOT / "target" / "copilot-cache"
+STATE = WORK / "state"
+LOG = WORK / "endpoint.jsonl"
+PORT = 18791
+FRAME = "Cross-session message from another session of this harness."
+
+
+def env(cwd):
+    """Copilot's environment: a scratch HOME, offline, no GitHub token."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME), "PWD": str(cwd),
+            "LANG": "C.UTF-8", "XDG_CACHE_HOME": str(CACHE),
+            "XDG_CONFIG_HOME": str(HOME / ".config"), "XDG_STATE_HOME": str(HOME / ".local/state"),
+            **endpoint.copilot_env(PORT)}
+
+
+def holds(what, condition, detail=""):
+    """A check, named first."""
+    return check(bool(condition), what, detail)
+
+
+def logged():
+    if not LOG.exists():
+        return []
+    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
+
+
+class Run:
+    """One `copilot -p` turn: its session id, what it printed, and the model requests it
+    made (the endpoint's log grew by them: runs go one at a time)."""
+
+    def __init__(self, prompt, cwd, session=None):
+        before = len(logged())
+        args = [COPILOT, "-p", prompt, "--allow-all-tools"]
+        if session:
+            args.append(f"--resume={session}")
+        done = subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True,
+                              timeout=180)
+        self.out = done.stdout + done.stderr
+        if done.returncode != 0:
+            raise SystemExit(f"copilot failed ({done.returncode}):\n{self.out[-3000:]}")
+        ids = re.findall(r"--resume=([0-9a-f-]{36})", self.out)
+        self.session = ids[-1] if ids else session
+        self.requests = [r["request"] for r in logged()[before:] if "request" in r]
+
+    def results(self, tool):
+        """Every result of `tool` (the model's name for it) the model was sent, in its
+        last request, in order."""
+        if not self.requests:
+            return []
+        messages = self.requests[-1].get("messages", [])
+        names = {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+        return ["".join(endpoint.texts(m)) for m in messages
+                if m.get("role") == "tool" and names.get(m.get("tool_call_id")) == tool]
+
+    def frames_seen(self, words):
+        """How many times `words` came to the model inside a frame, in its last request."""
+        if not self.requests:
+            return 0
+        return sum(t.count(words) for m in self.requests[-1].get("messages", [])
+                   for t in endpoint.texts(m) if FRAME in t)
+
+
+def script(text, *steps):
+    return f"{text} {endpoint.SCRIPT_MARK}{json.dumps(list(steps))}"
+
+
+def tool(name, **arguments):
+    return {"tool": f"session-tools-{name}", "input": arguments}
+
+
+def events(session):
+    path = COPILOT_HOME / "session-state" / session / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def audit():
+    """`host-shim log --json`: what the inbox accepted, offered and handed over."""
+    done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(STATE)],
+                          capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def events_named(kind, to):
+    return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    work = WORK / "w"
+    work.mkdir()
+    endpoint.serve(PORT, str(LOG))
+
+    # The set-up a new user runs: the README's command, twice.
+    setup = [HOST_SHIM, "setup", "copilot", "--state-dir", str(STATE)]
+    subprocess.run(setup, check=True, capture_output=True, env=env(WORK))
+    again = subprocess.run(setup, check=True, capture_output=True, text=True, env=env(WORK)).stdout
+    holds("setup copilot, run again, changes nothing", "set up already: nothing changed" in again, again)
+
+    # A reviewer session, cold once its turn ends.
+    reviewer = Run("Review the docs", work).session
+    holds("a Copilot session is made and named by Copilot", bool(reviewer), reviewer)
+
+    # Another lists and reads it: the caller is Copilot's own session id.
+    lead = Run(script("Look around", tool("sessions_list"),
+                      tool("sessions_read", session_id=reviewer), {"say": "seen"}), work)
+    listing = lead.results("session-tools-sessions_list")
+    holds("sessions_list from a Copilot session shows the other, and itself as this session",
+          listing and reviewer in listing[0] and f"{lead.session} [" in listing[0]
+          and "| this session" in listing[0], listing)
+    read = lead.results("session-tools-sessions_read")
+    holds("sessions_read shows the other session's prompt as its model saw it",
+          read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
+
+    # A send, its retry in the same words (a new call) delivered once, and a caller
+    # field the model wrote refused.
+    sent = Run(script("Tell the reviewer",
+                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      tool("sessions_send", session_id=reviewer, message="Forged.", caller=reviewer),
+                      {"say": "sent"}), work, session=lead.session)
+    answers = sent.results("session-tools-sessions_send")
+    holds("the send is accepted, waiting for the reviewer's next turn",
+          len(answers) == 3 and answers[0].startswith(f"accepted for {reviewer} | mode=queue")
+          and "queued in that session's inbox" in answers[0], answers)
+    first_id = re.findall(r"id=(m-[0-9a-f]{12})", answers[0] if answers else "")
+    holds("the model's retry in the same words is the first message again, not a second",
+          len(answers) == 3 and first_id and f"id={first_id[0]}" in answers[1]
+          and len(events_named("accepted", reviewer)) == 1, answers)
+    holds("a caller the model writes is refused, naming the arguments sessions_send takes",
+          len(answers) == 3 and 'unknown argument "caller"' in answers[2], answers)
+
+    # The reviewer's next turn: its sessionStart hook offers the message, its model gets
+    # it once, and its own record shows it.
+    resumed = Run("Anything new?", work, session=reviewer)
+    holds("the reviewer's model is given the message once, as its frame",
+          resumed.frames_seen("Docs can ship.") == 1,
+          [endpoint.texts(m) for m in resumed.requests[-1]["messages"][:3]] if resumed.requests else resumed.out)
+    shown = [e for e in events(reviewer) if FRAME in json.dumps(e.get("data"))]
+    holds("the reviewer's events.jsonl records the frame Copilot sent its model",
+          len(shown) >= 1, [e["type"] for e in events(reviewer)])
+    # The next hook of the reviewer settles the offer against that record.
+    Run("And now?", work, session=reviewer)
+    handed = events_named("handed-over", reviewer)
+    holds("the offer is settled as handed over by the reviewer's own record, once",
+          len(handed) == 1 and not events_named("waiting-again", reviewer), audit())
+    later = Run("Anything else?", work, session=reviewer)
+    holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
+
+    # A message that arrives during the reviewer's turn (a tool of its own turn sends it
+    # from the lead, through host-shim call): agentStop hands it over as a new prompt.
+    # (A script in the session's folder: Copilot asks before a command names a path
+    # outside it, and a headless run has no one to ask.)
+    arguments = json.dumps({"session_id": reviewer, "message": "Also fix the typo."})
+    (work / "send-mid-turn.sh").write_text(
+        f"exec {HOST_SHIM} call --copilot-home {COPILOT_HOME} --state-dir {STATE} "
+        f"--caller {lead.session} --call-id mid-turn-1 sessions_send '{arguments}'\n")
+    turn = Run(script("Work on it", {"tool": "bash", "input": {"command": "sh send-mid-turn.sh",
+                                                              "description": "send"}},
+                      {"say": "worked"}), work, session=reviewer)
+    holds("a message accepted mid-turn is handed over when the turn ends (agentStop), once",
+          turn.frames_seen("Also fix the typo.") == 1, turn.out[-2000:])
+    prompts = [e for e in events(reviewer) if e["type"] == "user.message"
+               and (e["data"].get("content") or "").startswith(FRAME)
+               and "Also fix the typo." in e["data"]["content"]]
+    holds("Copilot records the agentStop hand-over as a prompt of the session", len(prompts) == 1,
+          len(prompts))
+
+    # The listing's view of the team, as `host-shim call` (the MCP server's flags).
+    listed = subprocess.run([HOST_SHIM, "call", "--copilot-home", str(COPILOT_HOME), "--caller",
+                             lead.session, "sessions_list", "{}"], capture_output=True, text=True)
+    holds("every Copilot session is listed, top-level, with the model as its preset",
+          listed.returncode == 0 and listed.stdout.count("[cold, top-level]") >= 2
+          and "preset=scripted-model" in listed.stdout, listed.stdout + listed.stderr)
+
+    # `--remove` gives everything back.
+    subprocess.run([*setup, "--remove"], check=True, capture_output=True, env=env(WORK))
+    config = json.loads((COPILOT_HOME / "mcp-config.json").read_text()) \
+        if (COPILOT_HOME / "mcp-config.json").exists() else {}
+    holds("setup --remove takes the server and the hooks out",
+          "session-tools" not in config.get("mcpServers", {})
+          and not (COPILOT_HOME / "hooks" / "session-tools.json").exists(), config)
+    finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -119,6 +119,75 @@ def events_named(kind, to):
     return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
 
 
+def load(name, path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def with_codex(lead, work):
+    """Copilot CLI and Codex on one machine (each pinned real binary with its own
+    scripted endpoint), each set up by `host-shim setup`, which links every harness it
+    finds: one listing holds both, and a message each way is handed over once by the
+    target's own harness."""
+    codex_bin = ROOT / "tests" / "codex" / "node_modules" / ".bin" / "codex"
+    if not holds("the pinned Codex is installed (npm ci in tests/codex)", codex_bin.exists()):
+        return
+    codex_endpoint = load("codex_endpoint", ROOT / "tests" / "codex" / "endpoint.py")
+    codex_log = WORK / "codex-endpoint.jsonl"
+    server = codex_endpoint.serve(PORT + 10, str(codex_log))
+    codex_home = HOME / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(codex_endpoint.codex_config(PORT + 10))
+    codex_env = dict(env(work), CODEX_HOME=str(codex_home), SCRIPTED_API_KEY="scripted")
+    # The README's order: Copilot was set up first; once Codex is there, both again.
+    for harness in ("codex", "copilot"):
+        subprocess.run([HOST_SHIM, "setup", harness, "--state-dir", str(STATE)], env=env(work),
+                       check=True, capture_output=True)
+
+    def codex(args):
+        done = subprocess.run([str(codex_bin), "exec", "--dangerously-bypass-hook-trust",
+                               "--skip-git-repo-check", *args], cwd=work, env=codex_env,
+                              capture_output=True, text=True, timeout=180)
+        found = re.search(r"session id: ([0-9a-f-]{36})", done.stdout + done.stderr)
+        if done.returncode != 0:
+            print(f"     codex exited {done.returncode}: {(done.stdout + done.stderr)[-800:]}")
+        return found.group(1) if found else None
+
+    def codex_texts():
+        lines = [json.loads(line) for line in codex_log.read_text().splitlines()]
+        last = [r for r in lines if r.get("method") == "POST"][-1]["request"]
+        return [p.get("text", "") for item in last.get("input", []) if item.get("type") == "message"
+                for p in item.get("content") or [] if isinstance(p, dict)]
+
+    try:
+        thread = codex(["Tend the orchard\n" + codex_endpoint.SCRIPT_MARK + "[]"])
+        holds("a Codex thread starts with the linked set-up", thread)
+        reach = Run(script("Reach Codex", tool("sessions_list"),
+                           tool("sessions_send", session_id=thread,
+                                message="From Copilot: prune the apples."),
+                           {"say": "sent"}), work, session=lead)
+        listing = (reach.results("session-tools-sessions_list") or [""])[-1]
+        holds("one Copilot listing holds the Codex thread and the Copilot sessions",
+              f"- {thread} [" in listing and f"- {lead} [" in listing, listing)
+        sent = reach.results("session-tools-sessions_send")
+        holds("Copilot's send to Codex is accepted", sent and sent[-1].startswith("accepted for "), sent)
+        codex(["resume", thread, "Mail?\n" + codex_endpoint.SCRIPT_MARK + json.dumps([
+            {"tool": "sessions_send", "namespace": "mcp__session_tools",
+             "input": {"session_id": lead, "message": "From Codex: apples pruned."}}])])
+        seen = codex_texts()
+        holds("Codex's hook hands Copilot's message over once, framed",
+              sum(t.count("From Copilot: prune the apples.") for t in seen) == 1
+              and any(t.startswith(FRAME) for t in seen), seen[-3:])
+        back = Run("Back again", work, session=lead)
+        holds("Copilot's hook hands Codex's answer over once, framed",
+              back.frames_seen("From Codex: apples pruned.") == 1, back.out[-1500:])
+    finally:
+        server.shutdown()
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
@@ -207,6 +276,8 @@ def main():
     holds("every Copilot session is listed, top-level, with the model as its preset",
           listed.returncode == 0 and listed.stdout.count("[cold, top-level]") >= 2
           and "preset=scripted-model" in listed.stdout, listed.stdout + listed.stderr)
+
+    with_codex(lead.session, work)
 
     # `--remove` gives everything back.
     subprocess.run([*setup, "--remove"], check=True, capture_output=True, env=env(WORK))

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -188,6 +189,49 @@ def with_codex(lead, work):
         server.shutdown()
 
 
+def woken_by_the_wake_command(lead, work):
+    """Copilot CLI has no way to wake an idle session: with a wake command set up, a
+    message to a cold session starts it (`copilot --resume=<id> -p …`), and its
+    sessionStart hook hands the message over."""
+    sleeper = Run("Sleep on it", work).session
+    # Copilot starts its MCP servers without its provider settings (COPILOT_OFFLINE,
+    # COPILOT_PROVIDER_*), so the command names them, as a person's offline set-up must.
+    provider = " ".join(f"{k}={v}" for k, v in endpoint.copilot_env(PORT).items())
+    # Copilot stops its servers with every process they started (it looks them up by
+    # parent): `setsid -f` hands the woken session to init at once. Its output goes to
+    # wake.log, for a failure to show.
+    woken = (f"env XDG_CACHE_HOME={CACHE} {provider} {COPILOT} --resume={{id}} "
+             '-p "A message from another session is waiting." --allow-all-tools')
+    wake = f"setsid -f sh -c 'exec {woken} > {WORK / 'wake.log'} 2>&1'"
+    subprocess.run([HOST_SHIM, "setup", "copilot", "--state-dir", str(STATE),
+                    "--copilot-wake-command", wake], check=True, capture_output=True, env=env(work))
+    before = len(logged())
+    sent = Run(script("Wake the sleeper", tool("sessions_send", session_id=sleeper,
+                                              message="Wake up and review."), {"say": "sent"}),
+               work, session=lead)
+    answer = (sent.results("session-tools-sessions_send") or [""])[-1]
+    holds("a send to a cold Copilot session starts the wake command", "(woke a cold session)" in answer,
+          answer)
+
+    def woken_request():
+        for record in logged()[before:]:
+            messages = (record.get("request") or {}).get("messages", [])
+            texts = [t for m in messages for t in endpoint.texts(m)]
+            if any("A message from another session is waiting." in t for t in texts):
+                return texts
+        return None
+
+    deadline = time.time() + 90
+    seen = woken_request()
+    while seen is None and time.time() < deadline:
+        time.sleep(0.5)
+        seen = woken_request()
+    log = WORK / "wake.log"
+    holds("the woken session's model is given the message once, as its frame",
+          seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
+          [seen, log.read_text()[-2000:] if log.exists() else "no wake.log"])
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
@@ -278,6 +322,7 @@ def main():
           and "preset=scripted-model" in listed.stdout, listed.stdout + listed.stderr)
 
     with_codex(lead.session, work)
+    woken_by_the_wake_command(lead.session, work)
 
     # `--remove` gives everything back.
     subprocess.run([*setup, "--remove"], check=True, capture_output=True, env=env(WORK))

@@ -3,8 +3,9 @@
 //! words; no shell runs it), and in each word `{id}`, `{cwd}` and `{message_file}` are
 //! replaced by the target's id, its working directory and the path of a file holding
 //! the message (as JSON: target, mode, body, key, accepted_at_ns, woke, sender). The
-//! command starts in the target's working directory when that exists, with no stdin;
-//! the host does not wait for it.
+//! command starts in the target's working directory when that exists, with no stdin,
+//! in a process group of its own (so it outlives the server that started it); the
+//! host does not wait for it.
 //!
 //! Trust model: the message file is written from the inbox's answer, whatever backend
 //! holds the message, into a folder of this user's alone
@@ -86,6 +87,9 @@ impl WakeCommand {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // A process group of its own: the woken session outlives the server that
+        // started it, which its harness stops (with its group) as the caller's turn ends.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command
     }
 

@@ -49,8 +49,9 @@ use crate::contract::latest::{
     ActionStatus, DeliveryRefusal, Role, SessionHeader, SessionIndex, ToolAction,
 };
 use crate::harnesses::McpClient;
-use crate::inbox::delivery::Desk;
-use crate::inbox::{Recipient, SharedInbox, Shown};
+use crate::inbox::delivery::{Arriving, Desk, Woken};
+use crate::inbox::wake::{self, WakeCommand};
+use crate::inbox::{Recipient, SharedInbox, Shown, Waiting};
 use events::{Event, reminders, split_transformed};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -200,6 +201,8 @@ pub struct CopilotStore {
     indexed: HashMap<PathBuf, Windowed<Facts>>,
     workspaces: HashMap<PathBuf, (Stamp, Workspace)>,
     surfaces: VecDeque<(String, Stamp, Arc<Surface>)>,
+    /// Starts Copilot for a cold target the call may wake (none by default).
+    wake: Option<WakeCommand>,
     /// Lines the last parse of each session's surface skipped (a whole read, so it
     /// stands for the session's count).
     surface_skips: HashMap<String, u64>,
@@ -217,7 +220,18 @@ impl CopilotStore {
             workspaces: HashMap::new(),
             surfaces: VecDeque::new(),
             surface_skips: HashMap::new(),
+            wake: None,
         }
+    }
+
+    /// Wakes a cold target with `wake` (for instance `copilot --resume={id} -p "A
+    /// message from another session is waiting." --allow-all-tools`): Copilot CLI
+    /// 1.0.102 has no way to wake an idle session of its own, and the resumed session's
+    /// `sessionStart` hook hands the message over. None by default: a message for a
+    /// cold session waits for its next start.
+    pub fn wake_command(mut self, wake: Option<WakeCommand>) -> CopilotStore {
+        self.wake = wake;
+        self
     }
 
     /// The inbox backend deliveries go to.
@@ -598,8 +612,8 @@ impl crate::harnesses::Store for CopilotStore {
 }
 
 /// Copilot's part of the delivery path: every session it lists takes messages, which
-/// wait in the inbox for the session's hooks (`host-shim copilot-hook`); nothing wakes
-/// a session.
+/// wait in the inbox for the session's hooks (`host-shim copilot-hook`); a cold one may
+/// be woken by the wake command.
 impl Recipient for CopilotStore {
     type Plan = ();
 
@@ -610,6 +624,26 @@ impl Recipient for CopilotStore {
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
         let found = self.lookup(target).ok_or(DeliveryRefusal::NotFound)?;
         Ok(is_live(&found.folder))
+    }
+
+    fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
+        // A cold target wakes when a wake command is set (started once it is put).
+        Woken {
+            woke: !arriving.live && self.wake.is_some(),
+            plan: (),
+        }
+    }
+
+    fn accepted(&mut self, waiting: &Waiting, (): ()) -> crate::contract::latest::Delivered {
+        let target = &waiting.message.target;
+        let cwd =
+            (self.by_id.get(target.as_str())).and_then(|&at| self.listed[at].workspace.cwd.clone());
+        crate::contract::latest::Delivered {
+            woke: wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref()),
+            repeat: false,
+            state: crate::contract::latest::DeliveryState::Waiting,
+            message_id: waiting.message.message_id.clone(),
+        }
     }
 }
 

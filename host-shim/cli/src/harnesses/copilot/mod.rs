@@ -17,6 +17,20 @@ use std::path::{Path, PathBuf};
 pub struct Copilot;
 
 const HOME: &str = "copilot_home";
+const WAKE: &str = "copilot_wake_command";
+
+fn wake_flag() -> Arg {
+    Arg::new(WAKE)
+        .long("copilot-wake-command")
+        .value_name("TEMPLATE")
+        .help(
+            "With --copilot-home: wake a cold Copilot CLI session with this command, e.g. \
+             'copilot --resume={id} -p \"A message from another session is waiting.\" \
+             --allow-all-tools' ({id}, {cwd} and {message_file} filled in; no shell runs it; \
+             it starts in the session's folder). Off by default: a message for a cold session \
+             waits for its next start",
+        )
+}
 
 impl HarnessProfile for Copilot {
     fn name(&self) -> &'static str {
@@ -36,13 +50,19 @@ impl HarnessProfile for Copilot {
         )
     }
 
+    fn delivery_flags(&self) -> Vec<Arg> {
+        vec![wake_flag().requires(HOME)]
+    }
+
     fn store(
         &self,
         place: &Path,
-        _flags: &ArgMatches,
+        flags: &ArgMatches,
         with: &StoreInputs,
     ) -> Result<Box<dyn Store>> {
-        Ok(Box::new(CopilotStore::open(place, with.inbox.clone())))
+        let wake = with.wake_command(flags, WAKE)?;
+        let store = CopilotStore::open(place, with.inbox.clone()).wake_command(wake);
+        Ok(Box::new(store))
     }
 
     fn mcp_client(&self) -> McpClient {
@@ -82,8 +102,16 @@ impl HarnessProfile for Copilot {
         setup::copilot_home(path_of(places, HOME))
     }
 
+    fn setup_flags(&self) -> Vec<Arg> {
+        vec![wake_flag().help(
+            "Copilot CLI only: the server wakes a cold Copilot session with this command (see \
+             `host-shim mcp --copilot-wake-command`)",
+        )]
+    }
+
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
-        setup::changes(&self.sessions_place(places)?, setup)
+        let wake = setup.flags.try_get_one::<String>(WAKE).ok().flatten();
+        setup::changes(&self.sessions_place(places)?, wake, setup)
     }
 
     fn set_up(&self) -> &'static str {

@@ -60,8 +60,13 @@ pub fn is_ours(text: &str) -> bool {
 }
 
 /// What setup (or `--remove`) would change in Copilot CLI's files.
-pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
+pub fn changes(home: &Path, wake: Option<&String>, setup: &SetupInputs) -> Result<Vec<Change>> {
     let commands = setup.commands;
+    let mut server_args = commands.server_args.clone();
+    if let Some(wake) = wake {
+        host_shim::WakeCommand::parse(wake)?;
+        server_args.extend(["--copilot-wake-command".to_string(), wake.clone()]);
+    }
     let config_file = home.join("mcp-config.json");
     let mut config = JsonFile::read(&config_file)?;
     if setup.remove {
@@ -73,7 +78,7 @@ pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
             ("command", Json::str(&commands.binary)),
             (
                 "args",
-                Json::Array(commands.server_args.iter().map(|a| Json::str(a)).collect()),
+                Json::Array(server_args.iter().map(|a| Json::str(a)).collect()),
             ),
             ("tools", Json::Array(vec![Json::str("*")])),
         ]));

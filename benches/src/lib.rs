@@ -1,8 +1,9 @@
 //! The benchmarks live in `benches/`: `cargo bench -p benches` (`--bench tools`,
-//! `claude`, `codex`, `opencode`). This library writes the big folders they share.
+//! `claude`, `codex`, `opencode`, `copilot`). This library writes the big folders they share.
 
 pub mod claude_projects;
 pub mod codex_home;
+pub mod copilot_home;
 pub mod opencode_db;
 
 /// The two calls the store benchmarks time, as `caller`: a listing of every session

@@ -1,0 +1,103 @@
+//! A COPILOT_HOME for the benchmarks: 1,000 sessions of 3 MB each in Copilot CLI
+//! 1.0.102's shape (`session-state/<id>/events.jsonl` and `workspace.yaml`), written
+//! once under the temporary folder, then reused.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const SESSIONS: usize = 1_000;
+pub const SESSION_BYTES: usize = 3 << 20;
+
+pub fn id(n: usize) -> String {
+    format!("c0b1{n:04x}-0000-4000-8000-{n:012x}")
+}
+
+/// One session of about 3 MB: its start, then turns of the person's prompt (with the
+/// time Copilot adds), the system prompt Copilot writes each turn, a shell call with a
+/// large result and the model's answer.
+pub fn write_session(folder: &Path, n: usize) {
+    let id = id(n);
+    let cwd = format!("/home/bench/project-{}", n % 50);
+    std::fs::create_dir_all(folder).unwrap();
+    std::fs::write(
+        folder.join("workspace.yaml"),
+        format!(
+            "id: {id}\ncwd: {cwd}\nclient_name: github/cli\nname: Session {n}\nuser_named: false\n\
+             summary_count: 0\nfork_count: 0\ncreated_at: 2026-11-{:02}T10:00:00.000Z\n",
+            1 + n % 28
+        ),
+    )
+    .unwrap();
+    let file = std::fs::File::create(folder.join("events.jsonl")).unwrap();
+    let mut out = std::io::BufWriter::new(file);
+    let line = |out: &mut std::io::BufWriter<std::fs::File>, kind: &str, data: String| {
+        let event = format!(
+            r#"{{"type":"{kind}","data":{data},"id":"e","timestamp":"2026-11-{:02}T10:00:00.000Z","parentId":null}}"#,
+            1 + n % 28
+        );
+        writeln!(out, "{event}").unwrap();
+        event.len() + 1
+    };
+    let mut written = line(
+        &mut out,
+        "session.start",
+        format!(
+            r#"{{"sessionId":"{id}","version":1,"producer":"copilot-agent","copilotVersion":"1.0.102","startTime":"2026-11-{:02}T10:00:00.000Z","selectedModel":"gpt-5.2","context":{{"cwd":"{cwd}"}}}}"#,
+            1 + n % 28
+        ),
+    );
+    let system = "s".repeat(20 << 10);
+    let output = "o".repeat(16 << 10);
+    let mut turn = 0;
+    while written < SESSION_BYTES {
+        written += line(
+            &mut out,
+            "user.message",
+            format!(
+                r#"{{"content":"Turn {turn}: please look at module {turn}","transformedContent":"<current_datetime>2026-11-02T10:00:00.000+00:00</current_datetime>\n\nTurn {turn}: please look at module {turn}"}}"#
+            ),
+        );
+        written += line(
+            &mut out,
+            "system.message",
+            format!(r#"{{"role":"system","content":"{system}"}}"#),
+        );
+        written += line(
+            &mut out,
+            "assistant.message",
+            format!(
+                r#"{{"model":"gpt-5.2","content":"","toolRequests":[{{"toolCallId":"call_{turn}","name":"bash","arguments":{{"command":"cargo test -p module{turn}","description":"test"}}}}]}}"#
+            ),
+        );
+        written += line(
+            &mut out,
+            "tool.execution_complete",
+            format!(
+                r#"{{"toolCallId":"call_{turn}","success":true,"result":{{"content":"{output}"}}}}"#
+            ),
+        );
+        written += line(
+            &mut out,
+            "assistant.message",
+            format!(
+                r#"{{"model":"gpt-5.2","content":"Module {turn} is fixed: {}","toolRequests":[]}}"#,
+                "a".repeat(600)
+            ),
+        );
+        turn += 1;
+    }
+}
+
+/// The COPILOT_HOME of 1,000 sessions, written on the first run.
+pub fn copilot_home() -> PathBuf {
+    let root = std::env::temp_dir().join("session-tools-bench-copilot-home");
+    let done = root.join(".complete");
+    if !done.exists() {
+        let _ = std::fs::remove_dir_all(&root);
+        for n in 0..SESSIONS {
+            write_session(&root.join("session-state").join(id(n)), n);
+        }
+        std::fs::write(&done, "").unwrap();
+    }
+    root
+}

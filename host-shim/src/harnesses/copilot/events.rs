@@ -44,6 +44,7 @@ const KNOWN: &[&str] = &[
     "hook.start",
     "hook.end",
     "subagent.started",
+    "subagent.configured",
     "subagent.completed",
     "subagent.failed",
     "abort",

@@ -94,8 +94,11 @@ pub trait HarnessProfile: Sync {
     /// Its folder as a person knows it (`~/.claude`), for `doctor`'s "none found".
     fn home_hint(&self) -> &'static str;
 
-    /// Whether its files are on this machine (its command on PATH is checked apart).
-    fn found(&self, places: &ArgMatches) -> Result<bool>;
+    /// Whether its files are on this machine (its command on PATH is checked apart):
+    /// by default, whether the place of its sessions is there.
+    fn found(&self, places: &ArgMatches) -> Result<bool> {
+        Ok(self.sessions_place(places)?.exists())
+    }
 
     /// `doctor`'s checks of its set-up; `fix` is the setup command that fixes most.
     fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str);

@@ -565,6 +565,15 @@ fn each_hook_event_takes_what_it_should() {
         hook_answer("Stop", RICH, &state).unwrap(),
         serde_json::json!({"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "first queued"}})
     );
+    // Run by GitHub Copilot CLI (a trusted project's Claude Code hooks, COPILOT_CLI=1):
+    // it stays out, and the messages wait for their own session's hooks.
+    let input = serde_json::json!({"session_id": RICH, "hook_event_name": "Stop"});
+    let copilot = [("COPILOT_CLI", Path::new("1"))];
+    let output = host_shim_with(&["claude-hook"], &input.to_string(), &state, &copilot);
+    assert!(
+        output.status.success() && output.stdout.is_empty(),
+        "{output:?}"
+    );
     // A hook inside a subagent takes nothing; other events take nothing.
     let input = serde_json::json!({"session_id": RICH, "hook_event_name": "PostToolUse", "agent_id": "a1b2c3d4"});
     let output = host_shim(&["claude-hook"], &input.to_string(), &state);

@@ -260,3 +260,44 @@ pub fn drop_if_empty(object: &mut Object, key: &str) {
         object.remove(key);
     }
 }
+
+/// Takes the server `name` out of `config`'s `mcpServers` when it is setup's (its
+/// command is a `host-shim`), dropping `mcpServers` once empty; a server of that name
+/// that is someone else's is left. An `mcpServers` that is not an object is named.
+pub fn remove_our_server(config: &mut Object, name: &str, file: &Path) -> Result<()> {
+    let Some(servers) = config.get_mut("mcpServers") else {
+        return Ok(());
+    };
+    let Json::Object(servers) = servers else {
+        anyhow::bail!(
+            "\"mcpServers\" in {} is not a JSON object; nothing was changed",
+            file.display()
+        );
+    };
+    let ours = servers
+        .get(name)
+        .and_then(|s| s.get("command"))
+        .and_then(Json::as_str)
+        .and_then(|c| Path::new(c).file_name())
+        .is_some_and(|n| n == "host-shim");
+    if ours {
+        servers.remove(name);
+        drop_if_empty(config, "mcpServers");
+    }
+    Ok(())
+}
+
+/// The command and arguments of the server `name` in `config`'s `mcpServers` (no
+/// command: not there).
+pub fn server_in(config: &Object, name: &str) -> (Option<String>, Vec<String>) {
+    let server = (config.get("mcpServers")).and_then(|servers| servers.get(name));
+    let command = server.and_then(|s| s.get("command")).and_then(Json::as_str);
+    let args = match server.and_then(|s| s.get("args")) {
+        Some(Json::Array(args)) => (args.iter())
+            .filter_map(Json::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    };
+    (command.map(str::to_string), args)
+}

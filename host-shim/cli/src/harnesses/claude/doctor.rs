@@ -3,24 +3,14 @@
 
 use super::setup::{self as claude_setup, Places};
 use crate::doctor::checks::{Report, check_hooks, check_server};
-use crate::setup::json::{Json, JsonFile};
+use crate::setup::json::{Json, JsonFile, server_in};
 
 pub fn check(report: &mut Report, places: &Places, fix: &str) {
     match JsonFile::read(&places.config_file) {
         Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
         Ok(config) => {
-            let server = (config.object.get("mcpServers"))
-                .and_then(|servers| servers.get(claude_setup::SERVER));
-            let command = server.and_then(|s| s.get("command")).and_then(Json::as_str);
-            let args: Vec<String> = match server.and_then(|s| s.get("args")) {
-                Some(Json::Array(args)) => args
-                    .iter()
-                    .filter_map(Json::as_str)
-                    .map(str::to_string)
-                    .collect(),
-                _ => Vec::new(),
-            };
-            match command {
+            let (command, args) = server_in(&config.object, claude_setup::SERVER);
+            match command.as_deref() {
                 None => report.problem(
                     &format!(
                         "no `session-tools` MCP server in {}",

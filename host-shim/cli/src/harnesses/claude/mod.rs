@@ -176,6 +176,12 @@ fn hook(
     input: &[u8],
     out: &mut dyn std::io::Write,
 ) -> Result<host_shim::inbox::HookReport> {
+    // GitHub Copilot CLI runs a trusted project's Claude Code hooks with Claude-shaped
+    // input naming its own session; only COPILOT_CLI=1 tells them apart. Copilot's
+    // sessions have a hook of their own (copilot-hook): this one stays out.
+    if std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1") {
+        return Ok(host_shim::inbox::HookReport::default());
+    }
     let (inbox, presence) = (state.inbox()?, state.presence()?);
     let config = host_shim::claude::settings::config_dir_from_env();
     host_shim::claude::hook::answer(&*inbox, &*presence, config.as_deref(), input, out)

@@ -6,7 +6,9 @@
 use crate::profile::SetupInputs;
 use crate::setup::change::Change;
 use crate::setup::hooks::{self, Event};
-use crate::setup::json::{Json, JsonFile, Object, array_at, drop_if_empty, object_at};
+use crate::setup::json::{
+    Json, JsonFile, Object, array_at, drop_if_empty, object_at, remove_our_server,
+};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -75,7 +77,7 @@ pub fn changes(places: &Places, setup: &SetupInputs) -> Result<Vec<Change>> {
     let mut config = JsonFile::read(&places.config_file)?;
     let mut settings = JsonFile::read(&places.settings_file)?;
     if setup.remove {
-        remove_server(&mut config.object, &places.config_file)?;
+        remove_our_server(&mut config.object, SERVER, &places.config_file)?;
         remove_hooks_and_permission(&mut settings.object, &places.settings_file)?;
     } else {
         object_at(&mut config.object, "mcpServers", &places.config_file)?.insert(SERVER, server);
@@ -127,29 +129,6 @@ fn remove_hooks_and_permission(settings: &mut Object, file: &Path) -> Result<()>
         && hooks::remove(hooks, &EVENTS, HOOK)
     {
         drop_if_empty(settings, "hooks");
-    }
-    Ok(())
-}
-
-fn remove_server(config: &mut Object, file: &Path) -> Result<()> {
-    let Some(servers) = config.get_mut("mcpServers") else {
-        return Ok(());
-    };
-    let Json::Object(servers) = servers else {
-        bail!(
-            "\"mcpServers\" in {} is not a JSON object; nothing was changed",
-            file.display()
-        );
-    };
-    let ours = servers
-        .get(SERVER)
-        .and_then(|s| s.get("command"))
-        .and_then(Json::as_str)
-        .and_then(|c| Path::new(c).file_name())
-        .is_some_and(|n| n == "host-shim");
-    if ours {
-        servers.remove(SERVER);
-        drop_if_empty(config, "mcpServers");
     }
     Ok(())
 }

@@ -133,10 +133,6 @@ impl HarnessProfile for Codex {
         "~/.codex"
     }
 
-    fn found(&self, places: &ArgMatches) -> Result<bool> {
-        Ok(self.sessions_place(places)?.exists())
-    }
-
     fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
         match self.sessions_place(places) {
             Ok(home) => doctor::check(report, &home, fix),

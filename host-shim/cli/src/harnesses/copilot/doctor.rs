@@ -3,7 +3,7 @@
 
 use super::setup as copilot_setup;
 use crate::doctor::checks::{Report, check_server};
-use crate::setup::json::{Json, JsonFile};
+use crate::setup::json::{JsonFile, server_in};
 use std::path::Path;
 
 pub fn check(report: &mut Report, home: &Path, fix: &str) {
@@ -11,17 +11,8 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
     match JsonFile::read(&config_file) {
         Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
         Ok(config) => {
-            let server = (config.object.get("mcpServers"))
-                .and_then(|servers| servers.get(copilot_setup::SERVER));
-            let command = server.and_then(|s| s.get("command")).and_then(Json::as_str);
-            let args: Vec<String> = match server.and_then(|s| s.get("args")) {
-                Some(Json::Array(args)) => (args.iter())
-                    .filter_map(Json::as_str)
-                    .map(str::to_string)
-                    .collect(),
-                _ => Vec::new(),
-            };
-            match command {
+            let (command, args) = server_in(&config.object, copilot_setup::SERVER);
+            match command.as_deref() {
                 None => report.problem(
                     &format!(
                         "no `{}` MCP server in {}",

@@ -132,10 +132,6 @@ impl HarnessProfile for Copilot {
         "~/.copilot"
     }
 
-    fn found(&self, places: &ArgMatches) -> Result<bool> {
-        Ok(self.sessions_place(places)?.exists())
-    }
-
     fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
         match self.sessions_place(places) {
             Ok(home) => doctor::check(report, &home, fix),

@@ -8,7 +8,7 @@
 
 use crate::profile::SetupInputs;
 use crate::setup::change::Change;
-use crate::setup::json::{Json, JsonFile, Object, drop_if_empty, object_at};
+use crate::setup::json::{Json, JsonFile, Object, object_at, remove_our_server};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ pub fn changes(home: &Path, wake: Option<&String>, setup: &SetupInputs) -> Resul
     let config_file = home.join("mcp-config.json");
     let mut config = JsonFile::read(&config_file)?;
     if setup.remove {
-        remove_server(&mut config.object, &config_file)?;
+        remove_our_server(&mut config.object, SERVER, &config_file)?;
     } else {
         // As `copilot mcp add` writes a local server; every tool allowed.
         let server = Json::Object(Object::of([
@@ -113,27 +113,4 @@ pub fn changes(home: &Path, wake: Option<&String>, setup: &SetupInputs) -> Resul
             after: hooks_after,
         },
     ])
-}
-
-fn remove_server(config: &mut Object, file: &Path) -> Result<()> {
-    let Some(servers) = config.get_mut("mcpServers") else {
-        return Ok(());
-    };
-    let Json::Object(servers) = servers else {
-        bail!(
-            "\"mcpServers\" in {} is not a JSON object; nothing was changed",
-            file.display()
-        );
-    };
-    let ours = servers
-        .get(SERVER)
-        .and_then(|s| s.get("command"))
-        .and_then(Json::as_str)
-        .and_then(|c| Path::new(c).file_name())
-        .is_some_and(|n| n == "host-shim");
-    if ours {
-        servers.remove(SERVER);
-        drop_if_empty(config, "mcpServers");
-    }
-    Ok(())
 }

@@ -14,6 +14,11 @@
 //!   Copilot sends the model as a message before the first prompt.
 //! - Anything else, or nothing waiting: `{}`.
 //!
+//! Trust model: the input is Copilot's, run as this user; its `sessionId` is made a
+//! plain name before it names a folder, and its `transcriptPath` is only read, as the
+//! record that witnesses a hand-over. Bad input is an error that names it, and nothing
+//! is taken from the inbox.
+//!
 //! One answer carries messages, oldest first, up to [`ANSWER_CHARS`] (at least one).
 //! An answer is an offer: a message is handed over once the session's event stream
 //! shows its frame (Copilot records each of the four; [`super::handed_over_ids`]), and

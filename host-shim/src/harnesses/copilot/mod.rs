@@ -8,9 +8,9 @@
 //! the cwd `workspace.yaml`'s, else the start's; the title `workspace.yaml`'s `name`
 //! (Copilot names a session from its first prompt, or the person renames it), else the
 //! first prompt; the preset the newest model an event names (`session.start`'s
-//! `selectedModel`, then each `assistant.message`'s `model`). Live is an
-//! `inuse.<pid>.lock` in the folder whose process runs (Copilot removes it as it
-//! exits; one a crash left names a process that is gone). A session in its first turn
+//! `selectedModel`, then each `assistant.message`'s `model`). Live is a lock held on
+//! the folder's `inuse.<pid>.hold` (Copilot holds it while it runs; a crash leaves the
+//! file, not the lock). A session in its first turn
 //! has only `workspace.yaml` (Copilot writes `events.jsonl` later): listed, live, with
 //! an empty surface. A subagent is no session of
 //! its own in Copilot 1.0.102 (its events sit in its parent's file), so every
@@ -395,8 +395,9 @@ fn events_of(folder: &Path) -> PathBuf {
     folder.join("events.jsonl")
 }
 
-/// Whether a Copilot process holds the session now: an `inuse.<pid>.lock` in its
-/// folder names a process that runs.
+/// Whether a Copilot process holds the session now: it holds a lock on an
+/// `inuse.<pid>.hold` file in the folder while it runs (the file outlives a crash, the
+/// lock does not).
 fn is_live(folder: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return false;
@@ -404,11 +405,16 @@ fn is_live(folder: &Path) -> bool {
     entries.flatten().any(|entry| {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let pid = name
-            .strip_prefix("inuse.")
-            .and_then(|n| n.strip_suffix(".lock"));
-        pid.and_then(|pid| pid.parse::<u32>().ok())
-            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists())
+        if !(name.starts_with("inuse.") && name.ends_with(".hold")) {
+            return false;
+        }
+        let Ok(file) = std::fs::File::open(entry.path()) else {
+            return false;
+        };
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
     })
 }
 

@@ -122,9 +122,14 @@ fn home() -> PathBuf {
         ),
     ];
     std::fs::write(helper.join("events.jsonl"), events.join("\n") + "\n").unwrap();
-    // This test's own process holds it, as a running Copilot holds its session.
+    // Held, as a running Copilot holds its session (the lock lives as long as the test
+    // process: the file is leaked on purpose).
+    hold(&helper);
+    // A crash left one behind: the file, not the lock.
     std::fs::write(
-        helper.join(format!("inuse.{}.lock", std::process::id())),
+        root.join("session-state")
+            .join(PLANNER)
+            .join("inuse.1.hold"),
         "",
     )
     .unwrap();
@@ -136,11 +141,7 @@ fn home() -> PathBuf {
         "id: {STARTING}\ncwd: /w/new\nname: New one\ncreated_at: 2026-12-05T08:00:00.000Z\n"
     );
     std::fs::write(starting.join("workspace.yaml"), workspace).unwrap();
-    std::fs::write(
-        starting.join(format!("inuse.{}.lock", std::process::id())),
-        "",
-    )
-    .unwrap();
+    hold(&starting);
 
     // Not sessions: a folder whose name is no id, one without an event stream, a
     // stream whose start names another session.
@@ -154,6 +155,14 @@ fn home() -> PathBuf {
     )
     .unwrap();
     root
+}
+
+/// Holds a lock on an `inuse.<pid>.hold` in `folder` for the rest of the test process.
+fn hold(folder: &Path) {
+    let path = folder.join(format!("inuse.{}.hold", std::process::id()));
+    let file = std::fs::File::create(path).unwrap();
+    file.lock().unwrap();
+    std::mem::forget(file);
 }
 
 fn store(home: &Path) -> CopilotStore {

@@ -105,5 +105,41 @@ pub(crate) fn undecided_in_older_words(why: &str) -> String {
     )
 }
 
+/// `catalog` for a version whose tools carry annotations (0.3.0 and later) in the same
+/// shape as the current ones: the catalog, in the current shape. The invoking module
+/// has `PluginPre`, `Store` and the current contract as `current`.
+macro_rules! annotated_catalog {
+    () => {
+        /// The catalog, in the current shape.
+        pub fn catalog<T: 'static>(
+            pre: &PluginPre<T>,
+            store: &mut Store<T>,
+            settings: &str,
+        ) -> wasmtime::Result<Result<Vec<current::Tool>, String>> {
+            let plugin = pre.instantiate(&mut *store)?;
+            let tools = plugin
+                .harness_sessions_tools()
+                .call_catalog(store, settings)?;
+            Ok(tools.map(|tools| {
+                (tools.into_iter())
+                    .map(|spec| current::Tool {
+                        name: spec.name,
+                        description: spec.description,
+                        input_schema: spec.input_schema,
+                        annotations: Some(current::ToolAnnotations {
+                            title: spec.annotations.title,
+                            read_only_hint: spec.annotations.read_only_hint,
+                            destructive_hint: spec.annotations.destructive_hint,
+                            idempotent_hint: spec.annotations.idempotent_hint,
+                            open_world_hint: spec.annotations.open_world_hint,
+                        }),
+                    })
+                    .collect()
+            }))
+        }
+    };
+}
+
+pub(crate) use annotated_catalog;
 pub(crate) use index_conversions;
 pub(crate) use same_shape_conversions;

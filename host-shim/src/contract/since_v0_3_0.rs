@@ -60,33 +60,7 @@ impl From<Refusal> for current::Refusal {
     }
 }
 
-/// The catalog, in the current shape.
-pub fn catalog<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    settings: &str,
-) -> wasmtime::Result<Result<Vec<current::Tool>, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let tools = plugin
-        .harness_sessions_tools()
-        .call_catalog(store, settings)?;
-    Ok(tools.map(|tools| {
-        (tools.into_iter())
-            .map(|spec| current::Tool {
-                name: spec.name,
-                description: spec.description,
-                input_schema: spec.input_schema,
-                annotations: Some(current::ToolAnnotations {
-                    title: spec.annotations.title,
-                    read_only_hint: spec.annotations.read_only_hint,
-                    destructive_hint: spec.annotations.destructive_hint,
-                    idempotent_hint: spec.annotations.idempotent_hint,
-                    open_world_hint: spec.annotations.open_world_hint,
-                }),
-            })
-            .collect()
-    }))
-}
+super::convert::annotated_catalog!();
 
 /// One call, its answer in the current shape (a 0.3.0 send never awaits a reply).
 pub fn call<T: 'static>(

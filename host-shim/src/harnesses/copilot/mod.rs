@@ -36,7 +36,7 @@
 //! does not exist is an empty store.
 //!
 //! Cost: a listing reads each event stream's head and tail once per size and
-//! modification time (then only what was appended; [`super::logfile`]) and each
+//! modification time (then only what was appended) and each
 //! `workspace.yaml` once per change; a read parses the one stream, cached while it is
 //! unchanged.
 

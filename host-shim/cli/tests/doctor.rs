@@ -35,6 +35,7 @@ impl Home {
             .env("PATH", self.root.join("bin"))
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
+            .env_remove("COPILOT_HOME")
             .env_remove("XDG_STATE_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")
@@ -358,6 +359,38 @@ fn opencode_s_plugin_file_and_the_server_it_runs_are_checked() {
     let (ok, text) = home.doctor();
     assert!(
         !ok && text.contains("is not a plugin file setup wrote"),
+        "{text}"
+    );
+}
+
+#[test]
+fn copilot_s_server_hooks_and_version_sentence_are_checked() {
+    let home = Home::new("copilot");
+    // As Copilot CLI prints it: a sentence, its full stop after the version.
+    let version = pinned("copilot", "@github/copilot");
+    home.command(
+        "copilot",
+        &format!("GitHub Copilot CLI {version}.\nRun 'copilot update' to check for updates."),
+    );
+    home.setup("copilot");
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "GitHub Copilot CLI {version}, the version the tools are tested with"
+        )) || text.contains("the version the tools are tested with"),
+        "{text}"
+    );
+    assert!(
+        text.contains("runs host-shim copilot-hook at sessionStart, userPromptSubmitted"),
+        "{text}"
+    );
+    // Without setup's hooks file, messages are never handed over: a problem, its fix.
+    std::fs::remove_file(home.root.join(".copilot/hooks/session-tools.json")).unwrap();
+    let (ok, text) = home.doctor();
+    assert!(!ok);
+    assert!(
+        text.contains("no hooks file") && text.contains("fix: host-shim setup copilot"),
         "{text}"
     );
 }

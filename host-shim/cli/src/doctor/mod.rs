@@ -122,10 +122,12 @@ fn version(command: &str) -> Option<String> {
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
-    // The first word that starts with a digit: `1.2.3 (Name)`, `name-cli 1.2.3`.
+    // The first word that starts with a digit: `1.2.3 (Name)`, `name-cli 1.2.3`, and
+    // Copilot CLI's sentence `GitHub Copilot CLI 1.0.102.` (its full stop is not the
+    // version's).
     text.split_whitespace()
         .find(|word| word.starts_with(|c: char| c.is_ascii_digit()))
-        .map(str::to_string)
+        .map(|word| word.trim_end_matches('.').to_string())
 }
 
 /// The state folder; `resume` names the command that resumes a session of a harness

@@ -206,6 +206,19 @@ pub struct CopilotStore {
     /// Lines the last parse of each session's surface skipped (a whole read, so it
     /// stands for the session's count).
     surface_skips: HashMap<String, u64>,
+    /// During a tool call, what it found of each session it looked at: a call asks
+    /// about one session more than once (a send reads its header, then delivers) and
+    /// its answers describe one state of the harness. None between calls.
+    this_call: Option<ThisCall>,
+    /// Folders looked at ([`CopilotStore::looks`]).
+    looks: u64,
+}
+
+/// What one tool call has looked at (see [`CopilotStore::this_call`]).
+#[derive(Default)]
+struct ThisCall {
+    indexed: std::collections::HashSet<String>,
+    live: HashMap<String, bool>,
 }
 
 impl CopilotStore {
@@ -221,7 +234,15 @@ impl CopilotStore {
             surfaces: VecDeque::new(),
             surface_skips: HashMap::new(),
             wake: None,
+            this_call: None,
+            looks: 0,
         }
+    }
+
+    /// How many times the store looked at a session's files (indexed them or probed
+    /// its lock), for tests and benchmarks: once per session per call at most.
+    pub fn looks(&self) -> u64 {
+        self.looks
     }
 
     /// Wakes a cold target with `wake` (for instance `copilot --resume={id} -p "A
@@ -289,6 +310,7 @@ impl CopilotStore {
 
     /// One folder's session, indexed afresh when its files changed.
     fn index_one(&mut self, id: &str, folder: &Path) -> Option<Listed> {
+        self.looks += 1;
         let path = events_of(folder);
         let found_facts = match Stamp::of(&path) {
             Some(stamp) => {
@@ -342,8 +364,18 @@ impl CopilotStore {
     /// The session `id`, from the last listing or looked up now.
     fn lookup(&mut self, id: &str) -> Option<Listed> {
         let id = crate::inbox::checked_id(id).ok()?;
+        let seen = self
+            .this_call
+            .as_ref()
+            .is_some_and(|c| c.indexed.contains(id));
+        if let (true, Some(&at)) = (seen, self.by_id.get(id)) {
+            return Some(self.listed[at].clone());
+        }
         let folder = self.sessions().join(id);
         let found = self.index_one(id, &folder)?;
+        if let Some(call) = &mut self.this_call {
+            call.indexed.insert(id.to_string());
+        }
         match self.by_id.get(id) {
             Some(&at) => self.listed[at] = found.clone(),
             None => {
@@ -354,13 +386,26 @@ impl CopilotStore {
         Some(found)
     }
 
-    fn header(&self, found: &Listed) -> SessionHeader {
+    /// Whether `found` is live, probed once per call.
+    fn live(&mut self, found: &Listed) -> bool {
+        if let Some(&live) = self.this_call.as_ref().and_then(|c| c.live.get(&found.id)) {
+            return live;
+        }
+        self.looks += 1;
+        let live = is_live(&found.folder);
+        if let Some(call) = &mut self.this_call {
+            call.live.insert(found.id.clone(), live);
+        }
+        live
+    }
+
+    fn header(&mut self, found: &Listed) -> SessionHeader {
         let created = (found.workspace.created_at.as_deref())
             .or(found.facts.started.as_deref())
             .and_then(rfc3339_ms)
             .unwrap_or(0);
         let mut header = SessionHeader::top_level(&found.id, created);
-        header.live = is_live(&found.folder);
+        header.live = self.live(found);
         header.cwd = found.workspace.cwd.clone().or(found.facts.cwd.clone());
         header.preset = found.facts.model.clone();
         header
@@ -580,9 +625,23 @@ impl Parsed {
 }
 
 impl LoggedSessions for CopilotStore {
+    fn call_begins(&mut self) {
+        self.this_call = Some(ThisCall::default());
+    }
+
+    fn call_ends(&mut self) {
+        self.this_call = None;
+    }
+
     fn all_sessions(&mut self) -> SessionIndex {
         self.scan();
-        let headers: Vec<SessionHeader> = self.listed.iter().map(|l| self.header(l)).collect();
+        if let Some(call) = &mut self.this_call {
+            call.indexed
+                .extend(self.listed.iter().map(|l| l.id.clone()));
+        }
+        let listed = std::mem::take(&mut self.listed);
+        let headers: Vec<SessionHeader> = listed.iter().map(|l| self.header(l)).collect();
+        self.listed = listed;
         SessionIndex::of(&headers)
     }
 
@@ -629,7 +688,7 @@ impl Recipient for CopilotStore {
 
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
         let found = self.lookup(target).ok_or(DeliveryRefusal::NotFound)?;
-        Ok(is_live(&found.folder))
+        Ok(self.live(&found))
     }
 
     fn wake(&mut self, arriving: &Arriving) -> Woken<()> {

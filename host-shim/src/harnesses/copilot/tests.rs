@@ -319,3 +319,24 @@ fn workspace_scalars_read_as_yaml_writes_them() {
     assert_eq!(workspace.cwd.as_deref(), Some("/plain path"));
     assert_eq!(workspace.created_at.as_deref(), Some("2026!"));
 }
+
+#[test]
+fn a_call_looks_at_each_session_once_and_the_next_looks_afresh() {
+    let home = home();
+    let mut store = store(&home);
+    store.begin_call(HELPER);
+    let before = store.looks();
+    // A send's questions: the header, the title, the surface, then the delivery.
+    store.get_session(PLANNER).unwrap();
+    store.title_snapshots(&[PLANNER.into()]);
+    store.get_surface(PLANNER, 100).unwrap();
+    let request = DeliveryRequest::new(PLANNER, "hello", DeliveryMode::Queue)
+        .may_wake(true)
+        .key("5:alicek9");
+    store.deliver(&request).unwrap();
+    // One index of its files, one probe of its lock.
+    assert_eq!(store.looks() - before, 2);
+    store.end_call();
+    store.get_session(PLANNER).unwrap();
+    assert_eq!(store.looks() - before, 4);
+}

@@ -230,6 +230,39 @@ def woken_by_the_wake_command(lead, work):
     holds("the woken session's model is given the message once, as its frame",
           seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
           [seen, log.read_text()[-2000:] if log.exists() else "no wake.log"])
+    # The suite stops what it started: the woken Copilot ends its turn, or is stopped.
+    ended = stopped(f"--resume={sleeper}")
+    said = log.read_text() if log.exists() else ""
+    holds("the woken session's Copilot ends its turn (its summary names the session)",
+          ended and f"--resume={sleeper}" in said, said[-1500:])
+
+
+def stopped(argument, seconds=60):
+    """Waits for every process whose command line holds `argument` to end; stops those
+    still running after `seconds`. Whether they had ended by themselves."""
+    def running():
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                words = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argument.encode() in words:
+                found.append(int(proc.name))
+        return found
+
+    deadline = time.time() + seconds
+    while running() and time.time() < deadline:
+        time.sleep(0.25)
+    left = running()
+    for pid in left:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    return not left
 
 
 def main():

@@ -105,11 +105,24 @@ pub(crate) fn undecided_in_older_words(why: &str) -> String {
     )
 }
 
-/// `catalog` for a version whose tools carry annotations (0.3.0 and later) in the same
-/// shape as the current ones: the catalog, in the current shape. The invoking module
-/// has `PluginPre`, `Store` and the current contract as `current`.
-macro_rules! annotated_catalog {
-    () => {
+/// `catalog` for an older version whose tool specs have the current shape but for the
+/// annotations: `annotated` (0.3.0 and later, the same annotations) or `bare` (0.2.0,
+/// none). The invoking module has `PluginPre`, `Store` and the current contract as
+/// `current`.
+macro_rules! older_catalog {
+    (annotated) => {
+        $crate::contract::convert::older_catalog!(spec => Some(current::ToolAnnotations {
+            title: spec.annotations.title,
+            read_only_hint: spec.annotations.read_only_hint,
+            destructive_hint: spec.annotations.destructive_hint,
+            idempotent_hint: spec.annotations.idempotent_hint,
+            open_world_hint: spec.annotations.open_world_hint,
+        }));
+    };
+    (bare) => {
+        $crate::contract::convert::older_catalog!(spec => None);
+    };
+    ($spec:ident => $annotations:expr) => {
         /// The catalog, in the current shape.
         pub fn catalog<T: 'static>(
             pre: &PluginPre<T>,
@@ -122,17 +135,11 @@ macro_rules! annotated_catalog {
                 .call_catalog(store, settings)?;
             Ok(tools.map(|tools| {
                 (tools.into_iter())
-                    .map(|spec| current::Tool {
-                        name: spec.name,
-                        description: spec.description,
-                        input_schema: spec.input_schema,
-                        annotations: Some(current::ToolAnnotations {
-                            title: spec.annotations.title,
-                            read_only_hint: spec.annotations.read_only_hint,
-                            destructive_hint: spec.annotations.destructive_hint,
-                            idempotent_hint: spec.annotations.idempotent_hint,
-                            open_world_hint: spec.annotations.open_world_hint,
-                        }),
+                    .map(|$spec| current::Tool {
+                        name: $spec.name,
+                        description: $spec.description,
+                        input_schema: $spec.input_schema,
+                        annotations: $annotations,
                     })
                     .collect()
             }))
@@ -140,6 +147,6 @@ macro_rules! annotated_catalog {
     };
 }
 
-pub(crate) use annotated_catalog;
 pub(crate) use index_conversions;
+pub(crate) use older_catalog;
 pub(crate) use same_shape_conversions;

@@ -88,27 +88,8 @@ impl From<Refusal> for current::Refusal {
     }
 }
 
-/// The catalog, in the current shape (no annotations: 0.2.0 has none).
-pub fn catalog<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    settings: &str,
-) -> wasmtime::Result<Result<Vec<current::Tool>, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let tools = plugin
-        .harness_sessions_tools()
-        .call_catalog(store, settings)?;
-    Ok(tools.map(|tools| {
-        (tools.into_iter())
-            .map(|spec| current::Tool {
-                name: spec.name,
-                description: spec.description,
-                input_schema: spec.input_schema,
-                annotations: None,
-            })
-            .collect()
-    }))
-}
+// No annotations: 0.2.0 has none.
+super::convert::older_catalog!(bare);
 
 /// One call, its answer in the current shape.
 pub fn call<T: 'static>(

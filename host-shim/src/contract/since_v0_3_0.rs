@@ -60,7 +60,7 @@ impl From<Refusal> for current::Refusal {
     }
 }
 
-super::convert::annotated_catalog!();
+super::convert::older_catalog!(annotated);
 
 /// One call, its answer in the current shape (a 0.3.0 send never awaits a reply).
 pub fn call<T: 'static>(

@@ -104,7 +104,7 @@ fn answer(answer: exports::harness::sessions::tools::Answer) -> current::Answer 
     }
 }
 
-super::convert::annotated_catalog!();
+super::convert::older_catalog!(annotated);
 
 /// One call, its answer in the current shape.
 pub fn call<T: 'static>(

@@ -87,8 +87,9 @@ impl WakeCommand {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // A process group of its own: the woken session outlives the server that
-        // started it, which its harness stops (with its group) as the caller's turn ends.
+        // A process group of its own: a harness that stops its server's process group
+        // as the caller's turn ends does not stop the woken session with it. (Copilot CLI
+        // stops a server's children by parent: its command detaches itself, copilot.md.)
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command
     }

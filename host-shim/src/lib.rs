@@ -39,6 +39,7 @@
 //!   in [`guard`], and one row of the table in [`plugin`].
 
 // The documented API: these modules, and the items re-exported below.
+pub mod call_stamp;
 pub mod contract;
 pub mod guard;
 pub mod harnesses;
@@ -67,7 +68,7 @@ pub use harnesses::copilot::{self, CopilotStore};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 #[cfg(feature = "opencode")]
 pub use harnesses::opencode::{self, DatabaseReads, OpenCodeStore};
-pub use harnesses::{Harnesses, McpClient, Store};
+pub use harnesses::{Harnesses, McpClient, StampedCalls, Store};
 pub use inbox::delivery::DeliveryRequest;
 pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir, WakeCommand};
 pub use plugin::ContractVersion;

@@ -58,6 +58,51 @@ pub struct McpOptions {
     /// Told as each call begins: a machine joined to a cluster publishes its sessions
     /// again (the caller's own may be new since the last heartbeat).
     pub call_begins: Option<Box<dyn Fn() + Send + Sync>>,
+    /// Set when the server runs under a client whose calls carry a hook's stamp
+    /// ([`StampCheck::under`]): each call's caller and call id are the stamp's, and a
+    /// call without a good one is refused.
+    pub stamps: Option<StampCheck>,
+}
+
+/// Where calls' stamps come in and the key they are checked with.
+pub struct StampCheck {
+    pub calls: host_shim::StampedCalls,
+    /// The state folder, which holds the key ([`host_shim::call_stamp::StampKey`]).
+    pub state_root: PathBuf,
+}
+
+impl StampCheck {
+    /// How calls come stamped, when the server runs under one of `clients` that stamps
+    /// its calls: the first whose environment variable names this server's session.
+    pub fn under(clients: &[McpClient]) -> Option<host_shim::StampedCalls> {
+        clients.iter().find_map(|client| {
+            let calls = client.stamps?;
+            let under = std::env::var(client.caller_env?).is_ok_and(|id| !id.is_empty());
+            under.then_some(calls)
+        })
+    }
+
+    /// Who made the call of `tool` with `arguments`, from the stamp in `meta`; else
+    /// the refusal's words.
+    fn stamped(
+        &self,
+        meta: &serde_json::Map<String, serde_json::Value>,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<host_shim::call_stamp::Stamped, String> {
+        use host_shim::call_stamp::{StampKey, Unstamped, now_ms};
+        let refused = |why: Unstamped| why.explain(self.calls.set_up_by);
+        let Some(stamp) = meta.get(self.calls.meta) else {
+            return Err(refused(Unstamped::Missing));
+        };
+        match StampKey::load(&self.state_root) {
+            Err(err) => Err(format!(
+                "host-shim mcp cannot check the call's stamp: {err:#}; nothing was run"
+            )),
+            Ok(None) => Err(refused(Unstamped::NoKey)),
+            Ok(Some(key)) => key.check(stamp, tool, arguments, now_ms()).map_err(refused),
+        }
+    }
 }
 
 /// The refusals of `sessions_send` a person watching the sessions is shown: the guard
@@ -133,8 +178,7 @@ impl<H: Harness> McpServer<H> {
         &self,
         name: &str,
         arguments: Option<&serde_json::Map<String, serde_json::Value>>,
-        call_id: &str,
-        caller_from_client: Option<&str>,
+        meta: &serde_json::Map<String, serde_json::Value>,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<CallToolResult, ErrorData> {
         if !self.tools.iter().any(|tool| tool.name == name) {
@@ -154,14 +198,29 @@ impl<H: Harness> McpServer<H> {
                 None,
             ));
         }
+        let refused = |text: String| Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
+        // Who made the call and its id: the stamp's, where calls carry one; else what
+        // the client names in `_meta`, else the server's caller.
+        let (call_id, caller_from_client) = match &self.options.stamps {
+            Some(check) => {
+                let object = serde_json::Value::Object(arguments.cloned().unwrap_or_default());
+                match check.stamped(meta, name, &object) {
+                    Ok(who) => (who.call, Some(who.session)),
+                    Err(text) => return refused(text),
+                }
+            }
+            None => (
+                call_id(&self.options.clients, meta),
+                caller_id(&self.options.clients, meta),
+            ),
+        };
+        let call_id = call_id.as_str();
         let caller_known = match (caller_from_client, &self.options.caller) {
-            (Some(caller), _) => Caller::Known(caller.to_string()),
+            (Some(caller), _) => Caller::Known(caller),
             (None, known) => known.clone(),
         };
         let Caller::Known(caller) = &caller_known else {
-            return Ok(CallToolResult::error(vec![ContentBlock::text(
-                unknown_caller(&self.options.clients),
-            )]));
+            return refused(unknown_caller(&self.options.clients));
         };
         let caller = (self.options.caller_of_call.iter())
             .find_map(|of_call| of_call(caller, call_id))
@@ -379,8 +438,7 @@ impl<H: Harness> ServerHandler for Served<H> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.0.clone();
-        let call_id = call_id(&server.options.clients, &context.meta);
-        let caller = caller_id(&server.options.clients, &context.meta);
+        let meta = context.meta.clone();
         // A client's notifications/cancelled ends a wait for a reply.
         let cancelled = context.ct.clone();
         // The plugin runs synchronously: off the protocol's threads, so calls in flight
@@ -388,13 +446,7 @@ impl<H: Harness> ServerHandler for Served<H> {
         tokio::task::spawn_blocking(move || {
             let arguments = request.arguments.as_ref();
             let interrupted = || cancelled.is_cancelled();
-            server.call_blocking(
-                &request.name,
-                arguments,
-                &call_id,
-                caller.as_deref(),
-                &interrupted,
-            )
+            server.call_blocking(&request.name, arguments, &meta, &interrupted)
         })
         .await
         .map_err(|err| ErrorData::internal_error(format!("the call's task failed: {err}"), None))?

@@ -3,7 +3,7 @@
 //! its own) is its profile's, started here for each harness served.
 
 use crate::flags::McpArgs;
-use crate::mcp::{Caller, McpOptions, McpServer};
+use crate::mcp::{Caller, McpOptions, McpServer, StampCheck};
 use crate::profile::Serving;
 use anyhow::Result;
 use host_shim::inbox::AuditLog;
@@ -22,6 +22,14 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         .serve_machine(&stores, options.limits.deadline)?;
     let given = &args.source.harnesses;
     let clients: Vec<McpClient> = given.profiles().iter().map(|p| p.mcp_client()).collect();
+    // Under a client whose hook stamps each call, the stamps name the callers.
+    let stamps = match StampCheck::under(&clients) {
+        Some(calls) => Some(StampCheck {
+            calls,
+            state_root: args.source.state.root()?,
+        }),
+        None => None,
+    };
     // The caller: named on the command line, by the client in the server's
     // environment, or by the corpus file; else by each call's _meta, or every call
     // says how to name it.
@@ -80,6 +88,7 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
             audit,
             call_begins: (machine.as_ref())
                 .map(|host| Box::new(host.refresher()) as Box<dyn Fn() + Send + Sync>),
+            stamps,
         },
     )
     .map_err(|err| match settings_path {

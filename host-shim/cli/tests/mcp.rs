@@ -16,13 +16,15 @@ fn corpus() -> String {
 /// Sends `lines` (after the handshake), closes stdin, and returns every response by
 /// id (a response with no id under `null`) and the exit status.
 fn exchange(extra: &[&str], lines: &[String]) -> (Vec<Value>, std::process::ExitStatus) {
-    exchange_over(&["--corpus", &corpus()], extra, lines)
+    exchange_over(&["--corpus", &corpus()], extra, &[], lines)
 }
 
-/// [`exchange`] with a server over the store `source` names.
+/// [`exchange`] with a server over the store `source` names, its environment given
+/// `env` as a client would.
 fn exchange_over(
     source: &[&str],
     extra: &[&str],
+    env: &[(&str, &str)],
     lines: &[String],
 ) -> (Vec<Value>, std::process::ExitStatus) {
     let scratch = std::env::temp_dir().join(format!("host-shim-mcp-{}", std::process::id()));
@@ -32,6 +34,8 @@ fn exchange_over(
         .args(extra)
         .env("XDG_CACHE_HOME", scratch)
         .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("COPILOT_AGENT_SESSION_ID")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -265,6 +269,7 @@ fn codex_names_the_calling_thread_and_the_call_in_meta() {
             state.to_str().unwrap(),
         ],
         &[],
+        &[],
         &lines,
     );
     assert!(status.success(), "{status}");
@@ -294,6 +299,147 @@ fn codex_names_the_calling_thread_and_the_call_in_meta() {
         .unwrap()
         .count();
     assert_eq!(spooled, 1);
+}
+
+#[test]
+fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_is_refused() {
+    // Copilot CLI starts one server per process (its session in the environment) and
+    // names no session per call: our preMcpToolCall hook stamps each call in _meta.
+    const TESTS: &str = "159ea5c6-0c55-457c-9992-d392532b57f5";
+    const HANDED: &str = "62fa32e6-2bc3-45e5-b86d-4ea55781df68";
+    let dir = common::scratch("mcp", "copilot");
+    std::fs::create_dir_all(dir.join("copilot")).unwrap();
+    std::os::unix::fs::symlink(
+        common::copilot_sessions(),
+        dir.join("copilot/session-state"),
+    )
+    .unwrap();
+    let state = dir.join("state");
+    let (home, state_dir) = (dir.join("copilot"), state.to_str().unwrap().to_string());
+    // What the hook answers Copilot for a call, as Copilot gives it the call.
+    let stamp = |session: &str, call: &str, tool: &str, arguments: Value| -> Value {
+        let input = json!({"sessionId": session, "toolCallId": call, "serverName": "session-tools",
+            "toolName": tool, "arguments": arguments, "cwd": "/w"});
+        let out = common::output_with_stdin(
+            common::host_shim().args(["copilot-hook", "--state-dir", &state_dir]),
+            &input.to_string(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["metaToUse"].clone()
+    };
+    let call = |id: u32, tool: &str, arguments: Value, meta: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments, "_meta": meta}})
+        .to_string()
+    };
+    let list = json!({"scope": "all"});
+    let send = json!({"session_id": TESTS, "message": "The docs can ship."});
+    let lines = [
+        // Without a stamp (no key made yet): refused, naming the fix.
+        call(
+            1,
+            "sessions_list",
+            list.clone(),
+            json!({"progressToken": 1}),
+        ),
+        // Stamped for HANDED: the call is HANDED's, though the environment names TESTS.
+        call(
+            2,
+            "sessions_list",
+            list.clone(),
+            stamp(HANDED, "call_1", "sessions_list", list.clone()),
+        ),
+        // A stamp made for other arguments does not hold.
+        call(
+            3,
+            "sessions_send",
+            send.clone(),
+            stamp(HANDED, "call_2", "sessions_send", json!({})),
+        ),
+        // The stamp's call id keys the delivery: Copilot's retry of it is one message.
+        call(
+            4,
+            "sessions_send",
+            send.clone(),
+            stamp(HANDED, "call_3", "sessions_send", send.clone()),
+        ),
+        call(
+            5,
+            "sessions_send",
+            send.clone(),
+            stamp(HANDED, "call_3", "sessions_send", send.clone()),
+        ),
+    ];
+    let (responses, status) = exchange_over(
+        &[
+            "--copilot-home",
+            home.to_str().unwrap(),
+            "--state-dir",
+            &state_dir,
+        ],
+        &[],
+        &[("COPILOT_AGENT_SESSION_ID", TESTS)],
+        &lines,
+    );
+    assert!(status.success(), "{status}");
+    let result = |id: u32| by_id(&responses, json!(id))["result"].clone();
+    let text = |id: u32| {
+        result(id)["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(result(1)["isError"], true);
+    assert!(
+        text(1).contains("cannot tell which session made this call")
+            && text(1).contains("Run `host-shim setup copilot`"),
+        "{}",
+        text(1)
+    );
+    assert!(
+        text(2).contains(&format!("- {HANDED} [cold, top-level]")),
+        "{}",
+        text(2)
+    );
+    let own_row = text(2)
+        .lines()
+        .find(|l| l.contains(HANDED))
+        .unwrap()
+        .to_string();
+    assert!(own_row.ends_with("| this session"), "{own_row}");
+    assert_eq!(result(3)["isError"], true);
+    assert!(
+        text(3).contains("not made by the harness's hook for this call"),
+        "{}",
+        text(3)
+    );
+    assert!(
+        text(4).starts_with(&format!("accepted for {TESTS}")),
+        "{}",
+        text(4)
+    );
+    assert_eq!(text(4), text(5));
+    let spooled = std::fs::read_dir(state.join("inbox").join(TESTS))
+        .unwrap()
+        .count();
+    assert_eq!(spooled, 1);
+    let frame = std::fs::read_to_string(
+        std::fs::read_dir(state.join("inbox").join(TESTS))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    )
+    .unwrap();
+    assert!(
+        frame.contains(&format!("from-session: {HANDED}")),
+        "{frame}"
+    );
 }
 
 #[test]

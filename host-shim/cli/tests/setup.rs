@@ -487,12 +487,24 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     for event in [
         "sessionStart",
         "userPromptSubmitted",
+        "preMcpToolCall",
         "postToolUse",
         "agentStop",
     ] {
         let bash = hooks["hooks"][event][0]["bash"].as_str().unwrap();
         assert!(bash.ends_with(" copilot-hook"), "{event}: {bash}");
     }
+    // An earlier setup's hooks file (no preMcpToolCall) is setup's own: brought up to
+    // this version's.
+    let hooks_path = home.join(".copilot/hooks/session-tools.json");
+    let mut earlier = hooks.clone();
+    earlier["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("preMcpToolCall");
+    std::fs::write(&hooks_path, serde_json::to_string_pretty(&earlier).unwrap()).unwrap();
+    ok(&setup_copilot(&home, &[]));
+    assert_eq!(json(&hooks_path), hooks);
     // Again: nothing changes.
     let set_up = files(&home);
     let said = ok(&setup_copilot(&home, &[]));

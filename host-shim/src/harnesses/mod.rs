@@ -44,6 +44,19 @@ pub struct McpClient {
     /// The key of each `tools/call`'s `_meta` naming the call, kept across the client's
     /// retries (Claude Code: `claudecode/toolUseId`; Codex: `callId`).
     pub call_id_meta: Option<&'static str>,
+    /// Where the client carries a hook's stamp of the calling session and the call
+    /// ([`crate::call_stamp`]), for a client whose calls name neither: while its
+    /// `caller_env` is set, every call must carry one.
+    pub stamps: Option<StampedCalls>,
+}
+
+/// How a client's calls carry their stamp (see [`McpClient::stamps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StampedCalls {
+    /// The key of each `tools/call`'s `_meta` the stamp is in.
+    pub meta: &'static str,
+    /// The command that installs the hook that stamps (`host-shim setup copilot`).
+    pub set_up_by: &'static str,
 }
 
 /// One harness's sessions as a list of stores serves them: both interfaces, and what

@@ -21,6 +21,12 @@ pub fn codex_home() -> PathBuf {
     tests_dir().join("fixtures/codex-0.169.0")
 }
 
+/// The session folders the real Copilot CLI 1.0.102 wrote
+/// (tests/copilot/generate_fixtures.py): a `session-state` folder.
+pub fn copilot_sessions() -> PathBuf {
+    tests_dir().join("fixtures/copilot-1.0.102")
+}
+
 /// The corpus of the harness tests.
 pub fn harness_corpus() -> PathBuf {
     tests_dir().join("corpora/harness.json")

@@ -943,6 +943,7 @@ pub const MCP_CLIENT: McpClient = McpClient {
     caller_env: Some("CLAUDE_CODE_SESSION_ID"),
     caller_meta: None,
     call_id_meta: Some("claudecode/toolUseId"),
+    stamps: None,
 };
 
 /// Claude Code's part of the delivery path: a session with a transcript and no parent

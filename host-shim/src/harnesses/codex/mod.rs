@@ -847,6 +847,7 @@ pub const MCP_CLIENT: McpClient = McpClient {
     caller_env: None,
     caller_meta: Some("threadId"),
     call_id_meta: Some("callId"),
+    stamps: None,
 };
 
 /// Codex's part of the delivery path: a thread that was not spawned takes messages; the

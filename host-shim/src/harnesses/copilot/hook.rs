@@ -12,6 +12,12 @@
 //!   which Copilot appends to the tool's result.
 //! - `sessionStart` (`source`): everything waiting, as `{"additionalContext": …}`, which
 //!   Copilot sends the model as a message before the first prompt.
+//! - `preMcpToolCall` (`serverName`): a call of our server is stamped with the session
+//!   that makes it, as Copilot names it to the hook (a subagent's own id, with its
+//!   `parentAgentId`), and the call's `toolCallId`, as `{"metaToUse": {…}}`: Copilot
+//!   sends the stamp in the request's `_meta`, which the model never sees nor writes
+//!   ([`crate::call_stamp`]). Another server's call is left as it is. This one takes
+//!   nothing from the inbox.
 //! - Anything else, or nothing waiting: `{}`.
 //!
 //! Trust model: the input is Copilot's, run as this user; its `sessionId` is made a
@@ -32,6 +38,9 @@ use std::path::PathBuf;
 /// The most text one answer carries (as for the other harnesses' hooks).
 pub const ANSWER_CHARS: usize = 10_000;
 
+/// The `_meta` key a call's stamp rides in.
+pub const STAMP_META: &str = "session-tools/stamp";
+
 /// The events this hook answers, told by their input's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -39,12 +48,15 @@ enum Event {
     UserPromptSubmitted,
     PostToolUse,
     SessionStart,
+    McpToolCall,
 }
 
 impl Event {
     fn of(input: &serde_json::Value) -> Option<Event> {
         let has = |key: &str| input.get(key).is_some();
-        if has("stopReason") {
+        if has("serverName") {
+            Some(Event::McpToolCall)
+        } else if has("stopReason") {
             Some(Event::AgentStop)
         } else if has("toolResult") {
             Some(Event::PostToolUse)
@@ -57,13 +69,114 @@ impl Event {
         }
     }
 
-    fn takes(self) -> Takes {
+    /// What it takes from the inbox; none for a tool call, which is stamped.
+    fn takes(self) -> Option<Takes> {
         match self {
-            Event::AgentStop => Takes::SteerAndOldestQueued,
-            Event::PostToolUse => Takes::Steer,
-            Event::UserPromptSubmitted | Event::SessionStart => Takes::All,
+            Event::AgentStop => Some(Takes::SteerAndOldestQueued),
+            Event::PostToolUse => Some(Takes::Steer),
+            Event::UserPromptSubmitted | Event::SessionStart => Some(Takes::All),
+            Event::McpToolCall => None,
         }
     }
+}
+
+/// A hook's input, read once: the JSON Copilot gave and the session it names (a plain
+/// id).
+pub struct HookInput {
+    json: serde_json::Value,
+    session: String,
+    event: Option<Event>,
+}
+
+impl HookInput {
+    /// Reads the hook's stdin; bad input is an error that names it.
+    pub fn read(input: &[u8]) -> Result<HookInput> {
+        let json: serde_json::Value = serde_json::from_slice(input).context(
+            "the hook input is not JSON; run host-shim copilot-hook as a Copilot CLI command hook (it reads the hook's JSON on stdin)",
+        )?;
+        let Some(session) = json.get("sessionId").and_then(|s| s.as_str()) else {
+            bail!(
+                "the hook input has no sessionId; run host-shim copilot-hook as a Copilot CLI command hook"
+            );
+        };
+        let session = crate::inbox::checked_id(session)
+            .map_err(|why| {
+                anyhow::anyhow!("the hook input's sessionId is not a session id: {why}")
+            })?
+            .to_string();
+        let event = Event::of(&json);
+        Ok(HookInput {
+            json,
+            session,
+            event,
+        })
+    }
+
+    /// Whether this is a tool call to stamp ([`stamp`]), which needs no inbox.
+    pub fn is_tool_call(&self) -> bool {
+        self.event == Some(Event::McpToolCall)
+    }
+}
+
+/// Answers a `preMcpToolCall` hook: a call of `server` (the name setup gave our MCP
+/// server) gets the stamp of the session making it, made with the key in the state
+/// folder `state_root` (made there when it is the first); any other call, `{}`.
+pub fn stamp(
+    input: &HookInput,
+    server: &str,
+    state_root: &std::path::Path,
+    out: &mut dyn Write,
+) -> Result<HookReport> {
+    let json = &input.json;
+    let text = |key: &str| {
+        json.get(key)
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+    };
+    let answer = match (text("serverName"), text("toolName")) {
+        (Some(named), Some(tool)) if named == server => {
+            let Some(call) = text("toolCallId") else {
+                bail!(
+                    "the preMcpToolCall input has no toolCallId; this Copilot CLI is not one host-shim knows (tested: 1.0.102)"
+                );
+            };
+            let parent = match text("parentAgentId") {
+                Some(parent) => Some(
+                    crate::inbox::checked_id(parent)
+                        .map_err(|why| {
+                            anyhow::anyhow!(
+                                "the hook input's parentAgentId is not a session id: {why}"
+                            )
+                        })?
+                        .to_string(),
+                ),
+                None => None,
+            };
+            let who = crate::call_stamp::Stamped {
+                session: input.session.clone(),
+                parent,
+                call: call.to_string(),
+            };
+            let key = crate::call_stamp::StampKey::load_or_create(state_root)?;
+            // No arguments are an empty object, as the server reads them.
+            let arguments = (json.get("arguments").cloned())
+                .filter(|a| !a.is_null())
+                .unwrap_or_else(|| serde_json::json!({}));
+            let stamp = key.stamp(&who, tool, &arguments, crate::call_stamp::now_ms());
+            // The request's own _meta is kept beside the stamp.
+            let mut meta = match json.get("_meta") {
+                Some(serde_json::Value::Object(meta)) => meta.clone(),
+                _ => serde_json::Map::new(),
+            };
+            meta.insert(STAMP_META.to_string(), stamp);
+            serde_json::json!({"metaToUse": meta})
+        }
+        _ => serde_json::json!({}),
+    };
+    writeln!(out, "{answer}")
+        .and_then(|()| out.flush())
+        .context("cannot write the hook's answer")?;
+    Ok(HookReport::default())
 }
 
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out` (`{}` when
@@ -73,26 +186,19 @@ impl Event {
 pub fn answer(
     inbox: &dyn InboxBackend,
     home: &std::path::Path,
-    input: &[u8],
+    input: &HookInput,
     out: &mut dyn Write,
 ) -> Result<HookReport> {
-    let input: serde_json::Value = serde_json::from_slice(input).context(
-        "the hook input is not JSON; run host-shim copilot-hook as a Copilot CLI command hook (it reads the hook's JSON on stdin)",
-    )?;
-    let Some(session) = input.get("sessionId").and_then(|s| s.as_str()) else {
-        bail!(
-            "the hook input has no sessionId; run host-shim copilot-hook as a Copilot CLI command hook"
-        );
-    };
-    let session = crate::inbox::checked_id(session)
-        .map_err(|why| anyhow::anyhow!("the hook input's sessionId is not a session id: {why}"))?;
+    let session = input.session.as_str();
     let nothing = |out: &mut dyn Write| -> Result<HookReport> {
         writeln!(out, "{{}}").context("cannot write the hook's answer")?;
         Ok(HookReport::default())
     };
-    let Some(event) = Event::of(&input) else {
+    let Some(takes) = input.event.and_then(Event::takes) else {
         return nothing(out);
     };
+    let event = input.event.expect("an event takes");
+    let input = &input.json;
     // The stream Copilot names (agentStop), else the session's own in `home`.
     let stream = (input
         .get("transcriptPath")
@@ -105,23 +211,16 @@ pub fn answer(
     });
     let witness = Witness::file(Some(&stream), super::handed_over_ids);
     let mut answered = false;
-    let report = hand_over_waiting(
-        inbox,
-        session,
-        event.takes(),
-        ANSWER_CHARS,
-        witness,
-        |text| {
-            answered = true;
-            let output = match event {
-                Event::AgentStop => serde_json::json!({"decision": "block", "reason": text}),
-                _ => serde_json::json!({"additionalContext": text}),
-            };
-            writeln!(out, "{output}")
-                .and_then(|()| out.flush())
-                .context("cannot write the hook's answer")
-        },
-    )?;
+    let report = hand_over_waiting(inbox, session, takes, ANSWER_CHARS, witness, |text| {
+        answered = true;
+        let output = match event {
+            Event::AgentStop => serde_json::json!({"decision": "block", "reason": text}),
+            _ => serde_json::json!({"additionalContext": text}),
+        };
+        writeln!(out, "{output}")
+            .and_then(|()| out.flush())
+            .context("cannot write the hook's answer")
+    })?;
     if !answered {
         nothing(out)?;
     }
@@ -155,7 +254,8 @@ mod tests {
         input: serde_json::Value,
     ) -> serde_json::Value {
         let mut out = Vec::new();
-        answer(state, home, input.to_string().as_bytes(), &mut out).unwrap();
+        let input = HookInput::read(input.to_string().as_bytes()).unwrap();
+        answer(state, home, &input, &mut out).unwrap();
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -198,23 +298,68 @@ mod tests {
 
     #[test]
     fn bad_input_is_a_clear_error_and_gives_nothing() {
-        let (state, home) = state();
+        let (state, _home) = state();
         spool(&state, "kept", DeliveryMode::Queue, "k1");
+        let err = |bytes: &[u8]| HookInput::read(bytes).err().unwrap().to_string();
+        assert!(err(b"nope").contains("not JSON"));
+        assert!(err(b"{}").contains("no sessionId"));
+        let bad = err(br#"{"sessionId": "../x", "prompt": "p"}"#);
+        assert!(bad.contains("not a session id"), "{bad}");
+        let parent = serde_json::json!({"sessionId": SESSION, "serverName": "session-tools",
+            "toolName": "sessions_list", "toolCallId": "c1", "arguments": {},
+            "parentAgentId": "../up"});
+        let input = HookInput::read(parent.to_string().as_bytes()).unwrap();
         let mut out = Vec::new();
-        let err = answer(&state, &home, b"nope", &mut out)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("not JSON"), "{err}");
-        let err = answer(&state, &home, b"{}", &mut out)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no sessionId"), "{err}");
-        let bad = br#"{"sessionId": "../x", "prompt": "p"}"#;
-        let err = answer(&state, &home, bad, &mut out)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("not a session id"), "{err}");
+        let err = stamp(&input, "session-tools", state.root(), &mut out).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("parentAgentId is not a session id"),
+            "{err}"
+        );
         assert!(out.is_empty());
         assert_eq!(state.waiting(SESSION).unwrap().messages.len(), 1);
+    }
+
+    #[test]
+    fn a_call_of_our_server_is_stamped_with_the_session_copilot_names() {
+        use crate::call_stamp::{StampKey, Stamped, now_ms};
+        let (state, _home) = state();
+        let child = "0b31767a-220f-4271-bd6e-c38e69ff4a4e";
+        let call = |server: &str| {
+            serde_json::json!({"sessionId": child, "agentId": child, "parentAgentId": SESSION,
+                "toolCallId": "call_7", "serverName": server, "toolName": "sessions_list",
+                "arguments": {"scope": "all"}})
+        };
+        let answer_to = |input: serde_json::Value| {
+            let input = HookInput::read(input.to_string().as_bytes()).unwrap();
+            assert!(input.is_tool_call());
+            let mut out = Vec::new();
+            stamp(&input, "session-tools", state.root(), &mut out).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&out).unwrap()
+        };
+        assert_eq!(answer_to(call("another-server")), serde_json::json!({}));
+        let answer = answer_to(call("session-tools"));
+        let stamp = &answer["metaToUse"][STAMP_META];
+        let key = StampKey::load(state.root())
+            .unwrap()
+            .expect("made by the hook");
+        let who = key
+            .check(
+                stamp,
+                "sessions_list",
+                &serde_json::json!({"scope": "all"}),
+                now_ms(),
+            )
+            .unwrap();
+        assert_eq!(
+            who,
+            Stamped {
+                session: child.into(),
+                parent: Some(SESSION.into()),
+                call: "call_7".into()
+            }
+        );
+        // Nothing was taken from or written to the inbox.
+        assert!(state.sessions().unwrap().is_empty());
     }
 }

@@ -58,13 +58,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What Copilot CLI's MCP client sends: one server per CLI process, started with the
-/// session's id in its environment; a `tools/call` carries no session and no call id
-/// (its `_meta` holds only a progress token, a counter per server).
+/// session's id in its environment (a subagent's calls come from the same process); a
+/// `tools/call` of its own carries no session and no call id (its `_meta` holds only a
+/// progress token, a counter per server). So our `preMcpToolCall` hook stamps each
+/// call with the session making it and the call's id ([`hook::stamp`]).
 pub const MCP_CLIENT: McpClient = McpClient {
     who: "GitHub Copilot CLI",
     caller_env: Some("COPILOT_AGENT_SESSION_ID"),
     caller_meta: None,
     call_id_meta: None,
+    stamps: Some(crate::harnesses::StampedCalls {
+        meta: hook::STAMP_META,
+        set_up_by: "host-shim setup copilot",
+    }),
 };
 
 /// Copilot CLI's home as Copilot finds it: `$COPILOT_HOME`, else `~/.copilot`; none

@@ -416,6 +416,7 @@ pub const MCP_CLIENT: McpClient = McpClient {
     caller_env: None,
     caller_meta: Some("opencode/sessionID"),
     call_id_meta: Some("opencode/callID"),
+    stamps: None,
 };
 
 /// OpenCode's part of the delivery path: a top-level session takes messages, which

@@ -27,12 +27,21 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
     }
     let hooks = home.join("hooks").join(copilot_setup::HOOKS_FILE);
     match std::fs::read_to_string(&hooks) {
-        Ok(text) if copilot_setup::is_ours(&text) => report.ok(&format!(
+        Ok(text) if copilot_setup::is_complete(&text) => report.ok(&format!(
             "{} runs host-shim {} at {}",
             hooks.display(),
             copilot_setup::HOOK,
             copilot_setup::EVENTS.join(", ")
         )),
+        Ok(text) if copilot_setup::is_ours(&text) => report.problem(
+            &format!(
+                "{} is an earlier setup's hooks file: it does not run host-shim {} at every one of {}, so calls are not stamped with their session and are refused",
+                hooks.display(),
+                copilot_setup::HOOK,
+                copilot_setup::EVENTS.join(", ")
+            ),
+            fix,
+        ),
         Ok(_) => report.problem(
             &format!(
                 "{} is not setup's hooks file: messages for Copilot sessions are never handed over",

@@ -76,7 +76,8 @@ impl HarnessProfile for Copilot {
                     stdin and hands the messages spooled for that session over on stdout \
                     (agentStop: the oldest queued one, as a block decision that makes it the next \
                     prompt; userPromptSubmitted and sessionStart: all that wait, as context; \
-                    postToolUse: the steered ones)",
+                    postToolUse: the steered ones); preMcpToolCall: stamps each call of the \
+                    session-tools server with the session making it",
             answer: hook,
         }]
     }
@@ -147,14 +148,20 @@ impl HarnessProfile for Copilot {
     }
 }
 
-/// `host-shim copilot-hook`: over the state folder's inbox, the sessions in
-/// `$COPILOT_HOME` (or `~/.copilot`), as Copilot runs its hooks.
+/// `host-shim copilot-hook`: a call of our server stamped with the state folder's key;
+/// any other event over the state folder's inbox and the sessions in `$COPILOT_HOME`
+/// (or `~/.copilot`), as Copilot runs its hooks.
 fn hook(
     state: &StateArgs,
     input: &[u8],
     out: &mut dyn std::io::Write,
 ) -> Result<host_shim::inbox::HookReport> {
+    use host_shim::copilot::hook;
+    let input = hook::HookInput::read(input)?;
+    if input.is_tool_call() {
+        return hook::stamp(&input, setup::SERVER, &state.root()?, out);
+    }
     let inbox = state.inbox()?;
     let home = setup::copilot_home(None)?;
-    host_shim::copilot::hook::answer(&*inbox, &home, input, out)
+    hook::answer(&*inbox, &home, &input, out)
 }

@@ -16,10 +16,12 @@ use std::path::{Path, PathBuf};
 pub const SERVER: &str = "session-tools";
 /// The hook's subcommand.
 pub const HOOK: &str = "copilot-hook";
-/// The events the hook answers, in the order Copilot fires them.
-pub const EVENTS: [&str; 4] = [
+/// The events the hook answers, in the order Copilot fires them (`preMcpToolCall`
+/// stamps each call of ours with the session making it).
+pub const EVENTS: [&str; 5] = [
     "sessionStart",
     "userPromptSubmitted",
+    "preMcpToolCall",
     "postToolUse",
     "agentStop",
 ];
@@ -49,8 +51,22 @@ pub fn hooks_file(hook: &str) -> String {
     format!("{}\n", serde_json::to_string_pretty(&file).expect("JSON"))
 }
 
-/// Whether `text` is a hooks file setup wrote (each event runs `host-shim copilot-hook`).
+/// Whether `text` is a hooks file setup wrote, this version's or an earlier one's:
+/// every event it names runs `host-shim copilot-hook`.
 pub fn is_ours(text: &str) -> bool {
+    let Ok(file) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    let Some(hooks) = file["hooks"].as_object().filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    hooks
+        .values()
+        .all(|entries| (entries[0]["bash"].as_str()).is_some_and(|bash| bash.contains(HOOK)))
+}
+
+/// Whether setup's hooks file `text` runs the hook at every event this version needs.
+pub fn is_complete(text: &str) -> bool {
     let Ok(file) = serde_json::from_str::<serde_json::Value>(text) else {
         return false;
     };

@@ -67,6 +67,7 @@ impl HarnessProfile for Toy {
             caller_env: Some("TOY_SESSION_ID"),
             caller_meta: Some("toy/session"),
             call_id_meta: Some("toy/call"),
+            stamps: None,
         }
     }
 

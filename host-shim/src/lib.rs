@@ -64,6 +64,7 @@ pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, Inbox, SessionQuery, Shared};
 pub use harnesses::claude::{self, ClaudeStore, TranscriptReads};
 pub use harnesses::codex::{self, CodexStore, RolloutReads};
+#[cfg(feature = "copilot")]
 pub use harnesses::copilot::{self, CopilotStore};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 #[cfg(feature = "opencode")]

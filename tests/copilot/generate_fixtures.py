@@ -1,6 +1,9 @@
-"""Writes tests/fixtures/copilot-1.0.102/: the session folders (`events.jsonl`,
-`workspace.yaml`) the real, pinned Copilot CLI writes when driven offline by the
-scripted endpoint. Nothing of ours runs inside Copilot but one hook, which answers a
+"""Writes tests/fixtures/copilot-1.0.102/, a COPILOT_HOME: the session folders
+(`session-state/<id>/events.jsonl`, `workspace.yaml`) the real, pinned Copilot CLI
+writes when driven offline by the scripted endpoint, and `session-store.sql`, the
+tables of its session store (`session-store.db`) that index subagents (`sessions`,
+`assistant_usage_events`, as `sqlite3`'s dump; the rest of the database is Copilot's
+own). Nothing of ours runs inside Copilot but one hook, which answers a
 prompt with a cross-session frame as `host-shim copilot-hook` would, so the record
 shows where Copilot keeps a hand-over.
 
@@ -14,6 +17,7 @@ writes into its file).
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -69,10 +73,24 @@ def main():
     for folder in sorted((HOME / ".copilot" / "session-state").iterdir()):
         if folder.name.startswith("."):
             continue
-        (OUT / folder.name).mkdir(parents=True)
+        (OUT / "session-state" / folder.name).mkdir(parents=True)
         for name in ("events.jsonl", "workspace.yaml"):
-            shutil.copy(folder / name, OUT / folder.name / name)
+            shutil.copy(folder / name, OUT / "session-state" / folder.name / name)
+    dump_store(HOME / ".copilot" / "session-store.db", OUT / "session-store.sql")
     print(f"wrote {OUT}")
+
+
+def dump_store(db_path, out):
+    """The tables of Copilot's session store that index subagents (the usage rows and
+    the sessions they belong to), as SQL that makes them again."""
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    dumped = list(db.iterdump())
+    # The sessions first: a usage row refers to its session.
+    lines = [line for table in ("sessions", "assistant_usage_events") for line in dumped
+             if line.startswith(f"CREATE TABLE {table} ")
+             or line.startswith(f'INSERT INTO "{table}"')]
+    db.close()
+    out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -311,6 +311,28 @@ def main():
     holds("a caller the model writes is refused, naming the arguments sessions_send takes",
           len(answers) == 3 and 'unknown argument "caller"' in answers[2], answers)
 
+    # A subagent's call: the same server and environment as its parent's, told apart by
+    # the stamp our preMcpToolCall hook puts on each call (in _meta, out of the model's
+    # reach).
+    look = script("List every session", tool("sessions_list", scope="all"), {"say": "listed"})
+    delegated = Run(script("Delegate a look", {"tool": "task", "input": {
+        "description": "look around", "prompt": look, "agent_type": "general-purpose",
+        "name": "looker"}}, {"say": "delegated"}), work, session=lead.session)
+    seen = [t for r in delegated.requests for m in r.get("messages", []) if m.get("role") == "tool"
+            for t in endpoint.texts(m) if "considered sessions" in t]
+    # (Each request repeats the conversation so far: the lead's earlier listing too.)
+    own = sorted({line for t in seen for line in t.splitlines()
+                  if "subagent]" in line and line.endswith("| this session")})
+    holds("a subagent's call is its own: a live subagent of the lead, this session",
+          len(own) == 1 and "[live, subagent]" in own[0] and f"owner={lead.session}" in own[0]
+          and "not messageable" in own[0], seen)
+    after = Run(script("Look again", tool("sessions_list", scope="all"), {"say": "seen"}), work,
+                session=lead.session).results("session-tools-sessions_list")
+    rows = [line for line in (after[-1] if after else "").splitlines() if "[cold, subagent]" in line]
+    holds("the lead lists its ended subagent, cold, with its owner, not messageable",
+          len(rows) == 1 and f"owner={lead.session} | not messageable" in rows[0]
+          and "  look around" in (after[-1] if after else ""), after)
+
     # The reviewer's next turn: its sessionStart hook offers the message, its model gets
     # it once, and its own record shows it.
     resumed = Run("Anything new?", work, session=reviewer)

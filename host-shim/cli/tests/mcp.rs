@@ -307,6 +307,8 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
     // names no session per call: our preMcpToolCall hook stamps each call in _meta.
     const TESTS: &str = "159ea5c6-0c55-457c-9992-d392532b57f5";
     const HANDED: &str = "62fa32e6-2bc3-45e5-b86d-4ea55781df68";
+    const DELEGATED: &str = "a140dcba-cb99-4839-8fa6-364e62e4f5cf";
+    const LISTER: &str = "f37128e5-b82e-4157-95cf-8bdd8023bd75";
     let dir = common::scratch("mcp", "copilot");
     std::fs::create_dir_all(dir.join("copilot")).unwrap();
     std::os::unix::fs::symlink(
@@ -314,12 +316,26 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
         dir.join("copilot/session-state"),
     )
     .unwrap();
+    // Copilot's session store, which lists the subagent.
+    let sql =
+        std::fs::read_to_string(common::copilot_sessions().join("../session-store.sql")).unwrap();
+    (rusqlite::Connection::open(dir.join("copilot/session-store.db")).unwrap())
+        .execute_batch(&sql)
+        .unwrap();
     let state = dir.join("state");
     let (home, state_dir) = (dir.join("copilot"), state.to_str().unwrap().to_string());
     // What the hook answers Copilot for a call, as Copilot gives it the call.
-    let stamp = |session: &str, call: &str, tool: &str, arguments: Value| -> Value {
-        let input = json!({"sessionId": session, "toolCallId": call, "serverName": "session-tools",
+    let stamp_as = |session: &str,
+                    parent: Option<&str>,
+                    call: &str,
+                    tool: &str,
+                    arguments: Value| {
+        let mut input = json!({"sessionId": session, "toolCallId": call, "serverName": "session-tools",
             "toolName": tool, "arguments": arguments, "cwd": "/w"});
+        if let Some(parent) = parent {
+            input["agentId"] = json!(session);
+            input["parentAgentId"] = json!(parent);
+        }
         let out = common::output_with_stdin(
             common::host_shim().args(["copilot-hook", "--state-dir", &state_dir]),
             &input.to_string(),
@@ -330,6 +346,9 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["metaToUse"].clone()
+    };
+    let stamp = |session: &str, call: &str, tool: &str, arguments: Value| {
+        stamp_as(session, None, call, tool, arguments)
     };
     let call = |id: u32, tool: &str, arguments: Value, meta: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
@@ -372,6 +391,18 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
             "sessions_send",
             send.clone(),
             stamp(HANDED, "call_3", "sessions_send", send.clone()),
+        ), // A subagent's call (same server, same environment) is the subagent's.
+        call(
+            6,
+            "sessions_list",
+            list.clone(),
+            stamp_as(
+                LISTER,
+                Some(DELEGATED),
+                "call_4",
+                "sessions_list",
+                list.clone(),
+            ),
         ),
     ];
     let (responses, status) = exchange_over(
@@ -423,6 +454,16 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
         text(4)
     );
     assert_eq!(text(4), text(5));
+    let subagent_row = text(6)
+        .lines()
+        .find(|l| l.contains(LISTER))
+        .unwrap()
+        .to_string();
+    assert!(
+        subagent_row.contains("[cold, subagent]") && subagent_row.ends_with("| this session"),
+        "{}",
+        text(6)
+    );
     let spooled = std::fs::read_dir(state.join("inbox").join(TESTS))
         .unwrap()
         .count();

@@ -11,11 +11,14 @@
 
 pub mod claude;
 pub mod codex;
+#[cfg(feature = "copilot")]
 pub mod copilot;
 pub(crate) mod corpus;
 pub(crate) mod logfile;
 #[cfg(feature = "opencode")]
 pub mod opencode;
+#[cfg(any(feature = "opencode", feature = "copilot"))]
+pub(crate) mod sqlite;
 pub(crate) mod surface;
 
 use crate::contract::latest::{

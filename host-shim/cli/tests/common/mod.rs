@@ -24,7 +24,7 @@ pub fn codex_home() -> PathBuf {
 /// The session folders the real Copilot CLI 1.0.102 wrote
 /// (tests/copilot/generate_fixtures.py): a `session-state` folder.
 pub fn copilot_sessions() -> PathBuf {
-    tests_dir().join("fixtures/copilot-1.0.102")
+    tests_dir().join("fixtures/copilot-1.0.102/session-state")
 }
 
 /// The corpus of the harness tests.

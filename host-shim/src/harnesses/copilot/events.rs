@@ -59,6 +59,9 @@ pub struct Event {
     pub data: serde_json::Value,
     #[serde(default)]
     pub timestamp: Option<String>,
+    /// The subagent whose event it is (none for the session's own).
+    #[serde(rename = "agentId", default)]
+    pub agent: Option<String>,
 }
 
 impl Event {
@@ -78,11 +81,12 @@ impl Event {
     }
 
     /// Whether the event is a subagent's own: Copilot 1.0.102 writes a subagent's
-    /// conversation into its parent's file, each event with the `parentToolCallId` of
-    /// the `task` call that started it, but its prompt (a `user.message`) with only a
-    /// `source` of `agent-<parent id>`.
+    /// conversation into its parent's file, each event with the subagent's `agentId`
+    /// and most with the `parentToolCallId` of the `task` call that started it (its
+    /// prompt, a `user.message`, has a `source` of `agent-<parent id>` instead).
     pub fn of_a_subagent(&self) -> bool {
-        self.data.get("parentToolCallId").is_some()
+        self.agent.is_some()
+            || self.data.get("parentToolCallId").is_some()
             || (self.kind == "user.message"
                 && self.text("source").is_some_and(|s| s.starts_with("agent-")))
     }

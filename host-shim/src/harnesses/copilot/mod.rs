@@ -12,9 +12,16 @@
 //! the folder's `inuse.<pid>.hold` (Copilot holds it while it runs; a crash leaves the
 //! file, not the lock). A session in its first turn
 //! has only `workspace.yaml` (Copilot writes `events.jsonl` later): listed, live, with
-//! an empty surface. A subagent is no session of
-//! its own in Copilot 1.0.102 (its events sit in its parent's file), so every
-//! session listed is top-level.
+//! an empty surface.
+//!
+//! A subagent is no folder of its own in Copilot 1.0.102: its events sit in its
+//! parent's file under its `agentId` ([`subagents`]). It is listed with its parent as
+//! owner (not messageable): its id the `agentId` (what Copilot's hooks name it),
+//! created at its start, its title what the parent asked of it, its preset its model,
+//! its cwd its parent's, live while its parent is and its stream does not show it
+//! ended (Copilot writes the stream behind its work: a subagent may ask its model
+//! before its start is on disk, so the session store finds it first); its surface is
+//! its own events in its parent's file, read as a session's.
 //!
 //! The surface, in the file's order ([`events`]): the person's words (`user.message`
 //! `content`) as `user`; what Copilot added around them in `transformedContent` (the
@@ -25,9 +32,8 @@
 //! its own); the model's text and tool calls (`assistant.message`) as
 //! `model:copilot/<model>`, each call's status from its `tool.execution_complete`. The
 //! system prompt, reasoning and tool results are not shown, nor a subagent's own
-//! conversation (its events carry `parentToolCallId`; its prompt is a `user.message`
-//! whose `source` is `agent-…`). seq is the message's place in the file, counted from
-//! its start, so it stays as the file grows.
+//! conversation on its parent's surface. seq is the message's place in its surface,
+//! counted from the file's start, so it stays as the file grows.
 //!
 //! Trust model: the folders are Copilot's, written by this user's processes; they are
 //! read only, a line that is not an event (or an event of a type this module does not
@@ -36,12 +42,14 @@
 //! does not exist is an empty store.
 //!
 //! Cost: a listing reads each event stream's head and tail once per size and
-//! modification time (then only what was appended) and each
-//! `workspace.yaml` once per change; a read parses the one stream, cached while it is
-//! unchanged.
+//! modification time (then only what was appended), each `workspace.yaml` once per
+//! change, Copilot's session store once per commit, and a live session's stream whole
+//! once (then what was appended), for its subagents; a read parses the one stream,
+//! cached while it is unchanged.
 
 pub mod events;
 pub mod hook;
+pub mod subagents;
 
 use super::logfile::{LineFacts, Stamp, Windowed, lines, rfc3339_ms};
 use super::surface::{LoggedSessions, Message, Surface};
@@ -56,6 +64,7 @@ use events::{Event, reminders, split_transformed};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use subagents::{ReadSpans, SessionStoreDb, spans_of};
 
 /// What Copilot CLI's MCP client sends: one server per CLI process, started with the
 /// session's id in its environment (a subagent's calls come from the same process); a
@@ -198,6 +207,20 @@ struct Listed {
     workspace: Workspace,
 }
 
+/// A subagent as the last listing found it ([`subagents`]).
+#[derive(Clone, Debug)]
+struct Subagent {
+    id: String,
+    parent: String,
+    created_ms: i64,
+    model: Option<String>,
+    /// From its parent's stream, when that was read.
+    title: Option<String>,
+    /// Whether its parent's stream shows it ended; unknown when that was not read (or
+    /// does not show it yet).
+    ended: Option<bool>,
+}
+
 /// The store: a `COPILOT_HOME`, read only, and an inbox backend for deliveries.
 pub struct CopilotStore {
     home: PathBuf,
@@ -218,6 +241,13 @@ pub struct CopilotStore {
     this_call: Option<ThisCall>,
     /// Folders looked at ([`CopilotStore::looks`]).
     looks: u64,
+    /// Copilot's session store: the subagents that asked their model anything.
+    session_store: SessionStoreDb,
+    /// Each stream read whole for its subagents.
+    spans: HashMap<PathBuf, ReadSpans>,
+    /// The subagents the last listing found, and where each is.
+    subagents: Vec<Subagent>,
+    subagent_at: HashMap<String, usize>,
 }
 
 /// What one tool call has looked at (see [`CopilotStore::this_call`]).
@@ -225,6 +255,8 @@ pub struct CopilotStore {
 struct ThisCall {
     indexed: std::collections::HashSet<String>,
     live: HashMap<String, bool>,
+    /// Whether it looked for subagents (a listing, or an id no folder has).
+    subagents_found: bool,
 }
 
 impl CopilotStore {
@@ -242,6 +274,10 @@ impl CopilotStore {
             wake: None,
             this_call: None,
             looks: 0,
+            session_store: SessionStoreDb::open(home),
+            spans: HashMap::new(),
+            subagents: Vec::new(),
+            subagent_at: HashMap::new(),
         }
     }
 
@@ -270,17 +306,18 @@ impl CopilotStore {
     /// found them: damaged ones, events of types this store does not know, a last line
     /// still being written.
     pub fn skipped_lines(&self) -> u64 {
-        (self.listed.iter())
-            .map(|l| match self.surface_skips.get(&l.id) {
-                Some(&skipped) => skipped,
-                None => {
-                    let path = events_of(&l.folder);
-                    let consumed = self.indexed.get(&path).map_or(0, |w| w.consumed);
-                    let len = Stamp::of(&path).map_or(0, |s| s.len);
-                    l.facts.skipped + u64::from(consumed < len)
-                }
-            })
-            .sum()
+        self.session_store.skipped
+            + (self.listed.iter())
+                .map(|l| match self.surface_skips.get(&l.id) {
+                    Some(&skipped) => skipped,
+                    None => {
+                        let path = events_of(&l.folder);
+                        let consumed = self.indexed.get(&path).map_or(0, |w| w.consumed);
+                        let len = Stamp::of(&path).map_or(0, |s| s.len);
+                        l.facts.skipped + u64::from(consumed < len)
+                    }
+                })
+                .sum::<u64>()
     }
 
     /// Where the sessions' folders are.
@@ -312,6 +349,105 @@ impl CopilotStore {
             .map(|(n, l)| (l.id.clone(), n))
             .collect();
         self.listed = listed;
+        self.find_subagents();
+    }
+
+    /// The subagents of the sessions listed: every one Copilot's session store has, and
+    /// those a live session's stream shows (started before the store has a row).
+    fn find_subagents(&mut self) {
+        let mut found: Vec<Subagent> = (self.session_store.subagents().iter())
+            .filter(|row| self.by_id.contains_key(&row.parent))
+            .map(|row| Subagent {
+                id: row.id.clone(),
+                parent: row.parent.clone(),
+                created_ms: row.created_ms,
+                model: row.model.clone(),
+                title: None,
+                ended: None,
+            })
+            .collect();
+        let listed = std::mem::take(&mut self.listed);
+        for parent in &listed {
+            if !self.live(parent) {
+                continue;
+            }
+            let Some(spans) = self.spans_of(&parent.folder) else {
+                continue;
+            };
+            for span in spans.spans.found.iter().filter(|s| s.created_ms > 0) {
+                let at = match found.iter().position(|f| f.id == span.id) {
+                    Some(at) => at,
+                    None => {
+                        found.push(Subagent {
+                            id: span.id.clone(),
+                            parent: parent.id.clone(),
+                            created_ms: span.created_ms,
+                            model: None,
+                            title: None,
+                            ended: None,
+                        });
+                        found.len() - 1
+                    }
+                };
+                let subagent = &mut found[at];
+                subagent.title = span.title.clone();
+                subagent.ended = Some(span.ended);
+                subagent.model = subagent.model.take().or(span.model.clone());
+            }
+        }
+        self.listed = listed;
+        self.subagent_at = (found.iter().enumerate())
+            .map(|(n, f)| (f.id.clone(), n))
+            .collect();
+        self.subagents = found;
+        if let Some(call) = &mut self.this_call {
+            call.subagents_found = true;
+        }
+    }
+
+    /// The subagents a stream shows, read whole once (then what was appended).
+    fn spans_of(&mut self, folder: &Path) -> Option<&ReadSpans> {
+        let path = events_of(folder);
+        let previous = self.spans.remove(&path);
+        let spans = spans_of(&path, previous)?;
+        Some(self.spans.entry(path).or_insert(spans))
+    }
+
+    /// The subagent `id`, when a listing (this call's, made now if it made none) found
+    /// it.
+    fn subagent(&mut self, id: &str) -> Option<Subagent> {
+        let searched = self.this_call.as_ref().is_some_and(|c| c.subagents_found);
+        if !searched {
+            self.scan();
+        }
+        let at = *self.subagent_at.get(id)?;
+        Some(self.subagents[at].clone())
+    }
+
+    fn subagent_header(&mut self, subagent: &Subagent) -> SessionHeader {
+        let mut header = SessionHeader::top_level(&subagent.id, subagent.created_ms);
+        header.parent_id = Some(subagent.parent.clone());
+        header.origin = "subagent".to_string();
+        header.preset = subagent.model.clone();
+        if let Some(&at) = self.by_id.get(&subagent.parent) {
+            let parent = self.listed[at].clone();
+            header.cwd = parent.workspace.cwd.clone().or(parent.facts.cwd.clone());
+            // Copilot writes its stream behind its work: a subagent the stream does not
+            // show ended yet is live while its parent is.
+            header.live = subagent.ended != Some(true) && self.live(&parent);
+        }
+        header
+    }
+
+    /// A subagent's title: what its parent asked of it, from the parent's stream (read
+    /// whole now when the listing did not).
+    fn subagent_title(&mut self, subagent: &Subagent) -> Option<String> {
+        if subagent.title.is_some() {
+            return subagent.title.clone();
+        }
+        let folder = self.sessions().join(&subagent.parent);
+        let spans = self.spans_of(&folder)?;
+        spans.spans.span(&subagent.id)?.title.clone()
     }
 
     /// One folder's session, indexed afresh when its files changed.
@@ -374,14 +510,17 @@ impl CopilotStore {
             .this_call
             .as_ref()
             .is_some_and(|c| c.indexed.contains(id));
-        if let (true, Some(&at)) = (seen, self.by_id.get(id)) {
+        if seen {
+            // Looked at in this call already (no folder: a subagent's id, or none).
+            let at = *self.by_id.get(id)?;
             return Some(self.listed[at].clone());
         }
         let folder = self.sessions().join(id);
-        let found = self.index_one(id, &folder)?;
+        let found = self.index_one(id, &folder);
         if let Some(call) = &mut self.this_call {
             call.indexed.insert(id.to_string());
         }
+        let found = found?;
         match self.by_id.get(id) {
             Some(&at) => self.listed[at] = found.clone(),
             None => {
@@ -418,7 +557,14 @@ impl CopilotStore {
     }
 
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
-        let found = self.lookup(id)?;
+        // A session's own events, or a subagent's in its parent's stream.
+        let (found, agent) = match self.lookup(id) {
+            Some(found) => (found, None),
+            None => {
+                let subagent = self.subagent(id)?;
+                (self.lookup(&subagent.parent)?, Some(subagent.id))
+            }
+        };
         let path = events_of(&found.folder);
         let Some(stamp) = Stamp::of(&path) else {
             return Some(Arc::new(Surface::default())); // its first turn: nothing written yet
@@ -429,7 +575,7 @@ impl CopilotStore {
             return Some(surface.clone());
         }
         let bytes = std::fs::read(&path).ok()?;
-        let (surface, skipped) = parse_surface(&bytes);
+        let (surface, skipped) = parse_surface(&bytes, agent.as_deref());
         let surface = Arc::new(surface);
         self.surface_skips.insert(id.to_string(), skipped);
         self.surfaces.retain(|(s, _, _)| s != id);
@@ -474,12 +620,16 @@ fn is_live(folder: &Path) -> bool {
 pub fn handed_over_ids(events: &Path) -> anyhow::Result<Shown> {
     let bytes = std::fs::read(events)
         .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", events.display()))?;
-    Ok(parse_surface(&bytes).0.handed_over_ids())
+    Ok(parse_surface(&bytes, None).0.handed_over_ids())
 }
 
-/// The surface of an event stream, and how many lines it skipped.
-fn parse_surface(bytes: &[u8]) -> (Surface, u64) {
-    let mut parsed = Parsed::default();
+/// The surface of an event stream (the session's own, or the subagent `agent`'s), and
+/// how many lines it skipped.
+fn parse_surface(bytes: &[u8], agent: Option<&str>) -> (Surface, u64) {
+    let mut parsed = Parsed {
+        agent: agent.map(str::to_string),
+        ..Parsed::default()
+    };
     for (line, complete) in lines(bytes) {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -508,6 +658,8 @@ struct Parsed {
     /// Where each tool call is: its message and its place among the message's actions.
     calls: HashMap<String, (usize, usize)>,
     skipped: u64,
+    /// The subagent whose surface this is; none for the session's own.
+    agent: Option<String>,
 }
 
 impl Parsed {
@@ -531,8 +683,12 @@ impl Parsed {
     }
 
     fn take(&mut self, event: &Event) {
-        if event.of_a_subagent() {
-            return; // a subagent's own conversation, not this session's surface
+        let ours = match &self.agent {
+            Some(agent) => event.agent.as_ref() == Some(agent),
+            None => !event.of_a_subagent(),
+        };
+        if !ours {
+            return; // another conversation of the same stream
         }
         match event.kind.as_str() {
             "user.message" => {
@@ -646,13 +802,19 @@ impl LoggedSessions for CopilotStore {
                 .extend(self.listed.iter().map(|l| l.id.clone()));
         }
         let listed = std::mem::take(&mut self.listed);
-        let headers: Vec<SessionHeader> = listed.iter().map(|l| self.header(l)).collect();
+        let mut headers: Vec<SessionHeader> = listed.iter().map(|l| self.header(l)).collect();
         self.listed = listed;
+        let subagents = std::mem::take(&mut self.subagents);
+        headers.extend(subagents.iter().map(|s| self.subagent_header(s)));
+        self.subagents = subagents;
         SessionIndex::of(&headers)
     }
 
     fn session_header(&mut self, id: &str) -> Option<SessionHeader> {
-        let found = self.lookup(id)?;
+        let Some(found) = self.lookup(id) else {
+            let subagent = self.subagent(id)?;
+            return Some(self.subagent_header(&subagent));
+        };
         let mut header = self.header(&found);
         header.inbound = self.desk.inbound(id);
         Some(header)
@@ -660,9 +822,12 @@ impl LoggedSessions for CopilotStore {
 
     fn titles(&mut self, ids: &[String]) -> Vec<Option<String>> {
         ids.iter()
-            .map(|id| {
-                let found = self.lookup(id)?;
-                found.workspace.name.or(found.facts.first_prompt)
+            .map(|id| match self.lookup(id) {
+                Some(found) => found.workspace.name.or(found.facts.first_prompt),
+                None => {
+                    let subagent = self.subagent(id)?;
+                    self.subagent_title(&subagent)
+                }
             })
             .collect()
     }

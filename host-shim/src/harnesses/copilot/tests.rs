@@ -340,3 +340,71 @@ fn a_call_looks_at_each_session_once_and_the_next_looks_afresh() {
     store.get_session(PLANNER).unwrap();
     assert_eq!(store.looks() - before, 4);
 }
+
+#[test]
+fn a_live_sessions_subagent_is_listed_from_its_stream_live_until_it_ends() {
+    const AGENT: &str = "5a5a5a5a-0000-4000-8000-00000000a9e7";
+    let home = home();
+    let events = home.join("session-state").join(HELPER).join("events.jsonl");
+    let of_agent = |kind: &str, data: serde_json::Value| {
+        let mut event: serde_json::Value = serde_json::from_str(&line(kind, data)).unwrap();
+        event["agentId"] = serde_json::Value::from(AGENT);
+        format!("{event}\n")
+    };
+    let mut appended = of_agent(
+        "subagent.started",
+        serde_json::json!({"toolCallId": "call_9", "agentDisplayName": "checker",
+            "agentDescription": "check the build", "model": "model-s"}),
+    );
+    appended += &of_agent(
+        "user.message",
+        serde_json::json!({"content": "Check the build", "source": format!("agent-{HELPER}")}),
+    );
+    appended += &of_agent(
+        "assistant.message",
+        serde_json::json!({"content": "It builds.", "model": "model-s", "parentToolCallId": "call_9"}),
+    );
+    let append = |text: &str| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&events)
+            .unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+    };
+    append(&appended);
+    let mut store = store(&home);
+    store.list_sessions();
+    // No session store yet: the live parent's stream shows it.
+    let header = store.get_session(AGENT).unwrap();
+    assert_eq!(header.parent_id.as_deref(), Some(HELPER));
+    assert_eq!(header.origin, "subagent");
+    assert!(header.live);
+    assert_eq!(header.preset.as_deref(), Some("model-s"));
+    assert_eq!(header.cwd.as_deref(), Some("/w/help"));
+    assert_eq!(
+        store.title_snapshots(&[AGENT.into()]),
+        [Some("check the build".to_string())]
+    );
+    let texts = |store: &mut CopilotStore, id: &str| -> Vec<String> {
+        let surface = store.surface_of(id).unwrap();
+        surface
+            .messages
+            .iter()
+            .filter_map(|m| m.text().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(texts(&mut store, AGENT), ["Check the build", "It builds."]);
+    assert!(
+        !texts(&mut store, HELPER)
+            .iter()
+            .any(|t| t.contains("build"))
+    );
+    // It ended: listed, no longer live.
+    append(&of_agent(
+        "subagent.completed",
+        serde_json::json!({"toolCallId": "call_9"}),
+    ));
+    store.list_sessions();
+    assert!(!store.get_session(AGENT).unwrap().live);
+}

@@ -6,22 +6,14 @@
 //! `data` JSON with `type` and, by type, `text`, `synthetic`, `ignored`, `tool`,
 //! `state`).
 //!
-//! Trust model: the database is OpenCode's, written by this user's processes. It is
-//! opened read only (`SQLITE_OPEN_READ_ONLY`, `query_only`), never created; a missing
-//! file is an empty store. Each question is one statement in its own read
-//! transaction, so OpenCode's writers never wait on this reader (WAL) and a checkpoint
-//! waits at most for one statement. A row whose JSON does not read is skipped and
-//! counted; nothing in a row selects a file to open.
+//! Trust model: read only, as every harness database is ([`super::super::sqlite`]). A row
+//! whose JSON does not read is skipped and counted.
 
+use crate::harnesses::sqlite::ReadOnlyDb;
 use anyhow::{Context, Result};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// How long a statement waits for a lock OpenCode holds (only WAL recovery takes one a
-/// reader waits for).
-const BUSY_WAIT: Duration = Duration::from_millis(250);
 
 /// One session as its row says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,10 +101,9 @@ struct ModelRef {
     provider: String,
 }
 
-/// A read-only connection to one database, opened when first needed.
+/// OpenCode's database, read only.
 pub struct Database {
-    path: PathBuf,
-    connection: Option<Connection>,
+    db: ReadOnlyDb,
     /// Rows whose JSON did not read, in the last listing and reads.
     pub skipped_rows: u64,
 }
@@ -120,47 +111,23 @@ pub struct Database {
 impl Database {
     pub fn at(path: &Path) -> Database {
         Database {
-            path: path.to_path_buf(),
-            connection: None,
+            db: ReadOnlyDb::at(path, "OpenCode's database"),
             skipped_rows: 0,
         }
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.db.path()
     }
 
     /// The connection, or `None` while the database does not exist yet.
     fn connection(&mut self) -> Result<Option<&Connection>> {
-        if self.connection.is_none() {
-            if !self.path.is_file() {
-                return Ok(None);
-            }
-            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI;
-            let connection = Connection::open_with_flags(&self.path, flags).with_context(|| {
-                format!("cannot open OpenCode's database {}", self.path.display())
-            })?;
-            connection.busy_timeout(BUSY_WAIT)?;
-            connection.pragma_update(None, "query_only", true)?;
-            self.connection = Some(connection);
-        }
-        Ok(self.connection.as_ref())
+        self.db.connection()
     }
 
-    /// A number that changes whenever another connection commits (SQLite's
-    /// `data_version`): what was read before still holds while it stays the same.
-    /// `None` without a database.
+    /// See [`ReadOnlyDb::version`].
     pub fn version(&mut self) -> Result<Option<i64>> {
-        let Some(connection) = self.connection()? else {
-            return Ok(None);
-        };
-        Ok(Some(connection.query_row(
-            "PRAGMA data_version",
-            [],
-            |row| row.get(0),
-        )?))
+        self.db.version()
     }
 
     /// Every session not archived, newest first.

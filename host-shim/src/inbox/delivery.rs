@@ -195,7 +195,8 @@ impl Desk {
     /// `message`'s put went undecided: a send in the same words retries it. One without
     /// a key is not kept: put again, it would be a second message.
     fn keep_undecided(&mut self, message: SpooledMessage) {
-        if message.key.is_empty() {
+        // Kept once: a retry's put may have kept it again already.
+        if message.key.is_empty() || self.undecided.iter().any(|(m, _)| m.key == message.key) {
             return;
         }
         if self.undecided.len() == KEYS_KEPT {
@@ -397,10 +398,13 @@ fn accept<R: Recipient + ?Sized>(
     retry_of: Option<SpooledMessage>,
     inbox_failed: &mut bool,
 ) -> Result<Delivered, DeliveryRefusal> {
-    let retrying = retry_of.is_some();
+    let kept = retry_of.clone();
     let mut answer = accept_once(recipient, inbox, request, sender, retry_of, inbox_failed);
-    if let Ok(delivered) = &mut answer {
-        delivered.repeat |= retrying;
+    match (&mut answer, kept) {
+        (Ok(delivered), kept) => delivered.repeat |= kept.is_some(),
+        // Refused before it was put again: still undecided, for the next retry.
+        (Err(_), Some(first)) => recipient.desk().keep_undecided(first),
+        (Err(_), None) => {}
     }
     answer
 }
@@ -754,6 +758,29 @@ mod tests {
             assert!(!deliver(&mut harness, &other).unwrap().repeat);
             assert_eq!(inbox.waiting("live").unwrap().messages.len(), 2);
         }
+    }
+
+    /// A retry in the same words refused before its put (here: the person refused
+    /// messages for a moment) leaves the first message undecided: the next retry still
+    /// puts it under its own key, never a second message.
+    #[test]
+    fn a_retry_refused_before_its_put_keeps_the_first_write_undecided() {
+        let (inbox, mut harness) = unacknowledged(false);
+        assert!(matches!(
+            send(&mut harness, "live", "hello", false, "5:alicec1"),
+            Err(DeliveryRefusal::Undecided(_))
+        ));
+        inbox.set_inbound("live", InboundPolicy::Refuse).unwrap();
+        assert_eq!(
+            send(&mut harness, "live", "hello", false, "5:alicec2"),
+            Err(DeliveryRefusal::RefusedByTarget)
+        );
+        inbox.set_inbound("live", InboundPolicy::Accept).unwrap();
+        let answer = send(&mut harness, "live", "hello", false, "5:alicec3").unwrap();
+        assert!(answer.repeat, "{answer:?}");
+        let waiting = inbox.waiting("live").unwrap().messages;
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].message.key, "5:alicec1");
     }
 
     fn two() -> Two {

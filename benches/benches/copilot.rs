@@ -1,6 +1,7 @@
-//! The Copilot CLI store on a big COPILOT_HOME: 1,000 sessions of 3 MB each (written
-//! once under the temporary folder in Copilot CLI 1.0.102's shape, then reused), listed
-//! and read through the component, beside the other stores' figures.
+//! The Copilot CLI store on a big COPILOT_HOME: 1,000 sessions of 3 MB each, each with a
+//! subagent (written once under the temporary folder in Copilot CLI 1.0.102's shape,
+//! then reused), listed and read through the component, beside the other stores'
+//! figures.
 //! `cargo bench -p benches --bench copilot`. The streams sit in the page cache after the
 //! first run: these are the store's costs, not the disk's.
 
@@ -21,8 +22,8 @@ fn copilot(c: &mut Criterion) {
     common::store_group(
         c,
         "copilot store, 1,000 sessions of 3 MB",
-        "open the store: bounded reads of every event stream",
-        1000,
+        "open the store: bounded reads of every event stream, one query of the session store",
+        2000,
         || CopilotStore::open(&home, inbox.clone()),
         benches::list_and_read(&id(0), &id(1)),
     );

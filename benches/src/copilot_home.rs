@@ -1,6 +1,7 @@
 //! A COPILOT_HOME for the benchmarks: 1,000 sessions of 3 MB each in Copilot CLI
-//! 1.0.102's shape (`session-state/<id>/events.jsonl` and `workspace.yaml`), written
-//! once under the temporary folder, then reused.
+//! 1.0.102's shape (`session-state/<id>/events.jsonl` and `workspace.yaml`), each with
+//! one subagent (its events in the session's stream, its model requests in the session
+//! store `session-store.db`), written once under the temporary folder, then reused.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,11 @@ pub const SESSION_BYTES: usize = 3 << 20;
 
 pub fn id(n: usize) -> String {
     format!("c0b1{n:04x}-0000-4000-8000-{n:012x}")
+}
+
+/// The subagent of session `n`.
+pub fn subagent_id(n: usize) -> String {
+    format!("5ab1{n:04x}-0000-4000-8000-{n:012x}")
 }
 
 /// One session of about 3 MB: its start, then turns of the person's prompt (with the
@@ -46,6 +52,35 @@ pub fn write_session(folder: &Path, n: usize) {
             1 + n % 28
         ),
     );
+    // Its subagent, early in the stream (as a first turn's delegation is).
+    let sub = subagent_id(n);
+    for (kind, data) in [
+        (
+            "subagent.started",
+            format!(
+                r#"{{"toolCallId":"call_sub","agentDisplayName":"checker","agentDescription":"check module {n}","model":"gpt-5.2-mini"}}"#
+            ),
+        ),
+        (
+            "user.message",
+            format!(r#"{{"content":"Check module {n}","source":"agent-{id}"}}"#),
+        ),
+        (
+            "assistant.message",
+            r#"{"model":"gpt-5.2-mini","content":"Checked.","toolRequests":[]}"#.to_string(),
+        ),
+        (
+            "subagent.completed",
+            r#"{"toolCallId":"call_sub"}"#.to_string(),
+        ),
+    ] {
+        let event = format!(
+            r#"{{"type":"{kind}","data":{data},"agentId":"{sub}","id":"e","timestamp":"2026-11-{:02}T10:00:01.000Z","parentId":null}}"#,
+            1 + n % 28
+        );
+        writeln!(out, "{event}").unwrap();
+        written += event.len() + 1;
+    }
     let system = "s".repeat(20 << 10);
     let output = "o".repeat(16 << 10);
     let mut turn = 0;
@@ -88,15 +123,43 @@ pub fn write_session(folder: &Path, n: usize) {
     }
 }
 
+/// Copilot's session store: a model request of each session and of its subagent, in
+/// the columns Copilot CLI 1.0.102 writes that the store reads.
+pub fn write_session_store(root: &Path) {
+    let db = rusqlite::Connection::open(root.join("session-store.db")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE assistant_usage_events (id INTEGER PRIMARY KEY AUTOINCREMENT, \
+         session_id TEXT NOT NULL, turn_index INTEGER, agent_id TEXT, parent_tool_call_id TEXT, \
+         model TEXT NOT NULL, created_at TEXT DEFAULT (datetime('now'))); BEGIN;",
+    )
+    .unwrap();
+    for n in 0..SESSIONS {
+        let day = 1 + n % 28;
+        db.execute(
+            "INSERT INTO assistant_usage_events (session_id, turn_index, agent_id, parent_tool_call_id, model, created_at) \
+             VALUES (?1, 0, NULL, NULL, 'gpt-5.2', ?2), (?1, 0, ?3, 'call_sub', 'gpt-5.2-mini', ?4)",
+            (
+                id(n),
+                format!("2026-11-{day:02}T10:00:00.500Z"),
+                subagent_id(n),
+                format!("2026-11-{day:02}T10:00:01.000Z"),
+            ),
+        )
+        .unwrap();
+    }
+    db.execute_batch("COMMIT;").unwrap();
+}
+
 /// The COPILOT_HOME of 1,000 sessions, written on the first run.
 pub fn copilot_home() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-copilot-home");
+    let root = std::env::temp_dir().join("session-tools-bench-copilot-home-v2");
     let done = root.join(".complete");
     if !done.exists() {
         let _ = std::fs::remove_dir_all(&root);
         for n in 0..SESSIONS {
             write_session(&root.join("session-state").join(id(n)), n);
         }
+        write_session_store(&root);
         std::fs::write(&done, "").unwrap();
     }
     root

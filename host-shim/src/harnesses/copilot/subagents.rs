@@ -12,11 +12,12 @@
 //!   they start and end, before the store has a row), and for the title of a cold
 //!   parent's subagent when one is asked for.
 //!
-//! Trust model: both are Copilot's, read only ([`super::super::sqlite`] for the
-//! database); a row or line that does not read is skipped and counted.
+//! Trust model: both are Copilot's, read only (the database opened read only, never
+//! created, one statement per question, so Copilot's writers never wait on it); a row
+//! or line that does not read is skipped and counted.
 
 use super::events::Event;
-use crate::harnesses::logfile::{LineFacts, Stamp, facts_of, read_range, rfc3339_ms};
+use crate::harnesses::logfile::{Stamp, read_range, rfc3339_ms};
 use crate::harnesses::sqlite::ReadOnlyDb;
 use std::path::Path;
 
@@ -139,14 +140,31 @@ pub struct Spans {
     pub skipped: u64,
 }
 
-impl LineFacts for Spans {
-    fn take_line(&mut self, line: &[u8]) {
-        // Only a subagent's own start and end are parsed: the rest of a stream is
-        // passed over unread.
-        const MARK: &[u8] = b"\"subagent.";
-        if !line.windows(MARK.len()).any(|w| w == MARK) {
-            return;
+/// What every line of a subagent's start or end holds: only such lines are parsed.
+const MARK: &[u8] = b"\"subagent.";
+
+impl Spans {
+    /// The spans of `buffer`'s whole lines, and the bytes those lines take (a last
+    /// line without its line feed is still being written: not read). Only the lines
+    /// holding [`MARK`] are parsed; the rest is passed over by a substring search.
+    fn of(buffer: &[u8]) -> (Spans, u64) {
+        let consumed = memchr::memrchr(b'\n', buffer).map_or(0, |at| at + 1);
+        let whole = &buffer[..consumed];
+        let mut spans = Spans::default();
+        let mut next_line = 0;
+        for hit in memchr::memmem::find_iter(whole, MARK) {
+            if hit < next_line {
+                continue; // another mark on a line already taken
+            }
+            let start = memchr::memrchr(b'\n', &whole[..hit]).map_or(0, |at| at + 1);
+            let end = hit + memchr::memchr(b'\n', &whole[hit..]).expect("whole lines");
+            spans.take_line(&whole[start..end]);
+            next_line = end + 1;
         }
+        (spans, consumed as u64)
+    }
+
+    fn take_line(&mut self, line: &[u8]) {
         let Some(event) = Event::parse(line) else {
             self.skipped += 1;
             return;
@@ -183,6 +201,7 @@ impl LineFacts for Spans {
         }
     }
 
+    /// These spans (from earlier in the stream) followed by `later`'s.
     fn then(mut self, later: Spans) -> Spans {
         for span in later.found {
             match self.found.iter_mut().find(|s| s.id == span.id) {
@@ -194,12 +213,6 @@ impl LineFacts for Spans {
         self
     }
 
-    fn has_latest(&self) -> bool {
-        false
-    }
-}
-
-impl Spans {
     /// The subagent `id`'s span.
     pub fn span(&self, id: &str) -> Option<&Span> {
         self.found.iter().find(|s| s.id == id)
@@ -227,7 +240,7 @@ pub fn spans_of(path: &Path, previous: Option<ReadSpans>) -> Option<ReadSpans> {
     };
     let mut file = std::fs::File::open(path).ok()?;
     let bytes = read_range(&mut file, from, stamp.len).ok()?;
-    let (later, consumed) = facts_of::<Spans>(&bytes, true);
+    let (later, consumed) = Spans::of(&bytes);
     Some(ReadSpans {
         stamp,
         consumed: from + consumed,

@@ -407,4 +407,12 @@ fn a_live_sessions_subagent_is_listed_from_its_stream_live_until_it_ends() {
     ));
     store.list_sessions();
     assert!(!store.get_session(AGENT).unwrap().live);
+    // The session store is only read: none was made.
+    assert!(!home.join("session-store.db").exists());
+    // One that is not a database is skipped and counted; the listing stands.
+    std::fs::write(home.join("session-store.db"), "not a database").unwrap();
+    let mut store = super::CopilotStore::open(&home, Arc::new(MemoryInbox::new()));
+    let index = store.list_sessions();
+    assert_eq!(index.entries.len(), 4);
+    assert_eq!(store.session_store.skipped, 1);
 }

@@ -6,8 +6,11 @@
 //! `data` JSON with `type` and, by type, `text`, `synthetic`, `ignored`, `tool`,
 //! `state`).
 //!
-//! Trust model: read only, as every harness database is ([`super::super::sqlite`]). A row
-//! whose JSON does not read is skipped and counted.
+//! Trust model: the database is OpenCode's, written by this user's processes. It is
+//! opened read only, never created (a missing file is an empty store); each question
+//! is one statement in its own read transaction, so OpenCode's writers never wait on
+//! this reader. A row whose JSON does not read is skipped and counted; nothing in a
+//! row selects a file to open.
 
 use crate::harnesses::sqlite::ReadOnlyDb;
 use anyhow::{Context, Result};
@@ -125,7 +128,8 @@ impl Database {
         self.db.connection()
     }
 
-    /// See [`ReadOnlyDb::version`].
+    /// A number that changes whenever another connection commits (SQLite's
+    /// `data_version`); `None` without a database.
     pub fn version(&mut self) -> Result<Option<i64>> {
         self.db.version()
     }

@@ -67,6 +67,7 @@ pub use harnesses::codex::{self, CodexStore, RolloutReads};
 #[cfg(feature = "copilot")]
 pub use harnesses::copilot::{self, CopilotStore};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
+pub use harnesses::gemini::{self, GeminiStore};
 #[cfg(feature = "opencode")]
 pub use harnesses::opencode::{self, DatabaseReads, OpenCodeStore};
 pub use harnesses::{Harnesses, McpClient, StampedCalls, Store};

@@ -14,6 +14,7 @@ pub mod codex;
 #[cfg(feature = "copilot")]
 pub mod copilot;
 pub(crate) mod corpus;
+pub mod gemini;
 pub(crate) mod logfile;
 #[cfg(feature = "opencode")]
 pub mod opencode;

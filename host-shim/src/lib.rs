@@ -70,7 +70,7 @@ pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Sessio
 pub use harnesses::gemini::{self, GeminiStore};
 #[cfg(feature = "opencode")]
 pub use harnesses::opencode::{self, DatabaseReads, OpenCodeStore};
-pub use harnesses::{Harnesses, McpClient, StampedCalls, Store};
+pub use harnesses::{Harnesses, McpClient, StampCarrier, StampedCalls, Store};
 pub use inbox::delivery::DeliveryRequest;
 pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir, WakeCommand};
 pub use plugin::ContractVersion;

@@ -73,34 +73,42 @@ pub struct StampCheck {
 
 impl StampCheck {
     /// How calls come stamped, when the server runs under one of `clients` that stamps
-    /// its calls: the first whose environment variable names this server's session.
+    /// its calls: the first whose environment variable is set.
     pub fn under(clients: &[McpClient]) -> Option<host_shim::StampedCalls> {
         clients.iter().find_map(|client| {
             let calls = client.stamps?;
-            let under = std::env::var(client.caller_env?).is_ok_and(|id| !id.is_empty());
+            let under = std::env::var(calls.under_env).is_ok_and(|value| !value.is_empty());
             under.then_some(calls)
         })
     }
 
-    /// Who made the call of `tool` with `arguments`, from the stamp in `meta`; else
-    /// the refusal's words.
+    /// Who made the call of `tool`, from the stamp in `meta` or `arguments` (taken out
+    /// of them, which are the model's after it); else the refusal's words.
     fn stamped(
         &self,
         meta: &serde_json::Map<String, serde_json::Value>,
         tool: &str,
-        arguments: &serde_json::Value,
+        arguments: &mut serde_json::Map<String, serde_json::Value>,
     ) -> Result<host_shim::call_stamp::Stamped, String> {
+        use host_shim::StampCarrier;
         use host_shim::call_stamp::{StampKey, Unstamped, now_ms};
         let refused = |why: Unstamped| why.explain(self.calls.set_up_by);
-        let Some(stamp) = meta.get(self.calls.meta) else {
+        let stamp = match self.calls.carrier {
+            StampCarrier::Meta(key) => meta.get(key).cloned(),
+            StampCarrier::Argument(name) => arguments.remove(name),
+        };
+        let Some(stamp) = stamp else {
             return Err(refused(Unstamped::Missing));
         };
+        let arguments = serde_json::Value::Object(arguments.clone());
         match StampKey::load(&self.state_root) {
             Err(err) => Err(format!(
                 "host-shim mcp cannot check the call's stamp: {err:#}; nothing was run"
             )),
             Ok(None) => Err(refused(Unstamped::NoKey)),
-            Ok(Some(key)) => key.check(stamp, tool, arguments, now_ms()).map_err(refused),
+            Ok(Some(key)) => key
+                .check(&stamp, tool, &arguments, now_ms())
+                .map_err(refused),
         }
     }
 }
@@ -201,10 +209,11 @@ impl<H: Harness> McpServer<H> {
         let refused = |text: String| Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
         // Who made the call and its id: the stamp's, where calls carry one; else what
         // the client names in `_meta`, else the server's caller.
+        let mut arguments = arguments.cloned();
         let (call_id, caller_from_client) = match &self.options.stamps {
             Some(check) => {
-                let object = serde_json::Value::Object(arguments.cloned().unwrap_or_default());
-                match check.stamped(meta, name, &object) {
+                let arguments = arguments.get_or_insert_default();
+                match check.stamped(meta, name, arguments) {
                     Ok(who) => (who.call, Some(who.session)),
                     Err(text) => return refused(text),
                 }
@@ -214,6 +223,7 @@ impl<H: Harness> McpServer<H> {
                 caller_id(&self.options.clients, meta),
             ),
         };
+        let arguments = arguments.as_ref();
         let call_id = call_id.as_str();
         let caller_known = match (caller_from_client, &self.options.caller) {
             (Some(caller), _) => Caller::Known(caller),

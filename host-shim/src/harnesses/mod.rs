@@ -57,10 +57,26 @@ pub struct McpClient {
 /// How a client's calls carry their stamp (see [`McpClient::stamps`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StampedCalls {
-    /// The key of each `tools/call`'s `_meta` the stamp is in.
-    pub meta: &'static str,
+    /// Where in a `tools/call` the stamp is.
+    pub carrier: StampCarrier,
+    /// The environment variable the client sets for the servers it starts: while it
+    /// is set, the server runs under this client and every call must carry a stamp
+    /// (Copilot CLI: `COPILOT_AGENT_SESSION_ID`; Gemini CLI: `GEMINI_CLI`).
+    pub under_env: &'static str,
     /// The command that installs the hook that stamps (`host-shim setup copilot`).
     pub set_up_by: &'static str,
+}
+
+/// Where a stamp rides in a `tools/call`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StampCarrier {
+    /// Under this key of the request's `_meta`, which the model never sees (Copilot
+    /// CLI's `preMcpToolCall` hook sets it).
+    Meta(&'static str),
+    /// As this argument, which the server takes out before the plugin sees the
+    /// arguments (Gemini CLI's `BeforeTool` hook adds it; the hook refuses a call
+    /// whose model wrote it).
+    Argument(&'static str),
 }
 
 /// One harness's sessions as a list of stores serves them: both interfaces, and what

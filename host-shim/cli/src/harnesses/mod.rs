@@ -5,6 +5,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod gemini;
 pub mod opencode;
 
 use crate::profile::HarnessProfile;
@@ -15,4 +16,5 @@ pub const ALL: &[&dyn HarnessProfile] = &[
     &codex::Codex,
     &opencode::OpenCode,
     &copilot::Copilot,
+    &gemini::Gemini,
 ];

@@ -27,6 +27,11 @@ pub fn copilot_sessions() -> PathBuf {
     tests_dir().join("fixtures/copilot-1.0.102/session-state")
 }
 
+/// The `~/.gemini` the real Gemini CLI 0.61.0 wrote (tests/gemini/generate_fixtures.py).
+pub fn gemini_home() -> PathBuf {
+    tests_dir().join("fixtures/gemini-0.61.0")
+}
+
 /// The corpus of the harness tests.
 pub fn harness_corpus() -> PathBuf {
     tests_dir().join("corpora/harness.json")

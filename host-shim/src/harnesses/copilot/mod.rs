@@ -77,7 +77,8 @@ pub const MCP_CLIENT: McpClient = McpClient {
     caller_meta: None,
     call_id_meta: None,
     stamps: Some(crate::harnesses::StampedCalls {
-        meta: hook::STAMP_META,
+        carrier: crate::harnesses::StampCarrier::Meta(hook::STAMP_META),
+        under_env: "COPILOT_AGENT_SESSION_ID",
         set_up_by: "host-shim setup copilot",
     }),
 };

@@ -153,13 +153,17 @@ impl ChatMessage {
         parts_text(&self.content)
     }
 
-    /// What the person typed: `displayContent`, else the text parts that are not a
-    /// hook's.
+    /// What the person typed: `displayContent`, else the text parts without a hook's
+    /// context.
     pub fn person_words(&self) -> Option<String> {
         let parts = match &self.display_content {
             Some(display) => parts_text(display),
             None => (self.text_parts().into_iter())
-                .filter(|t| hook_context(t).is_none())
+                .flat_map(segments)
+                .filter_map(|segment| match segment {
+                    Segment::Words(words) => Some(words),
+                    Segment::Context(_) => None,
+                })
                 .collect(),
         };
         let words = parts.join("\n");
@@ -173,6 +177,57 @@ impl ChatMessage {
         };
         !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some())
     }
+
+    /// The hooks' context in the tools' results (an `AfterTool` hook's, appended to
+    /// the output), in order.
+    pub fn result_contexts(&self) -> Vec<&str> {
+        let outputs = (self.content.as_array().into_iter().flatten()).filter_map(|p| {
+            p.get("functionResponse")?
+                .get("response")?
+                .get("output")?
+                .as_str()
+        });
+        outputs
+            .flat_map(segments)
+            .filter_map(|segment| match segment {
+                Segment::Context(context) => Some(context),
+                Segment::Words(_) => None,
+            })
+            .collect()
+    }
+}
+
+/// A piece of a text part: a hook's `<hook_context>…</hook_context>` block, or what
+/// lies between such blocks.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Segment<'a> {
+    Context(&'a str),
+    Words(&'a str),
+}
+
+/// `text` cut at each hook's block: a `BeforeAgent` hook's is a part of its own, a
+/// `SessionStart` hook's is put before the prompt in its part, an `AfterTool` hook's
+/// after a tool's output. Blank pieces between blocks are dropped.
+pub fn segments(text: &str) -> Vec<Segment<'_>> {
+    const OPEN: &str = "<hook_context>";
+    const CLOSE: &str = "</hook_context>";
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        let inner = &rest[start + OPEN.len()..];
+        let Some(end) = inner.find(CLOSE) else { break };
+        let before = rest[..start].trim();
+        if !before.is_empty() {
+            found.push(Segment::Words(before));
+        }
+        found.push(Segment::Context(&inner[..end]));
+        rest = &inner[end + CLOSE.len()..];
+    }
+    let rest = rest.trim();
+    if !rest.is_empty() {
+        found.push(Segment::Words(rest));
+    }
+    found
 }
 
 fn parts_text(value: &serde_json::Value) -> Vec<&str> {
@@ -183,13 +238,6 @@ fn parts_text(value: &serde_json::Value) -> Vec<&str> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-/// The inside of a hook's `<hook_context>…</hook_context>` part (what a `BeforeAgent`
-/// hook's `additionalContext` becomes).
-pub fn hook_context(text: &str) -> Option<&str> {
-    text.strip_prefix("<hook_context>")?
-        .strip_suffix("</hook_context>")
 }
 
 /// Gemini's own context before the first prompt (the date, the OS, the folders).
@@ -223,7 +271,18 @@ mod tests {
         assert_eq!(chat.messages[1].person_words().as_deref(), Some("Go"));
         assert!(chat.messages[3].is_tool_results());
         assert!(is_session_context(chat.messages[0].text_parts()[0]));
-        assert_eq!(hook_context("<hook_context>H</hook_context>"), Some("H"));
+        assert_eq!(
+            segments("<hook_context>S</hook_context>\n\nGo"),
+            [Segment::Context("S"), Segment::Words("Go")]
+        );
+        assert_eq!(
+            segments("out\n\n\n<hook_context>T</hook_context>"),
+            [Segment::Words("out"), Segment::Context("T")]
+        );
+        assert_eq!(
+            segments("<hook_context>open"),
+            [Segment::Words("<hook_context>open")]
+        );
         // The damaged line and the half-written last one.
         assert_eq!(chat.skipped, 2);
     }

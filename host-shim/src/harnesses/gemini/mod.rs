@@ -35,6 +35,7 @@
 //! they are unchanged.
 
 pub mod chat;
+pub mod hook;
 
 use super::logfile::{LineFacts, Stamp, Windowed, rfc3339_ms};
 use super::surface::{LoggedSessions, Message, Surface};
@@ -43,7 +44,7 @@ use crate::contract::latest::{
 };
 use crate::inbox::delivery::{Arriving, Desk, Woken};
 use crate::inbox::{Recipient, SharedInbox, Shown, Waiting};
-use chat::{Chat, ChatMessage, Line, hook_context, is_session_context};
+use chat::{Chat, ChatMessage, Line, Segment, is_session_context, segments};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,6 +52,22 @@ use std::sync::Arc;
 /// The argument a hook of ours adds to each call of our tools, naming the session that
 /// makes it: never shown as the model's input.
 pub const STAMP_ARGUMENT: &str = "session_tools_stamp";
+
+/// What Gemini CLI's MCP client sends: one server per CLI process, whose environment
+/// names no session (only `GEMINI_CLI=1`); a `tools/call` carries no session and no
+/// call id (its `_meta` holds only a progress token). So our `BeforeTool` hook adds
+/// the session's stamp to each call's arguments ([`hook::stamp`]).
+pub const MCP_CLIENT: crate::harnesses::McpClient = crate::harnesses::McpClient {
+    who: "Gemini CLI",
+    caller_env: None,
+    caller_meta: None,
+    call_id_meta: None,
+    stamps: Some(crate::harnesses::StampedCalls {
+        carrier: crate::harnesses::StampCarrier::Argument(STAMP_ARGUMENT),
+        under_env: "GEMINI_CLI",
+        set_up_by: "host-shim setup gemini",
+    }),
+};
 
 /// Gemini CLI's folder: `$GEMINI_CLI_HOME/.gemini` when set (Gemini's own override of
 /// the home it uses), else `~/.gemini`.
@@ -419,27 +436,34 @@ fn surface_of(chat: &Chat) -> Surface {
         };
     for message in &chat.messages {
         match message.kind.as_str() {
-            "user" if message.is_tool_results() => {}
             "user" => {
-                let person = message.person_words();
-                let mut person_shown = false;
+                // The tools' results are not shown; a hook's context after one is.
+                for context in message.result_contexts() {
+                    push_context(&mut push, context);
+                }
+                let mut words_shown = false;
                 for text in message.text_parts() {
-                    let added =
-                        hook_context(text).or_else(|| is_session_context(text).then_some(text));
-                    match added {
-                        Some(added) => match crate::contract::frames::handed_over_frames(added) {
-                            Some(frames) => (frames.iter())
-                                .for_each(|f| push(Role::User, "user", f, false, Vec::new())),
-                            None => push(Role::User, "gemini", added.trim(), true, Vec::new()),
-                        },
-                        None if !person_shown => {
+                    if is_session_context(text) {
+                        push(Role::User, "gemini", text.trim(), true, Vec::new());
+                        continue;
+                    }
+                    for segment in segments(text) {
+                        match segment {
+                            Segment::Context(context) => push_context(&mut push, context),
                             // The person's words once, as they typed them.
-                            person_shown = true;
-                            if let Some(words) = &person {
-                                push(Role::User, "user", words, false, Vec::new());
+                            Segment::Words(_) if words_shown => {}
+                            Segment::Words(words) => {
+                                words_shown = true;
+                                let typed = message.person_words();
+                                push(
+                                    Role::User,
+                                    "user",
+                                    typed.as_deref().unwrap_or(words),
+                                    false,
+                                    Vec::new(),
+                                );
                             }
                         }
-                        None => {}
                     }
                 }
             }
@@ -472,6 +496,21 @@ fn surface_of(chat: &Chat) -> Surface {
     Surface {
         messages,
         captured_through_seq,
+    }
+}
+
+/// A hook's context: a hand-over's frames each as the frame (the person's side),
+/// anything else as Gemini's injected text.
+fn push_context(push: &mut impl FnMut(Role, &str, &str, bool, Vec<ToolAction>), context: &str) {
+    let context = context.trim();
+    if context.is_empty() {
+        return;
+    }
+    match crate::contract::frames::handed_over_frames(context) {
+        Some(frames) => {
+            (frames.iter()).for_each(|f| push(Role::User, "user", f, false, Vec::new()))
+        }
+        None => push(Role::User, "gemini", context, true, Vec::new()),
     }
 }
 

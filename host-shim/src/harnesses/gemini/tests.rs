@@ -206,3 +206,76 @@ fn a_home_that_is_not_there_is_an_empty_store() {
     assert!(store.list_sessions().entries.is_empty());
     assert_eq!(store.get_session(MAIN), None);
 }
+
+/// Where Gemini CLI 0.61.0 records each hook's context (seen with the real binary):
+/// `SessionStart`'s before the prompt in its part, `AfterTool`'s after the tool's
+/// output, `AfterAgent`'s denial as a prompt of its own.
+#[test]
+fn each_hooks_context_is_found_where_gemini_records_it() {
+    let root = home();
+    let chats = root.join("tmp/app/chats");
+    let id = "7c7c7c7c-0000-4000-8000-000000000007";
+    let output = format!(
+        "<untrusted_context>\nrows\n</untrusted_context>\n\n\n<hook_context>{}</hook_context>",
+        frame("m-000000000003", "steered")
+    );
+    let lines = [
+        line(
+            serde_json::json!({"sessionId": id, "startTime": "2026-12-05T11:00:00.000Z", "kind": "main"}),
+        ),
+        line(
+            serde_json::json!({"id": "u1", "type": "user", "content": [{"text":
+            format!("<hook_context>{}</hook_context>\n\nGo on", frame("m-000000000002", "at start"))}]}),
+        ),
+        line(
+            serde_json::json!({"id": "g1", "type": "gemini", "content": "", "model": "m",
+            "toolCalls": [{"name": "run_shell_command", "args": {"command": "ls"}, "status": "success"}]}),
+        ),
+        line(
+            serde_json::json!({"id": "r1", "type": "user", "content": [{"functionResponse":
+            {"name": "run_shell_command", "response": {"output": output}}}]}),
+        ),
+        line(serde_json::json!({"id": "g2", "type": "gemini", "content": "Done.", "model": "m"})),
+        line(
+            serde_json::json!({"id": "u2", "type": "user", "content": [{"text": frame("m-000000000004", "at stop")}]}),
+        ),
+    ];
+    let file = chats.join("session-2026-12-05T11-00-7c7c7c7c.jsonl");
+    std::fs::write(&file, lines.concat()).unwrap();
+    let mut store = store(&root);
+    let surface = store.surface_of(id).unwrap();
+    let shown = texts(&surface);
+    assert_eq!(
+        shown[0],
+        (
+            "user".into(),
+            false,
+            Some(frame("m-000000000002", "at start"))
+        )
+    );
+    assert_eq!(shown[1], ("user".into(), false, Some("Go on".into())));
+    assert_eq!(
+        shown[3],
+        (
+            "user".into(),
+            false,
+            Some(frame("m-000000000003", "steered"))
+        )
+    );
+    assert_eq!(
+        shown[5],
+        (
+            "user".into(),
+            false,
+            Some(frame("m-000000000004", "at stop"))
+        )
+    );
+    assert_eq!(
+        store.title_snapshots(&[id.into()]),
+        [Some("Go on".to_string())]
+    );
+    let ids = handed_over_ids(&file).unwrap();
+    for id in ["m-000000000002", "m-000000000003", "m-000000000004"] {
+        assert!(ids.contains(id), "{id}: {ids:?}");
+    }
+}

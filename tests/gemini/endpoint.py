@@ -32,8 +32,8 @@ def as_messages(contents):
         said = [{"text": p["text"]} for p in parts if isinstance(p.get("text"), str)]
         calls = [p["functionCall"] for p in parts if "functionCall" in p]
         answers = [p["functionResponse"] for p in parts if "functionResponse" in p]
-        for answer in answers:
-            messages.append({"role": "tool", "content": [{"text": json.dumps(answer)}]})
+        for text in texts({"parts": [{"functionResponse": a} for a in answers]}):
+            messages.append({"role": "tool", "content": [{"text": text}]})
         if role == "model":
             messages.append({"role": "assistant", "content": said,
                              "tool_calls": [{"function": c} for c in calls]})
@@ -43,13 +43,16 @@ def as_messages(contents):
 
 
 def texts(content):
-    """Every text of one Gemini content, a function's response as its JSON."""
+    """Every text of one Gemini content: a function's response as its output (or its
+    JSON when it has none)."""
     found = []
     for part in content.get("parts") or []:
         if isinstance(part.get("text"), str):
             found.append(part["text"])
         if "functionResponse" in part:
-            found.append(json.dumps(part["functionResponse"]))
+            response = part["functionResponse"].get("response") or {}
+            output = response.get("output") if isinstance(response, dict) else None
+            found.append(output if isinstance(output, str) else json.dumps(part["functionResponse"]))
     return found
 
 

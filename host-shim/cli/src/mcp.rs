@@ -152,6 +152,27 @@ fn mcp_tool(spec: &host_shim::Tool) -> anyhow::Result<Tool> {
     Ok(tool)
 }
 
+/// `tool` with the stamp's argument in its input schema: a client that checks the
+/// arguments a hook rewrote against the schema (Gemini CLI) takes the stamp then. Its
+/// description tells the model it is not the model's to write (the hook refuses a call
+/// whose model wrote it).
+fn with_stamp_argument(tool: &mut Tool, name: &str) {
+    let mut schema = (*tool.input_schema).clone();
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| serde_json::json!({}));
+    if let Some(properties) = properties.as_object_mut() {
+        properties.insert(
+            name.to_string(),
+            serde_json::json!({
+                "type": "object",
+                "description": "Set by the harness's hook (the session making the call); never write it."
+            }),
+        );
+    }
+    tool.input_schema = Arc::new(schema);
+}
+
 impl<H: Harness> McpServer<H> {
     /// Reads the catalog for the settings once (invalid settings fail here, before
     /// the server serves anything).
@@ -163,7 +184,14 @@ impl<H: Harness> McpServer<H> {
         let specs = runtime
             .catalog_with(harness.clone(), &options.settings)
             .map_err(|err| anyhow::anyhow!("{err}"))?;
-        let tools = specs.iter().map(mcp_tool).collect::<anyhow::Result<_>>()?;
+        let mut tools: Vec<Tool> = specs.iter().map(mcp_tool).collect::<anyhow::Result<_>>()?;
+        if let Some(StampCheck { calls, .. }) = &options.stamps
+            && let host_shim::StampCarrier::Argument(name) = calls.carrier
+        {
+            tools
+                .iter_mut()
+                .for_each(|tool| with_stamp_argument(tool, name));
+        }
         Ok(McpServer {
             runtime: Arc::new(runtime),
             harness,

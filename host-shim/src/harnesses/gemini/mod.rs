@@ -3,9 +3,11 @@
 //! inbox ([`crate::inbox`]) for deliveries.
 //!
 //! What a session is, from its files: its id is the header's `sessionId` (a plain id);
-//! a main session is `chats/session-<time>-<id8>.jsonl`, and a later file with the same
-//! id (the stub a resume in a later minute writes) is folded after it, in name order,
-//! one session; a subagent is `chats/<parent id>/<id>.jsonl` (header `kind`
+//! a main session is `chats/session-<time>-<id8>.jsonl`. A resume in a later minute
+//! writes a stub named after that minute (its header and Gemini's context, written
+//! again at each resume) and goes on appending the conversation to the first file: the
+//! files of one id are one session, its record the first of them still there. A
+//! subagent is `chats/<parent id>/<id>.jsonl` (header `kind`
 //! `subagent`), listed with its parent as owner. Created is the header's `startTime`;
 //! the cwd the project's folder (`~/.gemini/projects.json` maps each folder to its
 //! `<project>` name), a subagent's its header's first directory; the title the
@@ -31,8 +33,8 @@
 //! an empty store.
 //!
 //! Cost: a listing reads each file's head and tail once per size and modification time
-//! (then only what was appended); a read folds the session's files whole, cached while
-//! they are unchanged.
+//! (then only what was appended); a read folds the session's record whole, cached
+//! while it is unchanged.
 
 pub mod chat;
 pub mod hook;
@@ -161,7 +163,7 @@ impl LineFacts for Facts {
 #[derive(Clone, Debug)]
 struct Listed {
     id: String,
-    /// Its files, in name order (a main session's first, then any stub).
+    /// Its files, in name order: the record first, then a resume's stubs.
     files: Vec<PathBuf>,
     /// The project folder's name under `tmp/`.
     project: String,
@@ -178,7 +180,7 @@ pub struct GeminiStore {
     indexed: HashMap<PathBuf, Windowed<Facts>>,
     /// `projects.json` as last read: each project's name, its folder.
     projects: Option<(Stamp, HashMap<String, String>)>,
-    surfaces: VecDeque<(String, Vec<Stamp>, Arc<Surface>)>,
+    surfaces: VecDeque<(String, Stamp, Arc<Surface>)>,
     surface_skips: HashMap<String, u64>,
     /// Whether this call listed already (a call asks about one session more than once,
     /// and its answers describe one state of the harness). None between calls.
@@ -366,23 +368,14 @@ impl GeminiStore {
 
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let found = self.lookup(id)?;
-        let stamps: Vec<Stamp> = found.files.iter().filter_map(|f| Stamp::of(f)).collect();
+        // The record: the first file still there (Gemini's clean-up may delete one).
+        let (file, stamp) = (found.files.iter()).find_map(|f| Some((f, Stamp::of(f)?)))?;
         if let Some((_, _, surface)) =
-            (self.surfaces.iter()).find(|(s, seen, _)| s == id && *seen == stamps)
+            (self.surfaces.iter()).find(|(s, seen, _)| s == id && *seen == stamp)
         {
             return Some(surface.clone());
         }
-        let mut bytes = Vec::new();
-        for file in &found.files {
-            // A file gone since the listing (Gemini's clean-up) adds nothing.
-            if let Ok(more) = std::fs::read(file) {
-                bytes.extend_from_slice(&more);
-                if !bytes.ends_with(b"\n") && !bytes.is_empty() {
-                    bytes.push(b'\n');
-                }
-            }
-        }
-        let chat = Chat::of(&bytes);
+        let chat = Chat::of(&std::fs::read(file).ok()?);
         let surface = Arc::new(surface_of(&chat));
         self.surface_skips.insert(id.to_string(), chat.skipped);
         self.surfaces.retain(|(s, _, _)| s != id);
@@ -390,7 +383,7 @@ impl GeminiStore {
             self.surfaces.pop_front();
         }
         self.surfaces
-            .push_back((id.to_string(), stamps, surface.clone()));
+            .push_back((id.to_string(), stamp, surface.clone()));
         Some(surface)
     }
 }

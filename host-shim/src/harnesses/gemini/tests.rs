@@ -62,20 +62,25 @@ fn home() -> PathBuf {
             serde_json::json!({"id": "g2", "type": "gemini", "content": "Planned.", "model": "gemini-b"}),
         ),
         line(serde_json::json!({"id": "i1", "type": "info", "content": "Note for the person"})),
+        // Resumed in a later minute: the conversation goes on in this file.
+        line(serde_json::json!({"id": "p2", "type": "user", "content": [{"text": "And now?"}]})),
+        line(
+            serde_json::json!({"id": "g3", "type": "gemini", "content": "Shipping.", "model": "gemini-c"}),
+        ),
     ];
     std::fs::write(
         chats.join("session-2026-12-05T10-29-2b217103.jsonl"),
         main.concat(),
     )
     .unwrap();
-    // A resume in a later minute: a stub with the same id, folded after it.
+    // The resume's stub, named after its minute: its header and Gemini's context again.
     let stub = [
         line(
             serde_json::json!({"sessionId": MAIN, "startTime": "2026-12-05T10:31:00.000Z", "kind": "main"}),
         ),
-        line(serde_json::json!({"id": "p2", "type": "user", "content": [{"text": "And now?"}]})),
         line(
-            serde_json::json!({"id": "g3", "type": "gemini", "content": "Shipping.", "model": "gemini-c"}),
+            serde_json::json!({"$set": {"messages": [{"id": "ctx", "type": "user",
+            "content": [{"text": "<session_context>\nToday is Saturday.\n</session_context>"}]}]}}),
         ),
     ];
     std::fs::write(
@@ -187,17 +192,23 @@ fn files_that_vanish_or_are_being_written_are_taken_as_they_are() {
     let home = home();
     let mut store = store(&home);
     store.list_sessions();
-    // Gemini's clean-up deletes the subagent; a line is half written in the stub.
+    // Gemini's clean-up deletes the subagent; a line is half written in the record.
     std::fs::remove_dir_all(home.join("tmp/app/chats").join(MAIN)).unwrap();
-    let stub = home.join("tmp/app/chats/session-2026-12-05T10-31-2b217103.jsonl");
-    let mut text = std::fs::read_to_string(&stub).unwrap();
+    let record = home.join("tmp/app/chats/session-2026-12-05T10-29-2b217103.jsonl");
+    let mut text = std::fs::read_to_string(&record).unwrap();
     text.push_str(r#"{"id":"p3","type":"us"#);
-    std::fs::write(&stub, text).unwrap();
+    std::fs::write(&record, text).unwrap();
     assert_eq!(store.list_sessions().entries.len(), 1);
     assert_eq!(store.get_session(CHILD), None);
     let surface = store.surface_of(MAIN).unwrap();
     assert_eq!(surface.messages.len(), 8);
     assert_eq!(store.skipped_lines(), 1);
+    // The record deleted, its stub kept: the session is what the stub holds.
+    std::fs::remove_file(&record).unwrap();
+    store.list_sessions();
+    let surface = store.surface_of(MAIN).unwrap();
+    assert_eq!(surface.messages.len(), 1);
+    assert!(surface.messages[0].injected);
 }
 
 #[test]

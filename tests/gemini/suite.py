@@ -1,0 +1,233 @@
+"""The real Gemini CLI in the loop: the pinned `@google/gemini-cli` binary, driven
+offline by the scripted Gemini endpoint in `endpoint.py`, set up as docs/gemini.md
+tells a new user (`host-shim setup gemini`), on a scratch HOME.
+
+Each check asserts what the model saw (the tool results and the messages handed over,
+as they come back to the endpoint in Gemini's next request, once where once is
+promised) and what the session's own file shows. Each `gemini -p` is one turn of one
+session in a process of its own; a session is resumed with `--resume <id>`.
+
+    HOST_SHIM=target/debug/host-shim python3 tests/gemini/suite.py
+
+Exits non-zero when any check fails, naming each.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
+import endpoint  # noqa: E402
+from real_client import check, finish  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
+GEMINI = str((ROOT / os.environ.get("GEMINI", "tests/gemini/node_modules/.bin/gemini")).resolve())
+WORK = ROOT / "target" / "gemini-suite"
+HOME = WORK / "home"
+GEMINI_HOME = HOME / ".gemini"
+STATE = WORK / "state"
+LOG = WORK / "endpoint.jsonl"
+PORT = 18792
+FRAME = "Cross-session message from another session of this harness."
+STAMP = "session_tools_stamp"
+
+
+def env(cwd):
+    """Gemini's environment: a scratch HOME, offline, the folder trusted."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME), "PWD": str(cwd),
+            "LANG": "C.UTF-8", **endpoint.gemini_env(PORT)}
+
+
+def holds(what, condition, detail=""):
+    return check(bool(condition), what, detail)
+
+
+def logged():
+    if not LOG.exists():
+        return []
+    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
+
+
+class Run:
+    """One `gemini -p` turn: its session id, what it printed, and the model requests it
+    made (runs go one at a time)."""
+
+    def __init__(self, prompt, cwd, session=None):
+        before = len(logged())
+        args = [GEMINI, "-p", prompt, "-m", endpoint.MODEL, "--yolo", "--output-format", "stream-json"]
+        if session:
+            args += ["--resume", session]
+        done = subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True,
+                              timeout=180)
+        self.out = done.stdout
+        if done.returncode != 0:
+            raise SystemExit(f"gemini failed ({done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        inits = [e for e in events if e.get("type") == "init"]
+        self.session = inits[0]["session_id"] if inits else session
+        self.events = events
+        self.requests = [r["request"] for r in logged()[before:] if "request" in r]
+
+    def results(self, tool):
+        """Every result of `tool` (the model's name for it) in the run's output, in order."""
+        calls = {e["tool_id"]: e["tool_name"] for e in self.events if e.get("type") == "tool_use"}
+        return [e.get("output") or json.dumps(e.get("error")) for e in self.events
+                if e.get("type") == "tool_result" and calls.get(e.get("tool_id")) == tool]
+
+    def frames_seen(self, words):
+        """How many times `words` came to the model inside a frame, in its last request."""
+        if not self.requests:
+            return 0
+        return sum(t.count(words) for c in self.requests[-1].get("contents", [])
+                   for t in endpoint.texts(c) if FRAME in t)
+
+
+def script(text, *steps):
+    return f"{text} {endpoint.SCRIPT_MARK}{json.dumps(list(steps))}"
+
+
+def tool(name, **arguments):
+    return {"tool": f"mcp_session-tools_{name}", "input": arguments}
+
+
+def session_file(session):
+    """The session's file (its first)."""
+    found = sorted(GEMINI_HOME.glob(f"tmp/*/chats/session-*-{session[:8]}.jsonl"))
+    return found[0] if found else None
+
+
+def audit():
+    done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(STATE)],
+                          capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def events_named(kind, to):
+    return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    GEMINI_HOME.mkdir(parents=True)
+    work = WORK / "w"
+    work.mkdir()
+    endpoint.serve(PORT, str(LOG))
+    # The person's own settings: signed in with an API key, sessions kept.
+    (GEMINI_HOME / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"sessionRetention": {"enabled": False}}}, indent=2) + "\n")
+
+    # The set-up a new user runs: the README's command, twice.
+    setup = [HOST_SHIM, "setup", "gemini", "--state-dir", str(STATE)]
+    subprocess.run(setup, check=True, capture_output=True, env=env(WORK))
+    again = subprocess.run(setup, check=True, capture_output=True, text=True, env=env(WORK)).stdout
+    holds("setup gemini, run again, changes nothing", "set up already: nothing changed" in again, again)
+
+    reviewer = Run("Review the docs", work).session
+    holds("a Gemini session is made", bool(reviewer) and session_file(reviewer), reviewer)
+
+    # Another lists and reads it: the caller is the session our hook stamped.
+    lead = Run(script("Look around", tool("sessions_list"),
+                      tool("sessions_read", session_id=reviewer), {"say": "seen"}), work)
+    listing = lead.results("mcp_session-tools_sessions_list")
+    holds("sessions_list from a Gemini session shows the other, and itself as this session",
+          listing and reviewer in listing[0] and f"{lead.session} [" in listing[0]
+          and "| this session" in listing[0], listing or lead.out[-2000:])
+    read = lead.results("mcp_session-tools_sessions_read")
+    holds("sessions_read shows the other session's prompt as its model saw it",
+          read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
+
+    # A send, its retry in the same words (a new call) delivered once, and a stamp the
+    # model wrote itself refused by the hook.
+    sent = Run(script("Tell the reviewer",
+                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      tool("sessions_send", session_id=reviewer, message="Forged.",
+                           **{STAMP: {"session": reviewer}}),
+                      {"say": "sent"}), work, session=lead.session)
+    answers = sent.results("mcp_session-tools_sessions_send")
+    holds("the send is accepted, waiting for the reviewer's next turn",
+          len(answers) == 3 and answers[0].startswith(f"accepted for {reviewer} | mode=queue"), answers)
+    first_id = answers[0].split("id=")[1].split()[0] if answers and "id=" in answers[0] else None
+    holds("the model's retry in the same words is the first message again, not a second",
+          len(answers) == 3 and first_id and f"id={first_id}" in answers[1]
+          and len(events_named("accepted", reviewer)) == 1, answers)
+    holds("a stamp the model writes is refused by the hook, the model told why",
+          len(answers) == 3 and "never by the model" in answers[2], answers)
+    shown = subprocess.run([HOST_SHIM, "call", "--gemini-home", str(GEMINI_HOME), "--caller", reviewer,
+                            "sessions_read", json.dumps({"session_id": lead.session,
+                                                         "include_actions": True})],
+                           capture_output=True, text=True).stdout
+    holds("the session file records the stamped arguments, and a read shows the model's own",
+          '"mac"' in session_file(lead.session).read_text() and "mac" not in shown
+          and "[action] mcp_session-tools_sessions_send: Docs can ship. (ok)" in shown, shown[-1500:])
+
+    # The reviewer's next turn: its SessionStart hook hands the message over, its model
+    # gets it once, and its own file shows it.
+    resumed = Run("Anything new?", work, session=reviewer)
+    holds("the reviewer's model is given the message once, as its frame",
+          resumed.frames_seen("Docs can ship.") == 1,
+          [endpoint.texts(c) for c in resumed.requests[-1]["contents"][-2:]] if resumed.requests else resumed.out)
+    recorded = session_file(reviewer).read_text()
+    holds("the reviewer's session file records the frame Gemini sent its model",
+          "Docs can ship." in recorded and FRAME in recorded, recorded[-1500:])
+    Run("And now?", work, session=reviewer)
+    handed = events_named("handed-over", reviewer)
+    holds("the offer is settled as handed over by the reviewer's own record, once",
+          len(handed) == 1 and not events_named("waiting-again", reviewer), audit())
+    later = Run("Anything else?", work, session=reviewer)
+    holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
+
+    # Messages that arrive during the reviewer's turn (a tool of its own turn sends them
+    # from the lead, through host-shim call): the steered one is handed over after that
+    # tool (AfterTool), the queued one when the turn ends (AfterAgent), as a prompt.
+    def send_from_lead(call_id, mode, message):
+        arguments = json.dumps({"session_id": reviewer, "message": message, "mode": mode})
+        return (f"{HOST_SHIM} call --gemini-home {GEMINI_HOME} --state-dir {STATE} "
+                f"--caller {lead.session} --call-id {call_id} sessions_send '{arguments}'")
+    command = (send_from_lead("mid-turn-1", "queue", "Also fix the typo.") + " && "
+               + send_from_lead("mid-turn-2", "steer", "Stop before the release notes."))
+    turn = Run(script("Work on it", {"tool": "run_shell_command", "input": {
+        "command": command, "description": "send"}}, {"say": "worked"}), work, session=reviewer)
+    steered = [t for r in turn.requests for c in r.get("contents", []) for t in endpoint.texts(c)
+               if FRAME in t and "Stop before the release notes." in t]
+    holds("a steered message is handed over after the turn's next tool call (AfterTool), once",
+          len(set(steered)) == 1 and turn.frames_seen("Stop before the release notes.") == 1,
+          turn.out[-2000:])
+    holds("a queued message accepted mid-turn is handed over when the turn ends (AfterAgent), once",
+          turn.frames_seen("Also fix the typo.") == 1, turn.out[-2000:])
+    record = session_file(reviewer).read_text()
+    holds("Gemini records both hand-overs in the session file",
+          "Also fix the typo." in record and "Stop before the release notes." in record, "")
+
+    # A subagent: Gemini gives its hooks its parent's session, so its call is its
+    # parent's; the subagent is listed with its owner.
+    look = script("List every session", tool("sessions_list", scope="all"),
+                  {"tool": "complete_task", "input": {"result": {"response": "listed"}}})
+    delegated = Run(script("Delegate a look", {"tool": "invoke_agent", "input": {
+        "agent_name": "generalist", "prompt": look}}, {"say": "delegated"}), work, session=lead.session)
+    seen = [t for r in delegated.requests for c in r.get("contents", []) for t in endpoint.texts(c)
+            if "considered sessions" in t]
+    own_rows = sorted({line for t in seen for line in t.splitlines() if line.endswith("| this session")})
+    holds("a subagent's call is taken as its parent's (Gemini names the parent to its hooks)",
+          own_rows and all(lead.session in row for row in own_rows), seen[-1:] or delegated.out[-2000:])
+    after = Run(script("Look again", tool("sessions_list", scope="all"), {"say": "seen"}), work,
+                session=lead.session).results("mcp_session-tools_sessions_list")
+    rows = [line for line in (after[-1] if after else "").splitlines() if "subagent]" in line]
+    holds("the lead lists its subagent, with its owner, not messageable",
+          len(rows) == 1 and f"owner={lead.session} | not messageable" in rows[0], after)
+
+    subprocess.run(setup + ["--remove"], check=True, capture_output=True, env=env(WORK))
+    left = json.loads((GEMINI_HOME / "settings.json").read_text())
+    holds("setup --remove takes the server and the hooks out",
+          "session-tools" not in json.dumps(left) and left["security"]["auth"]["selectedType"], left)
+    finish()
+
+
+if __name__ == "__main__":
+    main()

@@ -149,6 +149,25 @@ pub fn process_start(pid: u32) -> Option<u64> {
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// The parent of process `pid` (Linux's `/proc/<pid>/stat`, field 4).
+pub fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The arguments process `pid` was started with (`/proc/<pid>/cmdline`).
+pub fn command_line(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|bytes| {
+            (bytes.split(|&b| b == 0))
+                .filter(|word| !word.is_empty())
+                .map(|word| String::from_utf8_lossy(word).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Whether process `pid` runs and is the one that started at `started` (clock ticks
 /// since boot, as [`process_start`] reads it): a reused pid has another start. With no
 /// start recorded, only whether the pid runs.

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -111,6 +112,76 @@ def events_named(kind, to):
     return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
 
 
+def woken_by_the_wake_command(lead, work):
+    """Gemini CLI has no way to wake an idle session: with a wake command set up, a
+    message to a cold session starts it (`gemini --resume <id> -p …`), and its
+    SessionStart hook hands the message over."""
+    sleeper = Run("Sleep on it", work).session
+    # The command names the endpoint and the folder's trust, as a person's offline
+    # set-up must; `setsid -f` hands the woken session to init at once (its MCP server's
+    # end does not end it). Its output goes to wake.log, for a failure to show.
+    settings = " ".join(f"{k}={v}" for k, v in endpoint.gemini_env(PORT).items())
+    woken = (f"env HOME={HOME} {settings} {GEMINI} --resume {{id}} -m {endpoint.MODEL} "
+             '-p "A message from another session is waiting." --yolo')
+    wake = f"setsid -f sh -c 'exec {woken} > {WORK / 'wake.log'} 2>&1'"
+    subprocess.run([HOST_SHIM, "setup", "gemini", "--state-dir", str(STATE),
+                    "--gemini-wake-command", wake], check=True, capture_output=True, env=env(work))
+    before = len(logged())
+    sent = Run(script("Wake the sleeper", tool("sessions_send", session_id=sleeper,
+                                              message="Wake up and review."), {"say": "sent"}),
+               work, session=lead)
+    answer = (sent.results("mcp_session-tools_sessions_send") or [""])[-1]
+    holds("a send to a cold Gemini session starts the wake command", "(woke a cold session)" in answer,
+          answer)
+
+    def woken_texts():
+        for record in logged()[before:]:
+            contents = (record.get("request") or {}).get("contents", [])
+            texts = [t for c in contents for t in endpoint.texts(c)]
+            if any("A message from another session is waiting." in t for t in texts):
+                return texts
+        return None
+
+    deadline = time.time() + 90
+    seen = woken_texts()
+    while seen is None and time.time() < deadline:
+        time.sleep(0.5)
+        seen = woken_texts()
+    log = WORK / "wake.log"
+    holds("the woken session's model is given the message once, as its frame",
+          seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
+          [seen, log.read_text()[-2000:] if log.exists() else "no wake.log"])
+    holds("the woken Gemini ends its turn", stopped(sleeper), log.read_text()[-1500:] if log.exists() else "")
+
+
+def stopped(argument, seconds=60):
+    """Waits for every process whose command line holds `argument` to end; stops those
+    still running after `seconds`. Whether they had ended by themselves."""
+    def running():
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                words = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argument.encode() in words:
+                found.append(int(proc.name))
+        return found
+
+    deadline = time.time() + seconds
+    while running() and time.time() < deadline:
+        time.sleep(0.25)
+    left = running()
+    for pid in left:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    return not left
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     GEMINI_HOME.mkdir(parents=True)
@@ -138,6 +209,10 @@ def main():
     holds("sessions_list from a Gemini session shows the other, and itself as this session",
           listing and reviewer in listing[0] and f"{lead.session} [" in listing[0]
           and "| this session" in listing[0], listing or lead.out[-2000:])
+    holds("a running Gemini session is live (its SessionStart hook registered its process), "
+          "an ended one cold",
+          listing and f"{lead.session} [live, top-level]" in listing[0]
+          and f"{reviewer} [cold, top-level]" in listing[0], listing)
     read = lead.results("mcp_session-tools_sessions_read")
     holds("sessions_read shows the other session's prompt as its model saw it",
           read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
@@ -221,6 +296,8 @@ def main():
     rows = [line for line in (after[-1] if after else "").splitlines() if "subagent]" in line]
     holds("the lead lists its subagent, with its owner, not messageable",
           len(rows) == 1 and f"owner={lead.session} | not messageable" in rows[0], after)
+
+    woken_by_the_wake_command(lead.session, work)
 
     subprocess.run(setup + ["--remove"], check=True, capture_output=True, env=env(WORK))
     left = json.loads((GEMINI_HOME / "settings.json").read_text())

@@ -3,7 +3,8 @@
 //! inbox ([`crate::inbox::StateDir`]):
 //!
 //! ```text
-//! live/<pid>.json      a host-shim process serving sessions: {session_id, sessions, pid, started}
+//! live/<pid>.json      a host-shim process serving sessions, or a harness's process
+//!                      running one (registered by its hook): {session_id, sessions, pid, started}
 //! idle/<session>       the session's last turn ended (its Stop hook handed nothing over)
 //! ```
 //!
@@ -169,6 +170,23 @@ impl LocalPresence {
                 .join(format!("{}.json", std::process::id())),
         );
         self.register_file(session)
+    }
+
+    /// Registers `session` as run by process `pid`, another program (a harness that
+    /// names its session only to its hooks: Gemini CLI's `SessionStart` hook registers
+    /// the Gemini process). It stays while that process runs; a later session of the
+    /// same process replaces it, and the file is swept once the process is gone.
+    pub fn register_process(&self, pid: u32, session: &str) -> Result<()> {
+        checked_id(session).map_err(anyhow::Error::msg)?;
+        let Some(started) = process_start(pid) else {
+            anyhow::bail!("process {pid} is not running: nothing to register");
+        };
+        let path = self.root.join("live").join(format!("{pid}.json"));
+        let record = serde_json::json!({
+            "session_id": session, "sessions": [session], "pid": pid, "started": started,
+        });
+        crate::record::write_atomically(&path, record.to_string().as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))
     }
 
     /// The sessions a living host-shim process serves now.
@@ -378,6 +396,33 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let presence = LocalPresence::open(&dir.join("state")).unwrap();
         (dir, presence)
+    }
+
+    #[test]
+    fn another_programs_process_is_registered_while_it_runs_and_its_next_session_replaces_it() {
+        let (_dir, presence) = presence("process");
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        presence.register_process(child.id(), "first").unwrap();
+        assert!(presence.live_sessions().contains("first"));
+        presence.register_process(child.id(), "second").unwrap();
+        let live = presence.live_sessions();
+        assert!(
+            live.contains("second") && !live.contains("first"),
+            "{live:?}"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(presence.live_sessions().is_empty());
+        let err = presence.register_process(child.id(), "third").unwrap_err();
+        assert!(err.to_string().contains("is not running"), "{err}");
+        assert!(
+            presence
+                .register_process(std::process::id(), "../x")
+                .is_err()
+        );
     }
 
     #[test]

@@ -110,6 +110,44 @@ impl HookInput {
     pub fn is_tool_call(&self) -> bool {
         self.event == Some(Event::BeforeTool)
     }
+
+    /// Whether this is a session's start, whose Gemini process [`register`] records.
+    pub fn is_session_start(&self) -> bool {
+        self.event == Some(Event::SessionStart)
+    }
+}
+
+/// Registers the session a `SessionStart` hook names as run by the Gemini process that
+/// runs the hook (the nearest of the hook's ancestors started as `gemini`), in
+/// `presence`'s live registry: live while that process runs. Without such an ancestor
+/// (a hook run by hand), nothing is registered.
+pub fn register(presence: &crate::presence::LocalPresence, input: &HookInput) -> Result<()> {
+    let Some(pid) = gemini_process() else {
+        return Ok(());
+    };
+    presence.register_process(pid, &input.session)
+}
+
+/// The nearest ancestor of this process started as Gemini CLI (a program argument
+/// named `gemini` or `gemini.js`), within a few generations.
+fn gemini_process() -> Option<u32> {
+    let mut pid = crate::private::parent_pid(std::process::id())?;
+    for _ in 0..8 {
+        let gemini = crate::private::command_line(pid)
+            .iter()
+            .take(3)
+            .any(|word| {
+                let name = std::path::Path::new(word)
+                    .file_name()
+                    .and_then(|n| n.to_str());
+                matches!(name, Some("gemini" | "gemini.js"))
+            });
+        if gemini {
+            return Some(pid);
+        }
+        pid = crate::private::parent_pid(pid).filter(|&parent| parent > 1)?;
+    }
+    None
 }
 
 /// Answers a `BeforeTool` hook: a call of `server`'s tools (the name setup gave our MCP

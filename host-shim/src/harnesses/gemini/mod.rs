@@ -13,7 +13,9 @@
 //! `<project>` name), a subagent's its header's first directory; the title the
 //! session's `summary`, else the person's first prompt (a subagent's: the task its
 //! parent gave it); the preset the newest model a message names. Gemini CLI keeps no
-//! record of which session runs, so every session reads cold here.
+//! record of which session runs: a session is live while the Gemini process its
+//! `SessionStart` hook registered runs ([`hook::register`], in the presence's live
+//! registry); a subagent reads cold (it runs inside its parent's turn).
 //!
 //! The surface, in the file's order, is what the model was sent: Gemini's own context
 //! before the first prompt (`<session_context>`) and each hook's `<hook_context>` as
@@ -45,7 +47,9 @@ use crate::contract::latest::{
     ActionStatus, DeliveryRefusal, Role, SessionHeader, SessionIndex, ToolAction,
 };
 use crate::inbox::delivery::{Arriving, Desk, Woken};
+use crate::inbox::wake::{self, WakeCommand};
 use crate::inbox::{Recipient, SharedInbox, Shown, Waiting};
+use crate::presence::Presence;
 use chat::{Chat, ChatMessage, Line, Segment, is_session_context, segments};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -185,6 +189,12 @@ pub struct GeminiStore {
     /// Whether this call listed already (a call asks about one session more than once,
     /// and its answers describe one state of the harness). None between calls.
     listed_this_call: Option<bool>,
+    /// Which sessions run (none without one: every session cold).
+    presence: Option<Arc<dyn Presence>>,
+    /// The live sessions as this call first asked (None between calls).
+    live_this_call: Option<std::collections::HashSet<String>>,
+    /// Starts Gemini for a cold target the call may wake (none by default).
+    wake: Option<WakeCommand>,
 }
 
 impl GeminiStore {
@@ -200,7 +210,42 @@ impl GeminiStore {
             surfaces: VecDeque::new(),
             surface_skips: HashMap::new(),
             listed_this_call: None,
+            presence: None,
+            live_this_call: None,
+            wake: None,
         }
+    }
+
+    /// Reads which sessions run from `presence` (the live registry Gemini's hooks
+    /// write): without one, every session is cold.
+    pub fn presence(mut self, presence: Arc<dyn Presence>) -> GeminiStore {
+        self.presence = Some(presence);
+        self
+    }
+
+    /// Wakes a cold target with `wake` (for instance `gemini --resume {id} -p "A message
+    /// from another session is waiting." --yolo`): Gemini CLI 0.61.0 has no way to wake
+    /// an idle session, and the resumed session's `SessionStart` hook hands the message
+    /// over. None by default: a message for a cold session waits for its next start.
+    pub fn wake_command(mut self, wake: Option<WakeCommand>) -> GeminiStore {
+        self.wake = wake;
+        self
+    }
+
+    /// Whether main session `id` runs now (asked of the presence once per call).
+    fn live(&mut self, id: &str) -> bool {
+        let Some(presence) = &self.presence else {
+            return false;
+        };
+        if let Some(live) = &self.live_this_call {
+            return live.contains(id);
+        }
+        let live = presence.live_sessions();
+        let is_live = live.contains(id);
+        if self.listed_this_call.is_some() {
+            self.live_this_call = Some(live);
+        }
+        is_live
     }
 
     /// The inbox backend deliveries go to.
@@ -359,9 +404,12 @@ impl GeminiStore {
             (Some(_), Some(directory)) => Some(directory.clone()),
             _ => self.project_folders().get(&found.project).cloned(),
         };
-        if let Some(parent) = &found.parent {
-            header.parent_id = Some(parent.clone());
-            header.origin = "subagent".to_string();
+        match &found.parent {
+            Some(parent) => {
+                header.parent_id = Some(parent.clone());
+                header.origin = "subagent".to_string();
+            }
+            None => header.live = self.live(&found.id),
         }
         header
     }
@@ -526,6 +574,7 @@ impl LoggedSessions for GeminiStore {
 
     fn call_ends(&mut self) {
         self.listed_this_call = None;
+        self.live_this_call = None;
     }
 
     fn all_sessions(&mut self) -> SessionIndex {
@@ -571,7 +620,7 @@ impl crate::harnesses::Store for GeminiStore {
 }
 
 /// Gemini's part of the delivery path: every main session takes messages, which wait
-/// in the inbox for the session's hooks.
+/// in the inbox for the session's hooks; a cold one may be woken by the wake command.
 impl Recipient for GeminiStore {
     type Plan = ();
 
@@ -581,21 +630,26 @@ impl Recipient for GeminiStore {
 
     fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
         match self.lookup(target) {
-            Some(found) if found.parent.is_none() => Ok(false),
+            Some(found) if found.parent.is_none() => Ok(self.live(target)),
             _ => Err(DeliveryRefusal::NotFound),
         }
     }
 
-    fn wake(&mut self, _arriving: &Arriving) -> Woken<()> {
+    fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
+        // A cold target wakes when a wake command is set (started once it is put).
         Woken {
-            woke: false,
+            woke: !arriving.live && self.wake.is_some(),
             plan: (),
         }
     }
 
     fn accepted(&mut self, waiting: &Waiting, (): ()) -> crate::contract::latest::Delivered {
+        let target = waiting.message.target.clone();
+        let cwd = self
+            .lookup(&target)
+            .and_then(|found| self.header(&found).cwd);
         crate::contract::latest::Delivered {
-            woke: false,
+            woke: wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref()),
             repeat: false,
             state: crate::contract::latest::DeliveryState::Waiting,
             message_id: waiting.message.message_id.clone(),

@@ -290,3 +290,40 @@ fn each_hooks_context_is_found_where_gemini_records_it() {
         assert!(ids.contains(id), "{id}: {ids:?}");
     }
 }
+
+/// The live registry as Gemini's hooks write it: only MAIN runs.
+struct OnlyMain;
+
+impl crate::presence::Presence for OnlyMain {
+    fn live_sessions(&self) -> std::collections::HashSet<String> {
+        [MAIN.to_string()].into()
+    }
+    fn register_live(&self, _session: &str) -> anyhow::Result<crate::presence::Registration> {
+        anyhow::bail!("not in this test")
+    }
+    fn set_idle(&self, _session: &str, _idle: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn is_idle(&self, _session: &str) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_session_whose_gemini_process_runs_is_live_and_a_message_for_it_waits_unwoken() {
+    use crate::harness::Inbox;
+    let home = home();
+    let mut store = store(&home).presence(Arc::new(OnlyMain));
+    assert!(store.get_session(MAIN).unwrap().live);
+    assert!(!store.get_session(CHILD).unwrap().live);
+    let request = crate::inbox::delivery::DeliveryRequest::new(
+        MAIN,
+        "hello",
+        crate::contract::latest::DeliveryMode::Queue,
+    )
+    .may_wake(true)
+    .key("5:alicek1");
+    let delivered = store.deliver(&request).unwrap();
+    assert!(!delivered.woke);
+    assert_eq!(store.inbox().waiting(MAIN).unwrap().messages.len(), 1);
+}

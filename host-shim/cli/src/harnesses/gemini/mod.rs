@@ -17,6 +17,20 @@ use std::path::{Path, PathBuf};
 pub struct Gemini;
 
 const HOME: &str = "gemini_home";
+const WAKE: &str = "gemini_wake_command";
+
+fn wake_flag() -> Arg {
+    Arg::new(WAKE)
+        .long("gemini-wake-command")
+        .value_name("TEMPLATE")
+        .help(
+            "With --gemini-home: wake a cold Gemini CLI session with this command, e.g. \
+             'gemini --resume {id} -p \"A message from another session is waiting.\" --yolo' \
+             ({id}, {cwd} and {message_file} filled in; no shell runs it; it starts in the \
+             session's folder). Off by default: a message for a cold session waits for its next \
+             start",
+        )
+}
 
 impl HarnessProfile for Gemini {
     fn name(&self) -> &'static str {
@@ -36,13 +50,21 @@ impl HarnessProfile for Gemini {
         )
     }
 
+    fn delivery_flags(&self) -> Vec<Arg> {
+        vec![wake_flag().requires(HOME)]
+    }
+
     fn store(
         &self,
         place: &Path,
-        _flags: &ArgMatches,
+        flags: &ArgMatches,
         with: &StoreInputs,
     ) -> Result<Box<dyn Store>> {
-        Ok(Box::new(GeminiStore::open(place, with.inbox.clone())))
+        let wake = with.wake_command(flags, WAKE)?;
+        let store = GeminiStore::open(place, with.inbox.clone())
+            .presence(with.state.presence()?)
+            .wake_command(wake);
+        Ok(Box::new(store))
     }
 
     fn mcp_client(&self) -> McpClient {
@@ -83,8 +105,16 @@ impl HarnessProfile for Gemini {
         setup::gemini_home(path_of(places, HOME))
     }
 
+    fn setup_flags(&self) -> Vec<Arg> {
+        vec![wake_flag().help(
+            "Gemini CLI only: the server wakes a cold Gemini session with this command (see \
+             `host-shim mcp --gemini-wake-command`)",
+        )]
+    }
+
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
-        setup::changes(&self.sessions_place(places)?, setup)
+        let wake = setup.flags.try_get_one::<String>(WAKE).ok().flatten();
+        setup::changes(&self.sessions_place(places)?, wake, setup)
     }
 
     fn set_up(&self) -> &'static str {
@@ -132,6 +162,15 @@ fn hook(
     let input = hook::HookInput::read(input)?;
     if input.is_tool_call() {
         return hook::stamp(&input, setup::SERVER, &state.root()?, out);
+    }
+    if input.is_session_start() {
+        // Live while its Gemini process runs; a registry that cannot be written
+        // leaves it cold, and the hand-over goes on.
+        let registered = host_shim::LocalPresence::open(&state.root()?)
+            .and_then(|presence| hook::register(&presence, &input));
+        if let Err(err) = registered {
+            eprintln!("host-shim gemini-hook: the session is not registered as live: {err:#}");
+        }
     }
     let inbox = state.inbox()?;
     hook::answer(&*inbox, &input, out)

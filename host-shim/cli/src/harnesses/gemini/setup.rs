@@ -39,8 +39,13 @@ pub fn gemini_home(flag: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// What setup (or `--remove`) would change in Gemini CLI's settings.
-pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
+pub fn changes(home: &Path, wake: Option<&String>, setup: &SetupInputs) -> Result<Vec<Change>> {
     let commands = setup.commands;
+    let mut server_args = commands.server_args.clone();
+    if let Some(wake) = wake {
+        host_shim::WakeCommand::parse(wake)?;
+        server_args.extend(["--gemini-wake-command".to_string(), wake.clone()]);
+    }
     let settings_file = home.join("settings.json");
     let mut settings = JsonFile::read(&settings_file)?;
     if setup.remove {
@@ -55,7 +60,7 @@ pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
             ("command", Json::str(&commands.binary)),
             (
                 "args",
-                Json::Array(commands.server_args.iter().map(|a| Json::str(a)).collect()),
+                Json::Array(server_args.iter().map(|a| Json::str(a)).collect()),
             ),
             // Headless runs offer only trusted servers' tools; the tools ask the person
             // nothing a send's guard rails do not already hold.

@@ -36,6 +36,7 @@ impl Home {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("COPILOT_HOME")
+            .env_remove("GEMINI_CLI_HOME")
             .env_remove("XDG_STATE_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")
@@ -389,6 +390,36 @@ fn copilot_s_server_hooks_and_version_sentence_are_checked() {
     assert!(!ok);
     assert!(
         text.contains("no hooks file") && text.contains("fix: host-shim setup copilot"),
+        "{text}"
+    );
+}
+
+#[test]
+fn gemini_s_trusted_server_hooks_and_session_retention_are_checked() {
+    let home = Home::new("gemini");
+    home.command("gemini", &pinned("gemini", "@google/gemini-cli"));
+    std::fs::create_dir_all(home.root.join(".gemini")).unwrap();
+    home.setup("gemini");
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("the version the tools are tested with")
+            && text.contains("the hooks (`host-shim gemini-hook`) are in"),
+        "{text}"
+    );
+    // Gemini's retention is on unless the person turned it off: a note, not a problem.
+    assert!(text.contains("session retention is on"), "{text}");
+    home.edit_json(".gemini/settings.json", |settings| {
+        settings["general"] = serde_json::json!({"sessionRetention": {"enabled": false}});
+        settings["mcpServers"]["session-tools"]
+            .as_object_mut()
+            .unwrap()
+            .remove("trust");
+    });
+    let (ok, text) = home.doctor();
+    assert!(!ok && !text.contains("session retention is on"), "{text}");
+    assert!(
+        text.contains("is not trusted") && text.contains("fix: host-shim setup gemini"),
         "{text}"
     );
 }

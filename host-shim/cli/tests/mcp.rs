@@ -520,6 +520,7 @@ fn under_gemini_each_call_is_the_session_its_hook_stamped_into_the_arguments() {
     let mut other = stamped(HANDED, "sessions_list", list.clone());
     other["limit"] = json!(1);
     let lines = [
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).to_string(),
         call(1, "sessions_list", list.clone()),
         call(
             2,
@@ -549,6 +550,18 @@ fn under_gemini_each_call_is_the_session_its_hook_stamped_into_the_arguments() {
             .unwrap()
             .to_string()
     };
+    // Gemini checks the arguments its hook rewrote against the schema: the stamp is in
+    // it, for the hook to set and the model to leave alone.
+    for tool in result(9)["tools"].as_array().unwrap() {
+        let stamp = &tool["inputSchema"]["properties"]["session_tools_stamp"];
+        assert!(
+            stamp["description"]
+                .as_str()
+                .unwrap()
+                .contains("never write it"),
+            "{tool}"
+        );
+    }
     assert_eq!(result(1)["isError"], true);
     assert!(
         text(1).contains("Run `host-shim setup gemini`"),

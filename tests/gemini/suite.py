@@ -112,6 +112,81 @@ def events_named(kind, to):
     return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
 
 
+def load(name, path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def with_claude_code(lead, work):
+    """Gemini CLI and Claude Code on one machine (each pinned real binary with its own
+    scripted endpoint), each set up by `host-shim setup`, which links every harness it
+    finds: one listing holds both, and a message each way is handed over once by the
+    target's own harness."""
+    import uuid
+    claude_bin = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
+    if not holds("the pinned Claude Code is installed (npm ci in tests/claude_code)",
+                 claude_bin.exists()):
+        return
+    claude_endpoint = load("claude_endpoint", ROOT / "tests" / "claude_code" / "endpoint.py")
+    claude_log = WORK / "claude-endpoint.jsonl"
+    server = claude_endpoint.start(str(claude_log))
+    try:
+        (HOME / ".claude" / "projects").mkdir(parents=True, exist_ok=True)
+        claude_env = dict(env(work), ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.server_port}",
+                          ANTHROPIC_API_KEY="sk-scripted-endpoint", DISABLE_TELEMETRY="1",
+                          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
+        for harness in ("claude", "gemini"):
+            subprocess.run([HOST_SHIM, "setup", harness, "--state-dir", str(STATE)], env=env(work),
+                           check=True, capture_output=True)
+
+        def claude(args):
+            done = subprocess.run([str(claude_bin), "-p", *args], env=claude_env, cwd=work,
+                                  capture_output=True, text=True, timeout=180)
+            if done.returncode != 0:
+                print(f"     claude exited {done.returncode}: {done.stderr[-800:]}")
+
+        def claude_texts():
+            last = [json.loads(line) for line in claude_log.read_text().splitlines()
+                    if line.strip() and "count_tokens" not in json.loads(line)["path"]][-1]
+            seen = []
+            for message in last["request"].get("messages", []):
+                content = message.get("content")
+                for part in content if isinstance(content, list) else [{"text": content}]:
+                    text = part.get("text") or part.get("content") if isinstance(part, dict) else None
+                    if isinstance(text, list):
+                        text = "\n".join(p.get("text", "") for p in text if isinstance(p, dict))
+                    if isinstance(text, str):
+                        seen.append(text)
+            return seen
+
+        planner = str(uuid.uuid4())
+        claude(["--session-id", planner, "Plan the herbs\n" + claude_endpoint.SCRIPT_MARK + "[]"])
+        reached = Run(script("Reach Claude Code", tool("sessions_list"),
+                             tool("sessions_send", session_id=planner,
+                                  message="From Gemini: which herbs?"), {"say": "sent"}),
+                      work, session=lead)
+        listing = (reached.results("mcp_session-tools_sessions_list") or [""])[-1]
+        holds("one Gemini listing holds the Claude Code session and the Gemini sessions",
+              f"- {planner} [" in listing and f"- {lead} [live, top-level]" in listing, listing)
+        sent = (reached.results("mcp_session-tools_sessions_send") or [""])[-1]
+        holds("Gemini's send to Claude Code is accepted", sent.startswith(f"accepted for {planner}"), sent)
+        claude(["--resume", planner, "Any mail?\n" + claude_endpoint.SCRIPT_MARK + json.dumps([
+            {"tool": "mcp__session-tools__sessions_send",
+             "input": {"session_id": lead, "message": "From Claude Code: basil and thyme."}}])])
+        seen = claude_texts()
+        holds("Claude Code's hook hands Gemini's message over once, framed",
+              sum(t.count("From Gemini: which herbs?") for t in seen) == 1
+              and any(FRAME in t for t in seen), seen[-3:])
+        back = Run("Back again", work, session=lead)
+        holds("Gemini's hook hands Claude Code's answer over once, framed",
+              back.frames_seen("From Claude Code: basil and thyme.") == 1, back.out[-1500:])
+    finally:
+        server.shutdown()
+
+
 def woken_by_the_wake_command(lead, work):
     """Gemini CLI has no way to wake an idle session: with a wake command set up, a
     message to a cold session starts it (`gemini --resume <id> -p …`), and its
@@ -297,6 +372,7 @@ def main():
     holds("the lead lists its subagent, with its owner, not messageable",
           len(rows) == 1 and f"owner={lead.session} | not messageable" in rows[0], after)
 
+    with_claude_code(lead.session, work)
     woken_by_the_wake_command(lead.session, work)
 
     subprocess.run(setup + ["--remove"], check=True, capture_output=True, env=env(WORK))

@@ -2,9 +2,9 @@
 //! component of the `plugin` world with nothing but its two imports, generic over the
 //! harness that answers them. A harness implements [`SessionQuery`] and [`Inbox`] for
 //! its own state and calls [`Runtime::call`]; [`CorpusHost`] is one such harness, over
-//! an in-memory corpus, [`ClaudeStore`], [`CodexStore`] and [`CopilotStore`] others (and
-//! `OpenCodeStore`, feature `opencode`), over Claude Code's, Codex's and Copilot CLI's
-//! own sessions, with a durable inbox ([`inbox`]) their hooks hand over.
+//! an in-memory corpus, [`ClaudeStore`], [`CodexStore`] and [`GeminiStore`] others (and
+//! `OpenCodeStore` and `CopilotStore`, features `opencode` and `copilot`), over Claude
+//! Code's, Codex's, Gemini CLI's, OpenCode's and Copilot CLI's own sessions, with a durable inbox ([`inbox`]) their hooks hand over.
 //!
 //! The kit has no command line, MCP or async runtime in it and no build script: a
 //! harness passes it the plugin's bytes (its plugin folder's, or the product plugin's

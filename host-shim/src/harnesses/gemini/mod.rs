@@ -35,7 +35,8 @@
 //! an empty store.
 //!
 //! Cost: a listing reads each file's head and tail once per size and modification time
-//! (then only what was appended); a read folds the session's record whole, cached
+//! (then only what was appended); a question about one session a listing found looks
+//! at that session's files alone; a read folds the session's record whole, cached
 //! while it is unchanged.
 
 pub mod chat;
@@ -189,6 +190,8 @@ pub struct GeminiStore {
     /// Whether this call listed already (a call asks about one session more than once,
     /// and its answers describe one state of the harness). None between calls.
     listed_this_call: Option<bool>,
+    /// The sessions this call looked at again without a listing.
+    looked_this_call: std::collections::HashSet<String>,
     /// Which sessions run (none without one: every session cold).
     presence: Option<Arc<dyn Presence>>,
     /// The live sessions as this call first asked (None between calls).
@@ -210,6 +213,7 @@ impl GeminiStore {
             surfaces: VecDeque::new(),
             surface_skips: HashMap::new(),
             listed_this_call: None,
+            looked_this_call: Default::default(),
             presence: None,
             live_this_call: None,
             wake: None,
@@ -382,13 +386,49 @@ impl GeminiStore {
     }
 
     /// The session `id`, from this call's listing (made now if the call made none).
+    /// The session `id`: from this call's listing; else, when an earlier listing found
+    /// it, its own files looked at again (once per call); else from a listing made now.
     fn lookup(&mut self, id: &str) -> Option<Listed> {
         crate::inbox::checked_id(id).ok()?;
-        if self.listed_this_call != Some(true) {
-            self.scan();
+        if self.listed_this_call == Some(true) || self.looked_this_call.contains(id) {
+            let at = *self.by_id.get(id)?;
+            return Some(self.listed[at].clone());
         }
+        if let Some(&at) = self.by_id.get(id)
+            && self.refresh(at)
+        {
+            if self.listed_this_call.is_some() {
+                self.looked_this_call.insert(id.to_string());
+            }
+            return Some(self.listed[at].clone());
+        }
+        self.scan();
         let at = *self.by_id.get(id)?;
         Some(self.listed[at].clone())
+    }
+
+    /// The listed session at `at` with its files indexed again; false when none of
+    /// them is there any more (a listing finds where it went).
+    fn refresh(&mut self, at: usize) -> bool {
+        let files = self.listed[at].files.clone();
+        let mut facts: Option<Facts> = None;
+        let mut kept = Vec::new();
+        for file in files {
+            if let Some(more) = self.index_file(&file) {
+                facts = Some(match facts {
+                    Some(earlier) => earlier.then(more),
+                    None => more,
+                });
+                kept.push(file);
+            }
+        }
+        let Some(facts) = facts else {
+            return false;
+        };
+        let listed = &mut self.listed[at];
+        listed.files = kept;
+        listed.facts = facts;
+        true
     }
 
     fn header(&mut self, found: &Listed) -> SessionHeader {
@@ -574,6 +614,7 @@ impl LoggedSessions for GeminiStore {
 
     fn call_ends(&mut self) {
         self.listed_this_call = None;
+        self.looked_this_call.clear();
         self.live_this_call = None;
     }
 

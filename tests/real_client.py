@@ -1,11 +1,15 @@
-"""What the real-client suites (tests/claude_code, tests/codex, tests/opencode) share:
-each check printed as it runs and the failed ones named at the end, and the plumbing
-of a scripted model endpoint (a JSON-lines log of what it was asked, a threaded server
-on loopback)."""
+"""What the real-client suites (tests/claude_code, tests/codex, tests/opencode,
+tests/copilot, tests/gemini, tests/machines) share: each check printed as it runs and
+the failed ones named at the end, the plumbing of a scripted model endpoint (a
+JSON-lines log of what it was asked, a threaded server on loopback), another suite's
+module loaded, and processes a suite started stopped."""
 
 import json
+import os
 import sys
 import threading
+import time
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 failures = []
@@ -65,3 +69,40 @@ def serve(handler, port, log_path):
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def load(name, path):
+    """Another suite's module (its endpoint), loaded from `path`."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def stopped(argument, seconds=60):
+    """Waits for every process whose command line holds `argument` to end; stops those
+    still running after `seconds`. Whether they had ended by themselves."""
+    def running():
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                words = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argument.encode() in words:
+                found.append(int(proc.name))
+        return found
+
+    deadline = time.time() + seconds
+    while running() and time.time() < deadline:
+        time.sleep(0.25)
+    left = running()
+    for pid in left:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    return not left

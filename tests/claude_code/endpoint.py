@@ -39,6 +39,28 @@ def texts(message):
     return [p.get("text", "") for p in content or [] if p.get("type") == "text"]
 
 
+def request_texts(request):
+    """Every text Claude Code sent in one request, in order: its messages' text parts and
+    its tool results' text (a hook's context among them)."""
+    seen = []
+    for message in request.get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else [{"text": content}]:
+            if isinstance(part, dict):
+                text = part.get("text") or part.get("content")
+                if isinstance(text, list):
+                    text = "\n".join(p.get("text", "") for p in text if isinstance(p, dict))
+                if isinstance(text, str):
+                    seen.append(text)
+    return seen
+
+
+def last_request(log_path):
+    """The newest model request in the endpoint's log (token counts left out)."""
+    records = [json.loads(line) for line in open(log_path).read().splitlines() if line.strip()]
+    return [r for r in records if "count_tokens" not in r["path"]][-1]["request"]
+
+
 def tool_uses(message):
     content = message.get("content")
     if not isinstance(content, list):

@@ -177,18 +177,7 @@ def claude_code_and_codex(thread, folder):
         return [json.loads(line) for line in claude_log.read_text().splitlines()
                 if line.strip() and "count_tokens" not in json.loads(line)["path"]]
 
-    def claude_texts(request):
-        seen = []
-        for message in request.get("messages", []):
-            content = message.get("content")
-            for part in content if isinstance(content, list) else [{"text": content}]:
-                if isinstance(part, dict):
-                    text = part.get("text") or part.get("content")
-                    if isinstance(text, list):
-                        text = "\n".join(p.get("text", "") for p in text if isinstance(p, dict))
-                    if isinstance(text, str):
-                        seen.append(text)
-        return seen
+    claude_texts = claude_endpoint.request_texts
 
     session = str(uuid.uuid4())
     claude(["--session-id", session, "Plan the herbs\n" + claude_endpoint.SCRIPT_MARK + "[]"])

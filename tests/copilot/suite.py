@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
-from real_client import check, finish  # noqa: E402,F401
+from real_client import check, finish, load, stopped  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -118,14 +118,6 @@ def audit():
 
 def events_named(kind, to):
     return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
-
-
-def load(name, path):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def with_codex(lead, work):
@@ -235,34 +227,6 @@ def woken_by_the_wake_command(lead, work):
     said = log.read_text() if log.exists() else ""
     holds("the woken session's Copilot ends its turn (its summary names the session)",
           ended and f"--resume={sleeper}" in said, said[-1500:])
-
-
-def stopped(argument, seconds=60):
-    """Waits for every process whose command line holds `argument` to end; stops those
-    still running after `seconds`. Whether they had ended by themselves."""
-    def running():
-        found = []
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit():
-                continue
-            try:
-                words = (proc / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argument.encode() in words:
-                found.append(int(proc.name))
-        return found
-
-    deadline = time.time() + seconds
-    while running() and time.time() < deadline:
-        time.sleep(0.25)
-    left = running()
-    for pid in left:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-    return not left
 
 
 def main():

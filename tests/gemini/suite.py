@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
-from real_client import check, finish  # noqa: E402
+from real_client import check, finish, load, stopped  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -112,14 +112,6 @@ def events_named(kind, to):
     return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
 
 
-def load(name, path):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def with_claude_code(lead, work):
     """Gemini CLI and Claude Code on one machine (each pinned real binary with its own
     scripted endpoint), each set up by `host-shim setup`, which links every harness it
@@ -149,18 +141,7 @@ def with_claude_code(lead, work):
                 print(f"     claude exited {done.returncode}: {done.stderr[-800:]}")
 
         def claude_texts():
-            last = [json.loads(line) for line in claude_log.read_text().splitlines()
-                    if line.strip() and "count_tokens" not in json.loads(line)["path"]][-1]
-            seen = []
-            for message in last["request"].get("messages", []):
-                content = message.get("content")
-                for part in content if isinstance(content, list) else [{"text": content}]:
-                    text = part.get("text") or part.get("content") if isinstance(part, dict) else None
-                    if isinstance(text, list):
-                        text = "\n".join(p.get("text", "") for p in text if isinstance(p, dict))
-                    if isinstance(text, str):
-                        seen.append(text)
-            return seen
+            return claude_endpoint.request_texts(claude_endpoint.last_request(claude_log))
 
         planner = str(uuid.uuid4())
         claude(["--session-id", planner, "Plan the herbs\n" + claude_endpoint.SCRIPT_MARK + "[]"])
@@ -227,34 +208,6 @@ def woken_by_the_wake_command(lead, work):
           seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
           [seen, log.read_text()[-2000:] if log.exists() else "no wake.log"])
     holds("the woken Gemini ends its turn", stopped(sleeper), log.read_text()[-1500:] if log.exists() else "")
-
-
-def stopped(argument, seconds=60):
-    """Waits for every process whose command line holds `argument` to end; stops those
-    still running after `seconds`. Whether they had ended by themselves."""
-    def running():
-        found = []
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit():
-                continue
-            try:
-                words = (proc / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argument.encode() in words:
-                found.append(int(proc.name))
-        return found
-
-    deadline = time.time() + seconds
-    while running() and time.time() < deadline:
-        time.sleep(0.25)
-    left = running()
-    for pid in left:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-    return not left
 
 
 def main():

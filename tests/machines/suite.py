@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from real_client import check, finish  # noqa: E402
+from real_client import check, finish, load  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -36,15 +36,6 @@ CODEX = ROOT / "tests" / "codex" / "node_modules" / ".bin" / "codex"
 NATS = Path(os.environ.get("NATS_SERVER", ROOT / "target" / "nats-venv" / "bin" / "nats-server"))
 FRAME = "Cross-session message from another session of this harness."
 TOOLS = "mcp__session-tools__"
-
-
-def load(name, path):
-    """Another suite's endpoint module."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def free_port():

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
-from real_client import check, finish  # noqa: E402
+from real_client import check, finish, load  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -408,15 +408,6 @@ def woken(notes):
     wait_for(lambda: not any((STATE / "live").glob("*")), 30)
 
 
-def load(name, path):
-    """Another suite's endpoint module."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def three_harnesses(notes):
     """OpenCode, Claude Code and Codex on one machine (each pinned real binary with its
     own scripted endpoint), each set up by `host-shim setup`, which links every harness
@@ -463,18 +454,7 @@ def linked(claude_bin, claude_env, claude_endpoint, claude_log, codex_bin, codex
             print(f"     claude exited {done.returncode}: {done.stderr[-800:]}")
 
     def claude_texts():
-        last = [json.loads(line) for line in claude_log.read_text().splitlines()
-                if line.strip() and "count_tokens" not in json.loads(line)["path"]][-1]
-        seen = []
-        for message in last["request"].get("messages", []):
-            content = message.get("content")
-            for part in content if isinstance(content, list) else [{"text": content}]:
-                text = part.get("text") or part.get("content") if isinstance(part, dict) else None
-                if isinstance(text, list):
-                    text = "\n".join(p.get("text", "") for p in text if isinstance(p, dict))
-                if isinstance(text, str):
-                    seen.append(text)
-        return seen
+        return claude_endpoint.request_texts(claude_endpoint.last_request(claude_log))
 
     def codex(args):
         done = subprocess.run([str(codex_bin), "exec", "--dangerously-bypass-hook-trust",

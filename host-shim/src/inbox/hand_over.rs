@@ -47,6 +47,30 @@ pub struct HookReport {
     pub unreadable: Vec<String>,
 }
 
+/// A hook's stdin read as JSON, and the session it names at `field`, made a plain id;
+/// an error naming what was wrong and that `host-shim <command>` runs as `harness`'s
+/// command hook.
+pub fn hook_json(
+    input: &[u8],
+    command: &str,
+    harness: &str,
+    field: &str,
+) -> Result<(serde_json::Value, String)> {
+    let run_as = format!("run host-shim {command} as a {harness} command hook");
+    let json: serde_json::Value = serde_json::from_slice(input).map_err(|err| {
+        anyhow::anyhow!(
+            "the hook input is not JSON ({err}); {run_as} (it reads the hook's JSON on stdin)"
+        )
+    })?;
+    let Some(session) = json.get(field).and_then(|s| s.as_str()) else {
+        anyhow::bail!("the hook input has no {field}; {run_as}");
+    };
+    let session = super::checked_id(session)
+        .map_err(|why| anyhow::anyhow!("the hook input's {field} is not a session id: {why}"))?
+        .to_string();
+    Ok((json, session))
+}
+
 /// Which waiting messages a hand-over takes (oldest first, in each case).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Takes {

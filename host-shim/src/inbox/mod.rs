@@ -36,7 +36,9 @@ use std::time::Duration;
 
 pub use audit::{AuditLog, Audited};
 pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
-pub use hand_over::{HookReport, Takes, Witness, hand_over_waiting, joined, within_answer_cap};
+pub use hand_over::{
+    HookReport, Takes, Witness, hand_over_waiting, hook_json, joined, within_answer_cap,
+};
 pub use memory::MemoryInbox;
 pub use replies::{REPLY_POLL, await_reply, inbound_or_accept, send_history, send_history_or_none};
 pub use state_dir::{MAX_MESSAGE_BYTES, StateDir, Step, default_dir};

@@ -135,6 +135,35 @@ pub(crate) fn wake_for(
     }
 }
 
+/// The wake step of a harness whose cold sessions only a wake command starts (Copilot
+/// CLI, Gemini CLI): a cold target wakes when one is set, started once the message is
+/// put ([`waiting_for_hooks`]).
+pub(crate) fn woken_if_cold(
+    wake: Option<&WakeCommand>,
+    arriving: &crate::inbox::delivery::Arriving,
+) -> crate::inbox::delivery::Woken<()> {
+    crate::inbox::delivery::Woken {
+        woke: !arriving.live && wake.is_some(),
+        plan: (),
+    }
+}
+
+/// What such a harness answers for a message put in the inbox: it waits for the
+/// session's hooks, the wake command started when the path decided to wake the session
+/// (in `cwd`, the session's folder).
+pub(crate) fn waiting_for_hooks(
+    wake: Option<&WakeCommand>,
+    waiting: &crate::inbox::Waiting,
+    cwd: Option<&str>,
+) -> crate::contract::latest::Delivered {
+    crate::contract::latest::Delivered {
+        woke: wake_for(wake, waiting, cwd),
+        repeat: false,
+        state: crate::contract::latest::DeliveryState::Waiting,
+        message_id: waiting.message.message_id.clone(),
+    }
+}
+
 /// Writes `message` to a new file of this user's alone, for a wake command to read.
 fn message_file(message: &SpooledMessage) -> Result<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -91,19 +91,8 @@ pub struct HookInput {
 impl HookInput {
     /// Reads the hook's stdin; bad input is an error that names it.
     pub fn read(input: &[u8]) -> Result<HookInput> {
-        let json: serde_json::Value = serde_json::from_slice(input).context(
-            "the hook input is not JSON; run host-shim copilot-hook as a Copilot CLI command hook (it reads the hook's JSON on stdin)",
-        )?;
-        let Some(session) = json.get("sessionId").and_then(|s| s.as_str()) else {
-            bail!(
-                "the hook input has no sessionId; run host-shim copilot-hook as a Copilot CLI command hook"
-            );
-        };
-        let session = crate::inbox::checked_id(session)
-            .map_err(|why| {
-                anyhow::anyhow!("the hook input's sessionId is not a session id: {why}")
-            })?
-            .to_string();
+        let (json, session) =
+            crate::inbox::hook_json(input, "copilot-hook", "Copilot CLI", "sessionId")?;
         let event = Event::of(&json);
         Ok(HookInput {
             json,

@@ -864,23 +864,14 @@ impl Recipient for CopilotStore {
     }
 
     fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
-        // A cold target wakes when a wake command is set (started once it is put).
-        Woken {
-            woke: !arriving.live && self.wake.is_some(),
-            plan: (),
-        }
+        wake::woken_if_cold(self.wake.as_ref(), arriving)
     }
 
     fn accepted(&mut self, waiting: &Waiting, (): ()) -> crate::contract::latest::Delivered {
         let target = &waiting.message.target;
         let cwd =
             (self.by_id.get(target.as_str())).and_then(|&at| self.listed[at].workspace.cwd.clone());
-        crate::contract::latest::Delivered {
-            woke: wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref()),
-            repeat: false,
-            state: crate::contract::latest::DeliveryState::Waiting,
-            message_id: waiting.message.message_id.clone(),
-        }
+        wake::waiting_for_hooks(self.wake.as_ref(), waiting, cwd.as_deref())
     }
 }
 

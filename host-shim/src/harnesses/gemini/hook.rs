@@ -25,7 +25,7 @@
 
 use super::STAMP_ARGUMENT;
 use crate::inbox::{HookReport, InboxBackend, Takes, Witness, hand_over_waiting};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -85,19 +85,8 @@ pub struct HookInput {
 impl HookInput {
     /// Reads the hook's stdin; bad input is an error that names it.
     pub fn read(input: &[u8]) -> Result<HookInput> {
-        let json: serde_json::Value = serde_json::from_slice(input).context(
-            "the hook input is not JSON; run host-shim gemini-hook as a Gemini CLI command hook (it reads the hook's JSON on stdin)",
-        )?;
-        let Some(session) = json.get("session_id").and_then(|s| s.as_str()) else {
-            bail!(
-                "the hook input has no session_id; run host-shim gemini-hook as a Gemini CLI command hook"
-            );
-        };
-        let session = crate::inbox::checked_id(session)
-            .map_err(|why| {
-                anyhow::anyhow!("the hook input's session_id is not a session id: {why}")
-            })?
-            .to_string();
+        let (json, session) =
+            crate::inbox::hook_json(input, "gemini-hook", "Gemini CLI", "session_id")?;
         let event = (json.get("hook_event_name").and_then(|e| e.as_str())).and_then(Event::named);
         Ok(HookInput {
             json,

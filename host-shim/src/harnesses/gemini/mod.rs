@@ -677,11 +677,7 @@ impl Recipient for GeminiStore {
     }
 
     fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
-        // A cold target wakes when a wake command is set (started once it is put).
-        Woken {
-            woke: !arriving.live && self.wake.is_some(),
-            plan: (),
-        }
+        wake::woken_if_cold(self.wake.as_ref(), arriving)
     }
 
     fn accepted(&mut self, waiting: &Waiting, (): ()) -> crate::contract::latest::Delivered {
@@ -689,12 +685,7 @@ impl Recipient for GeminiStore {
         let cwd = self
             .lookup(&target)
             .and_then(|found| self.header(&found).cwd);
-        crate::contract::latest::Delivered {
-            woke: wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref()),
-            repeat: false,
-            state: crate::contract::latest::DeliveryState::Waiting,
-            message_id: waiting.message.message_id.clone(),
-        }
+        wake::waiting_for_hooks(self.wake.as_ref(), waiting, cwd.as_deref())
     }
 }
 

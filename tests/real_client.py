@@ -106,3 +106,24 @@ def stopped(argument, seconds=60):
         except OSError:
             pass
     return not left
+
+
+def first_request_with(log_path, after, words, texts_of, seconds=90):
+    """The texts (`texts_of(request)`) of the first model request logged in `log_path`
+    after its first `after` lines whose texts hold `words`, waited for up to `seconds`
+    (a process the suite started makes it); None when none came."""
+    def found():
+        lines = Path(log_path).read_text().splitlines() if Path(log_path).exists() else []
+        for line in lines[after:]:
+            request = json.loads(line).get("request") if line.strip() else None
+            texts = texts_of(request) if request else []
+            if any(words in t for t in texts):
+                return texts
+        return None
+
+    deadline = time.time() + seconds
+    seen = found()
+    while seen is None and time.time() < deadline:
+        time.sleep(0.5)
+        seen = found()
+    return seen

@@ -304,9 +304,7 @@ fn fill_random(out: &mut [u8]) -> Result<()> {
 
 /// Milliseconds since the epoch now.
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    (crate::inbox::now_ns() / 1_000_000) as i64
 }
 
 #[cfg(test)]

@@ -156,3 +156,37 @@ fn a_subagent_reads_as_its_own_conversation_and_takes_no_message() {
         "{sent}"
     );
 }
+
+/// SPEC's scopes for a subagent caller (its stamp names it): under `readScope: tree` it
+/// sees its own tree (its parent and itself), under `self` itself alone, as the
+/// parent ids the store gives make them.
+#[test]
+fn a_subagent_callers_scope_is_its_parents_tree() {
+    let dir = home("scope");
+    let runtime: Runtime<CopilotStore> =
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let list = |store: CopilotStore, scope: &str| {
+        let request = CallRequest {
+            caller: LISTER.to_string(),
+            call_id: format!("call-{scope}"),
+            tool: "sessions_list".into(),
+            arguments: r#"{"scope": "all"}"#.into(),
+            settings: format!(r#"{{"readScope": "{scope}"}}"#),
+        };
+        let report = runtime.call(store, &request);
+        (report.answer.unwrap().text, report.harness)
+    };
+    let (tree, store) = list(store(&dir), "tree");
+    assert!(
+        tree.contains(&format!("- {DELEGATED} [cold, top-level]"))
+            && tree.contains(&format!("- {LISTER} [cold, subagent]"))
+            && !tree.contains(TESTS)
+            && tree.contains("2 of 2 considered sessions"),
+        "{tree}"
+    );
+    let (own, _) = list(store, "self");
+    assert!(
+        own.contains(&format!("- {LISTER} [cold, subagent]")) && !own.contains(DELEGATED),
+        "{own}"
+    );
+}

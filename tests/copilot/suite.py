@@ -19,13 +19,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
-from real_client import check, finish, load, stopped  # noqa: E402,F401
+from real_client import check, finish, first_request_with, load, stopped  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -205,19 +204,9 @@ def woken_by_the_wake_command(lead, work):
     holds("a send to a cold Copilot session starts the wake command", "(woke a cold session)" in answer,
           answer)
 
-    def woken_request():
-        for record in logged()[before:]:
-            messages = (record.get("request") or {}).get("messages", [])
-            texts = [t for m in messages for t in endpoint.texts(m)]
-            if any("A message from another session is waiting." in t for t in texts):
-                return texts
-        return None
-
-    deadline = time.time() + 90
-    seen = woken_request()
-    while seen is None and time.time() < deadline:
-        time.sleep(0.5)
-        seen = woken_request()
+    seen = first_request_with(
+        LOG, before, "A message from another session is waiting.",
+        lambda request: [t for m in request.get("messages", []) for t in endpoint.texts(m)])
     log = WORK / "wake.log"
     holds("the woken session's model is given the message once, as its frame",
           seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,

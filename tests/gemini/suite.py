@@ -17,13 +17,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
-from real_client import check, finish, load, stopped  # noqa: E402
+from real_client import check, finish, first_request_with, load, stopped  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -190,19 +189,9 @@ def woken_by_the_wake_command(lead, work):
     holds("a send to a cold Gemini session starts the wake command", "(woke a cold session)" in answer,
           answer)
 
-    def woken_texts():
-        for record in logged()[before:]:
-            contents = (record.get("request") or {}).get("contents", [])
-            texts = [t for c in contents for t in endpoint.texts(c)]
-            if any("A message from another session is waiting." in t for t in texts):
-                return texts
-        return None
-
-    deadline = time.time() + 90
-    seen = woken_texts()
-    while seen is None and time.time() < deadline:
-        time.sleep(0.5)
-        seen = woken_texts()
+    seen = first_request_with(
+        LOG, before, "A message from another session is waiting.",
+        lambda request: [t for c in request.get("contents", []) for t in endpoint.texts(c)])
     log = WORK / "wake.log"
     holds("the woken session's model is given the message once, as its frame",
           seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,

@@ -72,14 +72,25 @@ pub struct StampCheck {
 }
 
 impl StampCheck {
-    /// How calls come stamped, when the server runs under one of `clients` that stamps
-    /// its calls: the first whose environment variable is set.
-    pub fn under(clients: &[McpClient]) -> Option<host_shim::StampedCalls> {
-        clients.iter().find_map(|client| {
+    /// The check, when the server runs under one of `clients` that stamps its calls
+    /// (the first whose environment variable is set), with the key of the state
+    /// folder `state_root` gives (asked only then).
+    pub fn under(
+        clients: &[McpClient],
+        state_root: impl FnOnce() -> anyhow::Result<PathBuf>,
+    ) -> anyhow::Result<Option<StampCheck>> {
+        let calls = clients.iter().find_map(|client| {
             let calls = client.stamps?;
             let under = std::env::var(calls.under_env).is_ok_and(|value| !value.is_empty());
             under.then_some(calls)
-        })
+        });
+        match calls {
+            Some(calls) => Ok(Some(StampCheck {
+                calls,
+                state_root: state_root()?,
+            })),
+            None => Ok(None),
+        }
     }
 
     /// Who made the call of `tool`, from the stamp in `meta` or `arguments` (taken out

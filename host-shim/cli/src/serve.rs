@@ -23,13 +23,7 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     let given = &args.source.harnesses;
     let clients: Vec<McpClient> = given.profiles().iter().map(|p| p.mcp_client()).collect();
     // Under a client whose hook stamps each call, the stamps name the callers.
-    let stamps = match StampCheck::under(&clients) {
-        Some(calls) => Some(StampCheck {
-            calls,
-            state_root: args.source.state.root()?,
-        }),
-        None => None,
-    };
+    let stamps = StampCheck::under(&clients, || args.source.state.root())?;
     // The caller: named on the command line, by the client in the server's
     // environment, or by the corpus file; else by each call's _meta, or every call
     // says how to name it.

@@ -176,6 +176,17 @@ struct Listed {
     facts: Facts,
 }
 
+/// What one tool call has found (see [`GeminiStore::this_call`]).
+#[derive(Default)]
+struct ThisCall {
+    /// It listed every session.
+    listed: bool,
+    /// The sessions it looked at again without a listing.
+    looked: std::collections::HashSet<String>,
+    /// The live sessions, as it first asked.
+    live: Option<std::collections::HashSet<String>>,
+}
+
 /// The store: a `~/.gemini`, read only, and an inbox backend for deliveries.
 pub struct GeminiStore {
     home: PathBuf,
@@ -183,19 +194,16 @@ pub struct GeminiStore {
     listed: Vec<Listed>,
     by_id: HashMap<String, usize>,
     indexed: HashMap<PathBuf, Windowed<Facts>>,
-    /// `projects.json` as last read: each project's name, its folder.
-    projects: Option<(Stamp, HashMap<String, String>)>,
+    /// `projects.json` as last read (its stamp; none when it was not there): each
+    /// project's name, its folder.
+    projects: (Option<Stamp>, HashMap<String, String>),
     surfaces: VecDeque<(String, Stamp, Arc<Surface>)>,
     surface_skips: HashMap<String, u64>,
-    /// Whether this call listed already (a call asks about one session more than once,
-    /// and its answers describe one state of the harness). None between calls.
-    listed_this_call: Option<bool>,
-    /// The sessions this call looked at again without a listing.
-    looked_this_call: std::collections::HashSet<String>,
+    /// What this call found (a call asks about one session more than once, and its
+    /// answers describe one state of the harness); none between calls.
+    this_call: Option<ThisCall>,
     /// Which sessions run (none without one: every session cold).
     presence: Option<Arc<dyn Presence>>,
-    /// The live sessions as this call first asked (None between calls).
-    live_this_call: Option<std::collections::HashSet<String>>,
     /// Starts Gemini for a cold target the call may wake (none by default).
     wake: Option<WakeCommand>,
 }
@@ -209,13 +217,11 @@ impl GeminiStore {
             listed: Vec::new(),
             by_id: HashMap::new(),
             indexed: HashMap::new(),
-            projects: None,
+            projects: Default::default(),
             surfaces: VecDeque::new(),
             surface_skips: HashMap::new(),
-            listed_this_call: None,
-            looked_this_call: Default::default(),
+            this_call: None,
             presence: None,
-            live_this_call: None,
             wake: None,
         }
     }
@@ -241,13 +247,13 @@ impl GeminiStore {
         let Some(presence) = &self.presence else {
             return false;
         };
-        if let Some(live) = &self.live_this_call {
+        if let Some(live) = self.this_call.as_ref().and_then(|c| c.live.as_ref()) {
             return live.contains(id);
         }
         let live = presence.live_sessions();
         let is_live = live.contains(id);
-        if self.listed_this_call.is_some() {
-            self.live_this_call = Some(live);
+        if let Some(call) = &mut self.this_call {
+            call.live = Some(live);
         }
         is_live
     }
@@ -293,12 +299,12 @@ impl GeminiStore {
         found.sort();
         let mut listed: Vec<Listed> = Vec::new();
         let mut by_id: HashMap<String, usize> = HashMap::new();
-        let mut live_paths = std::collections::HashSet::new();
+        let mut seen_paths = std::collections::HashSet::new();
         for (path, project, parent) in found {
             let Some(facts) = self.index_file(&path) else {
                 continue;
             };
-            live_paths.insert(path.clone());
+            seen_paths.insert(path.clone());
             let Some(id) = facts
                 .id
                 .clone()
@@ -327,11 +333,11 @@ impl GeminiStore {
             }
         }
         // Files gone (deleted by Gemini's clean-up) are forgotten.
-        self.indexed.retain(|path, _| live_paths.contains(path));
+        self.indexed.retain(|path, _| seen_paths.contains(path));
         self.listed = listed;
         self.by_id = by_id;
-        if let Some(listed) = &mut self.listed_this_call {
-            *listed = true;
+        if let Some(call) = &mut self.this_call {
+            call.listed = true;
         }
     }
 
@@ -353,19 +359,11 @@ impl GeminiStore {
     }
 
     /// Every project's folder, by its name under `tmp/` (`projects.json`, read again
-    /// when it changed).
+    /// when it changed; none while it is not there).
     fn project_folders(&mut self) -> &HashMap<String, String> {
         let path = self.home.join("projects.json");
         let stamp = Stamp::of(&path);
-        let fresh = match (&self.projects, stamp) {
-            (Some((seen, _)), Some(now)) => *seen != now,
-            (None, Some(_)) => true,
-            (_, None) => {
-                self.projects = None;
-                false
-            }
-        };
-        if fresh && let Some(stamp) = stamp {
+        if stamp != self.projects.0 {
             let folders = std::fs::read(&path)
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
@@ -376,29 +374,25 @@ impl GeminiStore {
                         .collect()
                 })
                 .unwrap_or_default();
-            self.projects = Some((stamp, folders));
+            self.projects = (stamp, folders);
         }
-        static NONE: std::sync::OnceLock<HashMap<String, String>> = std::sync::OnceLock::new();
-        match &self.projects {
-            Some((_, folders)) => folders,
-            None => NONE.get_or_init(HashMap::new),
-        }
+        &self.projects.1
     }
 
-    /// The session `id`, from this call's listing (made now if the call made none).
     /// The session `id`: from this call's listing; else, when an earlier listing found
     /// it, its own files looked at again (once per call); else from a listing made now.
     fn lookup(&mut self, id: &str) -> Option<Listed> {
         crate::inbox::checked_id(id).ok()?;
-        if self.listed_this_call == Some(true) || self.looked_this_call.contains(id) {
+        let known = (self.this_call.as_ref()).is_some_and(|c| c.listed || c.looked.contains(id));
+        if known {
             let at = *self.by_id.get(id)?;
             return Some(self.listed[at].clone());
         }
         if let Some(&at) = self.by_id.get(id)
             && self.refresh(at)
         {
-            if self.listed_this_call.is_some() {
-                self.looked_this_call.insert(id.to_string());
+            if let Some(call) = &mut self.this_call {
+                call.looked.insert(id.to_string());
             }
             return Some(self.listed[at].clone());
         }
@@ -609,13 +603,11 @@ fn without_stamp(args: &serde_json::Value) -> String {
 
 impl LoggedSessions for GeminiStore {
     fn call_begins(&mut self) {
-        self.listed_this_call = Some(false);
+        self.this_call = Some(ThisCall::default());
     }
 
     fn call_ends(&mut self) {
-        self.listed_this_call = None;
-        self.looked_this_call.clear();
-        self.live_this_call = None;
+        self.this_call = None;
     }
 
     fn all_sessions(&mut self) -> SessionIndex {

@@ -68,8 +68,11 @@ pub use harnesses::codex::{self, CodexStore, RolloutReads};
 pub use harnesses::copilot::{self, CopilotStore};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use harnesses::gemini::{self, GeminiStore};
+#[cfg(feature = "openclaw")]
+pub use harnesses::openclaw::{self, OpenClawStore};
 #[cfg(feature = "opencode")]
 pub use harnesses::opencode::{self, DatabaseReads, OpenCodeStore};
+pub use harnesses::plugin_session;
 pub use harnesses::{Harnesses, McpClient, StampCarrier, StampedCalls, Store};
 pub use inbox::delivery::DeliveryRequest;
 pub use inbox::{AnsweredKeys, InboxBackend, MemoryInbox, SharedInbox, StateDir, WakeCommand};

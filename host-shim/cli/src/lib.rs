@@ -16,6 +16,7 @@ mod inbound;
 mod log;
 pub mod mcp;
 mod nats_user;
+pub mod plugin_companion;
 pub mod profile;
 mod serve;
 pub mod setup;

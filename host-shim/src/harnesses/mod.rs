@@ -16,9 +16,12 @@ pub mod copilot;
 pub(crate) mod corpus;
 pub mod gemini;
 pub(crate) mod logfile;
+#[cfg(feature = "openclaw")]
+pub mod openclaw;
 #[cfg(feature = "opencode")]
 pub mod opencode;
-#[cfg(any(feature = "opencode", feature = "copilot"))]
+pub mod plugin_session;
+#[cfg(any(feature = "opencode", feature = "copilot", feature = "openclaw"))]
 pub(crate) mod sqlite;
 pub(crate) mod surface;
 

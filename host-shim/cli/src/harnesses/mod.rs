@@ -6,6 +6,7 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod openclaw;
 pub mod opencode;
 
 use crate::profile::HarnessProfile;
@@ -17,4 +18,5 @@ pub const ALL: &[&dyn HarnessProfile] = &[
     &opencode::OpenCode,
     &copilot::Copilot,
     &gemini::Gemini,
+    &openclaw::OpenClaw,
 ];

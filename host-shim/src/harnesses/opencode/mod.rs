@@ -1,6 +1,6 @@
 //! A harness over OpenCode's own sessions: its database (`db.rs`), read only, with the
 //! harness-neutral inbox ([`crate::inbox`]) for deliveries and liveness from a
-//! [`Presence`] that OpenCode's side of the host writes (`plugin_session.rs`).
+//! [`Presence`] that OpenCode's side of the host writes (`crate::harnesses::plugin_session`).
 //!
 //! What a session is, from its row: id, title, directory (the workspace), preset
 //! (`provider/model` of the session's model), creation time; one with `parent_id` is a
@@ -26,7 +26,6 @@
 //! parts, kept the same way.
 
 pub mod db;
-pub mod plugin_session;
 
 use crate::contract::latest::{
     ActionStatus, Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, Role, SessionHeader,

@@ -2,10 +2,10 @@
 //! OpenCode 1.18.33 wrote (`tests/fixtures/opencode-1.18.33/`, whose rows
 //! `host-shim/tests/opencode_real.rs` reads).
 
-use super::plugin_session::{Moment, PluginSessions};
 use super::*;
 use crate::contract::latest::{DeliveryMode, InboundPolicy, MessageContent, MessageIds};
 use crate::harness::{Inbox, SessionQuery};
+use crate::harnesses::plugin_session::{Moment, PluginSessions};
 use crate::inbox::WakeCommand;
 use crate::inbox::delivery::DeliveryRequest;
 use crate::inbox::{MemoryInbox, SpooledMessage};
@@ -363,8 +363,8 @@ fn a_plugin_hand_over_is_an_offer_until_the_database_shows_it() {
     let mut db = Written::new("witness");
     db.session("ses_b", "Mail", None);
     let inbox: SharedInbox = Arc::new(MemoryInbox::new());
-    let sessions =
-        PluginSessions::new(inbox.clone(), Arc::new(Live::default())).recorded_in(&db.path);
+    let sessions = PluginSessions::new(inbox.clone(), Arc::new(Live::default()))
+        .recorded_in(&db.path, super::handed_over_ids);
     let frame = "Cross-session message from another session of this harness.\n\
         from-session: ses_a (\"Plan\")\ndelivery: queue\nhop: 1\nmessage-id: m-000000000001\n\
         --- message begins ---\nThe beans are in.\n--- message ends ---";

@@ -3,7 +3,6 @@
 //! under their own names, hand-overs by the plugin through its `host-shim mcp` child's
 //! `session-tools/*` requests), and what `doctor` checks.
 
-mod companion;
 mod doctor;
 mod setup;
 
@@ -14,7 +13,7 @@ use crate::profile::{
 use crate::setup::change::Change;
 use anyhow::Result;
 use clap::{Arg, ArgMatches};
-use host_shim::opencode::plugin_session::PluginSessions;
+use host_shim::plugin_session::PluginSessions;
 use host_shim::{McpClient, OpenCodeStore, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,9 +66,9 @@ impl HarnessProfile for OpenCode {
     fn serve(&self, serving: &Serving) -> Result<ServedParts> {
         // The server also answers the plugin that started it.
         let sessions = PluginSessions::new(serving.inbox.clone(), serving.state.presence()?)
-            .recorded_in(serving.place);
+            .recorded_in(serving.place, host_shim::opencode::handed_over_ids);
         Ok(ServedParts {
-            companion: Some(Arc::new(companion::PluginCompanion(sessions))),
+            companion: Some(Arc::new(crate::plugin_companion::PluginCompanion(sessions))),
             ..ServedParts::default()
         })
     }

@@ -26,12 +26,12 @@ fn help_names_the_toy(command: &Command) {
     let (ok, help, _) = command.run(&["--help"], "");
     assert!(
         ok && help.contains("toy-hook")
-            && help.contains("Codex, OpenCode, GitHub Copilot CLI, Gemini CLI and Toy"),
+            && help.contains("Codex, OpenCode, GitHub Copilot CLI, Gemini CLI, OpenClaw and Toy"),
         "{help}"
     );
     let (_, setup, _) = command.run(&["setup", "--help"], "");
     assert!(
-        setup.contains("copilot (GitHub Copilot CLI), gemini (Gemini CLI) or toy (Toy)"),
+        setup.contains("gemini (Gemini CLI), openclaw (OpenClaw) or toy (Toy)"),
         "{setup}"
     );
     assert!(setup.contains("--toy-config <DIR>"), "{setup}");

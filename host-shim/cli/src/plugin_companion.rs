@@ -1,15 +1,15 @@
-//! The requests the session-tools OpenCode plugin sends its `host-shim mcp` child
-//! besides MCP's (`session-tools/*`): the sessions of its process, their hand-overs and
-//! a wait for the next one.
+//! The requests a harness plugin of session-tools (OpenCode's, OpenClaw's) sends its
+//! `host-shim mcp` child besides MCP's (`session-tools/*`): the sessions of its
+//! process, their hand-overs and a wait for the next one.
 
 use crate::profile::Companion;
-use host_shim::opencode::plugin_session::{Moment, PluginSessions};
+use host_shim::plugin_session::{Moment, PluginSessions};
 use rmcp::ErrorData;
 
-/// The prefix of the requests the session-tools OpenCode plugin sends besides MCP's.
+/// The prefix of the requests a session-tools harness plugin sends besides MCP's.
 pub const PLUGIN_METHODS: &str = "session-tools/";
 
-/// The sessions of the OpenCode process whose plugin started the server.
+/// The sessions of the harness process whose plugin started the server.
 pub struct PluginCompanion(pub PluginSessions);
 
 impl Companion for PluginCompanion {
@@ -26,15 +26,15 @@ impl Companion for PluginCompanion {
         plugin_request(&self.0, method, params, interrupted)
     }
 
-    /// The plugin's OpenCode process is gone: its sessions are not live, and its
+    /// The plugin's harness process is gone: its sessions are not live, and its
     /// waits end now.
     fn client_gone(&self) {
         self.0.close();
     }
 }
 
-/// One request of the session-tools OpenCode plugin (see
-/// [`host_shim::opencode::plugin_session`]):
+/// One request of a session-tools harness plugin (see
+/// [`host_shim::plugin_session`]):
 ///
 /// - `session-tools/open` `{sessionID, busy}`: the session runs in the plugin's
 ///   process, at work or idle; answers `{}`.

@@ -1,20 +1,20 @@
-//! What the session-tools OpenCode plugin asks of the host besides tool calls. The
-//! plugin runs inside every OpenCode process, sees each session that process runs
-//! (its events say when a session is busy or idle) and holds one `host-shim mcp`
-//! child for the process; through it, for each session:
+//! What a harness plugin of session-tools (OpenCode's, OpenClaw's) asks of the host
+//! besides tool calls. The plugin runs inside every process of its harness, sees each
+//! session that process runs (its events say when a session is busy or idle) and holds
+//! one `host-shim mcp` child for the process; through it, for each session:
 //!
 //! - [`PluginSessions::open`]: the session runs in this process: live (registered in
 //!   the presence until the child ends), busy or idle;
 //! - [`PluginSessions::hand_over`]: what waits for the session now, as text for the
 //!   plugin to give it: at a person's prompt everything (the plugin adds it to the
-//!   prompt as a synthetic part), to an idle session everything (a new turn), to a
-//!   busy one the `steer` messages (OpenCode gives a message sent into a running
-//!   turn to the model's next request);
+//!   prompt), to an idle session everything (a new turn), to a busy one the `steer`
+//!   messages (OpenCode gives a message sent into a running turn to the model's next
+//!   request);
 //! - [`PluginSessions::wait`]: blocks until something waits that a hand-over would
 //!   take now, so the plugin hands over at once without polling.
 //!
-//! Trust model: the plugin is code the person installed into OpenCode and speaks for
-//! the sessions OpenCode names to it; the child trusts it as it trusts any MCP client
+//! Trust model: the plugin is code the person installed into the harness and speaks
+//! for the sessions the harness names to it; the child trusts it as it trusts any MCP client
 //! that names its caller. A message leaves the inbox only once its text is in the
 //! answer the child writes to the plugin, as a hook's does ([`crate::inbox`]).
 
@@ -22,6 +22,7 @@ use crate::inbox::{OFFERS_EXPIRE_AFTER, SharedInbox, Takes, Witness, hand_over_w
 use crate::presence::{Presence, Registration};
 use anyhow::Result;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -55,13 +56,17 @@ impl Moment {
     }
 }
 
-/// The sessions one OpenCode process runs, as its plugin reports them.
+/// Reads what a harness's record shows handed over to a session: the record's place
+/// and the session.
+pub type RecordReader = fn(&Path, &str) -> Result<crate::inbox::Shown>;
+
+/// The sessions one harness process runs, as its plugin reports them.
 pub struct PluginSessions {
     inbox: SharedInbox,
     presence: Arc<dyn Presence>,
-    /// OpenCode's database, whose messages witness each hand-over (none: the answer
-    /// does).
-    record: Option<std::path::PathBuf>,
+    /// The harness's record (OpenCode's database), whose messages witness each
+    /// hand-over, and its reader (none: the answer does).
+    record: Option<(PathBuf, RecordReader)>,
     registered: Mutex<HashMap<String, Registration>>,
     /// The plugin went away: waits end, nothing is registered any more.
     closed: AtomicBool,
@@ -78,10 +83,10 @@ impl PluginSessions {
         }
     }
 
-    /// A hand-over is an offer until OpenCode's database at `database` shows the
-    /// message in the session ([`super::handed_over_ids`]).
-    pub fn recorded_in(mut self, database: &std::path::Path) -> PluginSessions {
-        self.record = Some(database.to_path_buf());
+    /// A hand-over is an offer until the harness's record at `place`, read by `read`,
+    /// shows the message in the session (OpenCode's database).
+    pub fn recorded_in(mut self, place: &Path, read: RecordReader) -> PluginSessions {
+        self.record = Some((place.to_path_buf(), read));
         self
     }
 
@@ -126,10 +131,8 @@ impl PluginSessions {
     pub fn hand_over(&self, session: &str, moment: Moment) -> Result<Option<String>> {
         crate::inbox::checked_id(session).map_err(anyhow::Error::msg)?;
         let mut given = None;
-        let witness = match self.record.as_deref() {
-            Some(database) => {
-                Witness::Record(Box::new(move || super::handed_over_ids(database, session)))
-            }
+        let witness = match &self.record {
+            Some((place, read)) => Witness::Record(Box::new(move || read(place, session))),
             None => Witness::Answer,
         };
         hand_over_waiting(
@@ -154,12 +157,10 @@ impl PluginSessions {
         if self.inbox.inbound(session).ok() == Some(crate::contract::latest::InboundPolicy::Hold) {
             return false;
         }
-        // An offer past its time that OpenCode's database does not show waits again
-        // here, so the plugin is woken to give it again.
-        if let Some(database) = self.record.as_deref() {
-            let _ = (self.inbox).settle(session, OFFERS_EXPIRE_AFTER, &mut || {
-                super::handed_over_ids(database, session)
-            });
+        // An offer past its time that the record does not show waits again here, so
+        // the plugin is woken to give it again.
+        if let Some((place, read)) = &self.record {
+            let _ = (self.inbox).settle(session, OFFERS_EXPIRE_AFTER, &mut || read(place, session));
         }
         let Ok(contents) = self.inbox.waiting(session) else {
             return false;

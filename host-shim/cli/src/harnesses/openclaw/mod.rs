@@ -1,0 +1,130 @@
+//! OpenClaw (2026.9.6, tested in CI): its sessions from its state folder
+//! (`--openclaw-state`), the plugin `setup openclaw` installs (the tools as
+//! `session-tools__sessions_list`, …, hand-overs at each prompt through its
+//! `host-shim mcp` child's `session-tools/*` requests), and what `doctor` checks.
+
+mod doctor;
+mod setup;
+
+use crate::doctor::checks::Report;
+use crate::profile::{
+    HarnessProfile, ServedParts, Serving, SetupInputs, StoreInputs, Tour, path_flag, path_of,
+};
+use crate::setup::change::Change;
+use anyhow::Result;
+use clap::{Arg, ArgMatches};
+use host_shim::plugin_session::PluginSessions;
+use host_shim::{McpClient, OpenClawStore, Store};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub struct OpenClaw;
+
+const STATE: &str = "openclaw_state";
+
+impl HarnessProfile for OpenClaw {
+    fn name(&self) -> &'static str {
+        "openclaw"
+    }
+
+    fn title(&self) -> &'static str {
+        "OpenClaw"
+    }
+
+    fn sessions_flag(&self) -> Arg {
+        path_flag(
+            STATE,
+            "openclaw-state",
+            "DIR",
+            "OpenClaw's sessions, from its state folder (usually ~/.openclaw; its agents' \
+             databases are under agents/)",
+        )
+    }
+
+    fn store(
+        &self,
+        place: &Path,
+        _flags: &ArgMatches,
+        with: &StoreInputs,
+    ) -> Result<Box<dyn Store>> {
+        let presence = with.state.presence()?;
+        Ok(Box::new(OpenClawStore::open(
+            place,
+            with.inbox.clone(),
+            presence,
+        )))
+    }
+
+    fn mcp_client(&self) -> McpClient {
+        host_shim::openclaw::MCP_CLIENT
+    }
+
+    fn serve(&self, serving: &Serving) -> Result<ServedParts> {
+        // The server also answers the plugin that started it. OpenClaw 2026.9.6 does not
+        // keep a prompt hook's text in the transcript: the answer is the hand-over.
+        let sessions = PluginSessions::new(serving.inbox.clone(), serving.state.presence()?);
+        Ok(ServedParts {
+            companion: Some(Arc::new(crate::plugin_companion::PluginCompanion(sessions))),
+            ..ServedParts::default()
+        })
+    }
+
+    fn tour(&self) -> Tour {
+        Tour {
+            sessions: "OpenClaw's sessions",
+            none: "the OpenClaw state folder holds no sessions",
+            page: "docs/openclaw.md",
+        }
+    }
+
+    fn place_flags(&self) -> Vec<Arg> {
+        vec![path_flag(
+            STATE,
+            "openclaw-state",
+            "DIR",
+            "OpenClaw's state folder (default: $OPENCLAW_STATE_DIR, else ~/.openclaw); its \
+             config is $OPENCLAW_CONFIG_PATH, else openclaw.json there",
+        )]
+    }
+
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        setup::state_dir(path_of(places, STATE))
+    }
+
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
+        let state = self.sessions_place(places)?;
+        let config = setup::config_file(&state, path_of(places, STATE));
+        setup::changes(&state, &config, setup)
+    }
+
+    fn set_up(&self) -> &'static str {
+        "a new OpenClaw turn has the tools session-tools__sessions_list, \
+         session-tools__sessions_read and session-tools__sessions_send (OpenClaw's own \
+         sessions_list and sessions_send keep their names). With Tool Search on (OpenClaw's \
+         default) the model finds them by tool_search (\"sessions\"); with \
+         `tools.toolSearch: false` they are offered directly. A running gateway loads the \
+         plugin at its next start."
+    }
+
+    fn command(&self) -> &'static str {
+        "openclaw"
+    }
+
+    fn tested_version(&self) -> &'static str {
+        "2026.9.6"
+    }
+
+    fn home_hint(&self) -> &'static str {
+        "~/.openclaw"
+    }
+
+    fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
+        match self.sessions_place(places) {
+            Ok(state) => {
+                let config = setup::config_file(&state, path_of(places, STATE));
+                doctor::check(report, &state, &config, fix)
+            }
+            Err(err) => report.problem(&format!("{err:#}"), fix),
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! A harness over OpenClaw's own sessions: each agent's database under OpenClaw's state
+//! folder (`db.rs`, read only), with the harness-neutral inbox ([`crate::inbox`]) for
+//! deliveries and liveness from a [`Presence`] that the session-tools OpenClaw plugin
+//! writes through its `host-shim mcp` child ([`crate::harnesses::plugin_session`]).
+//!
+//! What a session is: a session key's current window (`session_nodes` and
+//! `session_windows`), named by its session id, which is what OpenClaw gives a
+//! plugin's tool as the caller (`sessionId`); a key's reset starts a new id, and the
+//! old window is no longer listed. Title: the person's label, else the first prompt,
+//! else OpenClaw's display name; workspace: the transcript's `session` event's `cwd`;
+//! preset: `provider/model` of the window. One spawned by another session is a
+//! subagent owned by it (listed, never messaged); a cron job's session has origin
+//! `cron`, a hook's `hook:<source>`, a channel's `channel`. An archived one is not
+//! listed.
+//!
+//! The surface: `transcript.rs`. Liveness: OpenClaw keeps nothing that says a session
+//! is open; a session is live while an OpenClaw process whose session-tools plugin
+//! opened it runs.
+//!
+//! Trust model: the databases are OpenClaw's and read only (`db.rs`); liveness is the
+//! presence's. A state folder without agent databases (or that does not exist yet) is
+//! an empty store.
+//!
+//! Cost: a listing is one query per agent database, kept while SQLite's
+//! `data_version` of every one says nothing was committed; a read is one query over the
+//! session's events, kept the same way.
+
+pub mod db;
+pub mod transcript;
+
+use crate::contract::latest::{
+    Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, SessionHeader, SessionIndex,
+};
+use crate::harnesses::McpClient;
+use crate::harnesses::surface::{LoggedSessions, Surface};
+use crate::inbox::delivery::{Arriving, Woken};
+use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
+use crate::presence::Presence;
+use db::{AgentDb, SessionRow};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use db::default_state_dir;
+
+/// How many parsed surfaces a store keeps.
+const SURFACES_KEPT: usize = 8;
+
+/// What the session-tools OpenClaw plugin sends when it calls `host-shim mcp` for a
+/// tool the model called: the calling session as OpenClaw gave the plugin's tool
+/// factory (`sessionId`, a subagent's own inside a subagent) and the model's tool-call
+/// id, in `_meta`, where the model cannot write. OpenClaw's own MCP client sends
+/// neither (its calls carry no session).
+pub const MCP_CLIENT: McpClient = McpClient {
+    who: "the session-tools OpenClaw plugin",
+    caller_env: None,
+    caller_meta: Some("openclaw/sessionId"),
+    call_id_meta: Some("openclaw/toolCallId"),
+    stamps: None,
+};
+
+/// A listing: every agent database's version when it was read, and the sessions (with
+/// the agent database each is in).
+type Listing = (Vec<Option<i64>>, Vec<(usize, SessionRow)>);
+
+/// The store: OpenClaw's state folder, its agents' databases read only, an inbox
+/// backend for deliveries and the presence the plugin registers its sessions in.
+pub struct OpenClawStore {
+    state: PathBuf,
+    /// The agent databases found so far, by path.
+    agents: Vec<AgentDb>,
+    desk: Desk,
+    presence: Arc<dyn Presence>,
+    /// The sessions as last listed.
+    listed: Option<Listing>,
+    by_id: HashMap<String, usize>,
+    /// Parsed surfaces by session, with its database's version each was read at.
+    surfaces: VecDeque<(String, i64, Arc<Surface>)>,
+    /// During a tool call: the live sessions, read once.
+    live_this_call: Option<HashSet<String>>,
+}
+
+impl OpenClawStore {
+    /// A store over OpenClaw's state folder `state` (usually `~/.openclaw`).
+    pub fn open(state: &Path, inbox: SharedInbox, presence: Arc<dyn Presence>) -> OpenClawStore {
+        OpenClawStore {
+            state: state.to_path_buf(),
+            agents: Vec::new(),
+            desk: Desk::new(inbox),
+            presence,
+            listed: None,
+            by_id: HashMap::new(),
+            surfaces: VecDeque::new(),
+            live_this_call: None,
+        }
+    }
+
+    /// The inbox backend deliveries go to.
+    pub fn inbox(&self) -> &SharedInbox {
+        self.desk.inbox()
+    }
+
+    /// Events and rows the store could not read.
+    pub fn skipped_rows(&self) -> u64 {
+        self.agents.iter().map(|agent| agent.skipped_rows).sum()
+    }
+
+    /// Every agent database's version now (an agent added since is opened).
+    fn versions(&mut self) -> Vec<Option<i64>> {
+        for (_, path) in db::agent_databases(&self.state) {
+            if !self.agents.iter().any(|agent| agent.path() == path) {
+                self.agents.push(AgentDb::at(&path));
+            }
+        }
+        (self.agents.iter_mut())
+            .map(|agent| {
+                agent.version().unwrap_or_else(|_| {
+                    agent.skipped_rows += 1;
+                    None
+                })
+            })
+            .collect()
+    }
+
+    /// The listing, read again only when a database changed.
+    fn listing(&mut self) -> &[(usize, SessionRow)] {
+        let versions = self.versions();
+        if self
+            .listed
+            .as_ref()
+            .is_none_or(|(seen, _)| *seen != versions)
+        {
+            let mut rows = Vec::new();
+            for (at, agent) in self.agents.iter_mut().enumerate() {
+                match agent.sessions() {
+                    Ok(found) => rows.extend(found.into_iter().map(|row| (at, row))),
+                    Err(_) => agent.skipped_rows += 1,
+                }
+            }
+            rows.sort_by(|(_, a), (_, b)| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+            self.by_id = (rows.iter().enumerate())
+                .map(|(at, (_, row))| (row.id.clone(), at))
+                .collect();
+            self.listed = Some((versions, rows));
+        }
+        self.listed.as_ref().map_or(&[], |(_, rows)| rows)
+    }
+
+    /// One session not archived, and the agent database it is in.
+    fn lookup(&mut self, id: &str) -> Option<(usize, SessionRow)> {
+        self.listing();
+        let at = *self.by_id.get(id)?;
+        self.listed.as_ref().map(|(_, rows)| rows[at].clone())
+    }
+
+    fn is_live(&mut self, id: &str) -> bool {
+        match &self.live_this_call {
+            Some(live) => live.contains(id),
+            None => self.presence.live_sessions().contains(id),
+        }
+    }
+
+    fn header(&mut self, row: &SessionRow) -> SessionHeader {
+        let origin = match (&row.parent_id, row.created_via.as_deref(), &row.hook_source) {
+            (Some(_), _, _) | (None, Some("spawn"), _) => "subagent".to_string(),
+            (None, Some("cron"), _) => "cron".to_string(),
+            (None, _, Some(source)) => format!("hook:{source}"),
+            (None, Some("channel"), None) => "channel".to_string(),
+            _ => "user".to_string(),
+        };
+        SessionHeader {
+            id: row.id.clone(),
+            created_at_ms: row.created_ms,
+            live: self.is_live(&row.id),
+            parent_id: row.parent_id.clone(),
+            origin,
+            cwd: row.cwd.clone(),
+            preset: row.preset.clone(),
+            inbound: InboundPolicy::Accept,
+            machine: None,
+        }
+    }
+
+    /// The session's surface now: read again only when its database changed.
+    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
+        let (agent, _) = self.lookup(id)?;
+        let version = self.agents[agent].version().ok()??;
+        if let Some(at) = self.surfaces.iter().position(|(s, _, _)| s == id) {
+            let (_, seen, surface) = &self.surfaces[at];
+            if *seen == version {
+                return Some(surface.clone());
+            }
+            self.surfaces.remove(at);
+        }
+        let events = self.agents[agent].events(id).ok()?;
+        let surface = Arc::new(transcript::surface_of(&events));
+        if self.surfaces.len() == SURFACES_KEPT {
+            self.surfaces.pop_front();
+        }
+        (self.surfaces).push_back((id.to_string(), version, surface.clone()));
+        Some(surface)
+    }
+}
+
+impl LoggedSessions for OpenClawStore {
+    fn call_begins(&mut self) {
+        self.live_this_call = Some(self.presence.live_sessions());
+    }
+
+    fn call_ends(&mut self) {
+        self.live_this_call = None;
+    }
+
+    fn all_sessions(&mut self) -> SessionIndex {
+        let rows: Vec<SessionRow> = self.listing().iter().map(|(_, row)| row.clone()).collect();
+        let headers: Vec<SessionHeader> = rows.iter().map(|row| self.header(row)).collect();
+        SessionIndex::of(&headers)
+    }
+
+    fn session_header(&mut self, id: &str) -> Option<SessionHeader> {
+        let (_, row) = self.lookup(id)?;
+        let mut header = self.header(&row);
+        header.inbound = self.desk.inbound(&header.id);
+        Some(header)
+    }
+
+    /// The label, else the first prompt (one statement per session without a label),
+    /// else OpenClaw's display name.
+    fn titles(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        let mut titles: Vec<Option<String>> = Vec::with_capacity(ids.len());
+        let mut untitled: HashMap<usize, Vec<(usize, String)>> = HashMap::new();
+        for id in ids {
+            match self.lookup(id) {
+                Some((_, row)) if row.label.as_deref().is_some_and(|l| !l.is_empty()) => {
+                    titles.push(row.label)
+                }
+                Some((agent, row)) => {
+                    untitled
+                        .entry(agent)
+                        .or_default()
+                        .push((titles.len(), row.id));
+                    titles.push(None);
+                }
+                None => titles.push(None),
+            }
+        }
+        for (agent, asked) in untitled {
+            let session_ids: Vec<&str> = asked.iter().map(|(_, id)| id.as_str()).collect();
+            let Ok(prompts) = self.agents[agent].first_prompts(&session_ids) else {
+                continue;
+            };
+            for ((at, _), prompt) in asked.iter().zip(prompts) {
+                titles[*at] = prompt.filter(|p| !p.trim().is_empty());
+            }
+        }
+        for (title, id) in titles.iter_mut().zip(ids) {
+            if title.is_none() {
+                *title = self.lookup(id).and_then(|(_, row)| row.display_name);
+            }
+        }
+        titles
+    }
+
+    fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
+        self.surface(id)
+    }
+}
+
+impl crate::harnesses::Store for OpenClawStore {
+    fn harness(&self) -> &'static str {
+        "openclaw"
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.skipped_rows()
+    }
+}
+
+/// OpenClaw's part of the delivery path: a top-level session takes messages, which
+/// wait in the inbox until the plugin in the OpenClaw process that runs the session
+/// hands them over (at its next prompt).
+impl Recipient for OpenClawStore {
+    type Plan = ();
+
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        let Some((_, row)) = self.lookup(target) else {
+            return Err(DeliveryRefusal::NotFound);
+        };
+        if row.parent_id.is_some() || row.created_via.as_deref() == Some("spawn") {
+            return Err(DeliveryRefusal::Rejected(
+                "a subagent has no inbox; message the session that started it".to_string(),
+            ));
+        }
+        Ok(self.is_live(target))
+    }
+
+    fn wake(&mut self, _arriving: &Arriving) -> Woken<()> {
+        // The plugin hands the message over at the session's next prompt; nothing here
+        // starts OpenClaw.
+        Woken {
+            woke: false,
+            plan: (),
+        }
+    }
+
+    fn accepted(&mut self, ours: &Waiting, (): ()) -> Delivered {
+        Delivered {
+            woke: false,
+            repeat: false,
+            state: DeliveryState::Waiting,
+            message_id: ours.message.message_id.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

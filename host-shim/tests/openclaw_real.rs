@@ -1,0 +1,180 @@
+//! The OpenClaw store on the agent database the real OpenClaw 2026.9.6 wrote
+//! (`tests/fixtures/openclaw-2026.9.6/agent.sql`: the tables the store reads, generated
+//! by `tests/openclaw/generate_fixtures.py` against the project's scripted chat
+//! completions endpoint): a session that ran a shell command, one with a 20,000-char
+//! prompt (stored zstd-compressed), one compacted after two turns, one that spawned a
+//! subagent, as the binary writes them, through the plugin.
+
+#![cfg(feature = "openclaw")]
+
+use host_shim::contract::latest::ActionStatus;
+use host_shim::{CallRequest, OpenClawStore, Runtime, RuntimeOptions, SessionQuery, StateDir};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const TESTS: &str = "0c1a7e55-7e57-4000-8000-000000000001";
+const BIG: &str = "0c1a7e55-b16b-4000-8000-000000000002";
+const COMPACTED: &str = "0c1a7e55-c0c0-4000-8000-000000000003";
+const LEAD: &str = "0c1a7e55-1ead-4000-8000-000000000004";
+/// LEAD's subagent (its session id; its key is `agent:main:subagent:…`).
+const COUNTER: &str = "080b5ece-67d8-4986-91f4-4c8cc6a028fd";
+
+/// An OpenClaw state folder holding the fixture as agent `main`'s database.
+fn state(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("host-shim-openclaw-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let agent = dir.join("openclaw/agents/main/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/openclaw-2026.9.6/agent.sql");
+    let sql = std::fs::read_to_string(fixture).unwrap();
+    let db = rusqlite::Connection::open(agent.join("openclaw-agent.sqlite")).unwrap();
+    db.execute_batch(&sql).unwrap();
+    dir
+}
+
+fn store(dir: &Path) -> OpenClawStore {
+    let inbox = Arc::new(StateDir::open(&dir.join("state")).unwrap());
+    let presence = Arc::new(host_shim::LocalPresence::open(&dir.join("state")).unwrap());
+    OpenClawStore::open(&dir.join("openclaw"), inbox, presence)
+}
+
+fn call(
+    store: OpenClawStore,
+    caller: &str,
+    tool: &str,
+    arguments: &str,
+) -> (String, OpenClawStore) {
+    let runtime: Runtime<OpenClawStore> =
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let request = CallRequest {
+        caller: caller.to_string(),
+        call_id: "call-1".into(),
+        tool: tool.into(),
+        arguments: arguments.into(),
+        ..CallRequest::default()
+    };
+    let report = runtime.call(store, &request);
+    (report.answer.unwrap().text, report.harness)
+}
+
+#[test]
+fn the_real_sessions_are_listed_with_their_first_prompts_and_the_subagent_with_its_owner() {
+    let dir = state("list");
+    let (listing, store) = call(store(&dir), TESTS, "sessions_list", r#"{"scope": "all"}"#);
+    for id in [TESTS, BIG, COMPACTED, LEAD] {
+        assert!(
+            listing.contains(&format!(
+                "- {id} [cold, top-level] | cwd=/tmp/openclaw-fixtures/w | preset=scripted/scripted-model"
+            )),
+            "{listing}"
+        );
+    }
+    // The label sessions_spawn gave it, its owner the session that spawned it.
+    assert!(
+        listing.contains(&format!(
+            "- {COUNTER} [cold, subagent] | cwd=/tmp/openclaw-fixtures/w | preset=scripted/scripted-model | owner={LEAD} | not messageable\n  counter"
+        )),
+        "{listing}"
+    );
+    // Titles: the first prompt, not OpenClaw's display name for an explicit session.
+    assert!(listing.contains("\n  Check the tests"), "{listing}");
+    assert!(listing.contains("\n  Delegate the count"), "{listing}");
+    assert!(!listing.contains("explicit:"), "{listing}");
+    assert!(listing.contains("5 of 5 considered sessions"), "{listing}");
+    // Every row and event the real binary wrote read, the compressed ones too.
+    assert_eq!(host_shim::Store::skipped_lines(&store), 0);
+}
+
+#[test]
+fn a_call_through_tool_search_and_a_shell_command_are_actions_that_ended_as_recorded() {
+    let dir = state("actions");
+    let mut store = store(&dir);
+    let seqs = store.action_seqs(TESTS);
+    let exec = store.get_actions(TESTS, &seqs).concat();
+    assert_eq!(exec.len(), 1, "{exec:?}");
+    assert_eq!(exec[0].name, "exec");
+    assert!(
+        exec[0].input.contains("echo tests pass"),
+        "{}",
+        exec[0].input
+    );
+    assert_eq!(exec[0].status, ActionStatus::Ok);
+    // The lead called sessions_spawn through Tool Search's tool_call; its result is
+    // one of the compressed rows.
+    let seqs = store.action_seqs(LEAD);
+    let spawn = store.get_actions(LEAD, &seqs).concat();
+    assert_eq!(spawn.len(), 1, "{spawn:?}");
+    assert_eq!(spawn[0].name, "sessions_spawn");
+    assert!(
+        spawn[0].input.contains("\"label\":\"counter\""),
+        "{}",
+        spawn[0].input
+    );
+    assert_eq!(spawn[0].status, ActionStatus::Ok);
+}
+
+#[test]
+fn a_compressed_prompt_reads_whole_and_a_compacted_session_reads_as_its_model_sees_it() {
+    let dir = state("read");
+    let (read, store) = call(
+        store(&dir),
+        TESTS,
+        "sessions_read",
+        &format!(r#"{{"session_id": "{BIG}"}}"#),
+    );
+    assert!(
+        read.contains("Summarise this log: lorem ipsum dolor"),
+        "{read}"
+    );
+    assert!(read.contains("A long log of lorem ipsum."), "{read}");
+    let (read, _) = call(
+        store,
+        TESTS,
+        "sessions_read",
+        &format!(r#"{{"session_id": "{COMPACTED}", "include_injected": true}}"#),
+    );
+    // The summary stands for what it replaced; the second answer it kept.
+    assert!(
+        read.contains("(seq 3, openclaw:compaction, harness-injected, replaced)"),
+        "{read}"
+    );
+    // The first turn is no message of its own any more (the summary may quote it).
+    assert!(
+        !read.contains("(seq 1,") && !read.contains("(seq 2,"),
+        "{read}"
+    );
+    assert!(read.contains("Second answer."), "{read}");
+}
+
+#[test]
+fn a_top_level_session_takes_a_message_and_a_subagent_does_not() {
+    let dir = state("send");
+    let (sent, store) = call(
+        store(&dir),
+        TESTS,
+        "sessions_send",
+        &format!(r#"{{"session_id": "{LEAD}", "message": "The count is in."}}"#),
+    );
+    assert!(
+        sent.starts_with(&format!("accepted for {LEAD} | mode=queue")),
+        "{sent}"
+    );
+    let waiting = store.inbox().waiting(LEAD).unwrap();
+    assert_eq!(waiting.messages.len(), 1);
+    assert!(
+        waiting.messages[0]
+            .message
+            .body
+            .contains("The count is in.")
+    );
+    let (refused, _) = call(
+        store,
+        TESTS,
+        "sessions_send",
+        &format!(r#"{{"session_id": "{COUNTER}", "message": "hi"}}"#),
+    );
+    assert!(refused.contains("refused"), "{refused}");
+    assert!(refused.contains("subagent"), "{refused}");
+}

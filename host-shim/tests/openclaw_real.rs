@@ -81,6 +81,11 @@ fn the_real_sessions_are_listed_with_their_first_prompts_and_the_subagent_with_i
     // Titles: the first prompt, not OpenClaw's display name for an explicit session.
     assert!(listing.contains("\n  Check the tests"), "{listing}");
     assert!(listing.contains("\n  Delegate the count"), "{listing}");
+    // A prompt OpenClaw stored compressed is still the title.
+    assert!(
+        listing.contains("\n  Summarise this log: lorem ipsum"),
+        "{listing}"
+    );
     assert!(!listing.contains("explicit:"), "{listing}");
     assert!(listing.contains("5 of 5 considered sessions"), "{listing}");
     // Every row and event the real binary wrote read, the compressed ones too.

@@ -21,8 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
+sys.path.append(str(Path(__file__).parent.parent / "claude_code"))
 import endpoint  # noqa: E402
-from real_client import check, finish, first_request_with, load, stopped  # noqa: E402
+from peer import ClaudeCodePeer  # noqa: E402
+from real_client import check, finish, first_request_with, stopped  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -116,34 +118,15 @@ def with_claude_code(lead, work):
     scripted endpoint), each set up by `host-shim setup`, which links every harness it
     finds: one listing holds both, and a message each way is handed over once by the
     target's own harness."""
-    import uuid
-    claude_bin = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
     if not holds("the pinned Claude Code is installed (npm ci in tests/claude_code)",
-                 claude_bin.exists()):
+                 ClaudeCodePeer.installed()):
         return
-    claude_endpoint = load("claude_endpoint", ROOT / "tests" / "claude_code" / "endpoint.py")
-    claude_log = WORK / "claude-endpoint.jsonl"
-    server = claude_endpoint.start(str(claude_log))
+    claude = ClaudeCodePeer(HOME, work, env(work), WORK / "claude-endpoint.jsonl")
     try:
-        (HOME / ".claude" / "projects").mkdir(parents=True, exist_ok=True)
-        claude_env = dict(env(work), ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.server_port}",
-                          ANTHROPIC_API_KEY="sk-scripted-endpoint", DISABLE_TELEMETRY="1",
-                          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
         for harness in ("claude", "gemini"):
             subprocess.run([HOST_SHIM, "setup", harness, "--state-dir", str(STATE)], env=env(work),
                            check=True, capture_output=True)
-
-        def claude(args):
-            done = subprocess.run([str(claude_bin), "-p", *args], env=claude_env, cwd=work,
-                                  capture_output=True, text=True, timeout=180)
-            if done.returncode != 0:
-                print(f"     claude exited {done.returncode}: {done.stderr[-800:]}")
-
-        def claude_texts():
-            return claude_endpoint.request_texts(claude_endpoint.last_request(claude_log))
-
-        planner = str(uuid.uuid4())
-        claude(["--session-id", planner, "Plan the herbs\n" + claude_endpoint.SCRIPT_MARK + "[]"])
+        planner = claude.new_session("Plan the herbs")
         reached = Run(script("Reach Claude Code", tool("sessions_list"),
                              tool("sessions_send", session_id=planner,
                                   message="From Gemini: which herbs?"), {"say": "sent"}),
@@ -153,18 +136,14 @@ def with_claude_code(lead, work):
               f"- {planner} [" in listing and f"- {lead} [live, top-level]" in listing, listing)
         sent = (reached.results("mcp_session-tools_sessions_send") or [""])[-1]
         holds("Gemini's send to Claude Code is accepted", sent.startswith(f"accepted for {planner}"), sent)
-        claude(["--resume", planner, "Any mail?\n" + claude_endpoint.SCRIPT_MARK + json.dumps([
-            {"tool": "mcp__session-tools__sessions_send",
-             "input": {"session_id": lead, "message": "From Claude Code: basil and thyme."}}])])
-        seen = claude_texts()
-        holds("Claude Code's hook hands Gemini's message over once, framed",
-              sum(t.count("From Gemini: which herbs?") for t in seen) == 1
-              and any(FRAME in t for t in seen), seen[-3:])
+        claude.send(planner, "Any mail?", lead, "From Claude Code: basil and thyme.")
+        once, seen = claude.handed_once("From Gemini: which herbs?")
+        holds("Claude Code's hook hands Gemini's message over once, framed", once, seen)
         back = Run("Back again", work, session=lead)
         holds("Gemini's hook hands Claude Code's answer over once, framed",
               back.frames_seen("From Claude Code: basil and thyme.") == 1, back.out[-1500:])
     finally:
-        server.shutdown()
+        claude.close()
 
 
 def woken_by_the_wake_command(lead, work):

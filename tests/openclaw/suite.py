@@ -26,8 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
+sys.path.append(str(Path(__file__).parent.parent / "claude_code"))
 import endpoint  # noqa: E402
-from real_client import check, finish, load  # noqa: E402
+from peer import ClaudeCodePeer  # noqa: E402
+from real_client import check, finish, first_request_with, stopped  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -161,9 +163,10 @@ def is_subagents(request):
                for t in texts_of(m))
 
 
-def with_a_subagent(lead):
+def with_a_subagent(lead, sleeper):
     """Subagents need a running gateway: the lead spawns one through it (sessions_spawn,
-    found by Tool Search), whose own call is its own."""
+    found by Tool Search), whose own call is its own; then the cold `sleeper` is woken
+    through it."""
     config_path = OPENCLAW_STATE / "openclaw.json"
     config = json.loads(config_path.read_text())
     config["gateway"] = endpoint.gateway(GATEWAY_PORT, TOKEN)
@@ -188,6 +191,7 @@ def with_a_subagent(lead):
         own = [line for t in seen for line in t.splitlines() if line.endswith("| this session")]
         holds("a subagent's call is its own: listed as a subagent of the lead, this session",
               len(own) == 1 and "subagent]" in own[0] and f"owner={lead}" in own[0], seen)
+        woken_through_the_gateway(lead, sleeper)
     finally:
         gateway.terminate()
         try:
@@ -203,37 +207,50 @@ def with_a_subagent(lead):
           and "looker" in listing, listing)
 
 
+def woken_through_the_gateway(lead, sleeper):
+    """A cold session (`sleeper`: its last turn ran in a process that has ended), woken
+    by the wake command `setup openclaw --openclaw-wake-command` names: `openclaw agent`
+    without --local, so the running gateway runs its turn, whose prompt hook hands the
+    message over. (While a gateway runs, OpenClaw refuses `--local`.)"""
+    log = WORK / "wake.log"
+    woken = (f"{endpoint.OPENCLAW} agent --agent main --session-id {{id}} "
+             '--message "A message from another session is waiting." --json')
+    # `setsid -f` hands the woken turn to init at once; its output goes to wake.log.
+    setup("--openclaw-wake-command", f"setsid -f sh -c 'exec {woken} > {log} 2>&1'")
+    before = len(logged())
+    sent = Run(script("Wake the sleeper", ours("sessions_send", session_id=sleeper,
+                                              message="Wake up and review."), {"say": "sent"}),
+               lead, local=False)
+    answer = (sent.results("sessions_send") or [""])[-1]
+    holds("a send to a cold OpenClaw session starts the wake command",
+          "(woke a cold session)" in answer, answer)
+    seen = first_request_with(LOG, before, "A message from another session is waiting.",
+                              lambda request: [t for m in request["messages"] if m["role"] == "user"
+                                               for t in texts_of(m)])
+    holds("the woken session's model is given the message once, as its frame, through the gateway",
+          seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
+          [seen and seen[-2:], log.read_text()[-2000:] if log.exists() else "no wake.log"])
+    holds("the woken turn ends", stopped(sleeper), log.read_text()[-1500:] if log.exists() else "")
+    holds("the woken turn ran in the gateway, which records its prompt",
+          any("A message from another session is waiting." in e for e in recorded(sleeper)),
+          recorded(sleeper)[-2:])
+    setup()
+
+
 def with_claude_code(lead):
     """OpenClaw and Claude Code on one machine (each pinned real binary with its own
     scripted endpoint), each set up by `host-shim setup`, which links every harness it
     finds: one listing holds both, and a message each way is handed over once by the
     target's own harness."""
-    claude_bin = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
     if not holds("the pinned Claude Code is installed (npm ci in tests/claude_code)",
-                 claude_bin.exists()):
+                 ClaudeCodePeer.installed()):
         return
-    claude_endpoint = load("claude_endpoint", ROOT / "tests" / "claude_code" / "endpoint.py")
-    claude_log = WORK / "claude-endpoint.jsonl"
-    server = claude_endpoint.start(str(claude_log))
-    work = WORK / "w"
+    claude = ClaudeCodePeer(HOME, WORK / "w", env(), WORK / "claude-endpoint.jsonl")
     try:
-        (HOME / ".claude" / "projects").mkdir(parents=True, exist_ok=True)
-        claude_env = dict(env(), PWD=str(work),
-                          ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.server_port}",
-                          ANTHROPIC_API_KEY="sk-scripted-endpoint", DISABLE_TELEMETRY="1",
-                          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
         for harness in ("claude", "openclaw"):
             subprocess.run([HOST_SHIM, "setup", harness, "--state-dir", str(STATE)], env=env(),
                            check=True, capture_output=True)
-
-        def claude(args):
-            done = subprocess.run([str(claude_bin), "-p", *args], env=claude_env, cwd=work,
-                                  capture_output=True, text=True, timeout=180)
-            if done.returncode != 0:
-                print(f"     claude exited {done.returncode}: {done.stderr[-800:]}")
-
-        planner = str(uuid.uuid4())
-        claude(["--session-id", planner, "Plan the herbs\n" + claude_endpoint.SCRIPT_MARK + "[]"])
+        planner = claude.new_session("Plan the herbs")
         reached = Run(script("Reach Claude Code", ours("sessions_list"),
                              ours("sessions_send", session_id=planner,
                                   message="From OpenClaw: which herbs?"), {"say": "sent"}), lead)
@@ -243,18 +260,14 @@ def with_claude_code(lead):
         sent = (reached.results("sessions_send") or [""])[-1]
         holds("OpenClaw's send to Claude Code is accepted", sent.startswith(f"accepted for {planner}"),
               sent)
-        claude(["--resume", planner, "Any mail?\n" + claude_endpoint.SCRIPT_MARK + json.dumps([
-            {"tool": "mcp__session-tools__sessions_send",
-             "input": {"session_id": lead, "message": "From Claude Code: basil and thyme."}}])])
-        seen = claude_endpoint.request_texts(claude_endpoint.last_request(claude_log))
-        holds("Claude Code's hook hands OpenClaw's message over once, framed",
-              sum(t.count("From OpenClaw: which herbs?") for t in seen) == 1
-              and any(FRAME in t for t in seen), seen[-3:])
+        claude.send(planner, "Any mail?", lead, "From Claude Code: basil and thyme.")
+        once, seen = claude.handed_once("From OpenClaw: which herbs?")
+        holds("Claude Code's hook hands OpenClaw's message over once, framed", once, seen)
         back = Run("Back again", lead)
         holds("OpenClaw's plugin hands Claude Code's answer over once, framed",
               back.frames_seen("From Claude Code: basil and thyme.") == 1, back.out[-1500:])
     finally:
-        server.shutdown()
+        claude.close()
 
 
 def main():
@@ -332,7 +345,7 @@ def main():
     later = Run("Anything else?", reviewer)
     holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
 
-    with_a_subagent(lead)
+    with_a_subagent(lead, reviewer)
     with_claude_code(lead)
 
     setup("--remove")

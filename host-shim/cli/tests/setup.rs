@@ -663,6 +663,26 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
         "./index.js"
     );
     assert!(read(&plugin.join("index.js")).starts_with("// session-tools for OpenClaw:"));
+    // With a wake command: in the command the plugin runs, which takes it.
+    let wake = "openclaw agent --session-id {id} --message 'A message is waiting.'";
+    ok(&setup_openclaw(&home, &["--openclaw-wake-command", wake]));
+    let host = json(&config)["plugins"]["entries"]["session-tools"]["config"].clone();
+    let args: Vec<&str> = (host["args"].as_array().unwrap().iter())
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.windows(2)
+            .any(|w| w == ["--openclaw-wake-command", wake]),
+        "{args:?}"
+    );
+    let started = std::process::Command::new(host["command"].as_str().unwrap())
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&started.stderr);
+    assert!(said.contains("3 tools over stdio"), "{said}");
+    ok(&setup_openclaw(&home, &[]));
     // Again: nothing changes.
     let set_up = files(&home);
     let said = ok(&setup_openclaw(&home, &[]));

@@ -132,30 +132,30 @@ impl AgentDb {
     }
 
     /// The first text a person gave each of `ids` (its first user message's), in one
-    /// statement per id; `None` for a session without one.
+    /// statement per id; `None` for a session without one. A compressed row (a long
+    /// prompt is one) is decoded to be looked at.
     pub fn first_prompts(&mut self, ids: &[&str]) -> Result<Vec<Option<String>>> {
         let Some(connection) = self.connection()? else {
             return Ok(vec![None; ids.len()]);
         };
         let mut statement = connection.prepare_cached(
-            "SELECT event_json FROM transcript_events WHERE session_id = ?1 \
-             AND event_json IS NOT NULL AND json_valid(event_json) \
+            "SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events \
+             WHERE session_id = ?1 AND (event_json IS NULL OR (json_valid(event_json) \
              AND json_extract(event_json, '$.type') = 'message' \
-             AND json_extract(event_json, '$.message.role') = 'user' \
-             ORDER BY seq LIMIT 1",
+             AND json_extract(event_json, '$.message.role') = 'user')) ORDER BY seq",
         )?;
         let mut prompts = Vec::with_capacity(ids.len());
         for id in ids {
-            let event: Option<String> =
-                statement
-                    .query_row([id], |row| row.get(0))
-                    .or_else(|err| match err {
-                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                        err => Err(err),
-                    })?;
-            let prompt = event
-                .and_then(|json| serde_json::from_str::<serde_json::Value>(&json).ok())
-                .and_then(|event| super::transcript::person_text(&event["message"]));
+            let mut rows = statement.query([id])?;
+            let mut prompt = None;
+            while let Some(row) = rows.next()? {
+                let event = event_of(row.get(0)?, row.get(1)?, row.get(2)?);
+                let message = event.as_ref().map(|event| &event["message"]);
+                if let Some(message) = message.filter(|m| m["role"] == "user") {
+                    prompt = super::transcript::person_text(message);
+                    break;
+                }
+            }
             prompts.push(prompt);
         }
         Ok(prompts)
@@ -175,17 +175,7 @@ impl AgentDb {
         let mut events = Vec::new();
         let mut skipped = 0u64;
         while let Some(row) = rows.next()? {
-            let text: Option<String> = row.get(0)?;
-            let compressed: Option<Vec<u8>> = row.get(1)?;
-            let size: Option<i64> = row.get(2)?;
-            let event = match (text, compressed) {
-                (Some(text), _) => serde_json::from_str(&text).ok(),
-                (None, Some(bytes)) => {
-                    decompressed(&bytes, size).and_then(|bytes| serde_json::from_slice(&bytes).ok())
-                }
-                (None, None) => None,
-            };
-            match event {
+            match event_of(row.get(0)?, row.get(1)?, row.get(2)?) {
                 Some(event) => events.push(event),
                 None => skipped += 1,
             }
@@ -194,6 +184,22 @@ impl AgentDb {
         drop(statement);
         self.skipped_rows += skipped;
         Ok(events)
+    }
+}
+
+/// One row's event: its JSON text, or its compressed bytes decoded; `None` for one that
+/// does not read.
+fn event_of(
+    text: Option<String>,
+    compressed: Option<Vec<u8>>,
+    size: Option<i64>,
+) -> Option<serde_json::Value> {
+    match (text, compressed) {
+        (Some(text), _) => serde_json::from_str(&text).ok(),
+        (None, Some(bytes)) => {
+            decompressed(&bytes, size).and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        }
+        (None, None) => None,
     }
 }
 

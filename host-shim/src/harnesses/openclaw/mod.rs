@@ -15,7 +15,9 @@
 //!
 //! The surface: `transcript.rs`. Liveness: OpenClaw keeps nothing that says a session
 //! is open; a session is live while an OpenClaw process whose session-tools plugin
-//! opened it runs.
+//! opened it runs. A cold one is started by the wake command, when one is set
+//! (`openclaw agent --session-id {id} --message …`, through the gateway when one runs),
+//! and its plugin hands the message over at that turn's prompt.
 //!
 //! Trust model: the databases are OpenClaw's and read only (`db.rs`); liveness is the
 //! presence's. A state folder without agent databases (or that does not exist yet) is
@@ -29,12 +31,12 @@ pub mod db;
 pub mod transcript;
 
 use crate::contract::latest::{
-    Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, SessionHeader, SessionIndex,
+    Delivered, DeliveryRefusal, InboundPolicy, SessionHeader, SessionIndex,
 };
 use crate::harnesses::McpClient;
 use crate::harnesses::surface::{LoggedSessions, Surface};
 use crate::inbox::delivery::{Arriving, Woken};
-use crate::inbox::{Desk, Recipient, SharedInbox, Waiting};
+use crate::inbox::{Desk, Recipient, SharedInbox, Waiting, WakeCommand, wake};
 use crate::presence::Presence;
 use db::{AgentDb, SessionRow};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -78,6 +80,8 @@ pub struct OpenClawStore {
     surfaces: VecDeque<(String, i64, Arc<Surface>)>,
     /// During a tool call: the live sessions, read once.
     live_this_call: Option<HashSet<String>>,
+    /// Starts OpenClaw for a cold target the call may wake (none by default).
+    wake: Option<WakeCommand>,
 }
 
 impl OpenClawStore {
@@ -92,7 +96,17 @@ impl OpenClawStore {
             by_id: HashMap::new(),
             surfaces: VecDeque::new(),
             live_this_call: None,
+            wake: None,
         }
+    }
+
+    /// Wakes a cold target with `wake` (for instance `openclaw agent --session-id {id}
+    /// --message "A message from another session is waiting."`, whose prompt the plugin
+    /// adds the message to); without one a cold session's messages wait for its next
+    /// prompt.
+    pub fn wake_command(mut self, wake: Option<WakeCommand>) -> OpenClawStore {
+        self.wake = wake;
+        self
     }
 
     /// The inbox backend deliveries go to.
@@ -278,7 +292,7 @@ impl crate::harnesses::Store for OpenClawStore {
 
 /// OpenClaw's part of the delivery path: a top-level session takes messages, which
 /// wait in the inbox until the plugin in the OpenClaw process that runs the session
-/// hands them over (at its next prompt).
+/// hands them over (at its next prompt); a cold one may be woken by the wake command.
 impl Recipient for OpenClawStore {
     type Plan = ();
 
@@ -298,22 +312,14 @@ impl Recipient for OpenClawStore {
         Ok(self.is_live(target))
     }
 
-    fn wake(&mut self, _arriving: &Arriving) -> Woken<()> {
-        // The plugin hands the message over at the session's next prompt; nothing here
-        // starts OpenClaw.
-        Woken {
-            woke: false,
-            plan: (),
-        }
+    fn wake(&mut self, arriving: &Arriving) -> Woken<()> {
+        wake::woken_if_cold(self.wake.as_ref(), arriving)
     }
 
-    fn accepted(&mut self, ours: &Waiting, (): ()) -> Delivered {
-        Delivered {
-            woke: false,
-            repeat: false,
-            state: DeliveryState::Waiting,
-            message_id: ours.message.message_id.clone(),
-        }
+    fn accepted(&mut self, waiting: &Waiting, (): ()) -> Delivered {
+        let target = &waiting.message.target;
+        let cwd = self.lookup(target).and_then(|(_, row)| row.cwd);
+        wake::waiting_for_hooks(self.wake.as_ref(), waiting, cwd.as_deref())
     }
 }
 

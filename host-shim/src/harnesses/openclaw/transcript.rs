@@ -16,7 +16,7 @@
 //!   message it replaces, so seqs (each message's ordinal in the whole transcript) hold
 //!   across compactions.
 //!
-//! Anything else (`session`, `model_change`, `custom`, …) is not a message.
+//! Anything else (`session`, `model_change`, `custom` events, …) is not a message.
 
 use crate::contract::latest::{ActionStatus, Role, ToolAction};
 use crate::harnesses::surface::{Message, Surface, action_input, handed_over_frames};
@@ -39,11 +39,123 @@ pub fn person_text(message: &Value) -> Option<String> {
     }
 }
 
-/// One message as numbered in the whole transcript, with the index of the event it
-/// came from.
-struct Numbered {
-    event_at: usize,
-    message: Message,
+/// A message before it is numbered.
+struct Draft {
+    role: Role,
+    source: String,
+    text: Option<String>,
+    actions: Vec<ToolAction>,
+    injected: bool,
+}
+
+impl Draft {
+    fn said(role: Role, source: &str, text: String) -> Draft {
+        Draft {
+            role,
+            source: source.to_string(),
+            text: Some(text),
+            actions: Vec::new(),
+            injected: false,
+        }
+    }
+
+    fn numbered(self, seq: u64) -> Message {
+        Message::new(seq, self.role, &self.source, false, self.text)
+            .with_actions(self.actions)
+            .injected(self.injected)
+    }
+}
+
+/// What one event gives the model.
+enum Given {
+    Messages(Vec<Draft>),
+    /// The summary, and the id of the first event kept.
+    Compaction(String, String),
+}
+
+/// What `event` gives the model; `ended` says how each call ended, by its id.
+fn given(event: &Value, ended: &HashMap<&str, ActionStatus>) -> Given {
+    let message = &event["message"];
+    let drafts = match (event["type"].as_str(), message["role"].as_str()) {
+        (Some("message"), Some("user")) => person_message(message),
+        (Some("message"), Some("assistant")) => model_message(message, ended),
+        (Some("message"), Some("custom")) if message["excludeFromContext"] != true => {
+            injected(message)
+        }
+        (Some("custom_message"), _) => injected(event),
+        (Some("compaction"), _) => {
+            if let (Some(summary), Some(kept_from)) = (
+                event["summary"].as_str(),
+                event["firstKeptEntryId"].as_str(),
+            ) {
+                return Given::Compaction(summary.to_string(), kept_from.to_string());
+            }
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    Given::Messages(drafts)
+}
+
+/// A person's message: our frames each on its own, another OpenClaw session's message
+/// as that, else the person's.
+fn person_message(message: &Value) -> Vec<Draft> {
+    let Some(text) = person_text(message) else {
+        return Vec::new();
+    };
+    if let Some(frames) = handed_over_frames(&text) {
+        return (frames.into_iter())
+            .map(|frame| Draft::said(Role::User, "user", frame.to_string()))
+            .collect();
+    }
+    let source = if message["provenance"]["kind"] == "inter_session" {
+        "openclaw:inter-session"
+    } else {
+        "user"
+    };
+    vec![Draft::said(Role::User, source, text)]
+}
+
+/// The model's message: its text parts, its calls as actions (thinking never).
+fn model_message(message: &Value, ended: &HashMap<&str, ActionStatus>) -> Vec<Draft> {
+    let Some(parts) = message["content"].as_array() else {
+        return Vec::new();
+    };
+    let texts: Vec<&str> = (parts.iter())
+        .filter(|p| p["type"] == "text")
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    let actions: Vec<ToolAction> = (parts.iter())
+        .filter(|p| p["type"] == "toolCall")
+        .map(|call| action_of(call, ended))
+        .collect();
+    if texts.is_empty() && actions.is_empty() {
+        return Vec::new();
+    }
+    let source = format!(
+        "model:{}/{}",
+        message["provider"].as_str().unwrap_or("openclaw"),
+        message["model"].as_str().unwrap_or("unknown")
+    );
+    vec![Draft {
+        role: Role::Assistant,
+        source,
+        text: (!texts.is_empty()).then(|| texts.join("\n")),
+        actions,
+        injected: false,
+    }]
+}
+
+/// Text OpenClaw or an extension put into the conversation (its `customType` the
+/// source).
+fn injected(custom: &Value) -> Vec<Draft> {
+    let Some(text) = person_text(custom) else {
+        return Vec::new();
+    };
+    let kind = custom["customType"].as_str().unwrap_or("extension");
+    let mut draft = Draft::said(Role::User, &format!("openclaw:{kind}"), text);
+    draft.injected = true;
+    vec![draft]
 }
 
 /// The surface of a session whose events are `events`, in order.
@@ -67,156 +179,51 @@ pub fn surface_of(events: &[Value]) -> Surface {
             );
         }
     }
-    let mut numbered: Vec<Numbered> = Vec::new();
-    let mut seq = 0u64;
+    // Every message numbered in the whole transcript, with the index of its event.
+    let mut numbered: Vec<(usize, Message)> = Vec::new();
     // The last compaction: how many messages came before it, the index of the first
     // event it kept (a message's or not), and its summary.
     let mut compaction: Option<(usize, usize, String)> = None;
     for (event_at, event) in events.iter().enumerate() {
-        let push = |message: Message, numbered: &mut Vec<Numbered>| {
-            numbered.push(Numbered { event_at, message });
-        };
-        match event["type"].as_str() {
-            Some("message") => {
-                let message = &event["message"];
-                match message["role"].as_str() {
-                    Some("user") => {
-                        let Some(text) = person_text(message) else {
-                            continue;
-                        };
-                        if let Some(frames) = handed_over_frames(&text) {
-                            for frame in frames {
-                                seq += 1;
-                                push(
-                                    Message::new(
-                                        seq,
-                                        Role::User,
-                                        "user",
-                                        false,
-                                        Some(frame.into()),
-                                    ),
-                                    &mut numbered,
-                                );
-                            }
-                            continue;
-                        }
-                        let source = if message["provenance"]["kind"] == "inter_session" {
-                            "openclaw:inter-session"
-                        } else {
-                            "user"
-                        };
-                        seq += 1;
-                        push(
-                            Message::new(seq, Role::User, source, false, Some(text)),
-                            &mut numbered,
-                        );
-                    }
-                    Some("assistant") => {
-                        let Some(parts) = message["content"].as_array() else {
-                            continue;
-                        };
-                        let texts: Vec<&str> = (parts.iter())
-                            .filter(|p| p["type"] == "text")
-                            .filter_map(|p| p["text"].as_str())
-                            .collect();
-                        let actions: Vec<ToolAction> = (parts.iter())
-                            .filter(|p| p["type"] == "toolCall")
-                            .map(|call| action_of(call, &ended))
-                            .collect();
-                        if texts.is_empty() && actions.is_empty() {
-                            continue;
-                        }
-                        let source = format!(
-                            "model:{}/{}",
-                            message["provider"].as_str().unwrap_or("openclaw"),
-                            message["model"].as_str().unwrap_or("unknown")
-                        );
-                        let text = (!texts.is_empty()).then(|| texts.join("\n"));
-                        seq += 1;
-                        push(
-                            Message::new(seq, Role::Assistant, &source, false, text)
-                                .with_actions(actions),
-                            &mut numbered,
-                        );
-                    }
-                    Some("custom") => {
-                        if message["excludeFromContext"] == true {
-                            continue;
-                        }
-                        let Some(text) = person_text(message) else {
-                            continue;
-                        };
-                        let source = format!(
-                            "openclaw:{}",
-                            message["customType"].as_str().unwrap_or("extension")
-                        );
-                        seq += 1;
-                        push(
-                            Message::new(seq, Role::User, &source, false, Some(text))
-                                .injected(true),
-                            &mut numbered,
-                        );
-                    }
-                    _ => {}
+        match given(event, &ended) {
+            Given::Messages(drafts) => {
+                for draft in drafts {
+                    let seq = numbered.len() as u64 + 1;
+                    numbered.push((event_at, draft.numbered(seq)));
                 }
             }
-            Some("custom_message") => {
-                let Some(text) = person_text(event) else {
-                    continue;
-                };
-                let source = format!(
-                    "openclaw:{}",
-                    event["customType"].as_str().unwrap_or("extension")
-                );
-                seq += 1;
-                push(
-                    Message::new(seq, Role::User, &source, false, Some(text)).injected(true),
-                    &mut numbered,
-                );
-            }
-            Some("compaction") => {
-                let (Some(summary), Some(kept_from)) = (
-                    event["summary"].as_str(),
-                    event["firstKeptEntryId"].as_str(),
-                ) else {
-                    continue;
-                };
+            Given::Compaction(summary, kept_from) => {
                 // An id no earlier event has keeps nothing from before the cut.
                 let kept_at = (events[..event_at].iter())
-                    .position(|e| e["id"] == kept_from)
+                    .position(|e| e["id"] == kept_from.as_str())
                     .unwrap_or(event_at);
-                compaction = Some((numbered.len(), kept_at, summary.into()));
+                compaction = Some((numbered.len(), kept_at, summary));
             }
-            _ => {}
         }
     }
     let mut surface = Surface {
-        captured_through_seq: seq,
+        captured_through_seq: numbered.len() as u64,
         ..Surface::default()
     };
     let Some((cut, kept_from, summary)) = compaction else {
-        surface.messages = numbered.into_iter().map(|n| n.message).collect();
+        surface.messages = numbered.into_iter().map(|(_, m)| m).collect();
         return surface;
     };
     // Before the cut: the messages from the first kept event on; the rest are replaced.
     let kept_at = (numbered[..cut].iter())
-        .position(|n| n.event_at >= kept_from)
+        .position(|(event_at, _)| *event_at >= kept_from)
         .unwrap_or(cut);
-    if let Some(last_replaced) = kept_at.checked_sub(1).map(|at| numbered[at].message.seq) {
-        surface.messages.push(
-            Message::new(
-                last_replaced,
-                Role::User,
-                "openclaw:compaction",
-                true,
-                Some(summary),
-            )
-            .injected(true),
+    if let Some(last_replaced) = kept_at.checked_sub(1).map(|at| numbered[at].1.seq) {
+        let summary = Message::new(
+            last_replaced,
+            Role::User,
+            "openclaw:compaction",
+            true,
+            Some(summary),
         );
+        surface.messages.push(summary.injected(true));
     }
-    surface
-        .messages
-        .extend(numbered.into_iter().skip(kept_at).map(|n| n.message));
+    (surface.messages).extend(numbered.into_iter().skip(kept_at).map(|(_, m)| m));
     surface
 }
 

@@ -21,6 +21,21 @@ use std::sync::Arc;
 pub struct OpenClaw;
 
 const STATE: &str = "openclaw_state";
+const WAKE: &str = "openclaw_wake_command";
+
+/// `--openclaw-wake-command TEMPLATE`, of `mcp` and of `setup openclaw`.
+fn wake_flag() -> Arg {
+    Arg::new(WAKE)
+        .long("openclaw-wake-command")
+        .value_name("TEMPLATE")
+        .help(
+            "With --openclaw-state: wake a cold OpenClaw session with this command, e.g. \
+             'openclaw agent --session-id {id} --message \"A message from another session is \
+             waiting.\"' (through the gateway when one runs; {id}, {cwd} and {message_file} \
+             filled in; no shell runs it; it starts in the session's folder). Off by default: \
+             a message for a cold session waits for its next prompt",
+        )
+}
 
 impl HarnessProfile for OpenClaw {
     fn name(&self) -> &'static str {
@@ -41,18 +56,20 @@ impl HarnessProfile for OpenClaw {
         )
     }
 
+    fn delivery_flags(&self) -> Vec<Arg> {
+        vec![wake_flag().requires(STATE)]
+    }
+
     fn store(
         &self,
         place: &Path,
-        _flags: &ArgMatches,
+        flags: &ArgMatches,
         with: &StoreInputs,
     ) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(flags, WAKE)?;
         let presence = with.state.presence()?;
-        Ok(Box::new(OpenClawStore::open(
-            place,
-            with.inbox.clone(),
-            presence,
-        )))
+        let store = OpenClawStore::open(place, with.inbox.clone(), presence).wake_command(wake);
+        Ok(Box::new(store))
     }
 
     fn mcp_client(&self) -> McpClient {
@@ -91,10 +108,18 @@ impl HarnessProfile for OpenClaw {
         setup::state_dir(path_of(places, STATE))
     }
 
+    fn setup_flags(&self) -> Vec<Arg> {
+        vec![wake_flag().help(
+            "OpenClaw only: the server wakes a cold OpenClaw session with this command (see \
+             `host-shim mcp --openclaw-wake-command`)",
+        )]
+    }
+
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
         let state = self.sessions_place(places)?;
         let config = setup::config_file(&state, path_of(places, STATE));
-        setup::changes(&state, &config, setup)
+        let wake = setup.flags.try_get_one::<String>(WAKE).ok().flatten();
+        setup::changes(&state, &config, wake, setup)
     }
 
     fn set_up(&self) -> &'static str {
@@ -102,8 +127,8 @@ impl HarnessProfile for OpenClaw {
          session-tools__sessions_read and session-tools__sessions_send (OpenClaw's own \
          sessions_list and sessions_send keep their names). With Tool Search on (OpenClaw's \
          default) the model finds them by tool_search (\"sessions\"); with \
-         `tools.toolSearch: false` they are offered directly. A running gateway loads the \
-         plugin at its next start."
+         `tools.toolSearch: false` they are offered directly. A running gateway takes the \
+         change as it reloads its config."
     }
 
     fn command(&self) -> &'static str {

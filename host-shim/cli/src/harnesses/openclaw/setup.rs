@@ -6,7 +6,8 @@
 //! `plugins.entries.session-tools` enabled, with `hooks.allowConversationAccess` (a
 //! plugin not bundled with OpenClaw gets its prompt hook only with it) and `config`
 //! naming the command the plugin runs (`host-shim mcp` with where every harness's
-//! sessions are). Everything else in the config is kept; `--remove` takes out the
+//! sessions are, and the wake command when `--openclaw-wake-command` is given).
+//! Everything else in the config is kept; `--remove` takes out the
 //! entry and the folder.
 
 use crate::profile::SetupInputs;
@@ -71,8 +72,18 @@ pub fn host_of(config: &JsonFile) -> Option<(String, Vec<String>)> {
 }
 
 /// What setup (or `--remove`) would change in OpenClaw's files.
-pub fn changes(state: &Path, config_path: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
+pub fn changes(
+    state: &Path,
+    config_path: &Path,
+    wake: Option<&String>,
+    setup: &SetupInputs,
+) -> Result<Vec<Change>> {
     let commands = setup.commands;
+    let mut server_args = commands.server_args.clone();
+    if let Some(wake) = wake {
+        host_shim::WakeCommand::parse(wake)?;
+        server_args.extend(["--openclaw-wake-command".to_string(), wake.clone()]);
+    }
     let mut config = JsonFile::read(config_path)?;
     let plugins = object_at(&mut config.object, "plugins", config_path)?;
     let entries = object_at(plugins, "entries", config_path)?;
@@ -85,7 +96,7 @@ pub fn changes(state: &Path, config_path: &Path, setup: &SetupInputs) -> Result<
             ("command", Json::str(&commands.binary)),
             (
                 "args",
-                Json::Array(commands.server_args.iter().map(|a| Json::str(a)).collect()),
+                Json::Array(server_args.iter().map(|a| Json::str(a)).collect()),
             ),
         ]);
         let entry = Object::of([

@@ -5,6 +5,7 @@ pub mod claude_projects;
 pub mod codex_home;
 pub mod copilot_home;
 pub mod gemini_home;
+pub mod openclaw_state;
 pub mod opencode_db;
 
 /// The two calls the store benchmarks time, as `caller`: a listing of every session

@@ -183,3 +183,92 @@ fn a_top_level_session_takes_a_message_and_a_subagent_does_not() {
     assert!(refused.contains("refused"), "{refused}");
     assert!(refused.contains("subagent"), "{refused}");
 }
+
+/// Rows written here in the real database's layout, for what the real run did not make:
+/// a second agent's database, a cron job's session, a hook's, an archived one.
+fn with_more_agents(dir: &Path) {
+    let main = dir.join("openclaw/agents/main/agent/openclaw-agent.sqlite");
+    let db = rusqlite::Connection::open(&main).unwrap();
+    // The foreign keys name tables the fixture does not carry.
+    db.execute_batch("PRAGMA foreign_keys=OFF;").unwrap();
+    let session = |key: &str, id: &str, via: &str, hook: Option<&str>, archived: bool| {
+        db.execute(
+            "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, \
+             created_at, created_via, archived_at) VALUES (?1, ?2, '{}', 1, 1796000000000, ?3, ?4)",
+            rusqlite::params![key, id, via, archived.then_some(1796000000001i64)],
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO session_windows (session_id, session_key, created_at, updated_at, \
+             hook_external_content_source) VALUES (?1, ?2, 1796000000000, 1, ?3)",
+            rusqlite::params![id, key, hook],
+        )
+        .unwrap();
+    };
+    session(
+        "agent:main:cron:nightly",
+        "c0000000-0000-4000-8000-00000000c001",
+        "cron",
+        None,
+        false,
+    );
+    session(
+        "hook:webhook:1",
+        "c0000000-0000-4000-8000-00000000c002",
+        "internal",
+        Some("webhook"),
+        false,
+    );
+    session(
+        "agent:main:old",
+        "c0000000-0000-4000-8000-00000000c003",
+        "operator",
+        None,
+        true,
+    );
+    drop(db);
+    let ops = dir.join("openclaw/agents/ops/agent");
+    std::fs::create_dir_all(&ops).unwrap();
+    let sql = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/openclaw-2026.9.6/agent.sql"),
+    )
+    .unwrap();
+    let db = rusqlite::Connection::open(ops.join("openclaw-agent.sqlite")).unwrap();
+    db.execute_batch(&sql).unwrap();
+    db.execute_batch(
+        "DELETE FROM transcript_events; DELETE FROM session_windows; DELETE FROM session_nodes;",
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, \
+         created_at, label) VALUES ('agent:ops:main', 'c0000000-0000-4000-8000-0000000000a1', '{}', \
+         1, 1796000000000, 'Ops desk')",
+        [],
+    )
+    .unwrap();
+}
+
+#[test]
+fn every_agents_sessions_are_listed_a_cron_jobs_and_a_hooks_marked_an_archived_one_not() {
+    let dir = state("agents");
+    with_more_agents(&dir);
+    let (listing, _) = call(store(&dir), TESTS, "sessions_list", r#"{"scope": "all"}"#);
+    assert!(
+        listing.contains("- c0000000-0000-4000-8000-0000000000a1 [cold, top-level]\n  Ops desk"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("- c0000000-0000-4000-8000-00000000c001 [cold, top-level]\n  cron job"),
+        "{listing}"
+    );
+    assert!(
+        listing
+            .contains("- c0000000-0000-4000-8000-00000000c002 [cold, top-level]\n  hook (webhook)"),
+        "{listing}"
+    );
+    assert!(
+        !listing.contains("c0000000-0000-4000-8000-00000000c003"),
+        "{listing}"
+    );
+    assert!(listing.contains("8 of 8 considered sessions"), "{listing}");
+}

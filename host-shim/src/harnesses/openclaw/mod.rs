@@ -10,8 +10,9 @@
 //! else OpenClaw's display name; workspace: the transcript's `session` event's `cwd`;
 //! preset: `provider/model` of the window. One spawned by another session is a
 //! subagent owned by it (listed, never messaged); a cron job's session has origin
-//! `cron`, a hook's `hook:<source>`, a channel's `channel`. An archived one is not
-//! listed.
+//! `cron` and its title starts `cron job: `, a hook's origin `hook:<source>` and title
+//! `hook (<source>): ` (the listing shows titles, not origins), a channel's origin is
+//! `channel`. An archived one is not listed.
 //!
 //! The surface: `transcript.rs`. Liveness: OpenClaw keeps nothing that says a session
 //! is open; a session is live while an OpenClaw process whose session-tools plugin
@@ -239,27 +240,21 @@ impl LoggedSessions for OpenClawStore {
     }
 
     /// The label, else the first prompt (one statement per session without a label),
-    /// else OpenClaw's display name.
+    /// else OpenClaw's display name; a cron job's or a hook's session says so first.
     fn titles(&mut self, ids: &[String]) -> Vec<Option<String>> {
-        let mut titles: Vec<Option<String>> = Vec::with_capacity(ids.len());
-        let mut untitled: HashMap<usize, Vec<(usize, String)>> = HashMap::new();
-        for id in ids {
-            match self.lookup(id) {
-                Some((_, row)) if row.label.as_deref().is_some_and(|l| !l.is_empty()) => {
-                    titles.push(row.label)
-                }
-                Some((agent, row)) => {
-                    untitled
-                        .entry(agent)
-                        .or_default()
-                        .push((titles.len(), row.id));
-                    titles.push(None);
-                }
-                None => titles.push(None),
+        let rows: Vec<Option<(usize, SessionRow)>> = ids.iter().map(|id| self.lookup(id)).collect();
+        let mut titles: Vec<Option<String>> = (rows.iter())
+            .map(|row| row.as_ref().and_then(|(_, row)| row.label.clone()))
+            .map(|label| label.filter(|l| !l.is_empty()))
+            .collect();
+        let mut untitled: HashMap<usize, Vec<(usize, &str)>> = HashMap::new();
+        for (at, row) in rows.iter().enumerate() {
+            if let (Some((agent, row)), None) = (row, &titles[at]) {
+                untitled.entry(*agent).or_default().push((at, &row.id));
             }
         }
         for (agent, asked) in untitled {
-            let session_ids: Vec<&str> = asked.iter().map(|(_, id)| id.as_str()).collect();
+            let session_ids: Vec<&str> = asked.iter().map(|(_, id)| *id).collect();
             let Ok(prompts) = self.agents[agent].first_prompts(&session_ids) else {
                 continue;
             };
@@ -267,16 +262,30 @@ impl LoggedSessions for OpenClawStore {
                 titles[*at] = prompt.filter(|p| !p.trim().is_empty());
             }
         }
-        for (title, id) in titles.iter_mut().zip(ids) {
-            if title.is_none() {
-                *title = self.lookup(id).and_then(|(_, row)| row.display_name);
-            }
-        }
-        titles
+        (titles.into_iter().zip(rows))
+            .map(|(title, row)| {
+                let (_, row) = row?;
+                let kind = kind_of(&row);
+                match (kind, title.or(row.display_name)) {
+                    (Some(kind), Some(title)) => Some(format!("{kind}: {title}")),
+                    (Some(kind), None) => Some(kind),
+                    (None, title) => title,
+                }
+            })
+            .collect()
     }
 
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
         self.surface(id)
+    }
+}
+
+/// What made a session that no person started: a cron job, a hook (its source).
+fn kind_of(row: &SessionRow) -> Option<String> {
+    match (row.created_via.as_deref(), &row.hook_source) {
+        (Some("cron"), _) => Some("cron job".to_string()),
+        (_, Some(source)) => Some(format!("hook ({source})")),
+        _ => None,
     }
 }
 

@@ -192,6 +192,8 @@ def with_a_subagent(lead, sleeper):
         holds("a subagent's call is its own: listed as a subagent of the lead, this session",
               len(own) == 1 and "subagent]" in own[0] and f"owner={lead}" in own[0], seen)
         woken_through_the_gateway(lead, sleeper)
+        idle_in_the_gateway(lead, sleeper)
+        steered_in_the_gateway(lead, sleeper)
     finally:
         gateway.terminate()
         try:
@@ -235,6 +237,57 @@ def woken_through_the_gateway(lead, sleeper):
           any("A message from another session is waiting." in e for e in recorded(sleeper)),
           recorded(sleeper)[-2:])
     setup()
+
+
+def idle_in_the_gateway(idle, sender):
+    """A session whose last turn ran in the gateway is live and idle there: a message
+    for it starts its turn at once (the plugin in the gateway asks the gateway for one,
+    `openclaw agent --session-id …`), whose prompt hook hands the message over."""
+    before = len(logged())
+    sent = subprocess.run([HOST_SHIM, "call", "--openclaw-state", str(OPENCLAW_STATE),
+                           "--state-dir", str(STATE), "--caller", sender, "--call-id", "idle-1",
+                           "sessions_send", json.dumps({"session_id": idle,
+                                                        "message": "Idle lead: look now."})],
+                          env=env(), capture_output=True, text=True).stdout
+    holds("a send to a session idle in the gateway is accepted for it, live",
+          sent.startswith(f"accepted for {idle}") and "woke" not in sent, sent)
+    seen = first_request_with(LOG, before, "Idle lead: look now.",
+                              lambda request: [t for m in request["messages"] if m["role"] == "user"
+                                               for t in texts_of(m)])
+    holds("the idle session's model is given the message at once, once, as its frame",
+          seen is not None and sum(t.count("Idle lead: look now.") for t in seen if FRAME in t) == 1,
+          seen and seen[-2:])
+    deadline = time.time() + 60
+    while time.time() < deadline and not events_named("handed-over", idle):
+        time.sleep(0.5)
+    holds("the turn the plugin started is in the session's record",
+          sum("A message from another session is waiting." in e for e in recorded(idle)) >= 1,
+          recorded(idle)[-2:])
+    holds("the turn the plugin started ends", stopped(idle))
+
+
+def steered_in_the_gateway(busy, sender):
+    """A `steer` message for a session at work in the gateway: 2026.9.6 steers nothing
+    that comes through `openclaw agent`, so the plugin gives it when the running turn
+    ends, as the turn it starts then. The turn sends it to itself from another session,
+    with a shell command, then works on (a foreground command of 8 s)."""
+    arguments = json.dumps({"session_id": busy, "message": "Steer: stop before the release notes.",
+                            "mode": "steer"})
+    send = (f"{HOST_SHIM} call --openclaw-state {OPENCLAW_STATE} --state-dir {STATE} "
+            f"--caller {sender} --call-id steer-1 sessions_send '{arguments}'")
+    before = len(logged())
+    Run(script("Work on the release", {"tool": "exec", "input": {"command": send}},
+               {"tool": "exec", "input": {"command": "sleep 8", "yieldMs": 30000}},
+               {"say": "Worked."}), busy, local=False)
+    words = "Steer: stop before the release notes."
+    seen = first_request_with(LOG, before, FRAME, lambda request: [
+        t for m in request["messages"] if m["role"] == "user" for t in texts_of(m)
+        if FRAME in t and words in t])
+    holds("a steered message for a session at work in the gateway is given once, as the "
+          "turn the plugin starts when the running one ends",
+          seen is not None and len(seen) == 1
+          and "A message from another session is waiting." in seen[0], seen)
+    holds("that turn ends", stopped(busy))
 
 
 def with_claude_code(lead):

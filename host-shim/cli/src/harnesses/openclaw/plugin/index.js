@@ -13,11 +13,19 @@
 // gives it to the tool's factory (sessionId, a subagent's own inside a subagent) and
 // the model's call id, in `_meta`, where the model cannot write. Before each prompt
 // (`before_prompt_build`) the plugin tells the child the session runs here (live) and
-// adds what waits for it to the prompt.
+// adds what waits for it to the prompt. In a gateway, a session whose turn ended is
+// idle: when a message waits for one, the plugin starts a turn of it through the
+// gateway (`openclaw agent --session-id …`), whose prompt takes the message. (A
+// message the gateway gets so for a session at work waits for the running turn to
+// end: 2026.9.6 steers no message that comes this way, so a `steer` message, too, is
+// given when the turn ends.)
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 
 const PREFIX = "session-tools__";
+// The long-lived gateway, not a one-turn `openclaw agent --local`.
+const IN_GATEWAY = process.title === "openclaw-gateway";
+const WAITING = "A message from another session is waiting.";
 
 /** The child and its JSON-RPC requests in flight. */
 class Host {
@@ -63,21 +71,29 @@ class Host {
   }
 
   /** A request's result within `seconds` (else an error naming what did not answer,
-   * and the request is cancelled). No request waits forever. */
-  request(method, params, { seconds = 60 } = {}) {
+   * and the request is cancelled); `cancel` (if given) gets a function that ends it
+   * early. No request waits forever. */
+  request(method, params, { cancel, seconds = 60 } = {}) {
     if (this.exited) return Promise.reject(new Error(this.exited));
     const id = this.next++;
     return new Promise((resolve, reject) => {
+      const end = () => this.pending.delete(id) && (clearTimeout(timer), true);
       const timer = setTimeout(() => {
-        if (!this.pending.delete(id)) return;
+        if (!end()) return;
         this.send({ method: "notifications/cancelled", params: { requestId: id, reason: "no answer in time" } });
         reject(new Error(`host-shim did not answer ${method} within ${seconds} s; run host-shim doctor`));
       }, seconds * 1000);
       timer.unref?.();
       this.pending.set(id, {
-        resolve: (result) => this.pending.delete(id) && (clearTimeout(timer), resolve(result)),
-        reject: (err) => this.pending.delete(id) && (clearTimeout(timer), reject(err)),
+        resolve: (result) => end() && resolve(result),
+        reject: (err) => end() && reject(err),
       });
+      if (cancel)
+        cancel(() => {
+          if (!end()) return;
+          this.send({ method: "notifications/cancelled", params: { requestId: id } });
+          resolve(null);
+        });
       this.send({ id, method, params });
     });
   }
@@ -88,18 +104,76 @@ class Host {
   }
 }
 
-/** The tools as the plugin's catalog gives them (the settings in the server's
- * arguments, if any, apply): read once, when OpenClaw loads the plugin. */
+/** The tools as the plugin's catalog gives them (the server's `--settings` and
+ * `--plugin`, if any, apply): read once, when OpenClaw loads the plugin. */
 function catalog({ command, args }) {
-  const at = args.indexOf("--settings");
-  const settings = at >= 0 ? args.slice(at, at + 2) : [];
-  const out = spawnSync(command, ["catalog", ...settings], { encoding: "utf8", timeout: 60_000 });
+  const given = ["--settings", "--plugin"].flatMap((flag) => {
+    const at = args.indexOf(flag);
+    return at >= 0 ? args.slice(at, at + 2) : [];
+  });
+  const out = spawnSync(command, ["catalog", ...given], { encoding: "utf8", timeout: 60_000 });
   if (out.error) throw new Error(`cannot run ${command}: ${out.error.message}; run host-shim setup openclaw again`);
   if (out.status !== 0) throw new Error(`host-shim catalog failed: ${out.stderr.trim()}; run host-shim doctor`);
   return JSON.parse(out.stdout);
 }
 
 let host = null;
+
+// The sessions this process runs: "busy", "idle" or "starting" (a turn asked for), and
+// each one's agent.
+const sessions = new Map();
+let stopWaiting = null;
+let watching = false;
+
+/** The session's moment now; a change ends the wait, which starts again with it. */
+function moment(sessionId, agentId, now) {
+  const was = sessions.get(sessionId)?.now;
+  sessions.set(sessionId, { now, agentId: agentId ?? sessions.get(sessionId)?.agentId });
+  if (was !== now) stopWaiting?.();
+}
+
+/** Starts a turn of an idle session through the gateway (`openclaw agent`, with the
+ * gateway's own Node and OpenClaw); its prompt hook takes what waits. A turn that does
+ * not start within two minutes leaves the session idle. */
+function startTurn(sessionId, logger) {
+  const { agentId } = sessions.get(sessionId) ?? {};
+  moment(sessionId, agentId, "starting");
+  const args = [process.argv[1], "agent", "--session-id", sessionId, "--message", WAITING];
+  if (agentId) args.push("--agent", agentId);
+  const child = spawn(process.execPath, args, { detached: true, stdio: "ignore" });
+  child.on("error", (err) => logger.error?.(`session-tools: cannot start a turn of ${sessionId}: ${err.message}`));
+  child.unref();
+  setTimeout(() => {
+    if (sessions.get(sessionId)?.now === "starting") moment(sessionId, agentId, "idle");
+  }, 120_000).unref?.();
+}
+
+/** One wait at a time for every idle session here: a message for one starts its turn. */
+async function watch(logger) {
+  if (watching) return;
+  watching = true;
+  for (;;) {
+    if (host?.exited) return;
+    const asked = [...sessions]
+      .filter(([, s]) => s.now === "idle")
+      .map(([sessionID]) => ({ sessionID, moment: "idle" }));
+    if (asked.length === 0) {
+      await new Promise((resolve) => (stopWaiting = resolve));
+      continue;
+    }
+    try {
+      const answer = await host.call(
+        "session-tools/wait",
+        { sessions: asked, seconds: 30 },
+        { cancel: (stop) => (stopWaiting = stop), seconds: 60 },
+      );
+      for (const sessionId of answer?.ready ?? []) startTurn(sessionId, logger);
+    } catch (err) {
+      logger.error?.(`session-tools: waiting for messages: ${err.message}`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
 
 export default {
   id: "session-tools",
@@ -112,8 +186,8 @@ export default {
       return;
     }
     const started = () => (host ??= new Host(config, api.logger));
-    const opened = async (sessionId) => {
-      await started().call("session-tools/open", { sessionID: sessionId, busy: true });
+    const opened = async (sessionId, busy) => {
+      await started().call("session-tools/open", { sessionID: sessionId, busy });
     };
 
     for (const spec of catalog(config)) {
@@ -153,9 +227,19 @@ export default {
     // it in the transcript).
     api.on("before_prompt_build", async (_event, ctx) => {
       if (!ctx?.sessionId) return;
-      await opened(ctx.sessionId);
+      moment(ctx.sessionId, ctx.agentId, "busy");
+      await opened(ctx.sessionId, true);
       const answer = await started().call("session-tools/hand-over", { sessionID: ctx.sessionId, moment: "prompt" });
       if (answer?.text) return { prependContext: answer.text };
     });
+
+    // In a gateway, a session whose turn ended is idle until its next prompt.
+    if (IN_GATEWAY)
+      api.on("agent_end", async (_event, ctx) => {
+        if (!ctx?.sessionId) return;
+        moment(ctx.sessionId, ctx.agentId, "idle");
+        await opened(ctx.sessionId, false);
+        watch(api.logger);
+      });
   },
 };

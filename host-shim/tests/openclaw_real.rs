@@ -272,3 +272,56 @@ fn every_agents_sessions_are_listed_a_cron_jobs_and_a_hooks_marked_an_archived_o
     );
     assert!(listing.contains("8 of 8 considered sessions"), "{listing}");
 }
+
+#[test]
+fn a_state_folder_not_there_yet_is_an_empty_store() {
+    let dir = std::env::temp_dir().join(format!("host-shim-openclaw-none-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (listing, store) = call(store(&dir), TESTS, "sessions_list", "{}");
+    assert!(listing.contains("0 of 0 considered sessions"), "{listing}");
+    assert!(
+        !dir.join("openclaw").exists(),
+        "the store never makes OpenClaw's folder"
+    );
+    assert_eq!(host_shim::Store::skipped_lines(&store), 0);
+}
+
+#[test]
+fn an_event_that_does_not_read_is_skipped_and_counted_and_the_rest_read() {
+    let dir = state("broken");
+    let db =
+        rusqlite::Connection::open(dir.join("openclaw/agents/main/agent/openclaw-agent.sqlite"))
+            .unwrap();
+    db.execute_batch("PRAGMA foreign_keys=OFF;").unwrap();
+    // The person's first prompt as text that is not JSON, the compressed prompt of BIG
+    // declared one byte longer than it is.
+    db.execute(
+        "UPDATE transcript_events SET event_json = 'not json {' WHERE session_id = ?1 AND seq = 4",
+        [TESTS],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE transcript_events SET event_utf8_bytes = event_utf8_bytes + 1 \
+         WHERE session_id = ?1 AND event_zstd IS NOT NULL",
+        [BIG],
+    )
+    .unwrap();
+    drop(db);
+    let (read, store) = call(
+        store(&dir),
+        TESTS,
+        "sessions_read",
+        &format!(r#"{{"session_id": "{TESTS}"}}"#),
+    );
+    assert!(!read.contains("Check the tests"), "{read}");
+    assert!(read.contains("The tests pass."), "{read}");
+    let (read, store) = call(
+        store,
+        TESTS,
+        "sessions_read",
+        &format!(r#"{{"session_id": "{BIG}"}}"#),
+    );
+    assert!(!read.contains("lorem ipsum dolor"), "{read}");
+    assert!(read.contains("A long log of lorem ipsum."), "{read}");
+    assert_eq!(host_shim::Store::skipped_lines(&store), 2);
+}

@@ -1,7 +1,9 @@
 """The real clients on two machines joined through a real NATS cluster: a Claude Code
 2.1.328 session on machine "alpha" lists and messages a Codex 0.169.0 thread on machine
-"beta", and beta's Codex hook hands the message over once. Each machine is its own
-HOME, state folder and machine name, set up as docs/nats.md tells a new user:
+"beta" (listed beside beta's OpenClaw sessions, from the agent database the real
+OpenClaw 2026.9.6 wrote), and beta's Codex hook hands the message over once. Each
+machine is its own HOME, state folder and machine name, set up as docs/nats.md tells a
+new user:
 `host-shim setup claude` (or `codex`) as on one machine, and a cluster file in the
 state folder. The cluster is three `nats-server` 2.15.1 nodes on loopback
 (`target/nats-venv`, which `.ci/run` installs by hash, or $NATS_SERVER), stopped at the
@@ -18,6 +20,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -36,6 +39,8 @@ CODEX = ROOT / "tests" / "codex" / "node_modules" / ".bin" / "codex"
 NATS = Path(os.environ.get("NATS_SERVER", ROOT / "target" / "nats-venv" / "bin" / "nats-server"))
 FRAME = "Cross-session message from another session of this harness."
 TOOLS = "mcp__session-tools__"
+# A session of the OpenClaw fixture (its "Check the tests").
+OPENCLAW_SESSION = "0c1a7e55-7e57-4000-8000-000000000001"
 
 
 def free_port():
@@ -134,6 +139,16 @@ def main():
 
 def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoint, codex_port,
            codex_log):
+    # Beta also keeps OpenClaw's sessions: the agent database the real OpenClaw 2026.9.6
+    # wrote (tests/fixtures/openclaw-2026.9.6), which setup finds and serves beside Codex's.
+    openclaw_agent = beta.home / ".openclaw" / "agents" / "main" / "agent"
+    openclaw_agent.mkdir(parents=True)
+    openclaw_db = sqlite3.connect(openclaw_agent / "openclaw-agent.sqlite")
+    # Python's SQLite (3.40) predates octet_length(), which one of OpenClaw's checks uses.
+    sql = (ROOT / "tests/fixtures/openclaw-2026.9.6/agent.sql").read_text()
+    openclaw_db.executescript(sql.replace("octet_length(navigation_json)",
+                                          "length(CAST(navigation_json AS BLOB))"))
+    openclaw_db.close()
     # Beta runs Codex, set up as on one machine.
     codex_home = beta.home / ".codex"
     codex_home.mkdir()
@@ -217,6 +232,9 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
     # heartbeat expires within the TTL).
     check("top-level]" in row and "| machine=beta" in row and "Tend the orchard" in listing,
           "alpha's Claude Code lists beta's Codex thread on machine beta, with its title", listing)
+    openclaw = next((line for line in listing.splitlines() if line.startswith(f"- {OPENCLAW_SESSION} [")), "")
+    check("top-level]" in openclaw and "| machine=beta" in openclaw,
+          "and beta's OpenClaw session on machine beta, beside the Codex thread", listing)
     mine = next((line for line in listing.splitlines() if line.startswith(f"- {session} [")), "")
     check("| machine=alpha | this session" in mine, "and itself on machine alpha", listing)
     sent = next((t for name, t, _ in results if name == "sessions_send"), "")

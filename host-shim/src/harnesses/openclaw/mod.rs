@@ -81,6 +81,9 @@ pub struct OpenClawStore {
     surfaces: VecDeque<(String, i64, Arc<Surface>)>,
     /// During a tool call: the live sessions, read once.
     live_this_call: Option<HashSet<String>>,
+    /// During a tool call: whether the databases' versions were looked at yet (a call
+    /// asks the listing of many sessions; it looks once).
+    listed_this_call: Option<bool>,
     /// Starts OpenClaw for a cold target the call may wake (none by default).
     wake: Option<WakeCommand>,
 }
@@ -97,6 +100,7 @@ impl OpenClawStore {
             by_id: HashMap::new(),
             surfaces: VecDeque::new(),
             live_this_call: None,
+            listed_this_call: None,
             wake: None,
         }
     }
@@ -137,8 +141,14 @@ impl OpenClawStore {
             .collect()
     }
 
-    /// The listing, read again only when a database changed.
+    /// The listing, read again only when a database changed (looked at once per call).
     fn listing(&mut self) -> &[(usize, SessionRow)] {
+        if self.listed_this_call == Some(true) {
+            return self.listed.as_ref().map_or(&[], |(_, rows)| rows);
+        }
+        if let Some(listed) = &mut self.listed_this_call {
+            *listed = true;
+        }
         let versions = self.versions();
         if self
             .listed
@@ -220,10 +230,12 @@ impl OpenClawStore {
 impl LoggedSessions for OpenClawStore {
     fn call_begins(&mut self) {
         self.live_this_call = Some(self.presence.live_sessions());
+        self.listed_this_call = Some(false);
     }
 
     fn call_ends(&mut self) {
         self.live_this_call = None;
+        self.listed_this_call = None;
     }
 
     fn all_sessions(&mut self) -> SessionIndex {

@@ -24,7 +24,6 @@
 
 use crate::harnesses::sqlite::ReadOnlyDb;
 use anyhow::{Context, Result};
-use rusqlite::Connection;
 use std::io::Read;
 use std::path::Path;
 
@@ -92,10 +91,6 @@ impl AgentDb {
         self.db.path()
     }
 
-    fn connection(&mut self) -> Result<Option<&Connection>> {
-        self.db.connection()
-    }
-
     /// A number that changes whenever OpenClaw commits (SQLite's `data_version`);
     /// `None` without a database.
     pub fn version(&mut self) -> Result<Option<i64>> {
@@ -104,7 +99,7 @@ impl AgentDb {
 
     /// Every session not archived, newest first.
     pub fn sessions(&mut self) -> Result<Vec<SessionRow>> {
-        let Some(connection) = self.connection()? else {
+        let Some(connection) = self.db.connection()? else {
             return Ok(Vec::new());
         };
         let mut statement = connection.prepare_cached(SESSIONS)?;
@@ -136,7 +131,7 @@ impl AgentDb {
     /// statement per id; `None` for a session without one. A compressed row (a long
     /// prompt is one) is decoded to be looked at.
     pub fn first_prompts(&mut self, ids: &[&str]) -> Result<Vec<Option<String>>> {
-        let Some(connection) = self.connection()? else {
+        let Some(connection) = self.db.connection()? else {
             return Ok(vec![None; ids.len()]);
         };
         let mut statement = connection.prepare_cached(
@@ -165,7 +160,7 @@ impl AgentDb {
     /// A session id's events in order, compressed ones decoded; an event that does not
     /// decode or read is skipped and counted.
     pub fn events(&mut self, session: &str) -> Result<Vec<serde_json::Value>> {
-        let Some(connection) = self.connection()? else {
+        let Some(connection) = self.db.connection()? else {
             return Ok(Vec::new());
         };
         let mut statement = connection.prepare_cached(

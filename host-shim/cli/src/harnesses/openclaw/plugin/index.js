@@ -105,8 +105,16 @@ class Host {
 }
 
 /** The tools as the plugin's catalog gives them (the server's `--settings` and
- * `--plugin`, if any, apply): read once, when OpenClaw loads the plugin. */
-function catalog({ command, args }) {
+ * `--plugin`, if any, apply): read once per command and arguments (OpenClaw registers
+ * a plugin more than once in one process). */
+const catalogs = new Map();
+function catalog(config) {
+  const key = JSON.stringify([config.command, config.args]);
+  if (!catalogs.has(key)) catalogs.set(key, readCatalog(config));
+  return catalogs.get(key);
+}
+
+function readCatalog({ command, args }) {
   const given = ["--settings", "--plugin"].flatMap((flag) => {
     const at = args.indexOf(flag);
     return at >= 0 ? args.slice(at, at + 2) : [];

@@ -1,14 +1,13 @@
 """The real clients on two machines joined through a real NATS cluster: a Claude Code
-2.1.328 session on machine "alpha" lists and messages a Codex 0.169.0 thread on machine
-"beta" (listed beside beta's OpenClaw sessions, from the agent database the real
-OpenClaw 2026.9.6 wrote), and beta's Codex hook hands the message over once. Each
-machine is its own HOME, state folder and machine name, set up as docs/nats.md tells a
-new user:
-`host-shim setup claude` (or `codex`) as on one machine, and a cluster file in the
-state folder. The cluster is three `nats-server` 2.15.1 nodes on loopback
-(`target/nats-venv`, which `.ci/run` installs by hash, or $NATS_SERVER), stopped at the
-end. Each harness talks to its own scripted endpoint (tests/claude_code/endpoint.py,
-tests/codex/endpoint.py).
+2.1.328 session on machine "alpha" lists and messages a Codex 0.169.0 thread and an
+OpenClaw 2026.9.6 session on machine "beta", and beta's Codex hook and OpenClaw plugin
+each hand their message over once. Each machine is its own HOME, state folder and
+machine name, set up as docs/nats.md tells a new user: `host-shim setup claude` (or
+`codex`, `openclaw`) as on one machine, and a cluster file in the state folder. The
+cluster is three `nats-server` 2.15.1 nodes on loopback (`target/nats-venv`, which
+`.ci/run` installs by hash, or $NATS_SERVER), stopped at the end. Each harness talks to
+its own scripted endpoint (tests/claude_code/endpoint.py, tests/codex/endpoint.py,
+tests/openclaw/endpoint.py); OpenClaw runs on the Node `.ci/run` installs for it.
 
     HOST_SHIM=target/debug/host-shim python3 tests/machines/suite.py
 
@@ -20,7 +19,6 @@ import os
 import re
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -39,8 +37,6 @@ CODEX = ROOT / "tests" / "codex" / "node_modules" / ".bin" / "codex"
 NATS = Path(os.environ.get("NATS_SERVER", ROOT / "target" / "nats-venv" / "bin" / "nats-server"))
 FRAME = "Cross-session message from another session of this harness."
 TOOLS = "mcp__session-tools__"
-# A session of the OpenClaw fixture (its "Check the tests").
-OPENCLAW_SESSION = "0c1a7e55-7e57-4000-8000-000000000001"
 
 
 def free_port():
@@ -104,6 +100,39 @@ class Machine:
         check(done.returncode == 0, f"{self.name}: host-shim setup {harness}", done.stderr)
 
 
+class OpenClaw:
+    """The real OpenClaw on a machine, talking to its own scripted endpoint: one
+    `openclaw agent --local` turn of one session at a time (tests/openclaw/suite.py)."""
+
+    def __init__(self, endpoint, port):
+        self.endpoint = endpoint
+        self.port = port
+        self.log = WORK / "openclaw-endpoint.jsonl"
+        self.server = endpoint.serve(port, str(self.log))
+
+    def set_up(self, machine, workspace):
+        """The person's onboarded OpenClaw on `machine` (its config names its model), then
+        the README's `host-shim setup openclaw`."""
+        self.env = dict(self.endpoint.env(machine.home), LANG="C.UTF-8")
+        self.workspace = workspace
+        self.endpoint.write_config(machine.home, self.port, workspace)
+        machine.setup("openclaw", self.env)
+
+    def turn(self, session, prompt):
+        """One turn of `session`; the texts of the user messages of its last model request."""
+        before = len(self.log.read_text().splitlines()) if self.log.exists() else 0
+        done = subprocess.run([str(self.endpoint.OPENCLAW), "agent", "--local", "--agent", "main",
+                               "--session-id", session, "--message", prompt, "--json"],
+                              cwd=self.workspace, env=self.env, capture_output=True, text=True,
+                              timeout=240)
+        if done.returncode != 0:
+            print(f"     openclaw exited {done.returncode}: {(done.stdout + done.stderr)[-800:]}")
+        requests = [json.loads(line)["request"] for line in self.log.read_text().splitlines()[before:]
+                    if line.strip() and "request" in json.loads(line)]
+        return [t for m in (requests[-1]["messages"] if requests else []) if m["role"] == "user"
+                for t in self.endpoint.texts(m)]
+
+
 def codex_requests(log):
     """Every request Codex sent its endpoint, newest last."""
     return [json.loads(line)["request"] for line in log.read_text().splitlines()
@@ -116,6 +145,10 @@ def main():
     if not check(CLAUDE.exists() and CODEX.exists(),
                  "the pinned Claude Code and Codex are installed (npm ci in tests/claude_code, tests/codex)"):
         finish()
+    openclaw_endpoint = load("openclaw_endpoint", ROOT / "tests" / "openclaw" / "endpoint.py")
+    if not check((openclaw_endpoint.NODE_BIN / "node").exists() and openclaw_endpoint.OPENCLAW.exists(),
+                 "the pinned OpenClaw and its Node are installed (the OpenClaw lines of .ci/run)"):
+        finish()
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
     cluster = Cluster()
@@ -123,32 +156,28 @@ def main():
     codex_endpoint = load("codex_endpoint", ROOT / "tests" / "codex" / "endpoint.py")
     claude_log, codex_log = WORK / "claude-endpoint.jsonl", WORK / "codex-endpoint.jsonl"
     claude_server = claude_endpoint.start(str(claude_log))
-    codex_port = free_port()
+    codex_port, openclaw_port = free_port(), free_port()
     codex_server = codex_endpoint.serve(codex_port, str(codex_log))
+    openclaw = OpenClaw(openclaw_endpoint, openclaw_port)
     try:
         alpha = Machine("alpha", cluster.urls[:1])
         beta = Machine("beta", cluster.urls[1:])
         across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoint,
-               codex_port, codex_log)
+               codex_port, codex_log, openclaw)
     finally:
         claude_server.shutdown()
         codex_server.shutdown()
+        openclaw.server.shutdown()
         cluster.stop()
     finish()
 
 
 def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoint, codex_port,
-           codex_log):
-    # Beta also keeps OpenClaw's sessions: the agent database the real OpenClaw 2026.9.6
-    # wrote (tests/fixtures/openclaw-2026.9.6), which setup finds and serves beside Codex's.
-    openclaw_agent = beta.home / ".openclaw" / "agents" / "main" / "agent"
-    openclaw_agent.mkdir(parents=True)
-    openclaw_db = sqlite3.connect(openclaw_agent / "openclaw-agent.sqlite")
-    # Python's SQLite (3.40) predates octet_length(), which one of OpenClaw's checks uses.
-    sql = (ROOT / "tests/fixtures/openclaw-2026.9.6/agent.sql").read_text()
-    openclaw_db.executescript(sql.replace("octet_length(navigation_json)",
-                                          "length(CAST(navigation_json AS BLOB))"))
-    openclaw_db.close()
+           codex_log, openclaw):
+    orchard = beta.home / "orchard"
+    orchard.mkdir()
+    # Beta also runs OpenClaw, set up as on one machine; setup codex below finds it too.
+    openclaw.set_up(beta, orchard)
     # Beta runs Codex, set up as on one machine.
     codex_home = beta.home / ".codex"
     codex_home.mkdir()
@@ -160,8 +189,6 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
     claude_env = dict(alpha.env, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{claude_server.server_port}",
                       ANTHROPIC_API_KEY="sk-scripted-endpoint", DISABLE_TELEMETRY="1",
                       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
-    orchard = beta.home / "orchard"
-    orchard.mkdir()
     greenhouse = alpha.home / "greenhouse"
     greenhouse.mkdir()
 
@@ -210,8 +237,12 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
                     results.append((names.get(part["tool_use_id"]), text, bool(part.get("is_error"))))
         return results
 
-    # A Codex thread on beta that looks around: its server publishes beta's threads as
-    # it starts and again after each call (the thread's title is known by then).
+    # An OpenClaw session on beta, one turn in.
+    figs = str(uuid.uuid4())
+    openclaw.turn(figs, "Keep the fig log")
+    # A Codex thread on beta that looks around: its server publishes beta's sessions (the
+    # OpenClaw one among them) as it starts and again after each call (the thread's title
+    # is known by then).
     thread = codex(["Tend the orchard\n" + codex_endpoint.SCRIPT_MARK + json.dumps([
         {"tool": "sessions_list", "namespace": "mcp__session_tools", "input": {}}])])
     if not check(bool(thread), "beta: a Codex thread starts with the set-up and the cluster file"):
@@ -223,6 +254,8 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
         {"tool": TOOLS + "sessions_list", "input": {"scope": "all"}},
         {"tool": TOOLS + "sessions_send",
          "input": {"session_id": thread, "message": "From alpha: pears or plums?"}},
+        {"tool": TOOLS + "sessions_send",
+         "input": {"session_id": figs, "message": "From alpha: are the figs ripe?"}},
         {"tool": TOOLS + "sessions_read", "input": {"session_id": thread}},
     ])])
     results = claude_results()
@@ -232,14 +265,18 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
     # heartbeat expires within the TTL).
     check("top-level]" in row and "| machine=beta" in row and "Tend the orchard" in listing,
           "alpha's Claude Code lists beta's Codex thread on machine beta, with its title", listing)
-    openclaw = next((line for line in listing.splitlines() if line.startswith(f"- {OPENCLAW_SESSION} [")), "")
-    check("top-level]" in openclaw and "| machine=beta" in openclaw,
-          "and beta's OpenClaw session on machine beta, beside the Codex thread", listing)
+    # A row, then its title on the next line.
+    row = next((row + title for row, title in zip(listing.splitlines(), listing.splitlines()[1:])
+                if row.startswith(f"- {figs} [")), "")
+    check("top-level]" in row and "| machine=beta" in row and row.endswith("Keep the fig log"),
+          "and beta's OpenClaw session on machine beta, with its title, beside the Codex thread",
+          listing)
     mine = next((line for line in listing.splitlines() if line.startswith(f"- {session} [")), "")
     check("| machine=alpha | this session" in mine, "and itself on machine alpha", listing)
-    sent = next((t for name, t, _ in results if name == "sessions_send"), "")
-    check(sent.startswith(f"accepted for {thread} | mode=queue"),
-          "the send to beta's thread is accepted", sent)
+    sent = [t for name, t, _ in results if name == "sessions_send"]
+    check(len(sent) == 2 and sent[0].startswith(f"accepted for {thread} | mode=queue")
+          and sent[1].startswith(f"accepted for {figs} | mode=queue"),
+          "the sends to beta's thread and OpenClaw session are accepted", sent)
     read = next(((t, e) for name, t, e in results if name == "sessions_read"), ("", False))
     check(read[1] and f"session {thread} is on machine beta, where no session-tools host runs now" in read[0],
           "a read of beta's thread while no host runs there is the tool's error, saying why", read)
@@ -272,8 +309,22 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
                                     for r in codex_requests(codex_log)),
           "beta's Codex reading alpha's session is told why it cannot now",
           [t[:300] for t in seen])
+
+    # On beta, the OpenClaw session's next turn: its plugin hands the message over once.
+    seen = openclaw.turn(figs, "Anything new?")
+    check(sum(t.count("From alpha: are the figs ripe?") for t in seen if FRAME in t) == 1
+          and any(FRAME in t and f"from-session: {session} (" in t
+                  and "\nfrom-machine: alpha\ndelivery: queue\n" in t for t in seen),
+          "beta's OpenClaw plugin hands alpha's message over once, framed, naming alpha", seen)
+    handed = next((t for t in seen if FRAME in t), "")
+    print("     OpenClaw got: " + handed[handed.find(FRAME):][:400].replace("\n", "\n       "))
+    seen = openclaw.turn(figs, "And now?")
+    check(not any("From alpha: are the figs ripe?" in t for t in seen),
+          "and not again at the turn after", seen)
     log = subprocess.run([HOST_SHIM, "log"], env=beta.env, capture_output=True, text=True).stdout
-    check("handed-over" in log and thread in log, "beta's audit log has the hand-over", log)
+    handed = [line for line in log.splitlines() if "handed-over" in line]
+    check(any(thread in line for line in handed) and any(figs in line for line in handed),
+          "beta's audit log has both hand-overs", log)
 
 
 if __name__ == "__main__":

@@ -46,11 +46,21 @@ fn call(
     tool: &str,
     arguments: &str,
 ) -> (String, OpenClawStore) {
+    call_as(store, caller, "call-1", tool, arguments)
+}
+
+fn call_as(
+    store: OpenClawStore,
+    caller: &str,
+    call_id: &str,
+    tool: &str,
+    arguments: &str,
+) -> (String, OpenClawStore) {
     let runtime: Runtime<OpenClawStore> =
         Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let request = CallRequest {
         caller: caller.to_string(),
-        call_id: "call-1".into(),
+        call_id: call_id.into(),
         tool: tool.into(),
         arguments: arguments.into(),
         ..CallRequest::default()
@@ -182,6 +192,69 @@ fn a_top_level_session_takes_a_message_and_a_subagent_does_not() {
     );
     assert!(refused.contains("refused"), "{refused}");
     assert!(refused.contains("subagent"), "{refused}");
+}
+
+#[test]
+fn a_prompt_hooks_hand_over_is_the_plugins_word_and_an_idle_turns_waits_for_the_record() {
+    use host_shim::plugin_session::{Moment, PluginSessions};
+    use std::time::Duration;
+    let dir = state("witness");
+    let send = |store, words: &str| {
+        let arguments = format!(r#"{{"session_id": "{LEAD}", "message": "{words}"}}"#);
+        call_as(store, TESTS, words, "sessions_send", &arguments).1
+    };
+    let store = send(store(&dir), "First.");
+    let inbox = store.inbox().clone();
+    let presence = Arc::new(host_shim::LocalPresence::open(&dir.join("state")).unwrap());
+    let sessions = PluginSessions::new(inbox.clone(), presence)
+        .recorded_in(&dir.join("openclaw"), host_shim::openclaw::handed_over_ids)
+        .unrecorded_at(&[Moment::Prompt, Moment::Busy]);
+    let nothing_shown = &mut || Ok(Default::default());
+
+    // At a prompt: handed over as the plugin answers (OpenClaw keeps no hook's text), so
+    // it never waits again.
+    let given = sessions.hand_over(LEAD, Moment::Prompt).unwrap().unwrap();
+    assert!(given.contains("First."), "{given}");
+    let settled = inbox.settle(LEAD, Duration::ZERO, nothing_shown).unwrap();
+    assert!(settled.waiting_again.is_empty());
+
+    // For an idle session's turn: an offer, given again once its time is up and the
+    // record does not show it...
+    let store = send(store, "Second.");
+    let offered = sessions.hand_over(LEAD, Moment::Idle).unwrap().unwrap();
+    assert!(offered.contains("Second."), "{offered}");
+    assert_eq!(sessions.hand_over(LEAD, Moment::Prompt).unwrap(), None);
+    let settled = inbox.settle(LEAD, Duration::ZERO, nothing_shown).unwrap();
+    assert_eq!(settled.waiting_again.len(), 1);
+    assert_eq!(
+        sessions.hand_over(LEAD, Moment::Idle).unwrap(),
+        Some(offered.clone())
+    );
+    // ...and handed over once OpenClaw records it as the turn's message, which any
+    // later hand-over (a prompt's too) finds.
+    let id = offered
+        .split("message-id: ")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    let event = serde_json::json!({"type": "message", "id": "turn",
+        "message": {"role": "user", "content": offered}});
+    let db = dir.join("openclaw/agents/main/agent/openclaw-agent.sqlite");
+    (rusqlite::Connection::open(&db).unwrap())
+        .execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at) \
+             VALUES (?1, 1000, ?2, 0)",
+            (LEAD, event.to_string()),
+        )
+        .unwrap();
+    let shown = host_shim::openclaw::handed_over_ids(&dir.join("openclaw"), LEAD).unwrap();
+    assert!(shown.contains(id), "{shown:?}");
+    assert_eq!(sessions.hand_over(LEAD, Moment::Prompt).unwrap(), None);
+    let settled = inbox.settle(LEAD, Duration::ZERO, nothing_shown).unwrap();
+    assert!(settled.waiting_again.is_empty(), "handed over, not offered");
+    assert!(store.inbox().waiting(LEAD).unwrap().messages.is_empty());
 }
 
 /// Rows written here in the real database's layout, for what the real run did not make:

@@ -241,9 +241,11 @@ def woken_through_the_gateway(lead, sleeper):
 
 def idle_in_the_gateway(idle, sender):
     """A session whose last turn ran in the gateway is live and idle there: a message
-    for it starts its turn at once (the plugin in the gateway asks the gateway for one,
-    `openclaw agent --session-id …`), whose prompt hook hands the message over."""
+    for it starts its turn at once (the plugin in the gateway takes it and asks the
+    gateway for a turn whose message it is, `openclaw agent --session-id … --message`),
+    and OpenClaw's record of that turn confirms the hand-over."""
     before = len(logged())
+    handed_before = len(events_named("handed-over", idle))
     sent = subprocess.run([HOST_SHIM, "call", "--openclaw-state", str(OPENCLAW_STATE),
                            "--state-dir", str(STATE), "--caller", sender, "--call-id", "idle-1",
                            "sessions_send", json.dumps({"session_id": idle,
@@ -258,11 +260,13 @@ def idle_in_the_gateway(idle, sender):
           seen is not None and sum(t.count("Idle lead: look now.") for t in seen if FRAME in t) == 1,
           seen and seen[-2:])
     deadline = time.time() + 60
-    while time.time() < deadline and not events_named("handed-over", idle):
+    while time.time() < deadline and len(events_named("handed-over", idle)) == handed_before:
         time.sleep(0.5)
-    holds("the turn the plugin started is in the session's record",
-          sum("A message from another session is waiting." in e for e in recorded(idle)) >= 1,
-          recorded(idle)[-2:])
+    holds("OpenClaw records the frame as the message of the turn the plugin started, and "
+          "that record settles the hand-over, once",
+          sum(FRAME in e and "Idle lead: look now." in e for e in recorded(idle)) == 1
+          and len(events_named("handed-over", idle)) == handed_before + 1,
+          [recorded(idle)[-2:], audit()[-3:]])
     holds("the turn the plugin started ends", stopped(idle))
 
 
@@ -284,9 +288,9 @@ def steered_in_the_gateway(busy, sender):
         t for m in request["messages"] if m["role"] == "user" for t in texts_of(m)
         if FRAME in t and words in t])
     holds("a steered message for a session at work in the gateway is given once, as the "
-          "turn the plugin starts when the running one ends",
+          "message of the turn the plugin starts when the running one ends",
           seen is not None and len(seen) == 1
-          and "A message from another session is waiting." in seen[0], seen)
+          and any(FRAME in e and words in e for e in recorded(busy)), seen)
     holds("that turn ends", stopped(busy))
 
 

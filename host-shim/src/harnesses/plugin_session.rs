@@ -67,6 +67,8 @@ pub struct PluginSessions {
     /// The harness's record (OpenCode's database), whose messages witness each
     /// hand-over, and its reader (none: the answer does).
     record: Option<(PathBuf, RecordReader)>,
+    /// The moments whose hand-over the record does not keep: the answer witnesses it.
+    unrecorded: Vec<Moment>,
     registered: Mutex<HashMap<String, Registration>>,
     /// The plugin went away: waits end, nothing is registered any more.
     closed: AtomicBool,
@@ -78,6 +80,7 @@ impl PluginSessions {
             inbox,
             presence,
             record: None,
+            unrecorded: Vec::new(),
             registered: Mutex::default(),
             closed: AtomicBool::new(false),
         }
@@ -87,6 +90,14 @@ impl PluginSessions {
     /// shows the message in the session (OpenCode's database).
     pub fn recorded_in(mut self, place: &Path, read: RecordReader) -> PluginSessions {
         self.record = Some((place.to_path_buf(), read));
+        self
+    }
+
+    /// A hand-over at one of `moments` leaves no mark in the record (OpenClaw keeps the
+    /// turn its plugin starts for an idle session, not a prompt hook's text): the answer
+    /// witnesses it; the record still settles the offers made at the other moments.
+    pub fn unrecorded_at(mut self, moments: &[Moment]) -> PluginSessions {
+        self.unrecorded = moments.to_vec();
         self
     }
 
@@ -132,6 +143,9 @@ impl PluginSessions {
         crate::inbox::checked_id(session).map_err(anyhow::Error::msg)?;
         let mut given = None;
         let witness = match &self.record {
+            Some((place, read)) if self.unrecorded.contains(&moment) => {
+                Witness::AnswerBesideRecord(Box::new(move || read(place, session)))
+            }
             Some((place, read)) => Witness::Record(Box::new(move || read(place, session))),
             None => Witness::Answer,
         };

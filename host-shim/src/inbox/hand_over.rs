@@ -16,6 +16,11 @@ use std::path::Path;
 pub enum Witness<'a> {
     /// The target's own record: what it shows, read when an offer is to be settled.
     Record(Box<dyn FnMut() -> Result<Shown> + 'a>),
+    /// The answer, for a way in the target's record does not keep (OpenClaw keeps the
+    /// turn a plugin starts, not a prompt hook's text): an answer written is a
+    /// hand-over, and earlier offers, made the recorded way, are settled against the
+    /// record as with [`Witness::Record`].
+    AnswerBesideRecord(Box<dyn FnMut() -> Result<Shown> + 'a>),
     /// Nothing but the answer (a harness whose record does not keep what a hand-over
     /// gave it): an answer written is a hand-over.
     Answer,
@@ -98,6 +103,7 @@ pub fn hand_over_waiting(
 ) -> Result<HookReport> {
     let (mut shown, offers): (Box<dyn FnMut() -> Result<Shown>>, bool) = match witness {
         Witness::Record(shown) => (shown, true),
+        Witness::AnswerBesideRecord(shown) => (shown, false),
         Witness::Answer => (Box::new(|| Ok(Shown::new())), false),
     };
     let settled = inbox.settle(session, OFFERS_EXPIRE_AFTER, &mut *shown)?;

@@ -18,7 +18,10 @@
 //! is open; a session is live while an OpenClaw process whose session-tools plugin
 //! opened it runs. A cold one is started by the wake command, when one is set
 //! (`openclaw agent --session-id {id} --message …`, through the gateway when one runs),
-//! and its plugin hands the message over at that turn's prompt.
+//! and its plugin hands the message over at that turn's prompt. A hand-over the plugin
+//! gives as a turn's message is witnessed by the session's record
+//! ([`handed_over_ids`]); one a prompt hook adds, by the plugin's word (OpenClaw does
+//! not keep a hook's text).
 //!
 //! Trust model: the databases are OpenClaw's and read only (`db.rs`); liveness is the
 //! presence's. A state folder without agent databases (or that does not exist yet) is
@@ -45,6 +48,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use db::default_state_dir;
+
+/// The message ids of the frames OpenClaw's state folder `state` records as messages
+/// from the person's side of `session` (the turn the plugin starts for an idle session
+/// carries them as its message): what witnesses such a hand-over. Every event of the
+/// session is read, compacted ones included, in whichever agent's database holds it.
+pub fn handed_over_ids(state: &Path, session: &str) -> anyhow::Result<crate::inbox::Shown> {
+    let mut shown = crate::inbox::Shown::new();
+    for (_, path) in db::agent_databases(state) {
+        let events = AgentDb::at(&path).events(session)?;
+        let texts = (events.iter())
+            .filter(|event| event["type"] == "message" && event["message"]["role"] == "user")
+            .filter_map(|event| transcript::person_text(&event["message"]));
+        shown.extend(crate::inbox::shown_in(
+            texts.collect::<Vec<_>>().iter().map(String::as_str),
+        ));
+    }
+    Ok(shown)
+}
 
 /// How many parsed surfaces a store keeps.
 const SURFACES_KEPT: usize = 8;

@@ -13,7 +13,7 @@ use crate::profile::{
 use crate::setup::change::Change;
 use anyhow::Result;
 use clap::{Arg, ArgMatches};
-use host_shim::plugin_session::PluginSessions;
+use host_shim::plugin_session::{Moment, PluginSessions};
 use host_shim::{McpClient, OpenClawStore, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -77,9 +77,12 @@ impl HarnessProfile for OpenClaw {
     }
 
     fn serve(&self, serving: &Serving) -> Result<ServedParts> {
-        // The server also answers the plugin that started it. OpenClaw 2026.9.6 does not
-        // keep a prompt hook's text in the transcript: the answer is the hand-over.
-        let sessions = PluginSessions::new(serving.inbox.clone(), serving.state.presence()?);
+        // The server also answers the plugin that started it. OpenClaw 2026.9.6 keeps the
+        // turn the plugin starts for an idle session (the frames are its message), not
+        // a prompt hook's text: there the answer is the hand-over.
+        let sessions = PluginSessions::new(serving.inbox.clone(), serving.state.presence()?)
+            .recorded_in(serving.place, host_shim::openclaw::handed_over_ids)
+            .unrecorded_at(&[Moment::Prompt, Moment::Busy]);
         Ok(ServedParts {
             companion: Some(Arc::new(crate::plugin_companion::PluginCompanion(sessions))),
             ..ServedParts::default()

@@ -13,19 +13,21 @@
 // gives it to the tool's factory (sessionId, a subagent's own inside a subagent) and
 // the model's call id, in `_meta`, where the model cannot write. Before each prompt
 // (`before_prompt_build`) the plugin tells the child the session runs here (live) and
-// adds what waits for it to the prompt. In a gateway, a session whose turn ended is
-// idle: when a message waits for one, the plugin starts a turn of it through the
-// gateway (`openclaw agent --session-id …`), whose prompt takes the message. (A
+// adds what waits for it to the prompt (OpenClaw 2026.9.6 does not keep that text: the
+// hand-over is the plugin's word). In a gateway, a session whose turn ended is idle:
+// when a message waits for one, the plugin takes it and starts a turn of the session
+// through the gateway with it as the turn's message (`openclaw agent --session-id …
+// --message <frames>`), which OpenClaw records, so the session's own record confirms
+// the hand-over (a turn that never starts leaves the message to be offered again). A
 // message the gateway gets so for a session at work waits for the running turn to
 // end: 2026.9.6 steers no message that comes this way, so a `steer` message, too, is
-// given when the turn ends.)
+// given when the turn ends.
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 
 const PREFIX = "session-tools__";
 // The long-lived gateway, not a one-turn `openclaw agent --local`.
 const IN_GATEWAY = process.title === "openclaw-gateway";
-const WAITING = "A message from another session is waiting.";
 
 /** The child and its JSON-RPC requests in flight. */
 class Host {
@@ -140,13 +142,22 @@ function moment(sessionId, agentId, now) {
   if (was !== now) stopWaiting?.();
 }
 
-/** Starts a turn of an idle session through the gateway (`openclaw agent`, with the
- * gateway's own Node and OpenClaw); its prompt hook takes what waits. A turn that does
- * not start within two minutes leaves the session idle. */
-function startTurn(sessionId, logger) {
+/** Takes what waits for an idle session and starts a turn of it through the gateway
+ * (`openclaw agent`, with the gateway's own Node and OpenClaw) whose message it is. A
+ * turn that does not start within two minutes leaves the session idle (what it was to
+ * carry is offered again once the record does not show it). */
+async function startTurn(sessionId, logger) {
   const { agentId } = sessions.get(sessionId) ?? {};
   moment(sessionId, agentId, "starting");
-  const args = [process.argv[1], "agent", "--session-id", sessionId, "--message", WAITING];
+  let answer = null;
+  try {
+    answer = await host.call("session-tools/hand-over", { sessionID: sessionId, moment: "idle" });
+  } finally {
+    // Nothing to give (another hand-over took it first), or the child did not answer.
+    if (!answer?.text) moment(sessionId, agentId, "idle");
+  }
+  if (!answer?.text) return;
+  const args = [process.argv[1], "agent", "--session-id", sessionId, "--message", answer.text];
   if (agentId) args.push("--agent", agentId);
   const child = spawn(process.execPath, args, { detached: true, stdio: "ignore" });
   child.on("error", (err) => logger.error?.(`session-tools: cannot start a turn of ${sessionId}: ${err.message}`));
@@ -175,7 +186,7 @@ async function watch(logger) {
         { sessions: asked, seconds: 30 },
         { cancel: (stop) => (stopWaiting = stop), seconds: 60 },
       );
-      for (const sessionId of answer?.ready ?? []) startTurn(sessionId, logger);
+      for (const sessionId of answer?.ready ?? []) await startTurn(sessionId, logger);
     } catch (err) {
       logger.error?.(`session-tools: waiting for messages: ${err.message}`);
       await new Promise((resolve) => setTimeout(resolve, 1000));

@@ -4,9 +4,7 @@
 //! its `FIXTURES.md` says what each session did): the mapping as the real binary
 //! writes it, through the plugin.
 
-use host_shim::{
-    CallRequest, ClaudeStore, LocalPresence, Runtime, RuntimeOptions, SessionQuery, StateDir,
-};
+use host_shim::{ClaudeStore, LocalPresence, SessionQuery, StateDir};
 use std::path::{Path, PathBuf};
 
 mod support;
@@ -31,15 +29,7 @@ fn store() -> ClaudeStore {
 
 /// One tool call through the plugin, as `caller`; the text the model reads.
 fn call(tool: &str, arguments: &str, caller: &str) -> String {
-    let runtime: Runtime<ClaudeStore> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let request = CallRequest {
-        caller: caller.to_string(),
-        tool: tool.to_string(),
-        arguments: arguments.to_string(),
-        ..CallRequest::default()
-    };
-    runtime.call(store(), &request).answer.unwrap().text
+    support::call_through_plugin(store(), caller, "", tool, arguments).0
 }
 
 fn subagent_id() -> String {

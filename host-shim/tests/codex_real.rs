@@ -5,9 +5,7 @@
 //! plugin.
 
 use host_shim::DeliveryRequest;
-use host_shim::{
-    CallRequest, CodexStore, DeliveryMode, Inbox, Runtime, RuntimeOptions, SessionQuery, StateDir,
-};
+use host_shim::{CodexStore, DeliveryMode, Inbox, SessionQuery, StateDir};
 use std::path::{Path, PathBuf};
 
 mod support;
@@ -41,21 +39,12 @@ static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::n
 
 /// One tool call through the plugin, as `caller`, over `store`; the text and the store.
 fn call_on(store: CodexStore, tool: &str, arguments: &str, caller: &str) -> (String, CodexStore) {
-    let runtime: Runtime<CodexStore> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let request = CallRequest {
-        caller: caller.to_string(),
-        // A new call each time (a repeated id would be a retry of the same send).
-        call_id: format!(
-            "call-{tool}-{}",
-            CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ),
-        tool: tool.to_string(),
-        arguments: arguments.to_string(),
-        ..CallRequest::default()
-    };
-    let report = runtime.call(store, &request);
-    (report.answer.unwrap().text, report.harness)
+    // A new call each time (a repeated id would be a retry of the same send).
+    let call_id = format!(
+        "call-{tool}-{}",
+        CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    support::call_through_plugin(store, caller, &call_id, tool, arguments)
 }
 
 fn call(tool: &str, arguments: &str, caller: &str) -> String {

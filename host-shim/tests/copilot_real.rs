@@ -39,17 +39,7 @@ fn store(dir: &Path) -> CopilotStore {
 }
 
 fn call(store: CopilotStore, tool: &str, arguments: &str) -> (String, CopilotStore) {
-    let runtime: Runtime<CopilotStore> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let request = CallRequest {
-        caller: TESTS.to_string(),
-        call_id: "call-1".into(),
-        tool: tool.into(),
-        arguments: arguments.into(),
-        ..CallRequest::default()
-    };
-    let report = runtime.call(store, &request);
-    (report.answer.unwrap().text, report.harness)
+    support::call_through_plugin(store, TESTS, "call-1", tool, arguments)
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! command, one handed a message at its prompt (by a `BeforeAgent` hook), one that
 //! delegated to a subagent, as the binary writes them, through the plugin.
 
-use host_shim::{CallRequest, GeminiStore, Runtime, RuntimeOptions, StateDir};
+use host_shim::{GeminiStore, StateDir};
 use std::path::{Path, PathBuf};
 
 mod support;
@@ -27,17 +27,7 @@ fn home(name: &str) -> PathBuf {
 fn call(dir: &Path, tool: &str, arguments: &str) -> (String, GeminiStore) {
     let inbox = StateDir::open(&dir.join("state")).unwrap();
     let store = GeminiStore::open(&dir.join("gemini"), std::sync::Arc::new(inbox));
-    let runtime: Runtime<GeminiStore> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let request = CallRequest {
-        caller: TESTS.to_string(),
-        call_id: "call-1".into(),
-        tool: tool.into(),
-        arguments: arguments.into(),
-        ..CallRequest::default()
-    };
-    let report = runtime.call(store, &request);
-    (report.answer.unwrap().text, report.harness)
+    support::call_through_plugin(store, TESTS, "call-1", tool, arguments)
 }
 
 #[test]

@@ -8,9 +8,11 @@
 #![cfg(feature = "openclaw")]
 
 use host_shim::contract::latest::ActionStatus;
-use host_shim::{CallRequest, OpenClawStore, Runtime, RuntimeOptions, SessionQuery, StateDir};
+use host_shim::{OpenClawStore, SessionQuery, StateDir};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+mod support;
 
 const TESTS: &str = "0c1a7e55-7e57-4000-8000-000000000001";
 const BIG: &str = "0c1a7e55-b16b-4000-8000-000000000002";
@@ -46,27 +48,7 @@ fn call(
     tool: &str,
     arguments: &str,
 ) -> (String, OpenClawStore) {
-    call_as(store, caller, "call-1", tool, arguments)
-}
-
-fn call_as(
-    store: OpenClawStore,
-    caller: &str,
-    call_id: &str,
-    tool: &str,
-    arguments: &str,
-) -> (String, OpenClawStore) {
-    let runtime: Runtime<OpenClawStore> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let request = CallRequest {
-        caller: caller.to_string(),
-        call_id: call_id.into(),
-        tool: tool.into(),
-        arguments: arguments.into(),
-        ..CallRequest::default()
-    };
-    let report = runtime.call(store, &request);
-    (report.answer.unwrap().text, report.harness)
+    support::call_through_plugin(store, caller, "call-1", tool, arguments)
 }
 
 #[test]
@@ -201,7 +183,7 @@ fn a_prompt_hooks_hand_over_is_the_plugins_word_and_an_idle_turns_waits_for_the_
     let dir = state("witness");
     let send = |store, words: &str| {
         let arguments = format!(r#"{{"session_id": "{LEAD}", "message": "{words}"}}"#);
-        call_as(store, TESTS, words, "sessions_send", &arguments).1
+        support::call_through_plugin(store, TESTS, words, "sessions_send", &arguments).1
     };
     let store = send(store(&dir), "First.");
     let inbox = store.inbox().clone();

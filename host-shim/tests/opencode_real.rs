@@ -6,12 +6,12 @@
 //! plugin.
 #![cfg(feature = "opencode")]
 
-use host_shim::{
-    CallRequest, MemoryInbox, OpenCodeStore, Presence, Runtime, RuntimeOptions, SharedInbox,
-};
+use host_shim::{MemoryInbox, OpenCodeStore, Presence, SharedInbox};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+mod support;
 
 fn scratch(name: &str) -> PathBuf {
     let dir =
@@ -67,16 +67,7 @@ impl Presence for NoneLive {
 fn call(db: &Path, tool: &str, arguments: &str, caller: &str) -> String {
     let inbox: SharedInbox = Arc::new(MemoryInbox::new());
     let store = OpenCodeStore::open(db, inbox, Arc::new(NoneLive));
-    let runtime: Runtime<OpenCodeStore> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let request = CallRequest {
-        caller: caller.to_string(),
-        call_id: format!("call-{tool}"),
-        tool: tool.to_string(),
-        arguments: arguments.to_string(),
-        ..CallRequest::default()
-    };
-    runtime.call(store, &request).answer.unwrap().text
+    support::call_through_plugin(store, caller, &format!("call-{tool}"), tool, arguments).0
 }
 
 #[test]

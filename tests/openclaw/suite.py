@@ -49,7 +49,7 @@ def env():
     """OpenClaw's environment: a scratch HOME, offline, `openclaw` on PATH."""
     world = endpoint.env(HOME)
     world["PATH"] = f"{endpoint.OPENCLAW.parent}:{world['PATH']}"
-    return dict(world, LANG="C.UTF-8", OPENCLAW_GATEWAY_TOKEN=TOKEN)
+    return dict(world, LANG="C.UTF-8", OPENCLAW_GATEWAY_TOKEN=TOKEN, TMPDIR=str(WORK / "tmp"))
 
 
 def holds(what, condition, detail=""):
@@ -242,10 +242,11 @@ def woken_through_the_gateway(lead, sleeper):
 def idle_in_the_gateway(idle, sender):
     """A session whose last turn ran in the gateway is live and idle there: a message
     for it starts its turn at once (the plugin in the gateway takes it and asks the
-    gateway for a turn whose message it is, `openclaw agent --session-id … --message`),
-    and OpenClaw's record of that turn confirms the hand-over."""
+    gateway for a turn whose message it is, `openclaw agent --session-id …
+    --message-file`), and OpenClaw's record of that turn confirms the hand-over."""
     before = len(logged())
     handed_before = len(events_named("handed-over", idle))
+    carriers = Carriers()
     sent = subprocess.run([HOST_SHIM, "call", "--openclaw-state", str(OPENCLAW_STATE),
                            "--state-dir", str(STATE), "--caller", sender, "--call-id", "idle-1",
                            "sessions_send", json.dumps({"session_id": idle,
@@ -268,6 +269,35 @@ def idle_in_the_gateway(idle, sender):
           and len(events_named("handed-over", idle)) == handed_before + 1,
           [recorded(idle)[-2:], audit()[-3:]])
     holds("the turn the plugin started ends", stopped(idle))
+    seen = carriers.stop()
+    left = sorted(p.name for p in (WORK / "tmp").glob("session-tools-message-*"))
+    holds("the message went to `openclaw agent` in a file only its user reads, gone with it",
+          seen and all(mode == 0o700 for mode in seen.values()) and not left, [seen, left])
+
+
+class Carriers:
+    """Watches the gateway's TMPDIR, while a turn the plugin starts runs, for the folders
+    that carry a message to `openclaw agent`: each name seen, with its mode."""
+
+    def __init__(self):
+        import threading
+        self.seen, self.done = {}, threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+        self.thread.start()
+
+    def watch(self):
+        while not self.done.is_set():
+            for folder in (WORK / "tmp").glob("session-tools-message-*"):
+                try:
+                    self.seen[folder.name] = folder.stat().st_mode & 0o777
+                except FileNotFoundError:
+                    pass
+            time.sleep(0.05)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        return self.seen
 
 
 def steered_in_the_gateway(busy, sender):
@@ -333,6 +363,7 @@ def main():
                          ".ci/run (target/openclaw-venv, then npm ci in tests/openclaw)")
     shutil.rmtree(WORK, ignore_errors=True)
     (WORK / "w").mkdir(parents=True)
+    (WORK / "tmp").mkdir()
     endpoint.serve(PORT, str(LOG))
     # The person's own OpenClaw, onboarded: its config names its model.
     endpoint.write_config(HOME, PORT, WORK / "w")

@@ -17,12 +17,16 @@
 // hand-over is the plugin's word). In a gateway, a session whose turn ended is idle:
 // when a message waits for one, the plugin takes it and starts a turn of the session
 // through the gateway with it as the turn's message (`openclaw agent --session-id …
-// --message <frames>`), which OpenClaw records, so the session's own record confirms
+// --message-file <frames>`, a file only this user reads, gone when the command ends:
+// a command line is every local user's to see), which OpenClaw records, so the session's own record confirms
 // the hand-over (a turn that never starts leaves the message to be offered again). A
 // message the gateway gets so for a session at work waits for the running turn to
 // end: 2026.9.6 steers no message that comes this way, so a `steer` message, too, is
 // given when the turn ends.
 import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 
 const PREFIX = "session-tools__";
@@ -157,11 +161,26 @@ async function startTurn(sessionId, logger) {
     if (!answer?.text) moment(sessionId, agentId, "idle");
   }
   if (!answer?.text) return;
-  const args = [process.argv[1], "agent", "--session-id", sessionId, "--message", answer.text];
-  if (agentId) args.push("--agent", agentId);
-  const child = spawn(process.execPath, args, { detached: true, stdio: "ignore" });
-  child.on("error", (err) => logger.error?.(`session-tools: cannot start a turn of ${sessionId}: ${err.message}`));
-  child.unref();
+  let folder = null;
+  const gone = () => folder && rmSync(folder, { recursive: true, force: true });
+  try {
+    folder = mkdtempSync(join(tmpdir(), "session-tools-message-"));
+    const file = join(folder, "message.txt");
+    writeFileSync(file, answer.text, { mode: 0o600 });
+    const args = [process.argv[1], "agent", "--session-id", sessionId, "--message-file", file];
+    if (agentId) args.push("--agent", agentId);
+    const child = spawn(process.execPath, args, { detached: true, stdio: "ignore" });
+    child.on("exit", gone);
+    child.on("error", (err) => {
+      gone();
+      logger.error?.(`session-tools: cannot start a turn of ${sessionId}: ${err.message}`);
+    });
+    child.unref();
+  } catch (err) {
+    // The message stays an offer; the record not showing it, it is offered again.
+    gone();
+    logger.error?.(`session-tools: cannot start a turn of ${sessionId}: ${err.message}`);
+  }
   setTimeout(() => {
     if (sessions.get(sessionId)?.now === "starting") moment(sessionId, agentId, "idle");
   }, 120_000).unref?.();

@@ -240,7 +240,8 @@ fn a_prompt_hooks_hand_over_is_the_plugins_word_and_an_idle_turns_waits_for_the_
 }
 
 /// Rows written here in the real database's layout, for what the real run did not make:
-/// a second agent's database, a cron job's session, a hook's, an archived one.
+/// a second agent's database, a cron job's session, a hook's, an archived one, one
+/// spawned by a session no longer there.
 fn with_more_agents(dir: &Path) {
     let main = dir.join("openclaw/agents/main/agent/openclaw-agent.sqlite");
     let db = rusqlite::Connection::open(&main).unwrap();
@@ -281,6 +282,13 @@ fn with_more_agents(dir: &Path) {
         None,
         true,
     );
+    session(
+        "agent:main:subagent:orphan",
+        "c0000000-0000-4000-8000-00000000c004",
+        "spawn",
+        None,
+        false,
+    );
     drop(db);
     let ops = dir.join("openclaw/agents/ops/agent");
     std::fs::create_dir_all(&ops).unwrap();
@@ -304,7 +312,7 @@ fn with_more_agents(dir: &Path) {
 }
 
 #[test]
-fn every_agents_sessions_are_listed_a_cron_jobs_and_a_hooks_marked_an_archived_one_not() {
+fn every_agents_sessions_are_listed_as_what_made_them_an_archived_one_not() {
     let dir = state("agents");
     with_more_agents(&dir);
     let (listing, _) = call(store(&dir), TESTS, "sessions_list", r#"{"scope": "all"}"#);
@@ -325,7 +333,20 @@ fn every_agents_sessions_are_listed_a_cron_jobs_and_a_hooks_marked_an_archived_o
         !listing.contains("c0000000-0000-4000-8000-00000000c003"),
         "{listing}"
     );
-    assert!(listing.contains("8 of 8 considered sessions"), "{listing}");
+    // Spawned, its owner gone: a subagent still, never messageable (SPEC: a session is
+    // a subagent when it has a parent or its origin is `subagent`).
+    let orphan = "c0000000-0000-4000-8000-00000000c004";
+    assert!(
+        listing.contains(&format!("- {orphan} [cold, subagent]")),
+        "{listing}"
+    );
+    assert!(listing.contains("9 of 9 considered sessions"), "{listing}");
+    let arguments = format!(r#"{{"session_id": "{orphan}", "message": "hi"}}"#);
+    let (refused, _) = call(store(&dir), TESTS, "sessions_send", &arguments);
+    assert!(
+        refused.contains("refused") && refused.contains("subagent"),
+        "{refused}"
+    );
 }
 
 #[test]

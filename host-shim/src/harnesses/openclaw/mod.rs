@@ -9,7 +9,8 @@
 //! old window is no longer listed. Title: the person's label, else the first prompt,
 //! else OpenClaw's display name; workspace: the transcript's `session` event's `cwd`;
 //! preset: `provider/model` of the window. One spawned by another session is a
-//! subagent owned by it (listed, never messaged); a cron job's session has origin
+//! subagent owned by it (listed, never messaged; still a subagent, without an owner,
+//! when the session that spawned it is gone); a cron job's session has origin
 //! `cron` and its title starts `cron job: `, a hook's origin `hook:<source>` and title
 //! `hook (<source>): ` (the listing shows titles, not origins), a channel's origin is
 //! `channel`. An archived one is not listed.

@@ -120,15 +120,10 @@ class OpenClaw:
 
     def turn(self, session, prompt):
         """One turn of `session`; the texts of the user messages of its last model request."""
-        before = len(self.log.read_text().splitlines()) if self.log.exists() else 0
-        done = subprocess.run([str(self.endpoint.OPENCLAW), "agent", "--local", "--agent", "main",
-                               "--session-id", session, "--message", prompt, "--json"],
-                              cwd=self.workspace, env=self.env, capture_output=True, text=True,
-                              timeout=240)
+        done, requests = self.endpoint.agent_turn(self.env, self.workspace, session, prompt,
+                                                  self.log)
         if done.returncode != 0:
             print(f"     openclaw exited {done.returncode}: {(done.stdout + done.stderr)[-800:]}")
-        requests = [json.loads(line)["request"] for line in self.log.read_text().splitlines()[before:]
-                    if line.strip() and "request" in json.loads(line)]
         return [t for m in (requests[-1]["messages"] if requests else []) if m["role"] == "user"
                 for t in self.endpoint.texts(m)]
 

@@ -7,6 +7,7 @@ the conversation's completions here; a turn's system prompt is 41-49 K character
 
 import json
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -107,6 +108,25 @@ def write_config(home, port, workspace):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config(port, workspace), indent=2))
     return path
+
+
+def logged_requests(log_path):
+    """Every model request logged at `log_path`, oldest first."""
+    path = Path(log_path)
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [record["request"] for record in map(json.loads, filter(str.strip, lines))
+            if "request" in record]
+
+
+def agent_turn(world, cwd, session, prompt, log_path, local=True):
+    """One `openclaw agent` turn of `session` (with `local`, in a process of its own;
+    else through the running gateway): the finished process, and the model requests it
+    made as logged at `log_path` (turns go one at a time)."""
+    before = len(logged_requests(log_path))
+    args = [str(OPENCLAW), "agent", *(["--local"] if local else []), "--agent", "main",
+            "--session-id", session, "--message", prompt, "--json"]
+    done = subprocess.run(args, cwd=cwd, env=world, capture_output=True, text=True, timeout=240)
+    return done, logged_requests(log_path)[before:]
 
 
 def serve(port, log_path):

@@ -71,16 +71,12 @@ class Run:
     made (runs go one at a time)."""
 
     def __init__(self, prompt, session, local=True, cwd=None):
-        before = len(logged())
-        args = [str(endpoint.OPENCLAW), "agent", *(["--local"] if local else []), "--agent", "main",
-                "--session-id", session, "--message", prompt, "--json"]
-        done = subprocess.run(args, cwd=cwd or WORK / "w", env=env(), capture_output=True,
-                              text=True, timeout=240)
+        done, self.requests = endpoint.agent_turn(env(), cwd or WORK / "w", session, prompt, LOG,
+                                                  local)
         if done.returncode != 0:
             raise SystemExit(f"openclaw failed ({done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
         self.session = session
         self.out = done.stdout
-        self.requests = [r["request"] for r in logged()[before:] if "request" in r]
 
     def results(self, name):
         """The text of every result of the tool `name` (ours without the prefix), called

@@ -17,10 +17,9 @@
 //! Trust model: the database is OpenClaw's, written by this user's processes. It is
 //! opened read only and never created (`harnesses/sqlite.rs`); each question is one
 //! statement in its own read transaction, so OpenClaw's writers never wait on this
-//! reader. A
-//! compressed event is decoded only up to the size its row declares (at most 4 MiB, as
-//! OpenClaw's own check holds it); an event that does not decode or read is skipped and
-//! counted. Nothing in a row selects a file to open.
+//! reader. A compressed event is decoded only up to the size its row declares (at most
+//! 4 MiB, as OpenClaw's own check holds it); an event that does not decode or read is
+//! skipped and counted. Nothing in a row selects a file to open.
 
 use crate::harnesses::sqlite::ReadOnlyDb;
 use anyhow::{Context, Result};

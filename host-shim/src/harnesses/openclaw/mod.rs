@@ -58,12 +58,11 @@ pub fn handed_over_ids(state: &Path, session: &str) -> anyhow::Result<crate::inb
     let mut shown = crate::inbox::Shown::new();
     for (_, path) in db::agent_databases(state) {
         let events = AgentDb::at(&path).events(session)?;
-        let texts = (events.iter())
+        let texts: Vec<String> = (events.iter())
             .filter(|event| event["type"] == "message" && event["message"]["role"] == "user")
-            .filter_map(|event| transcript::person_text(&event["message"]));
-        shown.extend(crate::inbox::shown_in(
-            texts.collect::<Vec<_>>().iter().map(String::as_str),
-        ));
+            .filter_map(|event| transcript::person_text(&event["message"]))
+            .collect();
+        shown.extend(crate::inbox::shown_in(texts.iter().map(String::as_str)));
     }
     Ok(shown)
 }

@@ -18,8 +18,9 @@
 // when a message waits for one, the plugin takes it and starts a turn of the session
 // through the gateway with it as the turn's message (`openclaw agent --session-id …
 // --message-file <frames>`, a file only this user reads, gone when the command ends:
-// a command line is every local user's to see), which OpenClaw records, so the session's own record confirms
-// the hand-over (a turn that never starts leaves the message to be offered again). A
+// a command line is every local user's to see), which OpenClaw records, so the
+// session's own record confirms the hand-over (a turn that never starts leaves the
+// message to be offered again). A
 // message the gateway gets so for a session at work waits for the running turn to
 // end: 2026.9.6 steers no message that comes this way, so a `steer` message, too, is
 // given when the turn ends.

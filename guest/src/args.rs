@@ -18,6 +18,19 @@ fn invalid(detail: impl std::fmt::Display) -> String {
     format!("invalid arguments: {detail}")
 }
 
+/// Why a member holding a lone surrogate escape is refused, naming it (`what`: an
+/// argument or a setting); the same words for both.
+pub fn not_unicode_words(key: &str, what: &str) -> String {
+    let holder = match key {
+        "" => format!("an {what}'s name"),
+        key => shorten(key, 40),
+    };
+    format!(
+        "{holder} is not Unicode text (a \\uD800–\\uDFFF escape, half of a UTF-16 surrogate \
+         pair, stands alone in it); write it again with whole characters"
+    )
+}
+
 impl Args {
     /// Parses the model's JSON text. Empty text or `null` reads as `{}`; anything but
     /// an object, a key given twice, or a name the tool does not take, is refused.
@@ -43,6 +56,9 @@ impl Args {
                     "\"{}\" is given more than once; give each argument once",
                     shorten(&key, 40)
                 )));
+            }
+            Err(ObjectError::NotUnicode(key)) => {
+                return Err(invalid(not_unicode_words(&key, "argument")));
             }
             Err(ObjectError::TooManyMembers) => {
                 return Err(invalid(format!(
@@ -195,6 +211,31 @@ mod tests {
                 .unwrap_err()
                 .starts_with("invalid arguments: not a valid JSON object")
         );
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_is_refused_naming_the_argument_that_holds_it() {
+        let words = "is not Unicode text (a \\uD800–\\uDFFF escape, half of a UTF-16 \
+                     surrogate pair, stands alone in it); write it again with whole characters";
+        for text in [
+            r#"{"limit": 3, "query": "fig \ud800 tree"}"#,
+            r#"{"query": "\udfff"}"#,
+            r#"{"query": "\ud800\ud800"}"#,
+            r#"{"query": "\ud800x"}"#,
+        ] {
+            assert_eq!(
+                parse(text).unwrap_err(),
+                format!("invalid arguments: query {words}"),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            parse(r#"{"q\ud800": 1}"#).unwrap_err(),
+            format!("invalid arguments: an argument's name {words}")
+        );
+        // A pair is one character, and an escaped backslash before `ud800` no escape.
+        let args = parse(r#"{"query": "\ud83c\udf51 \\ud800"}"#).unwrap();
+        assert_eq!(args.string("query", 20).unwrap(), Some("🍑 \\ud800"));
     }
 
     #[test]

@@ -99,6 +99,9 @@ pub enum ObjectError {
     Duplicate(String),
     /// More than [`MAX_MEMBERS`] members.
     TooManyMembers,
+    /// Legal JSON whose member (named; empty when the name itself) holds a `\uXXXX`
+    /// escape of a lone UTF-16 surrogate: no Unicode text, refused rather than altered.
+    NotUnicode(String),
 }
 
 impl TopLevel {
@@ -111,6 +114,11 @@ impl TopLevel {
             let message = err.to_string();
             if message.starts_with(TOO_MANY) {
                 ObjectError::TooManyMembers
+            } else if let Some(rest) = message.strip_prefix(NOT_UNICODE) {
+                // The member's name travels as a JSON string, ahead of serde_json's
+                // " at line … column …".
+                let mut names = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+                ObjectError::NotUnicode(names.next().and_then(Result::ok).unwrap_or_default())
             } else {
                 ObjectError::Syntax(message)
             }
@@ -139,6 +147,20 @@ pub fn member<'a>(members: &'a [(String, JsonValue)], name: &str) -> Option<&'a 
 }
 
 const TOO_MANY: &str = "too many members";
+const NOT_UNICODE: &str = "not unicode: ";
+
+/// serde_json's words for a `\uXXXX` escape of a lone surrogate in a string it must
+/// decode as text (found nowhere else).
+fn is_lone_surrogate(err: &impl fmt::Display) -> bool {
+    let message = err.to_string();
+    message.starts_with("unexpected end of hex escape")
+        || message.starts_with("lone leading surrogate in hex escape")
+}
+
+fn not_unicode<E: de::Error>(name: &str) -> E {
+    let name = serde_json::to_string(name).unwrap_or_default();
+    de::Error::custom(format_args!("{NOT_UNICODE}{name}"))
+}
 
 /// The top level: an object's members (repeats included, which a `serde_json::Map`
 /// would merge), or one value.
@@ -184,11 +206,21 @@ impl<'de> Visitor<'de> for ValueVisitor {
             return value(JsonValue::Object);
         }
         let mut members = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
+        loop {
+            let key = match map.next_key::<String>() {
+                Ok(Some(key)) => key,
+                Ok(None) => break,
+                Err(err) if is_lone_surrogate(&err) => return Err(not_unicode("")),
+                Err(err) => return Err(err),
+            };
             if members.len() == MAX_MEMBERS {
                 return Err(de::Error::custom(TOO_MANY));
             }
-            members.push((key, map.next_value::<JsonValue>()?));
+            match map.next_value::<JsonValue>() {
+                Ok(value) => members.push((key, value)),
+                Err(err) if is_lone_surrogate(&err) => return Err(not_unicode(&key)),
+                Err(err) => return Err(err),
+            }
         }
         Ok(Parsed::Members(members))
     }

@@ -95,6 +95,12 @@ impl Settings {
                     shorten(&key, 40)
                 ));
             }
+            Err(ObjectError::NotUnicode(key)) => {
+                return Err(format!(
+                    "invalid settings: {}",
+                    crate::args::not_unicode_words(&key, "key")
+                ));
+            }
             Err(ObjectError::TooManyMembers) => {
                 return Err(format!(
                     "invalid settings: more than {} keys (known keys: {KNOWN_KEYS})",

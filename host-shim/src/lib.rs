@@ -44,6 +44,7 @@ pub mod contract;
 pub mod guard;
 pub mod harnesses;
 pub mod inbox;
+pub mod json;
 pub mod plugin;
 pub mod presence;
 pub mod record;

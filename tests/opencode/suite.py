@@ -237,7 +237,8 @@ def open_sessions(serve, notes):
         tool("sessions_read", session_id=garden, max_messages=5),
         tool("sessions_list", limit=900),
         # A lone UTF-16 surrogate in the arguments (JSON.stringify writes it as an
-        # escape): answered with the plugin's refusal, the turn not left waiting.
+        # escape): refused naming the argument, never read as other text, the turn not
+        # left waiting.
         tool("sessions_read", session_id="\ud800bad"),
     ]))
     listing = (tool_results(shop, "sessions_list") or [""])[0]
@@ -258,10 +259,8 @@ def open_sessions(serve, notes):
     check(refusal == "invalid arguments: limit must be an integer from 1 to 200 (got 900)",
           "a bad argument gets the plugin's own refusal, not OpenCode's schema check", refusal)
     odd = (tool_results(shop, "sessions_read") or ["", ""])[1]
-    check(odd.startswith("sessions_read refused (not-found): no session has the id")
-          and "\ufffdbad" in odd,
-          "a lone surrogate in a call's arguments is answered (as U+FFFD) with the plugin's refusal",
-          odd)
+    check(odd.startswith("invalid arguments: session_id is not Unicode text"),
+          "a lone surrogate in a call's arguments is refused naming the argument", odd)
 
     # An idle open session gets a message at once, as a new turn.
     serve.prompt(shop, script("Tell the garden", [

@@ -49,6 +49,7 @@ pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
         Some(Command::Demo(args)) => args.harnesses = given,
         Some(Command::Setup(args)) => args.places.harnesses = given,
         Some(Command::Doctor(args)) => args.places.harnesses = given,
+        Some(Command::RemoveState(args)) => args.places.harnesses = given,
         _ => {}
     }
     Invocation::Command(Box::new(cli))
@@ -97,7 +98,8 @@ pub fn command(profiles: &[&'static dyn HarnessProfile]) -> clap::Command {
             .args(places.iter().cloned())
             .args(setup_only.iter().cloned())
         })
-        .mut_subcommand("doctor", |c| c.args(places.iter().cloned()));
+        .mut_subcommand("doctor", |c| c.args(places.iter().cloned()))
+        .mut_subcommand("remove-state", |c| c.args(places.iter().cloned()));
     for hook in profiles.iter().flat_map(|profile| profile.hooks()) {
         // The state folder's flags, then the hook's own words (over the struct's).
         let run = <StateArgs as clap::Args>::augment_args(clap::Command::new(hook.command));
@@ -228,6 +230,11 @@ pub enum Command {
     /// state folder's modes, messages stuck for an hour, registrations of dead
     /// processes. Each problem with the command that fixes it; exits 1 when any.
     Doctor(DoctorArgs),
+    /// Remove the tools' own state folder (inbox, marks, registry, call-stamp key,
+    /// audit log) and compiled-plugin cache, once no harness here is set up for them
+    /// (`setup HARNESS --remove` leaves both); refuses while messages wait, unless
+    /// --discard-waiting.
+    RemoveState(RemoveStateArgs),
     /// A live view of the sessions (live or idle, what each lets in, what waits for it)
     /// and the messages between them (waiting or handed over); keys read a message and
     /// hold, accept or refuse a session's inbound.
@@ -277,6 +284,15 @@ pub struct WatchArgs {
 pub struct DoctorArgs {
     #[command(flatten)]
     pub places: HarnessPlaces,
+}
+
+#[derive(clap::Args)]
+pub struct RemoveStateArgs {
+    #[command(flatten)]
+    pub places: HarnessPlaces,
+    /// Remove the inbox even with messages waiting in it (they are lost).
+    #[arg(long)]
+    pub discard_waiting: bool,
 }
 
 #[derive(clap::Args)]

@@ -18,6 +18,7 @@ pub mod mcp;
 mod nats_user;
 pub mod plugin_companion;
 pub mod profile;
+mod remove_state;
 mod serve;
 pub mod setup;
 pub mod state;
@@ -40,7 +41,19 @@ pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
         Invocation::Command(cli) => cli,
     };
     let cache_dir = cli.cache_dir();
-    let outcome = match cli.command.unwrap_or(Command::Demo(DemoArgs::default())) {
+    let command = cli.command.unwrap_or(Command::Demo(DemoArgs::default()));
+    if matches!(
+        command,
+        Command::Demo(_) | Command::Catalog { .. } | Command::Call(_) | Command::Log(_)
+    ) {
+        // Output a person pipes on (`host-shim call … | head`) ends quietly when the
+        // reader goes, as other command-line tools do; the server, the hooks and the
+        // commands that change files keep Rust's way (a closed pipe is an error they
+        // report, never a kill half-way).
+        // SAFETY: setting a signal's disposition to its default, before any thread.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+    let outcome = match command {
         Command::Demo(args) => demo::run_command(&args, cache_dir),
         Command::Catalog { settings, plugin } => {
             catalog::catalog(settings.as_deref(), plugin.as_deref(), cache_dir)
@@ -50,6 +63,7 @@ pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
         Command::Log(args) => log::run(&args),
         Command::Inbound(args) => inbound::run(&args),
         Command::Setup(args) => setup::run(&args),
+        Command::RemoveState(args) => remove_state::run(&args, cache_dir),
         Command::Watch(args) => watch::run(&args),
         Command::NatsUser(args) => nats_user::run(&args),
         // Problems found are the report's; the exit status says there were some.

@@ -23,7 +23,6 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -140,6 +139,9 @@ pub struct McpServer<H: Harness> {
     options: McpOptions,
     /// Serialises appends to the deliveries file.
     record: Arc<Mutex<()>>,
+    /// The arguments as written of requests whose text is not Unicode, by request id
+    /// (see [`NotUnicode`]): taken by their call.
+    raw_arguments: Arc<Mutex<std::collections::HashMap<String, String>>>,
 }
 
 /// A tool as MCP lists it: the plugin's own name, description, input schema and
@@ -209,6 +211,7 @@ impl<H: Harness> McpServer<H> {
             tools,
             options,
             record: Arc::default(),
+            raw_arguments: Arc::default(),
         })
     }
 
@@ -220,11 +223,13 @@ impl<H: Harness> McpServer<H> {
     /// Runs one `tools/call` to its result (blocking: the plugin runs on this thread).
     /// A send that awaits its reply waits here, holding no plugin instance and no lock
     /// of the harness, until the reply comes, its seconds pass or `interrupted` says
-    /// the client cancelled the call.
+    /// the client cancelled the call. `written`: the arguments as the client wrote
+    /// them, when that text is not Unicode (the plugin refuses it by name).
     pub fn call_blocking(
         &self,
         name: &str,
         arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        written: Option<String>,
         meta: &serde_json::Map<String, serde_json::Value>,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<CallToolResult, ErrorData> {
@@ -279,9 +284,11 @@ impl<H: Harness> McpServer<H> {
             call_id: call_id.to_string(),
             settings: self.options.settings.clone(),
             tool: name.to_string(),
-            arguments: arguments
-                .map(|object| serde_json::Value::Object(object.clone()).to_string())
-                .unwrap_or_default(),
+            arguments: written.unwrap_or_else(|| {
+                arguments
+                    .map(|object| serde_json::Value::Object(object.clone()).to_string())
+                    .unwrap_or_default()
+            }),
         };
         // The caller's session exists now: a machine in a cluster publishes it while
         // the call runs (a harness may end this server right after its turn).
@@ -488,6 +495,9 @@ impl<H: Harness> ServerHandler for Served<H> {
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.0.clone();
         let meta = context.meta.clone();
+        let written = (server.raw_arguments.lock())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&id_key(&context.id));
         // A client's notifications/cancelled ends a wait for a reply.
         let cancelled = context.ct.clone();
         // The plugin runs synchronously: off the protocol's threads, so calls in flight
@@ -495,7 +505,7 @@ impl<H: Harness> ServerHandler for Served<H> {
         tokio::task::spawn_blocking(move || {
             let arguments = request.arguments.as_ref();
             let interrupted = || cancelled.is_cancelled();
-            server.call_blocking(&request.name, arguments, &meta, &interrupted)
+            server.call_blocking(&request.name, arguments, written, &meta, &interrupted)
         })
         .await
         .map_err(|err| ErrorData::internal_error(format!("the call's task failed: {err}"), None))?
@@ -507,28 +517,66 @@ impl<H: Harness> ServerHandler for Served<H> {
 /// server writes itself (JSON-RPC's error for a line the SDK could not read), or
 /// nothing (a blank line, a notification the SDK cannot read).
 enum Line {
-    Message(Box<ClientJsonRpcMessage>),
+    /// With the request's own arguments text when the line held text that is not
+    /// Unicode (a lone surrogate escape, read as U+FFFD for the SDK).
+    Message(Box<ClientJsonRpcMessage>, Option<NotUnicode>),
     Answer(String),
     Nothing,
+}
+
+/// A request whose line held a lone surrogate escape: its id (as JSON) and its
+/// `params.arguments` as written, which the plugin is handed instead of the SDK's
+/// reading, so it refuses the argument by name and nothing altered is delivered.
+struct NotUnicode {
+    id: String,
+    arguments: String,
+}
+
+/// The request id as [`NotUnicode::id`] keeps it.
+fn id_key(id: &impl serde::Serialize) -> String {
+    serde_json::to_value(id)
+        .map(|id| id.to_string())
+        .unwrap_or_default()
+}
+
+/// The id and the arguments of a `tools/call` line as written (`RawValue` takes a
+/// string's escapes as they are).
+fn raw_arguments(line: &str) -> Option<NotUnicode> {
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        id: serde_json::Value,
+        method: String,
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        arguments: &'a serde_json::value::RawValue,
+    }
+    let request = serde_json::from_str::<Request>(line).ok()?;
+    // Only a call takes them (nothing else would: kept until taken).
+    (request.method == "tools/call").then_some(())?;
+    Some(NotUnicode {
+        id: id_key(&request.id),
+        arguments: request.params.arguments.get().to_string(),
+    })
 }
 
 fn screen(line: &str) -> Line {
     if line.trim().is_empty() {
         return Line::Nothing;
     }
-    let parse_error = match serde_json::from_str::<ClientJsonRpcMessage>(line) {
-        Ok(message) => return Line::Message(Box::new(message)),
+    // A lone UTF-16 surrogate escape (`"\ud800"`, which JavaScript's JSON.stringify
+    // writes for a lone surrogate in a string) is no character: the SDK reads it as
+    // U+FFFD, and the call's arguments go to the plugin as written.
+    let parse_error = match host_shim::json::read::<ClientJsonRpcMessage>(line.as_bytes()) {
+        Ok(read) => {
+            let not_unicode = read.not_unicode.then(|| raw_arguments(line)).flatten();
+            return Line::Message(Box::new(read.value), not_unicode);
+        }
         Err(err) => err,
     };
-    // A lone UTF-16 surrogate escape (`"\ud800"`, which JavaScript's JSON.stringify
-    // writes for a lone surrogate in a string) is no character: read as U+FFFD, the
-    // request is served (its id answered, its argument refused in words) instead of
-    // failing as a line with no id.
-    if let Cow::Owned(replaced) = without_lone_surrogates(line)
-        && let Ok(message) = serde_json::from_str::<ClientJsonRpcMessage>(&replaced)
-    {
-        return Line::Message(Box::new(message));
-    }
     // JSON-RPC 2.0: a line that is not JSON is a parse error; JSON that is not a
     // request is an invalid request, answered with its id when it has one. A
     // notification the SDK cannot read needs no answer. (Only such lines are read a
@@ -566,56 +614,6 @@ fn screen(line: &str) -> Line {
         })
         .to_string(),
     )
-}
-
-/// `line` with each `\uXXXX` escape of a lone UTF-16 surrogate written `\ufffd` (a
-/// pair stays a pair); itself when it has none. Only escapes count: `\\u…` is an
-/// escaped backslash and a `u`.
-fn without_lone_surrogates(line: &str) -> Cow<'_, str> {
-    let bytes = line.as_bytes();
-    let unit_at = |at: usize| -> Option<u16> {
-        let hex = line.get(at + 2..at + 6)?;
-        (bytes.get(at + 1) == Some(&b'u'))
-            .then(|| u16::from_str_radix(hex, 16).ok())
-            .flatten()
-    };
-    let high = |u: u16| (0xD800..0xDC00).contains(&u);
-    let low = |u: u16| (0xDC00..0xE000).contains(&u);
-    let mut lone = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] != b'\\' {
-            at += 1;
-            continue;
-        }
-        match unit_at(at) {
-            Some(u)
-                if high(u)
-                    && (bytes.get(at + 6) == Some(&b'\\'))
-                    && unit_at(at + 6).is_some_and(low) =>
-            {
-                at += 12
-            }
-            Some(u) if high(u) || low(u) => {
-                lone.push(at);
-                at += 6;
-            }
-            Some(_) => at += 6,
-            None => at += 2,
-        }
-    }
-    if lone.is_empty() {
-        return Cow::Borrowed(line);
-    }
-    let mut out = String::with_capacity(line.len());
-    let mut from = 0;
-    for at in lone {
-        out.push_str(&line[from..at]);
-        out.push_str("\\ufffd");
-        from = at + 6;
-    }
-    out.push_str(&line[from..]);
-    Cow::Owned(out)
 }
 
 /// The SDK's transport here: messages the reader parsed, and lines for the writer.
@@ -664,11 +662,17 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
         let (outgoing, mut lines_out) = tokio::sync::mpsc::unbounded_channel::<String>();
         let answers = outgoing.clone();
         let companions = server.options.companions.clone();
+        let raw = server.raw_arguments.clone();
         let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(tokio::io::stdin()).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 match screen(&line) {
-                    Line::Message(message) => {
+                    Line::Message(message, not_unicode) => {
+                        if let Some(NotUnicode { id, arguments }) = not_unicode {
+                            raw.lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .insert(id, arguments);
+                        }
                         if to_sdk.send(*message).is_err() {
                             break;
                         }

@@ -33,9 +33,8 @@ pub struct StateArgs {
 }
 
 /// How long a call may take when the inbox is a cluster's, unless a policy file or
-/// `--deadline-ms` says: a send rides out a leader election (up to about ten seconds;
-/// each step is tried for up to `host_shim_nats::STEP_TIMEOUT`).
-pub const CLUSTER_DEADLINE: Duration = Duration::from_secs(20);
+/// `--deadline-ms` says.
+pub const CLUSTER_DEADLINE: Duration = host_shim_nats::CALL_DEADLINE;
 
 impl StateArgs {
     pub fn root(&self) -> Result<PathBuf> {

@@ -464,3 +464,61 @@ fn nats_user_prints_the_block_the_cluster_tests_run_with() {
         assert!(!out.status.success() && err.contains(said), "{err}");
     }
 }
+
+#[test]
+fn a_reader_that_goes_ends_the_output_quietly() {
+    use std::io::Read;
+    // A read of about 200 KB, more than a pipe holds, so the writer meets the closed
+    // pipe: `host-shim call … | head -c 1`.
+    let corpus = scratch("long-corpus.json");
+    let messages: Vec<_> = (1..=50)
+        .map(|seq| {
+            serde_json::json!({"seq": seq, "role": "user", "source": "user",
+            "parts": [{"text": "long ".repeat(800)}]})
+        })
+        .collect();
+    let sessions = serde_json::json!({"caller": "s-me", "sessions": [
+        {"id": "s-me", "created_at": "2026-12-01T00:00:00Z", "live": true, "messages": []},
+        {"id": "s-long", "created_at": "2026-12-01T00:00:00Z", "live": true, "messages": messages}]});
+    std::fs::write(&corpus, sessions.to_string()).unwrap();
+    let mut child = common::host_shim()
+        .env("XDG_CACHE_HOME", scratch("cache"))
+        .args([
+            "call",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "sessions_read",
+        ])
+        .arg(r#"{"session_id": "s-long"}"#)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert!(
+        output.status.code().is_none(),
+        "ended by SIGPIPE, as `cat` would be"
+    );
+}
+
+#[test]
+fn a_lone_surrogate_in_calls_arguments_is_refused_naming_it() {
+    let output = host_shim(&[
+        "call",
+        "sessions_send",
+        r#"{"session_id": "s-b", "message": "SURR-\ud800-MARK"}"#,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).starts_with("invalid arguments: message is not Unicode text"),
+        "{}",
+        stdout(&output)
+    );
+}

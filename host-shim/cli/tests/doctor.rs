@@ -193,11 +193,26 @@ fn codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them() {
 }
 
 #[test]
-fn the_state_folder_s_modes_stuck_messages_and_dead_registrations_are_named() {
+fn the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_swept() {
     let home = Home::new("state");
     home.setup("claude");
     let state = home.state();
     let inbox = StateDir::open(&state).unwrap();
+    // A registration of a process that is gone (a headless run that ended): the host's
+    // own bookkeeping, swept, and nothing wrong.
+    std::fs::create_dir_all(state.join("live")).unwrap();
+    let dead = state.join("live/999999999.json");
+    std::fs::write(
+        &dead,
+        r#"{"session_id": "s-dead", "pid": 999999999, "started": 1}"#,
+    )
+    .unwrap();
+    let (ok, text) = home.doctor();
+    assert!(
+        ok && text.contains("ok       swept 1 registration of a process that is gone (s-dead)"),
+        "{text}"
+    );
+    assert!(!dead.exists());
     // A message that waited two hours for a session no harness here knows.
     let mut message = SpooledMessage::new("s-stuck", DeliveryMode::Queue, "hello", "k1", false);
     message.accepted_at_ns -= 2 * 3_600_000_000_000;
@@ -212,14 +227,6 @@ fn the_state_folder_s_modes_stuck_messages_and_dead_registrations_are_named() {
             false,
         ))
         .unwrap();
-    // A registration of a process that is gone.
-    std::fs::create_dir_all(state.join("live")).unwrap();
-    let dead = state.join("live/999999999.json");
-    std::fs::write(
-        &dead,
-        r#"{"session_id": "s-dead", "pid": 999999999, "started": 1}"#,
-    )
-    .unwrap();
     let (ok, text) = home.doctor();
     assert!(!ok);
     assert!(
@@ -238,11 +245,6 @@ fn the_state_folder_s_modes_stuck_messages_and_dead_registrations_are_named() {
         "{text}"
     );
     assert!(!text.contains("s-fresh"), "{text}");
-    assert!(
-        text.contains("s-dead is registered live by a process that is gone")
-            && text.contains(&format!("fix: rm {}", dead.display())),
-        "{text}"
-    );
     // Held by its person: the fix is theirs to release.
     inbox
         .set_inbound("s-stuck", host_shim::contract::latest::InboundPolicy::Hold)
@@ -422,4 +424,59 @@ fn gemini_s_trusted_server_hooks_and_session_retention_are_checked() {
         text.contains("is not trusted") && text.contains("fix: host-shim setup gemini"),
         "{text}"
     );
+}
+
+#[test]
+fn remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them() {
+    let home = Home::new("remove-state");
+    home.setup("claude");
+    let state = home.state();
+    let cache = home.root.join(".cache/session-tools");
+    std::fs::create_dir_all(&cache).unwrap();
+    let inbox = StateDir::open(&state).unwrap();
+    inbox
+        .put(&SpooledMessage::new(
+            "s-b",
+            DeliveryMode::Queue,
+            "hi",
+            "k1",
+            false,
+        ))
+        .unwrap();
+    let remove = |extra: &[&str]| {
+        let mut args = vec!["remove-state", "--state-dir", state.to_str().unwrap()];
+        args.extend(extra);
+        home.run(&args)
+    };
+    // A harness still set up needs them: nothing removed, and the way out named.
+    let (ok, text) = remove(&[]);
+    assert!(
+        !ok && text.contains("claude still set up for the tools")
+            && text.contains("`host-shim setup claude --remove`"),
+        "{text}"
+    );
+    assert!(state.exists() && cache.exists());
+    let (ok, text) = home.run(&["setup", "claude", "--remove"]);
+    assert!(ok, "{text}");
+    // A message waiting would be lost: refused unless asked for.
+    let (ok, text) = remove(&[]);
+    assert!(
+        !ok && text.contains("1 message still waits in the inbox")
+            && text.contains("--discard-waiting"),
+        "{text}"
+    );
+    assert!(state.exists());
+    let (ok, text) = remove(&["--discard-waiting"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains(&format!("removed: {} (the state folder)", state.display()))
+            && text.contains(&format!(
+                "removed: {} (the compiled-plugin cache)",
+                cache.display()
+            )),
+        "{text}"
+    );
+    assert!(!state.exists() && !cache.exists());
+    let (ok, text) = remove(&[]);
+    assert!(ok && text.contains("nothing changed"), "{text}");
 }

@@ -584,10 +584,11 @@ fn under_gemini_each_call_is_the_session_its_hook_stamped_into_the_arguments() {
 }
 
 #[test]
-fn a_lone_surrogate_in_a_call_reads_as_a_replacement_character_and_is_answered() {
+fn a_lone_surrogate_in_a_call_is_refused_naming_the_argument_never_altered() {
     // What JavaScript's JSON.stringify writes for a string with a lone surrogate: the
-    // call is answered under its own id (an argument the plugin refuses in words),
-    // never as a parse error with no id a client would wait on forever.
+    // call is answered under its own id, the plugin refusing the argument by name as
+    // `host-shim call` does, never as a parse error with no id a client would wait on
+    // forever, and never delivered with U+FFFD in its place.
     let call = |id: u32, escape: &str| {
         format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"sessions_read","arguments":{{"session_id":"{escape}bad"}}}}}}"#
@@ -599,6 +600,8 @@ fn a_lone_surrogate_in_a_call_reads_as_a_replacement_character_and_is_answered()
         // An escaped backslash then `ud800` is no escape, and a pair stays a pair.
         call(3, r"\\ud800"),
         call(4, r"\ud83d\ude00"),
+        // A message is refused as written, never sent with U+FFFD in its place.
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sessions_send","arguments":{"session_id":"s-other","message":"MCP-SURR-\ud800-MARK"}}}"#.to_string(),
     ];
     let (responses, status) = exchange(&["--caller", "s-me"], &lines);
     assert!(status.success());
@@ -606,8 +609,20 @@ fn a_lone_surrogate_in_a_call_reads_as_a_replacement_character_and_is_answered()
         let answer = by_id(&responses, json!(id));
         let text = answer["result"]["content"][0]["text"].as_str().unwrap();
         assert_eq!(answer["result"]["isError"], true, "{answer}");
-        assert!(text.contains("\u{fffd}bad"), "{text}");
+        assert_eq!(
+            text,
+            "invalid arguments: session_id is not Unicode text (a \\uD800–\\uDFFF escape, \
+             half of a UTF-16 surrogate pair, stands alone in it); write it again with whole \
+             characters"
+        );
     }
+    let sent = &by_id(&responses, json!(5))["result"];
+    assert_eq!(sent["isError"], true, "{sent}");
+    assert!(
+        (sent["content"][0]["text"].as_str().unwrap())
+            .starts_with("invalid arguments: message is not Unicode text"),
+        "{sent}"
+    );
     // The id as the plugin shows it: a backslash escaped by the id rule, the pair whole.
     for (id, shown) in [(3, r#""\\ud800bad""#), (4, "\"\u{1F600}bad\"")] {
         let text = by_id(&responses, json!(id))["result"]["content"][0]["text"]

@@ -156,7 +156,7 @@ impl ClusterFile {
 
     /// A cluster file's text, its relative paths read from `folder`.
     pub fn parse(text: &str, folder: &Path) -> Result<ClusterFile> {
-        let fields: Fields = serde_json::from_str(text).context(
+        let fields: Fields = host_shim::json::from_str(text).context(
             "not a cluster file: write one JSON object with \"servers\" (or \"url\") and \"machine\"",
         )?;
         let servers = match (fields.servers, fields.url) {
@@ -305,6 +305,12 @@ pub(crate) fn live_bucket(bucket: &str) -> String {
 /// The longest one step may take before it is an error (a leader election takes up to
 /// about ten seconds).
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long a plugin call over a cluster may take (the runtime's deadline, host calls
+/// included): a send rides out a leader election (each step tried for up to
+/// [`STEP_TIMEOUT`]), and a listing or read that waits on the cluster ends in its own
+/// answer ("the cluster did not answer …", "machine … did not answer …") well before.
+pub const CALL_DEADLINE: Duration = Duration::from_secs(20);
 
 #[cfg(test)]
 mod tests {

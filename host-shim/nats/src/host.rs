@@ -274,7 +274,7 @@ impl Publisher {
 
     /// Answers one read; an answer too large for the cluster says so instead.
     fn answer(&mut self, ask: &[u8], reply: async_nats::Subject) {
-        let answer = match serde_json::from_slice::<Ask>(ask) {
+        let answer = match host_shim::json::from_slice::<Ask>(ask) {
             Ok(ask) => self.read(ask),
             Err(err) => Reply::Refused {
                 why: format!("the question is not one this host reads ({err})"),

@@ -368,9 +368,10 @@ impl NatsInbox {
     /// A message's mark and its revision (none yet: waiting, revision 0).
     fn mark_of(&self, key: &str) -> Result<(Mark, u64)> {
         Ok(match self.connection.entry(&self.kv, &mark_key(key))? {
-            Some((value, revision)) => {
-                (serde_json::from_slice(&value).unwrap_or_default(), revision)
-            }
+            Some((value, revision)) => (
+                host_shim::json::from_slice(&value).unwrap_or_default(),
+                revision,
+            ),
             None => (Mark::default(), 0),
         })
     }
@@ -434,12 +435,12 @@ impl NatsInbox {
     fn messages(&self, keys: &str) -> Result<(Vec<Held>, Vec<String>)> {
         let mut marks: HashMap<String, (Mark, u64)> = HashMap::new();
         for (key, value, revision) in self.entries(&format!("s.{keys}"))? {
-            let mark = serde_json::from_slice(&value).unwrap_or_default();
+            let mark = host_shim::json::from_slice(&value).unwrap_or_default();
             marks.insert(format!("m.{}", &key[2..]), (mark, revision));
         }
         let (mut messages, mut unreadable) = (Vec::new(), Vec::new());
         for (key, value, _) in self.entries(&format!("m.{keys}"))? {
-            match serde_json::from_slice::<SpooledMessage>(&value) {
+            match host_shim::json::from_slice::<SpooledMessage>(&value) {
                 Ok(message) => {
                     let (mark, revision) = marks.remove(&key).unwrap_or_default();
                     messages.push(Held {
@@ -468,14 +469,14 @@ impl NatsInbox {
                 (sent.iter())
                     .filter(|(key, _)| subject_matches(&filter, key))
                     .filter_map(|(key, kept)| {
-                        Some((key.clone(), serde_json::from_slice(&kept.value).ok()?))
+                        Some((key.clone(), host_shim::json::from_slice(&kept.value).ok()?))
                     })
                     .collect()
             });
         }
         let entries = (self.connection).entries_since(&self.kv, &filter, Some(since_ns))?;
         Ok((entries.into_iter())
-            .filter_map(|(key, value, _)| Some((key, serde_json::from_slice(&value).ok()?)))
+            .filter_map(|(key, value, _)| Some((key, host_shim::json::from_slice(&value).ok()?)))
             .collect())
     }
 
@@ -610,8 +611,8 @@ impl InboxBackend for NatsInbox {
         let Some(value) = self.get(&name)? else {
             return Ok(None);
         };
-        let message: SpooledMessage =
-            serde_json::from_slice(&value).with_context(|| format!("{name} is not a message"))?;
+        let message: SpooledMessage = host_shim::json::from_slice(&value)
+            .with_context(|| format!("{name} is not a message"))?;
         self.located_at(name, message).map(Some)
     }
 
@@ -674,7 +675,7 @@ impl InboxBackend for NatsInbox {
         match created? {
             None => Ok(Put::New(Handle::new(name))),
             Some(first) => {
-                let first: SpooledMessage = serde_json::from_slice(&first)
+                let first: SpooledMessage = host_shim::json::from_slice(&first)
                     .with_context(|| format!("{name} is not a message"))?;
                 Ok(Put::Repeat(first))
             }
@@ -707,7 +708,7 @@ impl InboxBackend for NatsInbox {
         let Some(value) = self.get(handle)? else {
             return Ok(None);
         };
-        let Ok(message) = serde_json::from_slice::<SpooledMessage>(&value) else {
+        let Ok(message) = host_shim::json::from_slice::<SpooledMessage>(&value) else {
             return Ok(None);
         };
         if self.mark_of(handle)?.0.state != State::Waiting {
@@ -762,7 +763,7 @@ impl InboxBackend for NatsInbox {
         let (now, stale) = (now_ns(), self.stale_before());
         let mut open = Vec::new();
         for (key, value, revision) in self.entries(&format!("s.{keys}.*.*"))? {
-            let mark: Mark = serde_json::from_slice(&value).unwrap_or_default();
+            let mark: Mark = host_shim::json::from_slice(&value).unwrap_or_default();
             let unsettled = match mark.state {
                 State::Offered => true,
                 State::Claimed => mark.claimed_at_ns < stale,
@@ -775,7 +776,7 @@ impl InboxBackend for NatsInbox {
             let Some(value) = self.get(&message_key)? else {
                 continue; // the message expired before its mark
             };
-            let Ok(message) = serde_json::from_slice::<SpooledMessage>(&value) else {
+            let Ok(message) = host_shim::json::from_slice::<SpooledMessage>(&value) else {
                 continue; // named by the next listing of what waits
             };
             open.push(Held {

@@ -58,7 +58,7 @@ mod watch;
 mod wire;
 
 pub use cluster::Cluster;
-pub use config::{ClusterFile, MachineName, STEP_TIMEOUT};
+pub use config::{CALL_DEADLINE, ClusterFile, MachineName, STEP_TIMEOUT};
 pub use connection::{CLOCKS_APART, Connection};
 pub use host::MachineHost;
 pub use inbox::{CLAIM_EXPIRES, NatsInbox};

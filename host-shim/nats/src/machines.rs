@@ -166,7 +166,7 @@ impl Machines {
             .map_err(|why| anyhow!(why))
         });
         Err(match answer {
-            Ok(payload) => match serde_json::from_slice::<Reply>(&payload) {
+            Ok(payload) => match host_shim::json::from_slice::<Reply>(&payload) {
                 Ok(Reply::Refused { why }) => {
                     format!("machine {machine} could not answer the read of session {id}: {why}.")
                 }
@@ -254,7 +254,7 @@ impl Directory {
                 // An entry that is not a heartbeat counts as none: that machine's
                 // sessions read as cold.
                 .filter_map(|(machine, kept)| {
-                    let beat = serde_json::from_slice::<Live>(&kept.value).ok()?;
+                    let beat = host_shim::json::from_slice::<Live>(&kept.value).ok()?;
                     Some((machine.clone(), beat.live))
                 })
                 .collect()

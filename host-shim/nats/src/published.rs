@@ -12,7 +12,7 @@ pub(crate) fn lists(published: &Watched) -> Result<Vec<(String, Published)>> {
         (lists.iter())
             .filter_map(|(key, kept)| {
                 let machine = key.strip_prefix("d.")?;
-                let list = serde_json::from_slice::<Published>(&kept.value).ok()?;
+                let list = host_shim::json::from_slice::<Published>(&kept.value).ok()?;
                 Some((machine.to_string(), list))
             })
             .collect()

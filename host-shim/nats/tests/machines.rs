@@ -110,10 +110,14 @@ impl Machine {
 
     /// One tool call through the real plugin, as `caller` on this machine.
     fn call(&self, tool: &str, arguments: &str, caller: &str) -> Result<String, CallError> {
-        let options = RuntimeOptions {
+        // The deadline a call over a cluster has (the command's): a listing that
+        // waits on the cluster ends in its own answer, never in the plugin's deadline,
+        // however loaded the machine.
+        let mut options = RuntimeOptions {
             pooling: false,
             ..RuntimeOptions::default()
         };
+        options.limits.deadline = host_shim_nats::CALL_DEADLINE;
         let runtime: Runtime<Harnesses> =
             Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options).unwrap();
         let request = CallRequest {

@@ -121,8 +121,11 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
     let beta = join(&nodes.urls[1], "beta");
     let beta_host = beta.serve(Harnesses::new(corpus("beta", 3))).unwrap();
     assert_eq!(alpha.machines_seen().unwrap(), [("beta".to_string(), 3, 0)]);
+    // The deadline a call over a cluster has (the command's), as in machines.rs.
+    let mut options = RuntimeOptions::default();
+    options.limits.deadline = host_shim_nats::CALL_DEADLINE;
     let runtime: Runtime<Harnesses> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options).unwrap();
     let call = |tool: &str, arguments: &str| {
         let mut stores = corpus("alpha", 1);
         stores.push(Box::new(alpha.machines(alpha.inbox()).unwrap()));

@@ -311,7 +311,7 @@ impl Session {
 fn tool_action(call: serde_json::Value) -> ToolAction {
     let call = match call {
         serde_json::Value::String(text) => {
-            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
+            crate::json::from_str(&text).unwrap_or(serde_json::Value::String(text))
         }
         other => other,
     };
@@ -451,7 +451,7 @@ impl Corpus {
     pub fn from_json(text: &str, origin: &str) -> Result<Corpus> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|err| anyhow::anyhow!("{origin}: {err}"))?;
+            crate::json::from_str(text).map_err(|err| anyhow::anyhow!("{origin}: {err}"))?;
         check_object_forms(&value).map_err(|err| anyhow::anyhow!("{origin}: {err}"))?;
         let file: CorpusFile = serde_path_to_error::deserialize(value).map_err(|err| {
             let path = err.path().to_string();

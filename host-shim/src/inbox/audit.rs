@@ -260,7 +260,7 @@ fn read_lines(bytes: &[u8], path: &Path, records: &mut Vec<AuditRecord>, bad: &m
         if line.is_empty() || line.len() > MAX_LINE_BYTES {
             continue;
         }
-        match serde_json::from_slice(line) {
+        match crate::json::from_slice(line) {
             Ok(record) => records.push(record),
             Err(err) => bad.push(format!("{} line {}: {err}", path.display(), number + 1)),
         }

@@ -62,7 +62,7 @@ pub fn hook_json(
     field: &str,
 ) -> Result<(serde_json::Value, String)> {
     let run_as = format!("run host-shim {command} as a {harness} command hook");
-    let json: serde_json::Value = serde_json::from_slice(input).map_err(|err| {
+    let json: serde_json::Value = crate::json::from_slice(input).map_err(|err| {
         anyhow::anyhow!(
             "the hook input is not JSON ({err}); {run_as} (it reads the hook's JSON on stdin)"
         )

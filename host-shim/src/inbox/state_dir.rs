@@ -118,7 +118,7 @@ fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
 
 fn read_message(path: &Path) -> Result<SpooledMessage> {
     let bytes = read_bounded(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_slice(&bytes).with_context(|| {
+    crate::json::from_slice(&bytes).with_context(|| {
         format!(
             "{} is not a spooled message; move it out of the state folder",
             path.display()

@@ -219,12 +219,14 @@ impl LocalPresence {
         live
     }
 
-    /// The registrations in `live/` whose process is gone (the next look at the live
-    /// sessions sweeps them): each file and a session it named.
-    pub fn dead_registrations(&self) -> Vec<(PathBuf, String)> {
+    /// Sweeps the registrations in `live/` whose process is gone (as a look at the
+    /// live sessions does): the session each named. A process ends without a word
+    /// (a harness's headless run, a kill), so such files are ordinary bookkeeping.
+    pub fn sweep_dead_registrations(&self) -> Vec<String> {
         (self.read_live(&self.root.join("live")).into_iter())
             .filter(|record| !record.alive())
-            .map(|record| (record.path, record.session_id))
+            .filter(|record| std::fs::remove_file(&record.path).is_ok())
+            .map(|record| record.session_id)
             .collect()
     }
 
@@ -243,7 +245,7 @@ impl LocalPresence {
             let Ok(bytes) = read_bounded(&entry.path()) else {
                 continue;
             };
-            if let Ok(mut record) = serde_json::from_slice::<LiveRecord>(&bytes) {
+            if let Ok(mut record) = crate::json::from_slice::<LiveRecord>(&bytes) {
                 record.path = entry.path();
                 records.push(record);
             }

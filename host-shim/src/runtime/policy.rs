@@ -79,7 +79,7 @@ impl Policy {
     /// A policy from JSON text; `origin` names it in errors. The policy is checked
     /// here too, so a bad file is named before anything is loaded.
     pub fn from_json(text: &str, origin: &str) -> Result<Policy, LoadError> {
-        let policy: Policy = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+        let policy: Policy = crate::json::from_str(text.trim_start_matches('\u{feff}'))
             .map_err(|err| LoadError::Policy(format!("{origin}: {err}")))?;
         policy
             .options(None)

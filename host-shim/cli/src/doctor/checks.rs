@@ -166,7 +166,7 @@ fn list_tools(command: &str, args: &[String], client_env: &[&str]) -> Result<Vec
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+            let Ok(message) = host_shim::json::from_str::<serde_json::Value>(&line) else {
                 continue;
             };
             if message["id"] == 1 {

@@ -20,3 +20,25 @@ pub const ALL: &[&dyn HarnessProfile] = &[
     &gemini::Gemini,
     &openclaw::OpenClaw,
 ];
+
+#[cfg(test)]
+mod tests {
+    /// What setup prints after its change names each tool as the harness's model sees
+    /// it: the same prefix on all three.
+    #[test]
+    fn each_harness_names_its_three_tools_whole_after_setup() {
+        for profile in super::ALL {
+            let words = profile
+                .set_up()
+                .split(|c: char| c.is_whitespace() || ",()".contains(c));
+            let names: Vec<&str> = words.filter(|w| w.contains("sessions_")).take(3).collect();
+            let prefix = names[0].strip_suffix("sessions_list").unwrap_or("?");
+            assert_eq!(
+                names,
+                ["list", "read", "send"].map(|tool| format!("{prefix}sessions_{tool}")),
+                "{}",
+                profile.set_up()
+            );
+        }
+    }
+}

@@ -69,7 +69,7 @@ pub fn answer(
     input: &[u8],
     out: &mut dyn Write,
 ) -> Result<HookReport> {
-    let input: HookInput = serde_json::from_slice(input).context(
+    let input: HookInput = crate::json::from_slice(input).context(
         "the hook input is not a JSON object; run host-shim claude-hook as a Claude Code command hook (it reads the hook's JSON on stdin)",
     )?;
     let (Some(session), Some(event)) = (input.session_id, input.hook_event_name) else {

@@ -127,7 +127,7 @@ impl SessionRegistry {
         let bytes =
             crate::private::read_regular(&self.dir.join(format!("{pid}.json")), MAX_RECORD_BYTES)
                 .ok()?;
-        let record: Record = serde_json::from_slice(&bytes).ok()?;
+        let record: Record = crate::json::from_slice(&bytes).ok()?;
         if record.session_id != session || record.pid != pid {
             return None;
         }
@@ -138,7 +138,7 @@ impl SessionRegistry {
         use sha2::Digest;
         let key_name = format!("{pid}.{:x}.key", sha2::Sha256::digest(socket.as_bytes()));
         let key = crate::private::read_regular(&self.dir.join(key_name), MAX_RECORD_BYTES).ok()?;
-        let key: serde_json::Value = serde_json::from_slice(&key).ok()?;
+        let key: serde_json::Value = crate::json::from_slice(&key).ok()?;
         let token = key["peerToken"]
             .as_str()
             .filter(|token| token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()))?;
@@ -165,7 +165,7 @@ impl SessionRegistry {
             let Ok(bytes) = crate::private::read_regular(&entry.path(), MAX_RECORD_BYTES) else {
                 continue;
             };
-            if let Ok(record) = serde_json::from_slice::<Record>(&bytes)
+            if let Ok(record) = crate::json::from_slice::<Record>(&bytes)
                 && record.pid == pid
             {
                 records.push(record);

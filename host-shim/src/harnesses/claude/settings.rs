@@ -32,7 +32,7 @@ pub fn config_dir_from_env() -> Option<PathBuf> {
 /// `crossSessionInbound` of one settings file, if it says one.
 fn said_in(path: &Path) -> Option<InboundPolicy> {
     let bytes = crate::private::read_regular(path, SETTINGS_BYTES).ok()?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let value: serde_json::Value = crate::json::from_slice(&bytes).ok()?;
     InboundPolicy::parse(value.get("crossSessionInbound")?.as_str()?)
 }
 

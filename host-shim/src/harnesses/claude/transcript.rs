@@ -250,7 +250,7 @@ impl Record {
     /// Parses one line; `None` for a line that is not a JSON object (a malformed line,
     /// or the half-written last line of a transcript being written).
     pub fn parse(line: &[u8]) -> Option<Record> {
-        serde_json::from_slice(line).ok()
+        crate::json::from_slice(line).ok()
     }
 
     /// A record that is part of the conversation the model sees.

@@ -166,7 +166,7 @@ impl AppServer {
             let text = self.socket.read_text().with_context(|| {
                 format!("no answer to {method} from the Codex app-server daemon")
             })?;
-            let message: Value = serde_json::from_str(&text)
+            let message: Value = crate::json::from_str(&text)
                 .with_context(|| format!("the Codex app-server daemon sent a message that is not JSON while answering {method}"))?;
             match (message.get("id"), message.get("method")) {
                 (Some(got), None) if got.as_u64() == Some(id) => {

@@ -36,7 +36,7 @@ struct HookInput {
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
 /// come from `inbox`.
 pub fn answer(inbox: &dyn InboxBackend, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
-    let input: HookInput = serde_json::from_slice(input).context(
+    let input: HookInput = crate::json::from_slice(input).context(
         "the hook input is not a JSON object; run host-shim codex-hook as a Codex command hook (it reads the hook's JSON on stdin)",
     )?;
     let (Some(thread), Some(event)) = (input.session_id, input.hook_event_name) else {

@@ -468,7 +468,7 @@ impl CodexStore {
         let bytes = crate::private::read_regular(&path, 16 << 20).unwrap_or_default();
         for (line, complete) in lines(&bytes) {
             let Some(entry) = complete
-                .then(|| serde_json::from_slice::<serde_json::Value>(line).ok())
+                .then(|| crate::json::from_slice::<serde_json::Value>(line).ok())
                 .flatten()
             else {
                 continue;

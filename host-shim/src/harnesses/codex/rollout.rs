@@ -34,7 +34,7 @@ pub struct Record {
 
 impl Record {
     pub fn parse(line: &[u8]) -> Option<Record> {
-        serde_json::from_slice(line).ok()
+        crate::json::from_slice(line).ok()
     }
 }
 

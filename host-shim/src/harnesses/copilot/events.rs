@@ -67,7 +67,7 @@ pub struct Event {
 impl Event {
     /// The event on `line`, when it is one.
     pub fn parse(line: &[u8]) -> Option<Event> {
-        serde_json::from_slice(line).ok()
+        crate::json::from_slice(line).ok()
     }
 
     /// Whether this store knows the event's type (an unknown one is counted).

@@ -191,7 +191,7 @@ impl Workspace {
 /// include) or single-quoted (`''` for a quote).
 fn yaml_scalar(value: &str) -> Option<String> {
     if value.starts_with('"') {
-        return serde_json::from_str(value).ok();
+        return crate::json::from_str(value).ok();
     }
     if let Some(inner) = value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
         return Some(inner.replace("''", "'"));

@@ -80,7 +80,7 @@ pub struct Header {
 impl Line {
     /// The line's meaning; none for a line that is not one of Gemini's.
     pub fn parse(line: &[u8]) -> Option<Line> {
-        let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+        let value: serde_json::Value = crate::json::from_slice(line).ok()?;
         let object = value.as_object()?;
         if let Some(set) = object.get("$set") {
             return Some(Line::Set(set.as_object()?.clone()));

@@ -80,6 +80,9 @@ pub struct HookInput {
     json: serde_json::Value,
     session: String,
     event: Option<Event>,
+    /// The tool argument whose text is not Unicode (a lone surrogate escape; empty: an
+    /// argument's name), if one is.
+    not_unicode: Option<String>,
 }
 
 impl HookInput {
@@ -88,10 +91,13 @@ impl HookInput {
         let (json, session) =
             crate::inbox::hook_json(input, "gemini-hook", "Gemini CLI", "session_id")?;
         let event = (json.get("hook_event_name").and_then(|e| e.as_str())).and_then(Event::named);
+        // Read as U+FFFD, such an argument could only be passed on altered.
+        let not_unicode = crate::json::member_not_unicode(input, "tool_input");
         Ok(HookInput {
             json,
             session,
             event,
+            not_unicode,
         })
     }
 
@@ -164,7 +170,11 @@ pub fn stamp(
                 Some(serde_json::Value::Object(arguments)) => arguments.clone(),
                 _ => serde_json::Map::new(),
             };
-            if arguments.contains_key(STAMP_ARGUMENT) {
+            if let Some(argument) = &input.not_unicode {
+                // The stamped arguments replace the call's: never with U+FFFD in them.
+                serde_json::json!({"decision": "deny",
+                    "reason": crate::json::not_unicode_refusal(argument)})
+            } else if arguments.contains_key(STAMP_ARGUMENT) {
                 serde_json::json!({"decision": "deny", "reason": format!(
                     "{STAMP_ARGUMENT} is set by Gemini CLI's hook, never by the model: call {tool_name} again without it"
                 )})
@@ -348,6 +358,30 @@ mod tests {
                 .contains("never by the model"),
             "{forged}"
         );
+    }
+
+    #[test]
+    fn a_call_whose_argument_is_not_unicode_is_denied_naming_it_and_never_passed_on_altered() {
+        let state = state();
+        // Legal JSON, as Gemini CLI's JSON.stringify writes a lone surrogate.
+        let input = format!(
+            r#"{{"session_id": "{SESSION}", "hook_event_name": "BeforeTool", "cwd": "/w",
+                "tool_name": "mcp_session-tools_sessions_send",
+                "tool_input": {{"session_id": "s-b", "message": "SURR-\ud800-MARK"}}}}"#
+        );
+        let input = HookInput::read(input.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        stamp(&input, "session-tools", state.root(), &mut out).unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            answer,
+            serde_json::json!({"decision": "deny", "reason": crate::json::not_unicode_refusal("message")})
+        );
+        // Any other event of such input is read, not failed.
+        let prompt = format!(
+            r#"{{"session_id": "{SESSION}", "hook_event_name": "BeforeAgent", "prompt": "\udfff"}}"#
+        );
+        assert!(HookInput::read(prompt.as_bytes()).is_ok());
     }
 
     #[test]

@@ -366,7 +366,7 @@ impl GeminiStore {
         if stamp != self.projects.0 {
             let folders = std::fs::read(&path)
                 .ok()
-                .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                .and_then(|bytes| crate::json::from_slice::<serde_json::Value>(&bytes).ok())
                 .and_then(|json| json.get("projects").and_then(|p| p.as_object()).cloned())
                 .map(|projects| {
                     (projects.into_iter())

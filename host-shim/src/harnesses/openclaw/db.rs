@@ -190,9 +190,9 @@ fn event_of(
     size: Option<i64>,
 ) -> Option<serde_json::Value> {
     match (text, compressed) {
-        (Some(text), _) => serde_json::from_str(&text).ok(),
+        (Some(text), _) => crate::json::from_str(&text).ok(),
         (None, Some(bytes)) => {
-            decompressed(&bytes, size).and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            decompressed(&bytes, size).and_then(|bytes| crate::json::from_slice(&bytes).ok())
         }
         (None, None) => None,
     }

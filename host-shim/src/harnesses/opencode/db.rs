@@ -180,7 +180,7 @@ impl Database {
             let id: String = row.get(0)?;
             if messages.last().is_none_or(|last| last.id != id) {
                 let data: String = row.get(1)?;
-                let info = serde_json::from_str(&data).unwrap_or_else(|_| {
+                let info = crate::json::from_str(&data).unwrap_or_else(|_| {
                     skipped += 1;
                     MessageInfo::default()
                 });
@@ -191,7 +191,7 @@ impl Database {
                 });
             }
             if let Some(data) = row.get::<_, Option<String>>(2)? {
-                match serde_json::from_str::<PartData>(&data) {
+                match crate::json::from_str::<PartData>(&data) {
                     Ok(part) => messages.last_mut().expect("pushed").parts.push(part),
                     Err(_) => skipped += 1,
                 }
@@ -212,7 +212,7 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         title: row.get(2)?,
         directory: row.get(3)?,
         preset: model
-            .and_then(|json| serde_json::from_str::<ModelRef>(&json).ok())
+            .and_then(|json| crate::json::from_str::<ModelRef>(&json).ok())
             .map(|model| format!("{}/{}", model.provider, model.id)),
         created_ms: row.get(5)?,
     })

@@ -128,7 +128,8 @@ impl HarnessProfile for Claude {
 
     fn set_up(&self) -> &'static str {
         "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
-         sessions_read, sessions_send); `claude mcp list` shows the server."
+         mcp__session-tools__sessions_read, mcp__session-tools__sessions_send); `claude mcp \
+         list` shows the server."
     }
 
     fn command(&self) -> &'static str {

@@ -116,7 +116,7 @@ impl HarnessProfile for Codex {
 
     fn set_up(&self) -> &'static str {
         "a new `codex` session has the tools (mcp__session_tools.sessions_list, \
-         sessions_read, sessions_send). Codex runs the hooks once you trust them: the next \
+         mcp__session_tools.sessions_read, mcp__session_tools.sessions_send). Codex runs the hooks once you trust them: the next \
          interactive `codex` asks (\"Hooks need review\"; choose \"Trust all and \
          continue\"), or type /hooks."
     }

@@ -116,8 +116,8 @@ impl HarnessProfile for Copilot {
     }
 
     fn set_up(&self) -> &'static str {
-        "a new `copilot` session has the tools (session-tools-sessions_list, sessions_read, \
-         sessions_send), interactive or `copilot -p`, in any folder: a user's MCP servers and \
+        "a new `copilot` session has the tools (session-tools-sessions_list, \
+         session-tools-sessions_read, session-tools-sessions_send), interactive or `copilot -p`, in any folder: a user's MCP servers and \
          hooks need no folder trust."
     }
 

@@ -118,8 +118,8 @@ impl HarnessProfile for Gemini {
     }
 
     fn set_up(&self) -> &'static str {
-        "a new `gemini` session has the tools (mcp_session-tools_sessions_list, sessions_read, \
-         sessions_send), the server trusted so headless `gemini -p` is offered them too. Gemini \
+        "a new `gemini` session has the tools (mcp_session-tools_sessions_list, \
+         mcp_session-tools_sessions_read, mcp_session-tools_sessions_send), the server trusted so headless `gemini -p` is offered them too. Gemini \
          CLI loads a user's settings only in a trusted folder: trust it when Gemini asks, or set \
          GEMINI_CLI_TRUST_WORKSPACE=true for a headless run."
     }

@@ -159,7 +159,7 @@ impl LineFacts for Facts {
     }
 }
 
-/// What `workspace.yaml` says of a session (a flat `key: value` file).
+/// What `workspace.yaml` says of a session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Workspace {
     name: Option<String>,
@@ -168,35 +168,30 @@ struct Workspace {
 }
 
 impl Workspace {
+    /// The file read as YAML (Copilot writes a title of several lines as a block
+    /// scalar, `name: |-`); a file that does not read as a mapping says nothing.
     fn parse(text: &str) -> Workspace {
-        let mut workspace = Workspace::default();
-        for line in text.lines() {
-            let Some((key, value)) = line.split_once(':') else {
-                continue;
+        use yaml_rust2::{Yaml, YamlLoader};
+        let documents = YamlLoader::load_from_str(text).unwrap_or_default();
+        let Some(Yaml::Hash(fields)) = documents.into_iter().next() else {
+            return Workspace::default();
+        };
+        // A plain scalar that reads as a number or a boolean is still its text here.
+        let field = |key: &str| {
+            let text = match fields.get(&Yaml::String(key.to_string()))? {
+                Yaml::String(text) | Yaml::Real(text) => text.clone(),
+                Yaml::Integer(n) => n.to_string(),
+                Yaml::Boolean(flag) => flag.to_string(),
+                _ => return None,
             };
-            let value = yaml_scalar(value.trim());
-            let slot = match key {
-                "name" => &mut workspace.name,
-                "cwd" => &mut workspace.cwd,
-                "created_at" => &mut workspace.created_at,
-                _ => continue,
-            };
-            *slot = value.filter(|v| !v.is_empty());
+            (!text.is_empty()).then_some(text)
+        };
+        Workspace {
+            name: field("name"),
+            cwd: field("cwd"),
+            created_at: field("created_at"),
         }
-        workspace
     }
-}
-
-/// A YAML scalar on one line: plain, double-quoted (JSON's escapes, which YAML's
-/// include) or single-quoted (`''` for a quote).
-fn yaml_scalar(value: &str) -> Option<String> {
-    if value.starts_with('"') {
-        return crate::json::from_str(value).ok();
-    }
-    if let Some(inner) = value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
-        return Some(inner.replace("''", "'"));
-    }
-    Some(value.to_string())
 }
 
 /// One session as the last listing found it.

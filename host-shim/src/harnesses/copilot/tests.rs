@@ -318,6 +318,18 @@ fn workspace_scalars_read_as_yaml_writes_them() {
     assert_eq!(workspace.name.as_deref(), Some("it's: quoted"));
     assert_eq!(workspace.cwd.as_deref(), Some("/plain path"));
     assert_eq!(workspace.created_at.as_deref(), Some("2026!"));
+    // A first prompt of two lines, as Copilot CLI 1.0.102 writes it.
+    let workspace = Workspace::parse(
+        "id: 1\ncwd: /w\nname: |-\n  Plan the beds\n  then water them\nuser_named: false\n",
+    );
+    assert_eq!(
+        workspace.name.as_deref(),
+        Some("Plan the beds\nthen water them")
+    );
+    assert_eq!(workspace.cwd.as_deref(), Some("/w"));
+    // A title that reads as a number is its text; a file that is not YAML says nothing.
+    assert_eq!(Workspace::parse("name: 42\n").name.as_deref(), Some("42"));
+    assert_eq!(Workspace::parse("name: [unclosed\n"), Workspace::default());
 }
 
 #[test]

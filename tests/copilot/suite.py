@@ -231,8 +231,9 @@ def main():
     again = subprocess.run(setup, check=True, capture_output=True, text=True, env=env(WORK)).stdout
     holds("setup copilot, run again, changes nothing", "set up already: nothing changed" in again, again)
 
-    # A reviewer session, cold once its turn ends.
-    reviewer = Run("Review the docs", work).session
+    # A reviewer session, cold once its turn ends. Its first prompt has two lines,
+    # which Copilot writes into workspace.yaml as a YAML block scalar (`name: |-`).
+    reviewer = Run("Review the docs\nbefore lunch", work).session
     holds("a Copilot session is made and named by Copilot", bool(reviewer), reviewer)
 
     # Another lists and reads it: the caller is Copilot's own session id.
@@ -242,6 +243,8 @@ def main():
     holds("sessions_list from a Copilot session shows the other, and itself as this session",
           listing and reviewer in listing[0] and f"{lead.session} [" in listing[0]
           and "| this session" in listing[0], listing)
+    holds("the reviewer's title is its two-line first prompt, read as YAML",
+          listing and "\n  Review the docs before lunch\n" in listing[0], listing)
     read = lead.results("session-tools-sessions_read")
     holds("sessions_read shows the other session's prompt as its model saw it",
           read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)

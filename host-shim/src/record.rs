@@ -7,6 +7,7 @@
 use crate::guard::Delivery;
 use anyhow::{Context, Result};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Replaces `path` with `bytes` in one step.
@@ -14,7 +15,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".tmp{}", std::process::id()));
     let temporary = path.with_file_name(name);
-    let mut file = std::fs::File::create_new(&temporary)?;
+    // This user's alone (a registration, a deliveries file): no reader beside them.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)?;
     let written = file.write_all(bytes).and_then(|()| file.sync_all());
     drop(file);
     match written.and_then(|()| std::fs::rename(&temporary, path)) {

@@ -22,8 +22,12 @@ pub fn run(args: &InboundArgs) -> Result<()> {
         return Ok(());
     };
     let policy = InboundPolicy::parse(policy).expect("clap checked the policy");
-    let before = inbox.inbound(session)?;
+    // A setting that does not read is the person's to set again: replaced, and said.
+    let before = inbox.inbound(session).map_err(|err| {
+        eprintln!("host-shim: the earlier setting did not read ({err:#}); it is replaced");
+    });
     inbox.set_inbound(session, policy)?;
+    let before = before.unwrap_or(InboundPolicy::Accept);
     let what = match (before, policy) {
         (InboundPolicy::Hold, InboundPolicy::Accept) if waiting > 0 => format!(
             "released: {} handed over at its next turn or hook",

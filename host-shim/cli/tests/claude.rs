@@ -946,6 +946,8 @@ fn a_spool_that_cannot_take_the_message_is_a_rejection_and_nothing_is_delivered(
         text.contains("the inbox cannot take messages now"),
         "{text}"
     );
+    // What happened, without the machine's paths (the model's result is no place for them).
+    assert!(!text.contains(state.to_str().unwrap()), "{text}");
     assert_eq!(
         std::fs::read_to_string(state.join("inbox")).unwrap(),
         "not a folder"

@@ -480,3 +480,55 @@ fn remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them() {
     let (ok, text) = remove(&[]);
     assert!(ok && text.contains("nothing changed"), "{text}");
 }
+
+#[test]
+fn damaged_message_files_and_inbound_settings_are_named_and_inbound_mends_its_own() {
+    let home = Home::new("damaged");
+    home.setup("claude");
+    let state = home.state();
+    let inbox = StateDir::open(&state).unwrap();
+    inbox
+        .put(&SpooledMessage::new(
+            "s-b",
+            DeliveryMode::Queue,
+            "fine",
+            "k1",
+            false,
+        ))
+        .unwrap();
+    std::fs::write(state.join("inbox/s-b/k-bad.json"), "{half").unwrap();
+    std::fs::create_dir_all(state.join("inbound")).unwrap();
+    std::fs::write(state.join("inbound/s-b"), "maybe").unwrap();
+    let (ok, text) = home.doctor();
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("k-bad.json is not a spooled message")
+            && text.contains("fix: remove the file it names"),
+        "{text}"
+    );
+    assert!(
+        text.contains("says \"maybe\", which is no inbound setting")
+            && text.contains("fix: host-shim inbound s-b accept (or hold, or refuse)"),
+        "{text}"
+    );
+    // The person's own command mends the setting.
+    let (ok, text) = home.run(&[
+        "inbound",
+        "s-b",
+        "hold",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert!(ok && text.contains("s-b: inbound hold"), "{text}");
+    assert_eq!(
+        inbox.inbound("s-b").unwrap(),
+        host_shim::contract::latest::InboundPolicy::Hold
+    );
+    std::fs::remove_file(state.join("inbox/s-b/k-bad.json")).unwrap();
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("ok       every message file and inbound setting reads"),
+        "{text}"
+    );
+}

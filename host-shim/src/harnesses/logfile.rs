@@ -70,16 +70,42 @@ pub fn read_range(file: &mut std::fs::File, start: u64, end: u64) -> std::io::Re
     Ok(buffer)
 }
 
-/// Each whole line of the log at `path`, read at once (a last line without a line feed
-/// is left until it is whole); none when the log does not exist yet. What a store reads
-/// when it must see all of a session, not a listing's windows: the witness of a
-/// hand-over.
-pub fn each_whole_line(path: &Path, mut take: impl FnMut(&[u8])) -> std::io::Result<()> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+/// The most bytes of a record read to witness a hand-over: its end. A frame an offer
+/// gave is written into the record as the harness takes the hook's answer, and the
+/// offer is settled at the session's next hook (or offered again after
+/// [`crate::inbox::OFFERS_EXPIRE_AFTER`]), long before the record grows this much past
+/// it; a record of any size costs at most this much per look.
+pub const WITNESS_BYTES: u64 = 32 << 20;
+
+/// The record at `path` as a hand-over's witness reads it: its whole lines within its
+/// last [`WITNESS_BYTES`] (from the first line that starts inside them); empty when it
+/// does not exist yet. Only a regular file is read (opened without blocking: a FIFO or
+/// a device such as `/dev/zero` named by a hook's input is an error, never a wait or a
+/// read without end).
+pub fn witness_tail(path: &Path) -> std::io::Result<Vec<u8>> {
+    let (mut file, meta) = match crate::private::open_regular(path, u64::MAX) {
+        Ok(opened) => opened,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(err) => return Err(err),
     };
+    let start = meta.len().saturating_sub(WITNESS_BYTES);
+    let bytes = read_range(&mut file, start, meta.len())?;
+    if start == 0 {
+        return Ok(bytes);
+    }
+    // The window began inside a line: that line is not whole here.
+    let first = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |at| at + 1);
+    Ok(bytes[first..].to_vec())
+}
+
+/// Each whole line of the record at `path` as [`witness_tail`] reads it (a last line
+/// without a line feed is left until it is whole); none when it does not exist yet.
+/// What a store reads to witness a hand-over.
+pub fn each_whole_line(path: &Path, mut take: impl FnMut(&[u8])) -> std::io::Result<()> {
+    let bytes = witness_tail(path)?;
     for (line, whole) in lines(&bytes) {
         if whole {
             take(line);
@@ -237,5 +263,84 @@ mod tests {
             all,
             [(&b"a"[..], true), (&b"b"[..], true), (&b"c"[..], false)]
         );
+    }
+
+    /// Each reader a hook's witness uses, over what a hook's input may name.
+    fn witness_readers() -> Vec<(
+        &'static str,
+        fn(&Path) -> anyhow::Result<crate::inbox::Shown>,
+    )> {
+        vec![
+            (
+                "claude",
+                crate::harnesses::claude::transcript::handed_over_ids,
+            ),
+            ("codex", crate::harnesses::codex::rollout::handed_over_ids),
+            ("gemini", crate::harnesses::gemini::handed_over_ids),
+            #[cfg(feature = "copilot")]
+            ("copilot", crate::harnesses::copilot::handed_over_ids),
+        ]
+    }
+
+    /// `read(path)` ends within 10 s, or the test fails (a FIFO read would wait forever).
+    fn ends(
+        read: fn(&Path) -> anyhow::Result<crate::inbox::Shown>,
+        path: &Path,
+    ) -> anyhow::Result<crate::inbox::Shown> {
+        let (done, finished) = std::sync::mpsc::channel();
+        let path = path.to_path_buf();
+        std::thread::spawn(move || done.send(read(&path)));
+        (finished.recv_timeout(std::time::Duration::from_secs(10)))
+            .expect("the witness's read ended")
+    }
+
+    #[test]
+    fn a_device_or_a_fifo_named_as_the_record_is_an_error_at_once() {
+        let fifo =
+            std::env::temp_dir().join(format!("host-shim-witness-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string; mkfifo only makes the file.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        for (harness, read) in witness_readers() {
+            for path in [Path::new("/dev/zero"), fifo.as_path()] {
+                let err = ends(read, path).expect_err(harness);
+                assert!(
+                    format!("{err:#}").contains("not a regular file"),
+                    "{harness} {}: {err:#}",
+                    path.display()
+                );
+            }
+            // Not there yet: nothing shown.
+            assert!(
+                ends(read, Path::new("/nonexistent/record.jsonl"))
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+        std::fs::remove_file(&fifo).unwrap();
+    }
+
+    #[test]
+    fn a_huge_record_is_read_at_its_end_only() {
+        use std::io::Write;
+        let path =
+            std::env::temp_dir().join(format!("host-shim-witness-huge-{}", std::process::id()));
+        let mut file = std::fs::File::create(&path).unwrap();
+        // 200 MiB of earlier lines (a sparse file), then the last lines.
+        file.write_all(b"{\"early\": 1}\n").unwrap();
+        file.set_len(200 << 20).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        file.write_all(b"\n{\"last\": 1}\n{\"half\": ").unwrap();
+        let tail = witness_tail(&path).unwrap();
+        assert!(tail.len() as u64 <= WITNESS_BYTES, "{}", tail.len());
+        let mut whole = Vec::new();
+        each_whole_line(&path, |line| whole.push(line.to_vec())).unwrap();
+        assert_eq!(whole.last().map(Vec::as_slice), Some(&b"{\"last\": 1}"[..]));
+        assert!(!whole.iter().any(|line| line.starts_with(b"{\"early")));
+        std::fs::remove_file(&path).unwrap();
     }
 }

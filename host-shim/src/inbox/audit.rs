@@ -156,6 +156,14 @@ impl AuditLog {
     /// The log in `state_root/log` (made when missing, this user's alone). With
     /// `with_bodies`, records carry the messages' bodies.
     pub fn open(state_root: &Path, with_bodies: bool) -> Result<AuditLog> {
+        // The state folder is checked before anything is made in it (a symlink's
+        // target, another user's folder, one others can write get nothing).
+        crate::private::trusted_dir(state_root).map_err(|why| {
+            anyhow::anyhow!(
+                "state folder {}: {why}; name one only you can write with --state-dir",
+                state_root.display()
+            )
+        })?;
         let dir = state_root.join("log");
         crate::private::trusted_dir(&dir).map_err(|why| {
             anyhow::anyhow!(
@@ -506,6 +514,75 @@ mod tests {
             1
         );
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_refused_state_folder_gets_nothing_made_in_it() {
+        // Others can write it: refused for that, and no log folder made.
+        let open = scratch("open-state");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = AuditLog::open(&open, false).unwrap_err().to_string();
+        assert!(err.contains("others can write to it (mode 777)"), "{err}");
+        assert!(!open.join("log").exists());
+        // A symlink to a folder: refused, and nothing made in its target.
+        let target = scratch("link-target");
+        let link = target.with_extension("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = AuditLog::open(&link, false).unwrap_err().to_string();
+        assert!(err.contains("a symlink"), "{err}");
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+        std::fs::remove_file(&link).unwrap();
+    }
+
+    #[test]
+    fn what_the_state_folder_holds_is_this_users_alone() {
+        use crate::inbox::InboxBackend;
+        let dir = scratch("private");
+        let state = StateDir::open(&dir).unwrap();
+        let message = crate::inbox::SpooledMessage::new(
+            "s1",
+            crate::contract::latest::DeliveryMode::Queue,
+            "hi",
+            "k1",
+            false,
+        );
+        state.put(&message).unwrap();
+        state
+            .set_inbound("s1", crate::contract::latest::InboundPolicy::Hold)
+            .unwrap();
+        let presence = crate::presence::LocalPresence::open(&dir).unwrap();
+        presence.register_process(std::process::id(), "s1").unwrap();
+        let mode = |path: PathBuf| std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(dir.join("inbox/s1")), 0o700);
+        for entry in std::fs::read_dir(dir.join("inbox/s1")).unwrap() {
+            assert_eq!(mode(entry.unwrap().path()), 0o600);
+        }
+        for entry in std::fs::read_dir(dir.join("live")).unwrap() {
+            assert_eq!(mode(entry.unwrap().path()), 0o600);
+        }
+        let inbound: Vec<_> = walk(&dir)
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains("inbound"))
+            .collect();
+        assert!(!inbound.is_empty());
+        for path in inbound {
+            let expected = if path.is_dir() { 0o700 } else { 0o600 };
+            assert_eq!(mode(path.clone()), expected, "{}", path.display());
+        }
+    }
+
+    /// Every path under `dir`.
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut all = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                all.extend(walk(&path));
+            }
+            all.push(path);
+        }
+        all
     }
 
     #[test]

@@ -388,6 +388,22 @@ pub fn arrived<R: Recipient + ?Sized>(
 
 /// Steps 2 to 6 of the path, for a key not answered in this process, from `sender`;
 /// `inbox_failed` says when the inbox failed a step, so the answer is not the last word.
+/// The reason the model reads when the inbox failed a step: a failure of this
+/// machine's files (a full disk, a folder it may not write) in the system's words,
+/// without the machine's paths, which are the person's to see (`host-shim doctor`);
+/// any other failure (a cluster's) as the inbox gave it.
+fn inbox_unusable(err: &anyhow::Error) -> String {
+    match err
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<std::io::Error>())
+    {
+        Some(io) => format!(
+            "the inbox cannot take messages now: this machine's state folder could not be written ({io}); `host-shim doctor` names the folder"
+        ),
+        None => format!("the inbox cannot take messages now: {err:#}"),
+    }
+}
+
 /// With `retry_of` (an undecided message in the same words) that message is looked up
 /// and put again instead of a new one, and the answer is a repeat.
 fn accept<R: Recipient + ?Sized>(
@@ -429,9 +445,7 @@ fn accept_once<R: Recipient + ?Sized>(
         *inbox_failed = true;
         match is_undecided(&err) {
             true => DeliveryRefusal::Undecided(format!("{err:#}")),
-            false => {
-                DeliveryRefusal::Rejected(format!("the inbox cannot take messages now: {err:#}"))
-            }
+            false => DeliveryRefusal::Rejected(inbox_unusable(&err)),
         }
     };
     let key = retry_of.as_ref().map_or(key, |first| first.key.as_str());
@@ -541,6 +555,21 @@ mod tests {
         assert_eq!(desk.inbound("s2"), InboundPolicy::Accept);
         desk.end_call();
         assert_eq!(desk.inbound("s1"), InboundPolicy::Hold);
+    }
+
+    #[test]
+    fn a_file_failure_is_told_without_the_machines_paths() {
+        let full = std::io::Error::from_raw_os_error(28);
+        let err = anyhow::Error::new(full)
+            .context("cannot write /home/ada/.local/state/session-tools/inbox/s1/m-1");
+        let said = inbox_unusable(&err);
+        assert!(!said.contains("/home/ada"), "{said}");
+        assert!(said.contains("No space left on device"), "{said}");
+        let cluster = anyhow::anyhow!("timed out").context("cannot write m.beta");
+        assert_eq!(
+            inbox_unusable(&cluster),
+            "the inbox cannot take messages now: cannot write m.beta: timed out"
+        );
     }
 
     #[test]

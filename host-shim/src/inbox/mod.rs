@@ -361,11 +361,31 @@ pub fn checked_id(id: &str) -> Result<&str, String> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
     if plain {
-        Ok(id)
-    } else {
-        Err(format!(
-            "the session id {id:?} is not a plain name (letters, digits, '-', '_', '.'), so it has no inbox folder"
-        ))
+        return Ok(id);
+    }
+    // Named as far as a person reads it: an id of a megabyte is cut, not echoed whole.
+    const SHOWN: usize = 80;
+    let shown = match id.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{:?}… ({} bytes)", &id[..end], id.len()),
+        None => format!("{id:?}"),
+    };
+    Err(format!(
+        "the session id {shown} is not a plain name (letters, digits, '-', '_', '.'), so it has no inbox folder"
+    ))
+}
+
+#[cfg(test)]
+mod checked_id_tests {
+    #[test]
+    fn a_long_id_is_named_cut_with_its_size() {
+        let id = "x/".repeat(500_000);
+        let err = super::checked_id(&id).unwrap_err();
+        assert!(err.len() < 300, "{err}");
+        assert!(err.contains("… (1000000 bytes)"), "{err}");
+        assert_eq!(
+            super::checked_id("../x").unwrap_err(),
+            "the session id \"../x\" is not a plain name (letters, digits, '-', '_', '.'), so it has no inbox folder"
+        );
     }
 }
 

@@ -55,7 +55,7 @@ use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -202,6 +202,7 @@ impl StateDir {
         let dir = self.session_path(kind, session)?;
         std::fs::DirBuilder::new()
             .recursive(true)
+            .mode(0o700)
             .create(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         Ok(dir)
@@ -626,10 +627,10 @@ impl InboxBackend for StateDir {
         };
         let word = String::from_utf8_lossy(&bytes);
         InboundPolicy::parse(word.trim()).with_context(|| {
+            let said: String = word.trim().chars().take(40).collect();
             format!(
-                "{} says {:?}; it must say hold or refuse (remove it to accept)",
+                "{} says {said:?}, which is no inbound setting (hold or refuse); set it again with `host-shim inbound {session} accept` (or hold, or refuse)",
                 path.display(),
-                word.trim()
             )
         })
     }
@@ -648,14 +649,20 @@ impl InboxBackend for StateDir {
         }
         std::fs::DirBuilder::new()
             .recursive(true)
+            .mode(0o700)
             .create(&folder)
             .with_context(|| format!("cannot create {}", folder.display()))?;
         let temporary =
             self.root
                 .join("tmp")
                 .join(format!("inbound.{}.{}", std::process::id(), now_ns()));
-        std::fs::write(&temporary, policy.as_str())
-            .with_context(|| format!("cannot write {}", temporary.display()))?;
+        (OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temporary))
+        .and_then(|mut file| file.write_all(policy.as_str().as_bytes()))
+        .with_context(|| format!("cannot write {}", temporary.display()))?;
         std::fs::rename(&temporary, &path)
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(())

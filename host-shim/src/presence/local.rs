@@ -27,7 +27,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -291,6 +291,7 @@ impl LocalPresence {
             let dir = self.root.join("idle");
             std::fs::DirBuilder::new()
                 .recursive(true)
+                .mode(0o700)
                 .create(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             OpenOptions::new()

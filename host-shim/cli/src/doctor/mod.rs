@@ -187,10 +187,27 @@ fn check_state(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let mut stuck = 0;
+    let mut damaged = 0;
     for session in inbox.sessions().unwrap_or_default() {
-        let Ok(contents) = inbox.waiting(&session) else {
-            continue;
+        let contents = match inbox.waiting(&session) {
+            Ok(contents) => contents,
+            Err(err) => {
+                damaged += 1;
+                report.problem(
+                    &format!("the inbox of {session} cannot be read: {err:#}"),
+                    "mend or remove what it names (the hooks of that session fail until then)",
+                );
+                continue;
+            }
         };
+        // A file that is no message is never delivered; the others still wait.
+        for unreadable in &contents.unreadable {
+            damaged += 1;
+            report.problem(
+                unreadable,
+                "remove the file it names (it holds no message that can be delivered; the others wait as before)",
+            );
+        }
         let old: Vec<_> = (contents.messages.iter())
             .filter(|w| now.saturating_sub(w.message.accepted_at_ns) > STUCK.as_nanos())
             .collect();
@@ -224,6 +241,26 @@ fn check_state(
     }
     if stuck == 0 {
         report.ok("no message has waited more than an hour");
+    }
+    // A person's say over a session that cannot be read refuses every send to it and
+    // fails its hooks: set it again.
+    let inbound = std::fs::read_dir(root.join("inbound"))
+        .into_iter()
+        .flatten();
+    for session in inbound
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+    {
+        if let Err(err) = inbox.inbound(&session) {
+            damaged += 1;
+            report.problem(
+                &format!("{err:#}"),
+                &format!("host-shim inbound {session} accept (or hold, or refuse)"),
+            );
+        }
+    }
+    if damaged == 0 {
+        report.ok("every message file and inbound setting reads");
     }
     let presence = match host_shim::LocalPresence::open(&root) {
         Ok(presence) => presence,

@@ -614,7 +614,7 @@ fn is_live(folder: &Path) -> bool {
 /// The ids of the frames an event stream shows handed over: what witnesses a
 /// hand-over (the hook's `transcriptPath`, or the session's stream).
 pub fn handed_over_ids(events: &Path) -> anyhow::Result<Shown> {
-    let bytes = std::fs::read(events)
+    let bytes = crate::harnesses::logfile::witness_tail(events)
         .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", events.display()))?;
     Ok(parse_surface(&bytes, None).0.handed_over_ids())
 }

@@ -494,7 +494,7 @@ fn read_entries(dir: &Path) -> Vec<(String, PathBuf)> {
 /// The ids of the frames a session file shows handed over: what witnesses a hand-over
 /// (the hook's `transcript_path`).
 pub fn handed_over_ids(file: &Path) -> anyhow::Result<Shown> {
-    let bytes = std::fs::read(file)
+    let bytes = crate::harnesses::logfile::witness_tail(file)
         .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", file.display()))?;
     Ok(surface_of(&Chat::of(&bytes)).handed_over_ids())
 }

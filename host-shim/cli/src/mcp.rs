@@ -650,16 +650,21 @@ impl rmcp::transport::Transport<RoleServer> for LineTransport {
 /// Serves MCP on stdin and stdout until the client closes stdin. Each line is parsed
 /// once: a message goes to the SDK as it is, a line the SDK could not read is
 /// answered here with the JSON-RPC error it calls for (the SDK would drop it
-/// silently), and the next line is served as usual.
+/// silently), and the next line is served as usual. Once stdin closes, the calls in
+/// flight get the runtime's deadline and [`EXIT_GRACE`] more to answer; then the
+/// process ends whatever still runs (its client is gone, and a process that stayed
+/// would hold the harness's files open).
 pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let grace = server.runtime.limits().deadline + EXIT_GRACE;
+    let served = runtime.block_on(async move {
         use rmcp::ServiceExt;
         let (to_sdk, incoming) = tokio::sync::mpsc::unbounded_channel::<ClientJsonRpcMessage>();
         let (outgoing, mut lines_out) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (input_closed, closed) = tokio::sync::oneshot::channel::<()>();
         let answers = outgoing.clone();
         let companions = server.options.companions.clone();
         let raw = server.raw_arguments.clone();
@@ -689,6 +694,7 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
             for companion in companions {
                 companion.client_gone();
             }
+            let _ = input_closed.send(());
         });
         let writer = tokio::spawn(async move {
             let mut stdout = tokio::io::stdout();
@@ -705,10 +711,28 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
             .serve(transport)
             .await
             .map_err(|err| anyhow::anyhow!("the MCP session did not start: {err}"))?;
-        running.waiting().await?;
+        let gone = async {
+            let _ = closed.await;
+            tokio::time::sleep(grace).await;
+        };
+        tokio::select! {
+            ended = running.waiting() => {
+                ended?;
+            }
+            // A call still running long after its client left is not waited for.
+            () = gone => {}
+        }
         reader.abort();
-        // Everything queued for stdout is written before the process ends.
-        let _ = writer.await;
-        Ok(())
-    })
+        // Everything queued for stdout is written before the process ends (a writer
+        // whose pipe no one reads is not waited for).
+        let _ = tokio::time::timeout(EXIT_GRACE, writer).await;
+        Ok::<(), anyhow::Error>(())
+    });
+    // Calls that outlived their client run on blocking threads: not joined.
+    runtime.shutdown_timeout(std::time::Duration::ZERO);
+    served
 }
+
+/// How much longer than the runtime's deadline a call may answer once its client
+/// closed stdin, and how long what is queued for stdout may take to write.
+pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);

@@ -522,3 +522,43 @@ fn a_lone_surrogate_in_calls_arguments_is_refused_naming_it() {
         stdout(&output)
     );
 }
+
+#[test]
+fn a_fifo_among_a_harnesss_records_never_stops_a_listing() {
+    // A FIFO named like a transcript, with no writer: opened without blocking, skipped.
+    let projects = scratch("fifo-projects");
+    let _ = std::fs::remove_dir_all(&projects);
+    let folder = projects.join("-work");
+    std::fs::create_dir_all(&folder).unwrap();
+    let fixture = common::claude_projects().join("-home-ada-shop");
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), folder.join(entry.file_name())).unwrap();
+        }
+    }
+    let fifo = std::ffi::CString::new(folder.join("0000-fifo.jsonl").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only makes the file.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let mut child = common::host_shim()
+        .env("XDG_CACHE_HOME", scratch("cache"))
+        .args(["call", "--claude-projects", projects.to_str().unwrap()])
+        .args(["--caller", "nobody", "sessions_list", r#"{"scope": "all"}"#])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the listing waited on the FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        stdout(&output).contains("considered sessions"),
+        "{}",
+        stdout(&output)
+    );
+}

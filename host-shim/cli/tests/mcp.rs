@@ -635,3 +635,51 @@ fn a_lone_surrogate_in_a_call_is_refused_naming_the_argument_never_altered() {
         );
     }
 }
+
+#[test]
+fn the_server_ends_soon_after_its_client_closes_stdin_whatever_still_runs() {
+    // A send awaiting its reply for a minute is in flight when the client goes: the
+    // server does not stay behind it (it would hold the harness's files open).
+    let scratch = std::env::temp_dir().join(format!("host-shim-mcp-gone-{}", std::process::id()));
+    let mut child = common::host_shim()
+        .args(["mcp", "--corpus", &corpus(), "--caller", "s-me"])
+        .env("XDG_CACHE_HOME", &scratch)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("COPILOT_AGENT_SESSION_ID")
+        .env_remove("GEMINI_CLI")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("host-shim runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "wire-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "sessions_send", "arguments": {"session_id": "s-live",
+            "message": "are you there?", "await_reply_seconds": 60}}}),
+    ];
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut initialized = String::new();
+    stdout.read_line(&mut initialized).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    drop(stdin);
+    let closed = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            closed.elapsed() < Duration::from_secs(15),
+            "the server still runs 15 s after its client closed stdin"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}

@@ -49,6 +49,29 @@ impl Stamp {
     }
 }
 
+/// Opens a harness's record for reading, only when it is a regular file (through a
+/// symlink, as the harness itself would read it): opened without blocking, so a FIFO
+/// or a device planted among the records is an error, never a listing that waits or
+/// reads without end.
+pub fn open_record(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+/// The whole record at `path` (see [`open_record`]).
+pub fn read_record(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_record(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Milliseconds since the Unix epoch of an RFC 3339 time.
 pub fn rfc3339_ms(text: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(text)
@@ -186,7 +209,7 @@ pub fn index<F: LineFacts>(
     stamp: Stamp,
     previous: Option<Windowed<F>>,
 ) -> std::io::Result<(Windowed<F>, u64)> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = open_record(path)?;
     let (facts, consumed, read) = match previous {
         Some(previous)
             if stamp.grew_from(&previous.stamp, previous.consumed)
@@ -223,11 +246,14 @@ pub fn index<F: LineFacts>(
                 let chunk = read_range(&mut file, start, parsed_from)?;
                 read += chunk.len() as u64;
                 // The chunk's first piece is the end of a line above it, unless the
-                // chunk starts where the head's lines ended.
+                // chunk starts where the head's lines ended. The chunk ends with the line
+                // feed before `parsed_from`: only one before that ends that piece (else
+                // a line longer than the step would be read as empty, forever).
                 let skip = if start == head_end {
                     0
                 } else {
-                    match chunk.iter().position(|&b| b == b'\n') {
+                    let before_last = &chunk[..chunk.len().saturating_sub(1)];
+                    match before_last.iter().position(|&b| b == b'\n') {
                         Some(end) => end + 1,
                         None => {
                             step *= 2; // one line longer than the step: a bigger one
@@ -255,6 +281,7 @@ pub fn index<F: LineFacts>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn lines_say_which_are_whole() {
@@ -318,6 +345,17 @@ mod tests {
                     .is_empty()
             );
         }
+        // What a listing opens records with, the same (a FIFO would block a plain open).
+        let opened = |path: PathBuf| {
+            ends(
+                |path| Ok(open_record(path).map(|_| crate::inbox::Shown::new())?),
+                &path,
+            )
+        };
+        for path in [PathBuf::from("/dev/zero"), fifo.clone()] {
+            let err = opened(path).unwrap_err();
+            assert!(format!("{err:#}").contains("not a regular file"), "{err:#}");
+        }
         std::fs::remove_file(&fifo).unwrap();
     }
 
@@ -341,6 +379,53 @@ mod tests {
         each_whole_line(&path, |line| whole.push(line.to_vec())).unwrap();
         assert_eq!(whole.last().map(Vec::as_slice), Some(&b"{\"last\": 1}"[..]));
         assert!(!whole.iter().any(|line| line.starts_with(b"{\"early")));
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// Facts that are the latest once a line says `LATEST`.
+    #[derive(Default)]
+    struct Latest {
+        seen: bool,
+        lines: usize,
+    }
+
+    impl LineFacts for Latest {
+        fn take_line(&mut self, line: &[u8]) {
+            self.seen |= line.starts_with(b"LATEST");
+            self.lines += 1;
+        }
+        fn then(self, later: Self) -> Self {
+            Latest {
+                seen: self.seen || later.seen,
+                lines: self.lines + later.lines,
+            }
+        }
+        fn has_latest(&self) -> bool {
+            self.seen
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_tail_step_is_stepped_over_to_the_latest_facts() {
+        // What a Copilot stream holds after a 1 MB tool call: lines far longer than a
+        // step back, then short ones; the latest facts lie above them.
+        let path = std::env::temp_dir().join(format!("host-shim-long-line-{}", std::process::id()));
+        let mut text = "head\n".repeat(20_000);
+        text.push_str("LATEST\n");
+        for _ in 0..3 {
+            text.push_str(&"x".repeat(1_000_000));
+            text.push('\n');
+        }
+        text.push_str(&"short\n".repeat(10));
+        std::fs::write(&path, &text).unwrap();
+        let stamp = Stamp::of(&path).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let read = path.clone();
+        std::thread::spawn(move || done.send(index::<Latest>(&read, stamp, None).unwrap()));
+        let (windowed, bytes) =
+            (finished.recv_timeout(std::time::Duration::from_secs(20))).expect("the index ends");
+        assert!(windowed.facts.seen);
+        assert!(bytes < 2 * text.len() as u64, "{bytes}");
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -304,7 +304,7 @@ impl ParsedSurface {
 
     /// Reads the whole lines from `consumed` up to the file's end as `stamp` saw it.
     fn advance(&mut self, stamp: Stamp) -> std::io::Result<()> {
-        let mut file = std::fs::File::open(&self.path)?;
+        let mut file = crate::harnesses::logfile::open_record(&self.path)?;
         let bytes = read_range(&mut file, self.consumed, stamp.len)?;
         self.stamp = stamp;
         for (line, complete) in lines(&bytes) {
@@ -649,7 +649,7 @@ impl ClaudeStore {
         };
         let needle = format!("\"id\":\"{call_id}\"");
         let holds = |path: &Path| -> bool {
-            let Ok(mut file) = std::fs::File::open(path) else {
+            let Ok(mut file) = crate::harnesses::logfile::open_record(path) else {
                 return false;
             };
             let Ok(len) = file.metadata().map(|m| m.len()) else {

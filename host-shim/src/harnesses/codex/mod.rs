@@ -552,7 +552,7 @@ impl CodexStore {
             .home
             .join("thread-writer-locks")
             .join(format!("{id}.lock"));
-        let Ok(file) = std::fs::File::open(path) else {
+        let Ok(file) = crate::harnesses::logfile::open_record(&path) else {
             return false; // no lock file: never held, or cannot be probed: cold
         };
         matches!(
@@ -609,7 +609,7 @@ impl CodexStore {
                 parsed
             }
         };
-        let mut file = std::fs::File::open(&found.path).ok()?;
+        let mut file = crate::harnesses::logfile::open_record(&found.path).ok()?;
         let bytes = read_range(&mut file, parsed.consumed, found.stamp.len).ok()?;
         self.reads.surface_bytes += bytes.len() as u64;
         parsed.consumed += parsed.take(&bytes, None);
@@ -633,7 +633,7 @@ impl CodexStore {
         let Some(found) = self.lookup(base) else {
             return;
         };
-        let Ok(mut file) = std::fs::File::open(&found.path) else {
+        let Ok(mut file) = crate::harnesses::logfile::open_record(&found.path) else {
             return;
         };
         let end = end_byte.min(found.stamp.len);

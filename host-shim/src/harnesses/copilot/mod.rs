@@ -570,7 +570,7 @@ impl CopilotStore {
         {
             return Some(surface.clone());
         }
-        let bytes = std::fs::read(&path).ok()?;
+        let bytes = crate::harnesses::logfile::read_record(&path).ok()?;
         let (surface, skipped) = parse_surface(&bytes, agent.as_deref());
         let surface = Arc::new(surface);
         self.surface_skips.insert(id.to_string(), skipped);
@@ -601,7 +601,7 @@ fn is_live(folder: &Path) -> bool {
         if !(name.starts_with("inuse.") && name.ends_with(".hold")) {
             return false;
         }
-        let Ok(file) = std::fs::File::open(entry.path()) else {
+        let Ok(file) = crate::harnesses::logfile::open_record(&entry.path()) else {
             return false;
         };
         matches!(

@@ -238,7 +238,7 @@ pub fn spans_of(path: &Path, previous: Option<ReadSpans>) -> Option<ReadSpans> {
         }
         _ => (Spans::default(), 0),
     };
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = crate::harnesses::logfile::open_record(path).ok()?;
     let bytes = read_range(&mut file, from, stamp.len).ok()?;
     let (later, consumed) = Spans::of(&bytes);
     Some(ReadSpans {

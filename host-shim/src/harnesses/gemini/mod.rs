@@ -364,7 +364,7 @@ impl GeminiStore {
         let path = self.home.join("projects.json");
         let stamp = Stamp::of(&path);
         if stamp != self.projects.0 {
-            let folders = std::fs::read(&path)
+            let folders = crate::harnesses::logfile::read_record(&path)
                 .ok()
                 .and_then(|bytes| crate::json::from_slice::<serde_json::Value>(&bytes).ok())
                 .and_then(|json| json.get("projects").and_then(|p| p.as_object()).cloned())
@@ -457,7 +457,7 @@ impl GeminiStore {
         {
             return Some(surface.clone());
         }
-        let chat = Chat::of(&std::fs::read(file).ok()?);
+        let chat = Chat::of(&crate::harnesses::logfile::read_record(file).ok()?);
         let surface = Arc::new(surface_of(&chat));
         self.surface_skips.insert(id.to_string(), chat.skipped);
         self.surfaces.retain(|(s, _, _)| s != id);

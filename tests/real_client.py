@@ -36,6 +36,16 @@ def finish():
     print("every check held")
 
 
+def doctor_finds_nothing_wrong(host_shim, args, env, after):
+    """`host-shim doctor` after ordinary use of a harness: it exits 0 (a registration of
+    a session's process that ended is the host's own bookkeeping, swept)."""
+    import subprocess
+    doctor = subprocess.run([host_shim, "doctor", *args], env=env, capture_output=True, text=True)
+    return check(doctor.returncode == 0 and "PROBLEM" not in doctor.stdout,
+                 f"host-shim doctor finds nothing wrong after {after}",
+                 doctor.stdout[-3000:] + doctor.stderr[-500:])
+
+
 _log_lock = threading.Lock()
 
 

@@ -115,10 +115,9 @@ impl TopLevel {
             if message.starts_with(TOO_MANY) {
                 ObjectError::TooManyMembers
             } else if let Some(rest) = message.strip_prefix(NOT_UNICODE) {
-                // The member's name travels as a JSON string, ahead of serde_json's
-                // " at line … column …".
-                let mut names = serde_json::Deserializer::from_str(rest).into_iter::<String>();
-                ObjectError::NotUnicode(names.next().and_then(Result::ok).unwrap_or_default())
+                // The member's name, then serde_json's " at line … column …".
+                let name = rest.rfind(" at line ").map_or(rest, |at| &rest[..at]);
+                ObjectError::NotUnicode(name.to_string())
             } else {
                 ObjectError::Syntax(message)
             }
@@ -158,7 +157,6 @@ fn is_lone_surrogate(err: &impl fmt::Display) -> bool {
 }
 
 fn not_unicode<E: de::Error>(name: &str) -> E {
-    let name = serde_json::to_string(name).unwrap_or_default();
     de::Error::custom(format_args!("{NOT_UNICODE}{name}"))
 }
 

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
-from real_client import check, finish, first_request_with, load, stopped  # noqa: E402,F401
+from real_client import check, doctor_finds_nothing_wrong, finish, first_request_with, load, stopped  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -334,6 +334,9 @@ def main():
 
     with_codex(lead.session, work)
     woken_by_the_wake_command(lead.session, work)
+
+    doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(WORK),
+                               "ordinary headless turns")
 
     # `--remove` gives everything back.
     subprocess.run([*setup, "--remove"], check=True, capture_output=True, env=env(WORK))

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 sys.path.append(str(Path(__file__).parent.parent / "claude_code"))
 import endpoint  # noqa: E402
 from peer import ClaudeCodePeer  # noqa: E402
-from real_client import check, finish, first_request_with, stopped  # noqa: E402
+from real_client import check, doctor_finds_nothing_wrong, finish, first_request_with, stopped  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -152,9 +152,15 @@ def woken_by_the_wake_command(lead, work):
     SessionStart hook hands the message over."""
     sleeper = Run("Sleep on it", work).session
     # The command names the endpoint and the folder's trust, as a person's offline
-    # set-up must; `setsid -f` hands the woken session to init at once (its MCP server's
-    # end does not end it). Its output goes to wake.log, for a failure to show.
-    settings = " ".join(f"{k}={v}" for k, v in endpoint.gemini_env(PORT).items())
+    # set-up must, but not the API key: Gemini removes GEMINI_API_KEY from the
+    # environment of the MCP servers it starts, and a key in the command would sit in
+    # settings.json. The person keeps it where Gemini itself reads it, ~/.gemini/.env
+    # (docs/gemini.md). `setsid -f` hands the woken session to init at once (its MCP
+    # server's end does not end it). Its output goes to wake.log, for a failure to show.
+    key = endpoint.gemini_env(PORT)["GEMINI_API_KEY"]
+    (GEMINI_HOME / ".env").write_text(f"GEMINI_API_KEY={key}\n")
+    settings = " ".join(f"{k}={v}" for k, v in endpoint.gemini_env(PORT).items()
+                        if k != "GEMINI_API_KEY")
     woken = (f"env HOME={HOME} {settings} {GEMINI} --resume {{id}} -m {endpoint.MODEL} "
              '-p "A message from another session is waiting." --yolo')
     wake = f"setsid -f sh -c 'exec {woken} > {WORK / 'wake.log'} 2>&1'"
@@ -167,6 +173,8 @@ def woken_by_the_wake_command(lead, work):
     answer = (sent.results("mcp_session-tools_sessions_send") or [""])[-1]
     holds("a send to a cold Gemini session starts the wake command", "(woke a cold session)" in answer,
           answer)
+    holds("the wake command in Gemini's settings holds no API key",
+          key not in (GEMINI_HOME / "settings.json").read_text())
 
     seen = first_request_with(
         LOG, before, "A message from another session is waiting.",
@@ -295,6 +303,9 @@ def main():
 
     with_claude_code(lead.session, work)
     woken_by_the_wake_command(lead.session, work)
+
+    doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(WORK),
+                               "ordinary headless turns")
 
     subprocess.run(setup + ["--remove"], check=True, capture_output=True, env=env(WORK))
     left = json.loads((GEMINI_HOME / "settings.json").read_text())

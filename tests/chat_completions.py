@@ -26,6 +26,7 @@ import real_client
 
 SCRIPT_MARK = "@script "
 NEWEST_MESSAGE_ID = "$newest-message-id"
+ONE_MEBIBYTE = "$one-mebibyte"
 MODEL = "scripted-model"
 _ids = itertools.count(1)
 
@@ -75,11 +76,14 @@ def scripted_action(messages, unquote=plain):
 def resolved(value, messages, unquote=plain):
     """A step's input with `$newest-message-id` replaced by the id of the newest
     cross-session message the model was given (its frame's `message-id:` line, in a
-    message or a tool's output)."""
+    message or a tool's output), and `$one-mebibyte` by 1 MiB of text (more than a
+    command line carries)."""
     if isinstance(value, dict):
         return {key: resolved(item, messages, unquote) for key, item in value.items()}
     if isinstance(value, list):
         return [resolved(item, messages, unquote) for item in value]
+    if value == ONE_MEBIBYTE:
+        return ("a line of a very long message\n" * 40000)[:1 << 20]
     if value != NEWEST_MESSAGE_ID:
         return value
     newest = None

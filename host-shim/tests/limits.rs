@@ -955,9 +955,12 @@ fn the_plugins_error_text_is_under_the_output_cap() {
 
 #[test]
 fn a_catalog_over_the_output_cap_is_refused_with_its_size() {
+    // Room to build the flood (its 16 MB take about 150 ms alone, more on a loaded
+    // machine): this test is of the output cap, not of the deadline.
     let roomy = hostile_with(RuntimeOptions {
         limits: Limits {
             memory_bytes: 64 << 20,
+            deadline: Duration::from_secs(10),
             ..limits()
         },
         ..RuntimeOptions::default()

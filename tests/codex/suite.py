@@ -584,6 +584,8 @@ def main():
           doctor.stdout)
     check("ok       Codex trusts the hooks" in doctor.stdout,
           "host-shim doctor reads the hook trust the real Codex recorded", doctor.stdout)
+    check(doctor.returncode == 0 and "PROBLEM" not in doctor.stdout,
+          "host-shim doctor finds nothing wrong after ordinary Codex turns", doctor.stdout[-3000:])
 
     # `host-shim setup codex --remove`: the server and hooks gone, the person's lines and
     # what Codex wrote itself since (trusted folders and hooks) kept.

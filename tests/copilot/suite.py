@@ -332,6 +332,20 @@ def main():
           listed.returncode == 0 and listed.stdout.count("[cold, top-level]") >= 2
           and "preset=scripted-model" in listed.stdout, listed.stdout + listed.stderr)
 
+    # A 1 MiB message, refused by the plugin, then a listing, in one turn, three times:
+    # Copilot records the arguments in the caller's events.jsonl (lines of a MiB and
+    # more), and every later call of the server is still answered at once.
+    for turn in range(3):
+        big = Run(script(f"Send too much {turn}",
+                         tool("sessions_send", session_id=reviewer, message="$one-mebibyte"),
+                         tool("sessions_list"), {"say": "sent"}),
+                  work, session=lead.session)
+        refused = big.results("session-tools-sessions_send")
+        listed = big.results("session-tools-sessions_list")
+        holds(f"a 1 MiB send is refused and the next call answered, turn {turn + 1} of 3",
+              refused and "message must be at most 8000" in refused[-1]
+              and listed and "considered sessions" in listed[-1], [refused[-1:], listed[-1:]])
+
     with_codex(lead.session, work)
     woken_by_the_wake_command(lead.session, work)
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 sys.path.append(str(Path(__file__).parent.parent / "claude_code"))
 import endpoint  # noqa: E402
 from peer import ClaudeCodePeer  # noqa: E402
-from real_client import check, finish, first_request_with, stopped  # noqa: E402
+from real_client import check, doctor_finds_nothing_wrong, finish, first_request_with, stopped  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -431,6 +431,9 @@ def main():
 
     with_a_subagent(lead, reviewer)
     with_claude_code(lead)
+
+    doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(),
+                               "ordinary OpenClaw turns and a gateway")
 
     setup("--remove")
     left = json.loads((OPENCLAW_STATE / "openclaw.json").read_text())

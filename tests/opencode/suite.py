@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 import endpoint  # noqa: E402
-from real_client import check, finish, load  # noqa: E402
+from real_client import check, doctor_finds_nothing_wrong, finish, load  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
@@ -219,6 +219,8 @@ def main():
     woken(notes)
     live = sorted((STATE / "live").glob("*")) if (STATE / "live").is_dir() else []
     check(live == [], "no live registration is left after OpenCode ends", live)
+    doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(WORK),
+                               "ordinary OpenCode runs")
     try:
         three_harnesses(notes)
     finally:

@@ -27,6 +27,28 @@ fn exchange_over(
     env: &[(&str, &str)],
     lines: &[String],
 ) -> (Vec<Value>, std::process::ExitStatus) {
+    let (mut child, stdin) = started(source, extra, env, lines);
+    let expected = 1 + lines.len();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut responses = Vec::new();
+    for line in stdout.lines() {
+        responses.push(serde_json::from_str::<Value>(&line.unwrap()).unwrap());
+        if responses.len() == expected {
+            break;
+        }
+    }
+    // The client closes stdin: the server ends, cleanly.
+    drop(stdin);
+    (responses, ended_within(&mut child, Duration::from_secs(10)))
+}
+
+/// A server started and given the handshake, then `lines`; its stdin still open.
+fn started(
+    source: &[&str],
+    extra: &[&str],
+    env: &[(&str, &str)],
+    lines: &[String],
+) -> (std::process::Child, std::process::ChildStdin) {
     let scratch = std::env::temp_dir().join(format!("host-shim-mcp-{}", std::process::id()));
     let mut child = common::host_shim()
         .arg("mcp")
@@ -53,29 +75,22 @@ fn exchange_over(
     for line in handshake.iter().chain(lines) {
         writeln!(stdin, "{line}").unwrap();
     }
-    let expected = 1 + lines.len();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut responses = Vec::new();
-    for line in stdout.lines() {
-        responses.push(serde_json::from_str::<Value>(&line.unwrap()).unwrap());
-        if responses.len() == expected {
-            break;
-        }
-    }
-    // The client closes stdin: the server ends, cleanly.
-    drop(stdin);
-    let started = Instant::now();
-    let status = loop {
+    (child, stdin)
+}
+
+/// How the server ended, which it must within `limit` (its stdin is closed).
+fn ended_within(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let closed = Instant::now();
+    loop {
         if let Some(status) = child.try_wait().unwrap() {
-            break status;
+            return status;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the server did not end when stdin closed"
+            closed.elapsed() < limit,
+            "the server still runs {limit:?} after its client closed stdin"
         );
         std::thread::sleep(Duration::from_millis(20));
-    };
-    (responses, status)
+    }
 }
 
 fn by_id(responses: &[Value], id: Value) -> &Value {
@@ -640,46 +655,20 @@ fn a_lone_surrogate_in_a_call_is_refused_naming_the_argument_never_altered() {
 fn the_server_ends_soon_after_its_client_closes_stdin_whatever_still_runs() {
     // A send awaiting its reply for a minute is in flight when the client goes: the
     // server does not stay behind it (it would hold the harness's files open).
-    let scratch = std::env::temp_dir().join(format!("host-shim-mcp-gone-{}", std::process::id()));
-    let mut child = common::host_shim()
-        .args(["mcp", "--corpus", &corpus(), "--caller", "s-me"])
-        .env("XDG_CACHE_HOME", &scratch)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .env_remove("COPILOT_AGENT_SESSION_ID")
-        .env_remove("GEMINI_CLI")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("host-shim runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let lines = [
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "wire-test", "version": "1"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "sessions_send", "arguments": {"session_id": "s-live",
-            "message": "are you there?", "await_reply_seconds": 60}}}),
-    ];
-    for line in lines {
-        writeln!(stdin, "{line}").unwrap();
-    }
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "sessions_send", "arguments": {"session_id": "s-live",
+        "message": "are you there?", "await_reply_seconds": 60}}});
+    let (mut child, stdin) = started(
+        &["--corpus", &corpus()],
+        &["--caller", "s-me"],
+        &[],
+        &[call.to_string()],
+    );
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut initialized = String::new();
     stdout.read_line(&mut initialized).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     drop(stdin);
-    let closed = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            closed.elapsed() < Duration::from_secs(15),
-            "the server still runs 15 s after its client closed stdin"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = ended_within(&mut child, Duration::from_secs(15));
     assert!(status.success(), "{status}");
 }

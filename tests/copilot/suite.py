@@ -334,23 +334,26 @@ def main():
 
     # A 1 MiB message, refused by the plugin, then a listing, in one turn, three times:
     # Copilot records the arguments in the caller's events.jsonl (lines of a MiB and
-    # more), and every later call of the server is still answered at once.
+    # more), and every later call of the server, over those files, is still answered.
+    # Each turn is a new session (Copilot compacts a resumed history this large, which
+    # the scripted model would read as an earlier script).
     for turn in range(3):
         big = Run(script(f"Send too much {turn}",
                          tool("sessions_send", session_id=reviewer, message="$one-mebibyte"),
                          tool("sessions_list"), {"say": "sent"}),
-                  work, session=lead.session)
+                  work)
         refused = big.results("session-tools-sessions_send")
         listed = big.results("session-tools-sessions_list")
         holds(f"a 1 MiB send is refused and the next call answered, turn {turn + 1} of 3",
               refused and "message must be at most 8000" in refused[-1]
               and listed and "considered sessions" in listed[-1], [refused[-1:], listed[-1:]])
 
-    with_codex(lead.session, work)
-    woken_by_the_wake_command(lead.session, work)
-
+    # Before Codex joins this home (its hooks are trusted only by an interactive Codex).
     doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(WORK),
                                "ordinary headless turns")
+
+    with_codex(lead.session, work)
+    woken_by_the_wake_command(lead.session, work)
 
     # `--remove` gives everything back.
     subprocess.run([*setup, "--remove"], check=True, capture_output=True, env=env(WORK))

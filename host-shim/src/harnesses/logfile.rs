@@ -292,11 +292,11 @@ mod tests {
         );
     }
 
+    /// How a hook's witness reads a record.
+    type WitnessReader = fn(&Path) -> anyhow::Result<crate::inbox::Shown>;
+
     /// Each reader a hook's witness uses, over what a hook's input may name.
-    fn witness_readers() -> Vec<(
-        &'static str,
-        fn(&Path) -> anyhow::Result<crate::inbox::Shown>,
-    )> {
+    fn witness_readers() -> Vec<(&'static str, WitnessReader)> {
         vec![
             (
                 "claude",
@@ -310,10 +310,7 @@ mod tests {
     }
 
     /// `read(path)` ends within 10 s, or the test fails (a FIFO read would wait forever).
-    fn ends(
-        read: fn(&Path) -> anyhow::Result<crate::inbox::Shown>,
-        path: &Path,
-    ) -> anyhow::Result<crate::inbox::Shown> {
+    fn ends(read: WitnessReader, path: &Path) -> anyhow::Result<crate::inbox::Shown> {
         let (done, finished) = std::sync::mpsc::channel();
         let path = path.to_path_buf();
         std::thread::spawn(move || done.send(read(&path)));

@@ -149,7 +149,7 @@ def with_claude_code(lead, work):
 def woken_by_the_wake_command(lead, work):
     """Gemini CLI has no way to wake an idle session: with a wake command set up, a
     message to a cold session starts it (`gemini --resume <id> -p …`), and its
-    SessionStart hook hands the message over."""
+    BeforeAgent hook hands the message over."""
     sleeper = Run("Sleep on it", work).session
     # The command names the endpoint and the folder's trust, as a person's offline
     # set-up must, but not the API key: Gemini removes GEMINI_API_KEY from the
@@ -246,8 +246,10 @@ def main():
           '"mac"' in session_file(lead.session).read_text() and "mac" not in shown
           and "[action] mcp_session-tools_sessions_send: Docs can ship. (ok)" in shown, shown[-1500:])
 
-    # The reviewer's next turn: its SessionStart hook hands the message over, its model
-    # gets it once, and its own file shows it.
+    # The reviewer's next turn: its BeforeAgent hook hands the message over (after the
+    # prompt: Gemini 0.61.0 drops from a resumed history a user message that begins with
+    # `<hook_context>`, where a SessionStart hook's context goes, the prompt with it),
+    # its model gets it once, and its own file shows it.
     resumed = Run("Anything new?", work, session=reviewer)
     holds("the reviewer's model is given the message once, as its frame",
           resumed.frames_seen("Docs can ship.") == 1,
@@ -255,12 +257,20 @@ def main():
     recorded = session_file(reviewer).read_text()
     holds("the reviewer's session file records the frame Gemini sent its model",
           "Docs can ship." in recorded and FRAME in recorded, recorded[-1500:])
-    Run("And now?", work, session=reviewer)
+    after = Run("And now?", work, session=reviewer)
+    # What Gemini keeps: the turn after, its history still holds that turn's message,
+    # the person's words and the frame once.
+    kept = [t for c in (after.requests[-1]["contents"] if after.requests else [])
+            if c.get("role") == "user" for t in endpoint.texts(c)]
+    holds("Gemini keeps the handed-over turn in the next turn's history: the prompt, and the frame once",
+          any("Anything new?" in t for t in kept) and after.frames_seen("Docs can ship.") == 1,
+          kept[-4:])
     handed = events_named("handed-over", reviewer)
     holds("the offer is settled as handed over by the reviewer's own record, once",
           len(handed) == 1 and not events_named("waiting-again", reviewer), audit())
     later = Run("Anything else?", work, session=reviewer)
-    holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
+    holds("a message handed over is never given again (the history keeps its one frame)",
+          later.frames_seen("Docs can ship.") == 1)
 
     # Messages that arrive during the reviewer's turn (a tool of its own turn sends them
     # from the lead, through host-shim call): the steered one is handed over after that
@@ -283,6 +293,22 @@ def main():
     record = session_file(reviewer).read_text()
     holds("Gemini records both hand-overs in the session file",
           "Also fix the typo." in record and "Stop before the release notes." in record, "")
+    # The reviewer's next resume, as Gemini 0.61.0 rebuilds its history: the queued
+    # frame (a prompt of its own) once; the steered frame rides in the tool's result,
+    # which Gemini repeats in a resumed history as it repeats every tool result (the
+    # lead's plain shell results too), so it shows once in each copy and nowhere else.
+    again = Run("Once more", work, session=reviewer)
+    contents = again.requests[-1]["contents"] if again.requests else []
+    results = [json.dumps(part["functionResponse"]) for c in contents for part in c.get("parts") or []
+               if "functionResponse" in part and "accepted for" in json.dumps(part["functionResponse"])]
+    prompts = [part["text"] for c in contents for part in c.get("parts") or []
+               if isinstance(part.get("text"), str) and FRAME in part["text"]]
+    holds("the next resume keeps the queued frame once, and the steered one once in each copy of "
+          "the tool result Gemini repeats",
+          sum(t.count("Also fix the typo.") for t in prompts) == 1
+          and not any("Stop before the release notes." in t for t in prompts)
+          and results and all(r.count("Stop before the release notes.") == 1 for r in results),
+          [len(results), [t[-200:] for t in prompts]])
 
     # A subagent: Gemini gives its hooks its parent's session, so its call is its
     # parent's; the subagent is listed with its owner.

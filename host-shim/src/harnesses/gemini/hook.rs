@@ -3,14 +3,16 @@
 //!
 //! - `BeforeTool` of one of our tools (`mcp_<server>_<tool>`): the call's arguments
 //!   with the stamp of the session making it ([`STAMP_ARGUMENT`], [`crate::call_stamp`]),
-//!   as `hookSpecificOutput.tool_input`, which Gemini merges into the arguments it
-//!   sends. Arguments that hold the stamp's field already (the model wrote it) are
+//!   as `hookSpecificOutput.tool_input`, which replaces the arguments Gemini sends. Arguments that hold the stamp's field already (the model wrote it) are
 //!   refused, `{"decision": "deny", "reason": …}`, which the model is told. Gemini CLI
 //!   0.61.0 gives a subagent's hooks its parent's `session_id`, so a subagent's call is
 //!   stamped, and taken, as its parent's. Another tool's call: `{}`.
-//! - `SessionStart` and `BeforeAgent`: everything waiting, as
-//!   `hookSpecificOutput.additionalContext` (Gemini puts a `SessionStart` hook's before
-//!   the prompt and a `BeforeAgent` hook's after it, each in a `<hook_context>` block).
+//! - `BeforeAgent`: everything waiting, as `hookSpecificOutput.additionalContext`,
+//!   which Gemini puts after the prompt in a `<hook_context>` block. `SessionStart`
+//!   hands nothing over (it registers the session's Gemini process): Gemini puts its
+//!   context before the prompt, and on a resume drops a user message that begins with
+//!   `<hook_context>` from the history, the person's words with it (0.61.0's
+//!   `convertSessionToClientHistory`); the same turn's `BeforeAgent` hands it over.
 //! - `AfterTool`: the `steer` messages, as context Gemini appends to the tool's result.
 //! - `AfterAgent`: the `steer` messages and the oldest `queue` one, as
 //!   `{"decision": "deny", "reason": …}`: Gemini makes the reason a new prompt of the
@@ -57,7 +59,13 @@ impl Event {
     /// What it takes from the inbox; none for a tool call, which is stamped.
     fn takes(self) -> Option<Takes> {
         match self {
-            Event::SessionStart | Event::BeforeAgent => Some(Takes::All),
+            // What a `SessionStart` hook adds Gemini puts before the prompt, as the
+            // message's first text; on a resume 0.61.0 drops a user message that begins
+            // with `<hook_context>` from the history, the person's words with it. A
+            // `BeforeAgent` hook's goes after the prompt, and stays: everything waiting
+            // is handed over there, at the same turn.
+            Event::SessionStart => None,
+            Event::BeforeAgent => Some(Takes::All),
             Event::AfterTool => Some(Takes::Steer),
             Event::AfterAgent => Some(Takes::SteerAndOldestQueued),
             Event::BeforeTool => None,
@@ -292,6 +300,9 @@ mod tests {
         spool(&state, "second", DeliveryMode::Queue, "k2");
         spool(&state, "now", DeliveryMode::Steer, "k3");
         let context = |event: &str, text: &str| serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}});
+        // A session's start hands nothing over (Gemini would put it where a resume drops
+        // it, the prompt with it): the same turn's BeforeAgent does.
+        assert_eq!(run(&state, "SessionStart", none.clone()), none);
         assert_eq!(
             run(&state, "AfterTool", none.clone()),
             context("AfterTool", "now")
@@ -304,7 +315,6 @@ mod tests {
             run(&state, "BeforeAgent", serde_json::json!({"prompt": "hi"})),
             context("BeforeAgent", "second")
         );
-        assert_eq!(run(&state, "SessionStart", none.clone()), none);
         assert_eq!(run(&state, "SessionEnd", none.clone()), none);
     }
 

@@ -3,7 +3,8 @@
 //!
 //! - `BeforeTool` of one of our tools (`mcp_<server>_<tool>`): the call's arguments
 //!   with the stamp of the session making it ([`STAMP_ARGUMENT`], [`crate::call_stamp`]),
-//!   as `hookSpecificOutput.tool_input`, which replaces the arguments Gemini sends. Arguments that hold the stamp's field already (the model wrote it) are
+//!   as `hookSpecificOutput.tool_input`, which replaces the arguments Gemini sends.
+//!   Arguments that hold the stamp's field already (the model wrote it) are
 //!   refused, `{"decision": "deny", "reason": …}`, which the model is told. Gemini CLI
 //!   0.61.0 gives a subagent's hooks its parent's `session_id`, so a subagent's call is
 //!   stamped, and taken, as its parent's. Another tool's call: `{}`.

@@ -1,12 +1,8 @@
-//! The benchmarks live in `benches/`: `cargo bench -p benches` (`--bench tools`,
-//! `claude`, `codex`, `opencode`, `copilot`). This library writes the big folders they share.
-
-pub mod claude_projects;
-pub mod codex_home;
-pub mod copilot_home;
-pub mod gemini_home;
-pub mod openclaw_state;
-pub mod opencode_db;
+//! The benchmarks of the tools (`cargo bench -p benches --bench tools`), of several
+//! machines (`--bench machines`) and of two harnesses in one server
+//! (`--bench together`) live in `benches/`; each harness's store benchmark lives in its
+//! folder (`host-shim/harnesses/<name>/bench/`: `cargo bench -p host-shim-<name>-bench`).
+//! This library holds what the store benchmarks share.
 
 /// The two calls the store benchmarks time, as `caller`: a listing of every session
 /// (`scope: all`) and a read of `target`.
@@ -26,4 +22,69 @@ pub fn list_and_read(
         ..list.clone()
     };
     (list, read)
+}
+
+/// The four timings every store benchmark takes, in a group named `group`: a first
+/// listing (a store `open` makes afresh each time; `first` says what that costs), a
+/// listing again, a first read of `read`'s session (a store that has listed), a read
+/// again. Each listing must count `sessions`.
+pub fn store_group<S: host_shim::Harness + host_shim::SessionQuery + 'static>(
+    c: &mut criterion::Criterion,
+    group: &str,
+    first: &str,
+    sessions: usize,
+    open: impl Fn() -> S,
+    (list, read): (host_shim::CallRequest, host_shim::CallRequest),
+) {
+    use criterion::BatchSize;
+    let runtime: host_shim::Runtime<S> = host_shim::Runtime::with_options(
+        host_shim_plugin::PLUGIN_WASM,
+        &host_shim::RuntimeOptions::default(),
+    )
+    .unwrap();
+    let counted = format!("{sessions} considered");
+    let mut group = c.benchmark_group(group);
+    group.sample_size(10);
+    group.bench_function(format!("sessions_list, first ({first})"), |b| {
+        b.iter_batched(
+            || (),
+            |()| {
+                let report = runtime.call(open(), &list);
+                assert!(report.answer.unwrap().text.contains(&counted));
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    let mut store = Some(open());
+    group.bench_function("sessions_list, cached", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &list);
+            store = Some(report.harness);
+        })
+    });
+    let listed = || {
+        let mut store = open();
+        store.list_sessions();
+        store
+    };
+    group.bench_function(
+        "sessions_read of a 3 MB session, first (parse it whole)",
+        |b| {
+            b.iter_batched(
+                listed,
+                |fresh| {
+                    let report = runtime.call(fresh, &read);
+                    assert!(report.answer.unwrap().text.contains("readable messages"));
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    group.bench_function("sessions_read of a 3 MB session, cached", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &read);
+            store = Some(report.harness);
+        })
+    });
+    group.finish();
 }

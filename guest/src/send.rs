@@ -117,6 +117,35 @@ pub fn delivery_key(caller: &str, call_id: &str) -> String {
     }
 }
 
+/// Why a send stopped before its delivery: the answer the model reads, or the host failing.
+enum Stopped {
+    Answered(Answer),
+    Host(HostError),
+}
+
+impl From<HostError> for Stopped {
+    fn from(err: HostError) -> Self {
+        Stopped::Host(err)
+    }
+}
+
+impl From<Answer> for Stopped {
+    fn from(answer: Answer) -> Self {
+        Stopped::Answered(answer)
+    }
+}
+
+/// The message this send answers (`reply_to`), found on the caller's surface.
+struct Replied {
+    /// Its sender: the target when `session_id` is left out.
+    sender: String,
+    /// Its seq and hop: the chain a reply goes on.
+    seq: u64,
+    hop: u32,
+}
+
+/// One `sessions_send`: the body checked, the answered message found, the target
+/// resolved and checked, the hop counted, the sender's caps, then the framed delivery.
 pub fn run<H: SessionQuery + Inbox>(
     host: &mut H,
     caller: &str,
@@ -124,6 +153,19 @@ pub fn run<H: SessionQuery + Inbox>(
     settings: &Settings,
     request: &SendRequest,
 ) -> Result<Answer, HostError> {
+    match send(host, caller, call_id, settings, request) {
+        Ok(answer) | Err(Stopped::Answered(answer)) => Ok(answer),
+        Err(Stopped::Host(err)) => Err(err),
+    }
+}
+
+fn send<H: SessionQuery + Inbox>(
+    host: &mut H,
+    caller: &str,
+    call_id: &str,
+    settings: &Settings,
+    request: &SendRequest,
+) -> Result<Answer, Stopped> {
     if is_blank(&request.message) {
         return Ok(refusal(
             RefusalCode::EmptyBody,
@@ -133,96 +175,19 @@ pub fn run<H: SessionQuery + Inbox>(
     }
     // The caller's own surface, read once: for the frame a reply answers (before the
     // target is known) and for the chain.
-    let mut own_surface = None;
-    if request.reply_to.is_some() {
-        own_surface = Some(host.get_surface(caller, LEAD_CHARS));
-    }
-    let mut session_id = request.session_id.clone();
-    let mut replied_sender = None;
-    // The answered frame's seq and hop: the chain a reply goes on.
-    let mut replied_at = None;
-    if let Some(answered) = &request.reply_to {
-        let surface = own_surface.as_ref().and_then(Option::as_ref);
-        let Some(replied) = find_frame(host, caller, surface, answered)? else {
-            return Ok(Answer::refused(
-                RefusalCode::InvalidArguments,
-                format!(
-                    "invalid arguments: reply_to names no message on your surface (got \"{answered}\"); \
-                     give the message-id line of a cross-session message you received, \
-                     or send without reply_to"
-                ),
-            ));
-        };
-        let (seq, replied) = replied;
-        if session_id.is_empty() {
-            session_id = replied.sender.clone();
-        }
-        replied_at = Some((seq, replied.hop));
-        replied_sender = Some(replied.sender);
-    }
-    let read_reach = settings.read_scope.reach();
-    let mut places = Places::new(caller);
-    // Outside the deployment's readScope a session does not exist for this caller.
-    let header = resolve_session(host, &session_id)
-        .filter(|header| places.reaches_one(host, read_reach, header));
-    let Some(header) = header else {
-        let mut refused = not_found(host, &mut places, read_reach, NAME, &session_id)?;
-        refused.cause.push_str(" Nothing was delivered.");
-        return Ok(refused.answer());
+    let own_surface = (request.reply_to.as_ref()).map(|_| host.get_surface(caller, LEAD_CHARS));
+    let replied = answered_message(host, caller, own_surface.as_ref(), request)?;
+    let session_id = match &replied {
+        Some(replied) if request.session_id.is_empty() => replied.sender.clone(),
+        _ => request.session_id.clone(),
     };
+    let mut places = Places::new(caller);
+    let header = target_header(host, &mut places, settings, &session_id)?;
     let target = header.id.as_str();
     let shown_id = show_id(target);
-    if let Some(sender) = replied_sender.filter(|sender| sender != target) {
-        return Ok(Answer::refused(
-            RefusalCode::InvalidArguments,
-            format!(
-                "invalid arguments: reply_to names a message from {}, not from {shown_id}; \
-                 leave session_id out to answer its sender, or send without reply_to",
-                show_id(&sender),
-            ),
-        ));
-    }
-    // Checked before anything else touches the target.
-    if header.is_subagent() {
-        return Ok(not_messageable(host, &mut places, read_reach, &header));
-    }
-    if !places.reaches_one(host, settings.send_scope.reach(), &header) {
-        return Ok(not_permitted(settings.send_scope, &shown_id));
-    }
-    if header.inbound == Inbound::Refuse {
-        return Ok(refused_by_target(&shown_id));
-    }
-    if target == caller {
-        return Ok(refusal(
-            RefusalCode::Rejected,
-            format!("session {shown_id} is this session; a session cannot send to its own inbox."),
-            "nothing was delivered; send to another session's id from sessions_list.",
-        ));
-    }
-    // Without frames no hop travels: every send is hop 1. A reply goes on the chain of
-    // the frame it answers, a newer frame's notwithstanding.
-    let hop = if settings.frame_messages {
-        let surface = own_surface.unwrap_or_else(|| host.get_surface(caller, LEAD_CHARS));
-        let chain = match replied_at {
-            Some((seq, hop)) => reply_chain_hop(host, caller, surface.as_ref(), seq, hop)?,
-            None => current_hop(host, caller, surface.as_ref())?,
-        };
-        chain.saturating_add(1)
-    } else {
-        1
-    };
-    if hop > settings.max_hops {
-        return Ok(refusal(
-            RefusalCode::LoopGuard,
-            format!(
-                "this message would be hop {hop} in a chain of cross-session messages, \
-                 and this deployment allows {} (maxHops).",
-                settings.max_hops
-            ),
-            "nothing was delivered. Finish the work in your own session or answer the person; \
-             their next message starts a new chain.",
-        ));
-    }
+    let replied_sender = replied.as_ref().map(|replied| replied.sender.as_str());
+    check_target(host, &mut places, settings, caller, &header, replied_sender)?;
+    let hop = hop_of(host, caller, settings, own_surface, replied.as_ref())?;
     let key = delivery_key(caller, call_id);
     if let Some(capped) = rate_limited(host, caller, target, &key, settings) {
         return Ok(capped);
@@ -235,88 +200,246 @@ pub fn run<H: SessionQuery + Inbox>(
         message_id: message_id(&key, caller, target, hop, &request.message),
         in_reply_to: request.reply_to.clone(),
     };
-    let body = if settings.frame_messages {
-        let sender_title = host
-            .title_snapshots(&[caller.to_string()])
-            .into_iter()
-            .next()
-            .flatten();
-        frame(
-            caller,
-            sender_title.as_deref(),
-            request.mode,
-            hop,
-            &ids,
-            &request.message,
-        )
-    } else {
-        request.message.clone()
+    let body = body_of(host, caller, settings, request, hop, &ids);
+    let delivered = host.deliver(
+        target,
+        &body,
+        request.mode,
+        settings.allow_resume,
+        &key,
+        &ids,
+    );
+    Ok(delivery_answer(
+        delivered, settings, request, target, hop, &ids,
+    ))
+}
+
+/// The message `reply_to` names on the caller's surface (`surface`, read when there is
+/// a `reply_to`); a name that is no message there is refused.
+fn answered_message(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    surface: Option<&Option<crate::host::SurfaceIndex>>,
+    request: &SendRequest,
+) -> Result<Option<Replied>, Stopped> {
+    let Some(answered) = &request.reply_to else {
+        return Ok(None);
     };
-    Ok(
-        match host.deliver(
-            target,
-            &body,
-            request.mode,
-            settings.allow_resume,
-            &key,
-            &ids,
-        ) {
-            Ok(delivered) => {
-                // A repeat's message is the first delivery's, with its id.
-                let id = if delivered.message_id.is_empty() {
-                    ids.message_id.clone()
-                } else {
-                    delivered.message_id.clone()
-                };
-                let mut answer = accepted(&shown_id, request, hop, &id, &delivered);
-                if request.await_reply_seconds > 0 {
-                    answer.await_reply = Some(ReplyWait {
-                        target: target.to_string(),
-                        message_id: id,
-                        seconds: request.await_reply_seconds,
-                    });
-                }
-                answer
-            }
-            Err(DeliveryRefusal::RefusedByTarget) => refused_by_target(&shown_id),
-            // The header was there a moment ago: the host lost the target, so this is not
-            // the model's mistyped id, and a near id would only point back at it.
-            Err(DeliveryRefusal::NotFound) => refusal(
-                RefusalCode::Rejected,
-                format!(
-                    "session {shown_id}: the target could not be resolved at delivery. \
-                 Nothing was delivered."
-                ),
-                "the session may have just ended; re-run sessions_list before trying again.",
+    let surface = surface.and_then(Option::as_ref);
+    let Some((seq, replied)) = find_frame(host, caller, surface, answered)? else {
+        return Err(Answer::refused(
+            RefusalCode::InvalidArguments,
+            format!(
+                "invalid arguments: reply_to names no message on your surface (got \"{answered}\"); \
+                 give the message-id line of a cross-session message you received, \
+                 or send without reply_to"
             ),
-            Err(DeliveryRefusal::WouldNeedWake) if settings.allow_resume => refusal(
-                RefusalCode::Rejected,
-                format!(
-                    "session {shown_id} is cold and the host declined to wake the cold session. \
-                 Nothing was delivered."
-                ),
-                "the session was left as it was; target a live session, or try again later.",
+        )
+        .into());
+    };
+    Ok(Some(Replied {
+        sender: replied.sender,
+        seq,
+        hop: replied.hop,
+    }))
+}
+
+/// The target's header, when it is a session this caller may see (outside the
+/// deployment's readScope a session does not exist for this caller).
+fn target_header(
+    host: &mut impl SessionQuery,
+    places: &mut Places,
+    settings: &Settings,
+    session_id: &str,
+) -> Result<SessionHeader, Stopped> {
+    let read_reach = settings.read_scope.reach();
+    let header = resolve_session(host, session_id)
+        .filter(|header| places.reaches_one(host, read_reach, header));
+    match header {
+        Some(header) => Ok(header),
+        None => {
+            let mut refused = not_found(host, places, read_reach, NAME, session_id)?;
+            refused.cause.push_str(" Nothing was delivered.");
+            Err(refused.answer().into())
+        }
+    }
+}
+
+/// The target refused before anything else touches it: not the sender of the message
+/// a reply answers, a subagent, outside the sendScope, refusing messages, the caller.
+fn check_target(
+    host: &mut impl SessionQuery,
+    places: &mut Places,
+    settings: &Settings,
+    caller: &str,
+    header: &SessionHeader,
+    replied_sender: Option<&str>,
+) -> Result<(), Answer> {
+    let target = header.id.as_str();
+    let shown_id = show_id(target);
+    if let Some(sender) = replied_sender.filter(|sender| *sender != target) {
+        return Err(Answer::refused(
+            RefusalCode::InvalidArguments,
+            format!(
+                "invalid arguments: reply_to names a message from {}, not from {shown_id}; \
+                 leave session_id out to answer its sender, or send without reply_to",
+                show_id(sender),
             ),
-            Err(DeliveryRefusal::WouldNeedWake) => resume_disabled(&shown_id),
-            Err(DeliveryRefusal::Rejected(reason)) => {
-                let reason = fold_field(&reason);
-                refusal(
-                    RefusalCode::Rejected,
-                    format!(
-                        "the controller refused the message: {}",
-                        if reason.is_empty() {
-                            "(no reason given)"
-                        } else {
-                            &reason
-                        }
-                    ),
-                    "nothing was delivered; the reason above is the controller's own. \
-                 Try again later or message another session.",
-                )
+        ));
+    }
+    if header.is_subagent() {
+        let read_reach = settings.read_scope.reach();
+        return Err(not_messageable(host, places, read_reach, header));
+    }
+    if !places.reaches_one(host, settings.send_scope.reach(), header) {
+        return Err(not_permitted(settings.send_scope, &shown_id));
+    }
+    if header.inbound == Inbound::Refuse {
+        return Err(refused_by_target(&shown_id));
+    }
+    if target == caller {
+        return Err(refusal(
+            RefusalCode::Rejected,
+            format!("session {shown_id} is this session; a session cannot send to its own inbox."),
+            "nothing was delivered; send to another session's id from sessions_list.",
+        ));
+    }
+    Ok(())
+}
+
+/// The hop this message would be, within the deployment's maxHops. Without frames no
+/// hop travels: every send is hop 1. A reply goes on the chain of the frame it answers,
+/// a newer frame's notwithstanding.
+fn hop_of(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    settings: &Settings,
+    own_surface: Option<Option<crate::host::SurfaceIndex>>,
+    replied: Option<&Replied>,
+) -> Result<u32, Stopped> {
+    let hop = if settings.frame_messages {
+        let surface = own_surface.unwrap_or_else(|| host.get_surface(caller, LEAD_CHARS));
+        let chain = match replied {
+            Some(replied) => {
+                reply_chain_hop(host, caller, surface.as_ref(), replied.seq, replied.hop)?
             }
-            Err(DeliveryRefusal::Undecided(reason)) => undecided(&shown_id, &reason),
-        },
+            None => current_hop(host, caller, surface.as_ref())?,
+        };
+        chain.saturating_add(1)
+    } else {
+        1
+    };
+    if hop > settings.max_hops {
+        return Err(refusal(
+            RefusalCode::LoopGuard,
+            format!(
+                "this message would be hop {hop} in a chain of cross-session messages, \
+                 and this deployment allows {} (maxHops).",
+                settings.max_hops
+            ),
+            "nothing was delivered. Finish the work in your own session or answer the person; \
+             their next message starts a new chain.",
+        )
+        .into());
+    }
+    Ok(hop)
+}
+
+/// What the target is given: the message in its frame (naming the sender by its title
+/// now), or as written when the deployment frames nothing.
+fn body_of(
+    host: &mut impl SessionQuery,
+    caller: &str,
+    settings: &Settings,
+    request: &SendRequest,
+    hop: u32,
+    ids: &MessageIds,
+) -> String {
+    if !settings.frame_messages {
+        return request.message.clone();
+    }
+    let sender_title = host
+        .title_snapshots(&[caller.to_string()])
+        .into_iter()
+        .next()
+        .flatten();
+    frame(
+        caller,
+        sender_title.as_deref(),
+        request.mode,
+        hop,
+        ids,
+        &request.message,
     )
+}
+
+/// The answer to the host's delivery: accepted (with the reply awaited), or each
+/// refusal in words the model can act on.
+fn delivery_answer(
+    delivered: Result<Delivered, DeliveryRefusal>,
+    settings: &Settings,
+    request: &SendRequest,
+    target: &str,
+    hop: u32,
+    ids: &MessageIds,
+) -> Answer {
+    let shown_id = show_id(target);
+    match delivered {
+        Ok(delivered) => {
+            // A repeat's message is the first delivery's, with its id.
+            let id = if delivered.message_id.is_empty() {
+                ids.message_id.clone()
+            } else {
+                delivered.message_id.clone()
+            };
+            let mut answer = accepted(&shown_id, request, hop, &id, &delivered);
+            if request.await_reply_seconds > 0 {
+                answer.await_reply = Some(ReplyWait {
+                    target: target.to_string(),
+                    message_id: id,
+                    seconds: request.await_reply_seconds,
+                });
+            }
+            answer
+        }
+        Err(DeliveryRefusal::RefusedByTarget) => refused_by_target(&shown_id),
+        // The header was there a moment ago: the host lost the target, so this is not
+        // the model's mistyped id, and a near id would only point back at it.
+        Err(DeliveryRefusal::NotFound) => refusal(
+            RefusalCode::Rejected,
+            format!(
+                "session {shown_id}: the target could not be resolved at delivery. \
+                 Nothing was delivered."
+            ),
+            "the session may have just ended; re-run sessions_list before trying again.",
+        ),
+        Err(DeliveryRefusal::WouldNeedWake) if settings.allow_resume => refusal(
+            RefusalCode::Rejected,
+            format!(
+                "session {shown_id} is cold and the host declined to wake the cold session. \
+                 Nothing was delivered."
+            ),
+            "the session was left as it was; target a live session, or try again later.",
+        ),
+        Err(DeliveryRefusal::WouldNeedWake) => resume_disabled(&shown_id),
+        Err(DeliveryRefusal::Rejected(reason)) => {
+            let reason = fold_field(&reason);
+            refusal(
+                RefusalCode::Rejected,
+                format!(
+                    "the controller refused the message: {}",
+                    if reason.is_empty() {
+                        "(no reason given)"
+                    } else {
+                        &reason
+                    }
+                ),
+                "nothing was delivered; the reason above is the controller's own. \
+                 Try again later or message another session.",
+            )
+        }
+        Err(DeliveryRefusal::Undecided(reason)) => undecided(&shown_id, &reason),
+    }
 }
 
 /// The acceptance: where the message is now, in words that fit its mode and state,

@@ -3,7 +3,7 @@
 /// Answers a store keeps for the length of one tool call: the WIT asks that a call be
 /// answered from one state, and a listing's rows ask the same question many times.
 /// Between calls nothing is kept, and every question looks afresh.
-pub(crate) struct CallMemo<K, V> {
+pub struct CallMemo<K, V> {
     seen: Option<std::collections::HashMap<K, V>>,
 }
 

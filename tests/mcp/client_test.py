@@ -182,7 +182,7 @@ async def a_disabled_deployment():
 async def claude_code_end_to_end():
     """Two Claude Code sessions of the project's fixtures: one sends, the other's Stop
     hook hands the message over."""
-    projects = str(ROOT / "tests" / "fixtures" / "claude-projects")
+    projects = str(ROOT / "host-shim" / "harnesses" / "claude-code" / "fixtures" / "projects")
     state = SCRATCH / "state"
     sender = "11111111-aaaa-4aaa-8aaa-000000000001"
     target = "22222222-bbbb-4bbb-8bbb-000000000002"

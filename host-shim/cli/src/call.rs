@@ -25,7 +25,7 @@ pub fn run(args: CallArgs, cache_dir: Option<PathBuf>) -> Result<()> {
         arguments: read_arguments(&args)?,
     };
     let runtime: Runtime<Harnesses> = Runtime::with_options(&args.source.plugin()?, &options)?;
-    crate::say_wasi(&runtime);
+    crate::flags::say_wasi(&runtime);
     // A send that awaits its reply waits for it here (Ctrl-C ends the process).
     let report = runtime.call_awaiting(stores.harnesses, &request, &|| false);
     // What the host did is reported whatever the outcome.

@@ -17,7 +17,7 @@ pub fn catalog(
         ..RuntimeOptions::default()
     };
     let runtime: Runtime<CorpusHost> = Runtime::with_options(&plugin_bytes(plugin)?, &options)?;
-    crate::say_wasi(&runtime);
+    crate::flags::say_wasi(&runtime);
     let tools = runtime
         .catalog(&settings)
         .map_err(|err| call_error(settings_path, err))?;

@@ -163,7 +163,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
 pub fn run_over<H: host_shim::Harness>(
     out: &mut impl Write,
     mut store: H,
-    tour: &crate::profile::Tour,
+    tour: &host_shim_profile::Tour,
     caller: Option<&str>,
     cache_dir: Option<PathBuf>,
 ) -> Result<()> {
@@ -231,12 +231,12 @@ pub fn run_command(args: &crate::flags::DemoArgs, cache_dir: Option<PathBuf>) ->
     let Some((profile, place)) = named.first() else {
         return run(out, cache_dir);
     };
-    let with = crate::profile::StoreInputs {
+    let with = host_shim_profile::StoreInputs {
         inbox: &args.state.inbox()?,
         state: &args.state,
-        purpose: crate::profile::Purpose::Look,
+        purpose: host_shim_profile::Purpose::Look,
     };
     let store = profile.store(place, args.harnesses.matches(), &with)?;
     let sessions = host_shim::Harnesses::new(vec![store]);
-    run_over(out, sessions, &profile.tour(), caller, cache_dir)
+    run_over(out, sessions, profile.tour(), caller, cache_dir)
 }

@@ -1,15 +1,15 @@
 //! The command line: every flag defined here, and turned here into what the commands
 //! run with (the stores, the runtime options, the settings, the plugin), once. The
-//! flags of each harness are its profile's ([`crate::profile`]), added to the
+//! flags of each harness are its profile's ([`host_shim_profile`]), added to the
 //! commands that take them when the command line is built ([`parse`]), read by the
 //! profile from [`HarnessFlags`].
 
-use crate::profile::{HarnessProfile, Hook, Purpose, StoreInputs, path_of};
 use crate::state::{CLUSTER_DEADLINE, StateArgs};
 use anyhow::{Context, Result};
 use clap::{ArgGroup, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use host_shim::{Corpus, CorpusHost, Harnesses, RuntimeOptions, SharedInbox, Store};
 use host_shim_nats::{Cluster, MachineHost};
+use host_shim_profile::{HarnessProfile, Hook, Purpose, StoreInputs, path_of};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -590,5 +590,15 @@ pub fn plugin_bytes(path: Option<&Path>) -> Result<std::borrow::Cow<'static, [u8
         Some(path) => Ok(std::fs::read(path)
             .with_context(|| format!("cannot read plugin {}", path.display()))?
             .into()),
+    }
+}
+
+/// A plugin that imports WASI runs with a deny-all WASI; the host says so.
+pub fn say_wasi<H: host_shim::Harness>(runtime: &host_shim::Runtime<H>) {
+    if !runtime.wasi_imports().is_empty() {
+        eprintln!(
+            "host-shim: note: the plugin imports WASI ({} interfaces); it gets a deny-all WASI: no files, environment, arguments or sockets, stdio discarded",
+            runtime.wasi_imports().len()
+        );
     }
 }

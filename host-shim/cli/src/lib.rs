@@ -1,7 +1,8 @@
 //! `host-shim`: run the session-tools plugin from the command line. A thin layer over
 //! the library: the flags (`flags.rs`) turned into stores and options, one module per
-//! command, the MCP server (`mcp.rs`), and one folder per harness (`harnesses/`), each
-//! a profile ([`profile::HarnessProfile`]) the commands loop over.
+//! command, the MCP server (`mcp.rs`), and the list of harness crates
+//! (`harnesses.rs`), each a profile ([`host_shim_profile::HarnessProfile`]) the commands loop
+//! over.
 //!
 //! The binary runs [`run`] with [`harnesses::ALL`]; a build of the command with
 //! another list of harnesses (a test's, an embedder's) runs it with its own.
@@ -16,8 +17,6 @@ mod inbound;
 mod log;
 pub mod mcp;
 mod nats_user;
-pub mod plugin_companion;
-pub mod profile;
 mod remove_state;
 mod serve;
 pub mod setup;
@@ -26,9 +25,8 @@ mod watch;
 
 use anyhow::Context;
 use flags::{Command, DemoArgs, Invocation};
-use host_shim::{Harness, Runtime};
 use host_shim_plugin::PLUGIN_WASM;
-use profile::HarnessProfile;
+use host_shim_profile::HarnessProfile;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
@@ -90,7 +88,7 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
 
 /// One hook run: its input from stdin, its answer to stdout, what it could not read
 /// on stderr.
-fn hook_run(hook: &profile::Hook, state: &state::StateArgs) -> anyhow::Result<()> {
+fn hook_run(hook: &host_shim_profile::Hook, state: &state::StateArgs) -> anyhow::Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
@@ -102,14 +100,4 @@ fn hook_run(hook: &profile::Hook, state: &state::StateArgs) -> anyhow::Result<()
         eprintln!("host-shim {}: skipped {problem}", hook.command);
     }
     Ok(())
-}
-
-/// A plugin that imports WASI runs with a deny-all WASI; the host says so.
-fn say_wasi<H: Harness>(runtime: &Runtime<H>) {
-    if !runtime.wasi_imports().is_empty() {
-        eprintln!(
-            "host-shim: note: the plugin imports WASI ({} interfaces); it gets a deny-all WASI: no files, environment, arguments or sockets, stdio discarded",
-            runtime.wasi_imports().len()
-        );
-    }
 }

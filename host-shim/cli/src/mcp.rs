@@ -9,13 +9,13 @@
 //! `isError` with its one-line error. A tool the catalog does not list is the
 //! protocol's own error (invalid params), as the MCP spec asks.
 
-use crate::profile::{CallerOfCall, Companion};
 use host_shim::McpClient;
 use host_shim::Refusal;
 use host_shim::guard::Delivery;
 use host_shim::inbox::audit::{AuditLog, AuditRecord};
 use host_shim::{CallRequest, Runtime};
 use host_shim::{Harness, Shared};
+use host_shim_profile::{CallerOfCall, Companion, CompanionError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -468,7 +468,8 @@ impl<H: Harness> ServerHandler for Served<H> {
             .map_err(|err| {
                 ErrorData::internal_error(format!("the request's task failed: {err}"), None)
             })?
-            .map(rmcp::model::CustomResult);
+            .map(rmcp::model::CustomResult)
+            .map_err(protocol_error);
         }
         if ["tools/call", "tools/list"].contains(&method.as_str()) {
             let takes = if method == "tools/call" {
@@ -736,3 +737,14 @@ pub fn serve_stdio<H: Harness>(server: McpServer<H>) -> anyhow::Result<()> {
 /// How much longer than the runtime's deadline a call may answer once its client
 /// closed stdin, and how long what is queued for stdout may take to write.
 pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A companion's failure as the protocol's error.
+fn protocol_error(error: CompanionError) -> ErrorData {
+    match error {
+        CompanionError::InvalidParams(why) => ErrorData::invalid_params(why, None),
+        CompanionError::MethodNotFound(why) => {
+            ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, why, None)
+        }
+        CompanionError::Internal(why) => ErrorData::internal_error(why, None),
+    }
+}

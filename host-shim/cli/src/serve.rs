@@ -4,10 +4,10 @@
 
 use crate::flags::McpArgs;
 use crate::mcp::{Caller, McpOptions, McpServer, StampCheck};
-use crate::profile::Serving;
 use anyhow::Result;
 use host_shim::inbox::AuditLog;
 use host_shim::{Harnesses, McpClient, Runtime, Shared};
+use host_shim_profile::Serving;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -66,7 +66,7 @@ pub fn run(args: McpArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     };
     let runtime: Runtime<Shared<Harnesses>> =
         Runtime::with_options(&args.source.plugin()?, &options)?;
-    crate::say_wasi(&runtime);
+    crate::flags::say_wasi(&runtime);
     let version = runtime.contract_version();
     let settings_path = args.source.settings.as_deref();
     let server = McpServer::new(

@@ -88,3 +88,17 @@ impl StateArgs {
         Ok(Arc::new(LocalPresence::open(&self.root()?)?))
     }
 }
+
+impl host_shim_profile::StateFolder for StateArgs {
+    fn root(&self) -> Result<PathBuf> {
+        StateArgs::root(self)
+    }
+
+    fn inbox(&self) -> Result<SharedInbox> {
+        StateArgs::inbox(self)
+    }
+
+    fn presence(&self) -> Result<Arc<dyn Presence>> {
+        StateArgs::presence(self)
+    }
+}

@@ -14,12 +14,12 @@
 //! `host-shim inbound` makes it.
 
 use crate::flags::WatchArgs;
-use crate::profile::Purpose;
 use anyhow::Result;
 use host_shim::contract::latest::InboundPolicy;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor, body_hash};
 use host_shim::inbox::{AuditLog, SharedInbox, StateDir};
 use host_shim::{LocalPresence, Store};
+use host_shim_profile::Purpose;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;

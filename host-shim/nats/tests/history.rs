@@ -60,7 +60,7 @@ fn hook_child() {
     let input = serde_json::json!({"session_id": SESSION, "hook_event_name": "SessionStart",
         "transcript_path": std::env::var("HISTORY_RECORD").unwrap()});
     let mut out = std::io::stdout();
-    host_shim::claude::hook::answer(
+    host_shim_claude_code::hook::answer(
         &inbox,
         &presence,
         None,
@@ -311,7 +311,7 @@ fn every_accepted_message_is_in_its_targets_record_exactly_once() {
     // hooks run on until nothing is left.
     let settler = inbox_on(&world.urls).claims_expire_after(Duration::ZERO);
     for _ in 0..20 {
-        let shown = host_shim::claude::handed_over_ids(&world.record).unwrap();
+        let shown = host_shim_claude_code::handed_over_ids(&world.record).unwrap();
         (settler.settle(SESSION, Duration::ZERO, &mut || Ok(shown.clone()))).unwrap();
         let count = settler.count_from(SESSION, "alice").unwrap();
         if count.waiting == 0 {

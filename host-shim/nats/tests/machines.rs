@@ -12,9 +12,11 @@ mod raw;
 mod support;
 
 use host_shim::{
-    CallError, CallRequest, ClaudeStore, CodexStore, Corpus, CorpusHost, Harnesses, LocalPresence,
-    Presence, Runtime, RuntimeOptions, Session, SessionQuery, SharedInbox, Store,
+    CallError, CallRequest, Corpus, CorpusHost, Harnesses, LocalPresence, Presence, Runtime,
+    RuntimeOptions, Session, SessionQuery, SharedInbox, Store,
 };
+use host_shim_claude_code::ClaudeStore;
+use host_shim_codex::CodexStore;
 use host_shim_nats::{Cluster, ClusterFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,10 +28,13 @@ const CLAUDE_NOTES: &str = "b0000000-0000-4000-8000-00000000000b";
 const CODEX_GARDEN: &str = "01a23b72-a3cd-71d1-b3d0-19989707ce0b";
 const CODEX_ORCHARD: &str = "01a23b72-ab02-7282-ba7a-193ba89b0a05";
 
-fn fixtures(name: &str) -> PathBuf {
+/// The fixtures a harness's real client wrote, in that harness's folder.
+fn fixtures(harness: &str, version: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
+        .join("../harnesses")
+        .join(harness)
+        .join("fixtures")
+        .join(version)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -83,7 +88,7 @@ impl Machine {
         match self.name {
             "alpha" => vec![Box::new(
                 ClaudeStore::open(
-                    &fixtures("claude-code-2.1.328"),
+                    &fixtures("claude-code", "2.1.328"),
                     self.inbox(),
                     self.presence(),
                     None,
@@ -91,7 +96,7 @@ impl Machine {
                 .unwrap(),
             )],
             _ => vec![Box::new(CodexStore::open(
-                &fixtures("codex-0.169.0"),
+                &fixtures("codex", "0.169.0"),
                 self.inbox(),
             ))],
         }
@@ -203,7 +208,7 @@ fn machines_list_read_and_message_each_others_sessions() {
     let hook = |event: &str| {
         let input = serde_json::json!({"session_id": CODEX_ORCHARD, "hook_event_name": event});
         let mut out = Vec::new();
-        host_shim::codex::hook::answer(&*beta.inbox(), input.to_string().as_bytes(), &mut out)
+        host_shim_codex::hook::answer(&*beta.inbox(), input.to_string().as_bytes(), &mut out)
             .unwrap();
         String::from_utf8(out).unwrap()
     };

@@ -64,3 +64,30 @@ impl<H: Harness> Guard<H> {
         self.deliver(target, body, mode, may_wake, key, MessageIds::none())
     }
 }
+
+/// The session lookups every contract before 0.4.0 answers alike (its types differ by
+/// version only in name, so no `with:` can share them): inside a version's
+/// `impl query::Host for Guard<H>`, with that version's `query` module in scope.
+macro_rules! older_session_lookups {
+    () => {
+        fn list_sessions(&mut self) -> wasmtime::Result<query::SessionIndex> {
+            Ok(Guard::list_sessions(self)?.into())
+        }
+
+        fn get_session(&mut self, id: String) -> wasmtime::Result<Option<query::SessionHeader>> {
+            self.older_header(&id)
+        }
+
+        fn get_sessions(
+            &mut self,
+            ids: Vec<String>,
+        ) -> wasmtime::Result<Vec<Option<query::SessionHeader>>> {
+            self.older_headers(&ids)
+        }
+
+        fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
+            Guard::title_snapshots(self, &ids)
+        }
+    };
+}
+pub(crate) use older_session_lookups;

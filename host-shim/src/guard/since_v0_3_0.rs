@@ -20,24 +20,7 @@ pub fn add_to_linker<T: 'static, H: Harness>(
 }
 
 impl<H: Harness> query::Host for Guard<H> {
-    fn list_sessions(&mut self) -> wasmtime::Result<query::SessionIndex> {
-        Ok(Guard::list_sessions(self)?.into())
-    }
-
-    fn get_session(&mut self, id: String) -> wasmtime::Result<Option<query::SessionHeader>> {
-        self.older_header(&id)
-    }
-
-    fn get_sessions(
-        &mut self,
-        ids: Vec<String>,
-    ) -> wasmtime::Result<Vec<Option<query::SessionHeader>>> {
-        self.older_headers(&ids)
-    }
-
-    fn title_snapshots(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<Option<String>>> {
-        Guard::title_snapshots(self, &ids)
-    }
+    super::older::older_session_lookups!();
 
     fn get_surface(
         &mut self,

@@ -9,21 +9,12 @@
 //! are Anthropic's, a Codex thread shows its own) and in a read by the source label
 //! (`model:anthropic/…` against `model:<provider>/…`).
 
-pub mod claude;
-pub mod codex;
-#[cfg(feature = "copilot")]
-pub mod copilot;
-pub(crate) mod corpus;
-pub mod gemini;
-pub(crate) mod logfile;
-#[cfg(feature = "openclaw")]
-pub mod openclaw;
-#[cfg(feature = "opencode")]
-pub mod opencode;
+pub mod corpus;
+pub mod logfile;
 pub mod plugin_session;
-#[cfg(any(feature = "opencode", feature = "copilot", feature = "openclaw"))]
-pub(crate) mod sqlite;
-pub(crate) mod surface;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod surface;
 
 use crate::contract::latest::{
     Delivered, DeliveryRefusal, InboxCount, MessageContent, SendCounts, SessionHeader,

@@ -134,7 +134,7 @@ impl Surface {
 /// surface's index, messages and tool calls, and what the inbox holds, from its
 /// desk (an inbox that cannot be read counts nothing). Its deliveries take the one
 /// delivery path, as its [`Recipient`] says.
-pub(crate) trait LoggedSessions: Recipient {
+pub trait LoggedSessions: Recipient {
     /// A call begins (the desk already knows its caller): what the store keeps for
     /// its length.
     fn call_begins(&mut self) {}

@@ -158,14 +158,14 @@ impl AuditLog {
     pub fn open(state_root: &Path, with_bodies: bool) -> Result<AuditLog> {
         // The state folder is checked before anything is made in it (a symlink's
         // target, another user's folder, one others can write get nothing).
-        crate::private::trusted_dir(state_root).map_err(|why| {
+        crate::os::trusted_dir(state_root).map_err(|why| {
             anyhow::anyhow!(
                 "state folder {}: {why}; name one only you can write with --state-dir",
                 state_root.display()
             )
         })?;
         let dir = state_root.join("log");
-        crate::private::trusted_dir(&dir).map_err(|why| {
+        crate::os::trusted_dir(&dir).map_err(|why| {
             anyhow::anyhow!(
                 "log folder {}: {why}; name a state folder only you can write with --state-dir",
                 dir.display()
@@ -216,7 +216,7 @@ impl AuditLog {
         let mut unreadable = Vec::new();
         for n in (1..KEPT_FILES).rev() {
             let path = self.file(n);
-            let Ok(bytes) = crate::private::read_regular(&path, MAX_FILE_BYTES * 4) else {
+            let Ok(bytes) = crate::os::read_regular(&path, MAX_FILE_BYTES * 4) else {
                 continue;
             };
             read_lines(&bytes, &path, &mut records, &mut unreadable);
@@ -239,7 +239,7 @@ impl AuditLog {
         let Ok(file) = std::fs::symlink_metadata(&path).map(|m| m.ino()) else {
             return (Vec::new(), Cursor::default());
         };
-        let Ok(bytes) = crate::private::read_regular(&path, MAX_FILE_BYTES * 4) else {
+        let Ok(bytes) = crate::os::read_regular(&path, MAX_FILE_BYTES * 4) else {
             return (Vec::new(), Cursor::default());
         };
         let same = cursor.file == file && cursor.offset <= bytes.len() as u64;

@@ -50,7 +50,7 @@ use super::{
     now_ns,
 };
 use crate::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
-use crate::private::pid_alive;
+use crate::os::pid_alive;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
@@ -91,7 +91,7 @@ pub struct StateDir {
 /// The default state folder: `$XDG_STATE_HOME/session-tools` when that is an absolute
 /// path, else `$HOME/.local/state/session-tools`.
 pub fn default_dir() -> Option<PathBuf> {
-    crate::private::user_dir(
+    crate::os::user_dir(
         std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
         std::env::var_os("HOME").map(PathBuf::from),
         ".local/state",
@@ -111,9 +111,9 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Reads a message-sized regular file (see [`crate::private::read_regular`]).
+/// Reads a message-sized regular file (see [`crate::os::read_regular`]).
 fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    crate::private::read_regular(path, MAX_MESSAGE_BYTES)
+    crate::os::read_regular(path, MAX_MESSAGE_BYTES)
 }
 
 fn read_message(path: &Path) -> Result<SpooledMessage> {
@@ -148,7 +148,7 @@ impl StateDir {
     /// Opens (creating when missing) a state folder this user alone can write.
     pub fn open(root: &Path) -> Result<StateDir> {
         for dir in [root.to_path_buf(), root.join("tmp")] {
-            crate::private::trusted_dir(&dir).map_err(|why| {
+            crate::os::trusted_dir(&dir).map_err(|why| {
                 anyhow::anyhow!(
                     "state folder {}: {why}; name one only you can write with --state-dir",
                     dir.display()

@@ -117,7 +117,7 @@ impl WakeCommand {
 /// call may wake: starts `wake` for it when the delivery path decided to wake it;
 /// whether it started. A command that cannot start leaves the message waiting for the
 /// session's next start, and says so on stderr.
-pub(crate) fn wake_for(
+pub fn wake_for(
     wake: Option<&WakeCommand>,
     waiting: &crate::inbox::Waiting,
     cwd: Option<&str>,
@@ -138,7 +138,7 @@ pub(crate) fn wake_for(
 /// The wake step of a harness whose cold sessions only a wake command starts (Copilot
 /// CLI, Gemini CLI): a cold target wakes when one is set, started once the message is
 /// put ([`waiting_for_hooks`]).
-pub(crate) fn woken_if_cold(
+pub fn woken_if_cold(
     wake: Option<&WakeCommand>,
     arriving: &crate::inbox::delivery::Arriving,
 ) -> crate::inbox::delivery::Woken<()> {
@@ -151,7 +151,7 @@ pub(crate) fn woken_if_cold(
 /// What such a harness answers for a message put in the inbox: it waits for the
 /// session's hooks, the wake command started when the path decided to wake the session
 /// (in `cwd`, the session's folder).
-pub(crate) fn waiting_for_hooks(
+pub fn waiting_for_hooks(
     wake: Option<&WakeCommand>,
     waiting: &crate::inbox::Waiting,
     cwd: Option<&str>,
@@ -168,11 +168,9 @@ pub(crate) fn waiting_for_hooks(
 fn message_file(message: &SpooledMessage) -> Result<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let folder = std::env::temp_dir().join(format!(
-        "session-tools-wake-{}",
-        crate::private::effective_uid()
-    ));
-    crate::private::trusted_dir(&folder)
+    let folder =
+        std::env::temp_dir().join(format!("session-tools-wake-{}", crate::os::effective_uid()));
+    crate::os::trusted_dir(&folder)
         .map_err(|why| anyhow::anyhow!("wake folder {}: {why}", folder.display()))?;
     let path = folder.join(format!(
         "{}-{}-{}.json",

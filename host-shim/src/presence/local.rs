@@ -22,7 +22,7 @@
 
 use super::{Presence, Registration};
 use crate::inbox::checked_id;
-use crate::private::{process_start, same_process};
+use crate::os::{process_start, same_process};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 const MAX_RECORD_BYTES: u64 = 64 << 10;
 
 fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    crate::private::read_regular(path, MAX_RECORD_BYTES)
+    crate::os::read_regular(path, MAX_RECORD_BYTES)
 }
 
 /// The live registry and idle marks in a state folder.
@@ -109,7 +109,7 @@ impl LocalPresence {
     /// The registry of the state folder `root` (made when missing, this user's alone).
     pub fn open(root: &Path) -> Result<LocalPresence> {
         for dir in [root.to_path_buf(), root.join("live")] {
-            crate::private::trusted_dir(&dir).map_err(|why| {
+            crate::os::trusted_dir(&dir).map_err(|why| {
                 anyhow::anyhow!(
                     "state folder {}: {why}; name one only you can write with --state-dir",
                     dir.display()

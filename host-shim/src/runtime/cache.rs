@@ -25,7 +25,7 @@
 //!
 //! wasmtime's own `cache` feature is not used (it is not enabled).
 
-use crate::private::effective_uid;
+use crate::os::effective_uid;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
@@ -79,13 +79,13 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 fn dir_from(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
-    crate::private::user_dir(xdg_cache_home, home, ".cache")
+    crate::os::user_dir(xdg_cache_home, home, ".cache")
 }
 
 /// Opens a file that must be a regular file this user owns and only this user can
 /// write, of bounded size; never follows a symlink, never blocks on a FIFO.
 fn open_own_file(path: &Path) -> Option<File> {
-    let (file, meta) = crate::private::open_regular(path, MAX_ENTRY_BYTES).ok()?;
+    let (file, meta) = crate::os::open_regular(path, MAX_ENTRY_BYTES).ok()?;
     (meta.uid() == effective_uid() && meta.mode() & 0o022 == 0).then_some(file)
 }
 
@@ -108,7 +108,7 @@ fn read_entry(path: &Path, plugin_digest: &[u8]) -> Option<Vec<u8>> {
 /// writes the entry. A cache that cannot be trusted, read or written costs a compile,
 /// never a failure.
 pub fn load(engine: &Engine, plugin: &[u8], dir: &Path) -> Result<(Component, LoadKind)> {
-    let trusted = crate::private::trusted_dir(dir);
+    let trusted = crate::os::trusted_dir(dir);
     if let Err(why) = &trusted {
         eprintln!(
             "host-shim: warning: not using the compiled-plugin cache {}: {why}; compiling instead",

@@ -13,15 +13,15 @@
 //! command, over stdio, told nothing but MCP's handshake and `tools/list`), which it
 //! stops after its answer or after 30 seconds.
 
-pub mod checks;
+pub use host_shim_profile::checks;
 
 use crate::flags::DoctorArgs;
-use crate::profile::{HarnessProfile, SetupInputs};
 use crate::setup::change::Commands;
 use anyhow::Result;
 use checks::{Report, check_version};
 use clap::ArgMatches;
 use host_shim::inbox::{InboxBackend, StateDir};
+use host_shim_profile::{HarnessProfile, SetupInputs};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;

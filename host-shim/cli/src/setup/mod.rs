@@ -14,13 +14,11 @@
 //! file for file: setup's entries out, its copies of previous bytes and the folders it
 //! emptied gone (`change.rs`).
 
-pub mod change;
-pub mod hooks;
-pub mod json;
+pub use host_shim_profile::{change, hooks, json};
 
-use crate::profile::{HarnessProfile, SetupInputs};
 use anyhow::{Context, Result, bail};
 use change::{Commands, Mode, apply};
+use host_shim_profile::{HarnessProfile, SetupInputs};
 
 /// Sets the harness `args` names up (or takes setup's entries out), and says what
 /// became of its set-up.

@@ -1,40 +1,27 @@
-//! What the CLI's tests share: the binary, and the project's fixtures named in one
-//! place.
+//! What the CLI's libtest tests share: the binary, and the fixtures they run it over
+//! named in one place.
 
 #![allow(dead_code)] // each test file uses its own part
 
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The workspace's `tests/` folder.
-fn tests_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests")
+/// The fixtures of the harness in the folder `harness` (`host-shim/harnesses/<harness>`).
+fn fixtures(harness: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../harnesses")
+        .join(harness)
+        .join("fixtures")
 }
 
 /// Claude Code transcripts written for the tests (the older layouts included).
 pub fn claude_projects() -> PathBuf {
-    tests_dir().join("fixtures/claude-projects")
+    fixtures("claude-code").join("projects")
 }
 
-/// The CODEX_HOME the real Codex 0.169.0 wrote (tests/codex/generate_fixtures.py).
+/// The CODEX_HOME the real Codex 0.169.0 wrote (its folder's suite/generate_fixtures.py).
 pub fn codex_home() -> PathBuf {
-    tests_dir().join("fixtures/codex-0.169.0")
-}
-
-/// The session folders the real Copilot CLI 1.0.102 wrote
-/// (tests/copilot/generate_fixtures.py): a `session-state` folder.
-pub fn copilot_sessions() -> PathBuf {
-    tests_dir().join("fixtures/copilot-1.0.102/session-state")
-}
-
-/// The `~/.gemini` the real Gemini CLI 0.61.0 wrote (tests/gemini/generate_fixtures.py).
-pub fn gemini_home() -> PathBuf {
-    tests_dir().join("fixtures/gemini-0.61.0")
-}
-
-/// The corpus of the harness tests.
-pub fn harness_corpus() -> PathBuf {
-    tests_dir().join("corpora/harness.json")
+    fixtures("codex").join("0.169.0")
 }
 
 /// The `host-shim` binary under test.

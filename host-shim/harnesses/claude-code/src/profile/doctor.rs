@@ -1,0 +1,64 @@
+//! `host-shim doctor` for Claude Code: the server in `~/.claude.json` starts and lists
+//! the tools; the permission and the hooks are in `settings.json`.
+
+use super::setup::{self as claude_setup, Places};
+use host_shim_profile::checks::{Report, check_hooks, check_server};
+use host_shim_profile::json::{Json, JsonFile, server_in};
+
+pub fn check(report: &mut Report, places: &Places, fix: &str) {
+    match JsonFile::read(&places.config_file) {
+        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Ok(config) => {
+            let (command, args) = server_in(&config.object, claude_setup::SERVER);
+            match command.as_deref() {
+                None => report.problem(
+                    &format!(
+                        "no `session-tools` MCP server in {}",
+                        places.config_file.display()
+                    ),
+                    fix,
+                ),
+                Some(command) => check_server(report, command, &args, fix),
+            }
+        }
+    }
+    match JsonFile::read(&places.settings_file) {
+        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Ok(settings) => {
+            let shown = places.settings_file.display();
+            let allowed = match settings
+                .object
+                .get("permissions")
+                .and_then(|p| p.get("allow"))
+            {
+                Some(Json::Array(allow)) => allow
+                    .iter()
+                    .any(|p| p.as_str() == Some(claude_setup::PERMISSION)),
+                _ => false,
+            };
+            if allowed {
+                report.ok(&format!(
+                    "the permission `{}` is in {shown}",
+                    claude_setup::PERMISSION
+                ));
+            } else {
+                report.problem(
+                    &format!(
+                        "no permission `{}` in {shown}: a session without a person to ask is refused the tools",
+                        claude_setup::PERMISSION
+                    ),
+                    fix,
+                );
+            }
+            let hooks = settings.object.get("hooks");
+            check_hooks(
+                report,
+                hooks,
+                &claude_setup::EVENTS,
+                claude_setup::HOOK,
+                &shown.to_string(),
+                fix,
+            );
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Claude Code (2.1.328, tested in CI): its sessions from its projects folder
+//! (`--claude-projects`), its MCP client's session in the server's environment, its
+//! session's lifecycle beside the server (registration, idle hand-over, subagents),
+//! the `claude-hook` command, what `setup claude` writes and `doctor` checks.
+
+mod doctor;
+mod setup;
+
+use crate::ClaudeStore;
+use crate::mcp_session::{ClaudeSession, subagent_of_call};
+use anyhow::Result;
+use clap::{Arg, ArgMatches};
+use host_shim::Store;
+use host_shim_profile::StateFolder;
+use host_shim_profile::change::Change;
+use host_shim_profile::checks::Report;
+use host_shim_profile::{
+    CallerOfCall, Facts, HarnessProfile, Hook, PathFlag, ServedParts, Serving, SetupInputs,
+    StoreInputs, Tour, WakeFlag, path_flag, path_of,
+};
+use std::path::{Path, PathBuf};
+
+pub struct Claude;
+
+const SESSIONS: &str = "claude_projects";
+const CONFIG: &str = "claude_config";
+
+static FACTS: Facts = Facts {
+    name: "claude",
+    title: "Claude Code",
+    command: "claude",
+    tested_version: "2.1.328",
+    home_hint: "~/.claude",
+    set_up: "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
+         mcp__session-tools__sessions_read, mcp__session-tools__sessions_send); `claude mcp \
+         list` shows the server.",
+    sessions: PathFlag {
+        id: SESSIONS,
+        long: "claude-projects",
+        value_name: "DIR",
+        help: "Claude Code's sessions, from this projects folder (usually ~/.claude/projects)",
+    },
+    wake: Some(WakeFlag {
+        id: "wake_command",
+        long: "wake-command",
+        help: "With --claude-projects: wake a cold target with this command, e.g. \
+                     'claude --resume {id}' ({id}, {cwd} and {message_file} are filled in; \
+                     no shell runs it). Off by default: a message for a cold session waits \
+                     for its next start",
+        setup_help: None,
+    }),
+    mcp_client: crate::MCP_CLIENT,
+    hooks: &[Hook {
+        command: "claude-hook",
+        about: "A Claude Code command hook: reads the hook's JSON on stdin and hands the \
+                messages spooled for that session over in the hook's JSON answer on stdout \
+                (PostToolUse: steer messages; Stop: the oldest queued one; UserPromptSubmit \
+                and SessionStart: all that wait)",
+        answer: hook,
+    }],
+    tour: Tour {
+        sessions: "Claude Code's sessions",
+        none: "the projects folder holds no Claude Code sessions",
+        page: "host-shim/harnesses/claude-code/README.md",
+    },
+    resume: Some("claude --resume {id}"),
+};
+
+impl HarnessProfile for Claude {
+    fn facts(&self) -> &'static Facts {
+        &FACTS
+    }
+
+    fn store(
+        &self,
+        place: &Path,
+        flags: &ArgMatches,
+        with: &StoreInputs,
+    ) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS, flags)?;
+        let presence = with.state.presence()?;
+        let store = ClaudeStore::open(place, with.inbox.clone(), presence, wake)?;
+        Ok(Box::new(store))
+    }
+
+    fn serve(&self, serving: &Serving) -> Result<ServedParts> {
+        // Claude Code starts one server per session: it is live while the server runs,
+        // and an idle one gets its messages through Claude Code's messaging socket.
+        let session = ClaudeSession::start(serving.harness, serving.caller);
+        // A subagent's calls reach its session's server: the tool-use id names it.
+        let of_call = serving.harness.clone();
+        let caller_of_call: CallerOfCall =
+            Box::new(move |caller, call_id| subagent_of_call(&of_call, caller, call_id));
+        Ok(ServedParts {
+            held: Some(Box::new(session)),
+            caller_of_call: Some(caller_of_call),
+            companion: None,
+        })
+    }
+
+    fn place_flags(&self) -> Vec<Arg> {
+        vec![path_flag(
+            CONFIG,
+            "claude-config",
+            "DIR",
+            "Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else \
+                     ~/.claude with ~/.claude.json)",
+        )]
+    }
+
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        Ok(self.places(places)?.projects)
+    }
+
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
+        setup::changes(&self.places(places)?, setup)
+    }
+
+    fn found(&self, places: &ArgMatches) -> Result<bool> {
+        let places = self.places(places)?;
+        Ok(places.config_file.exists() || places.settings_file.exists())
+    }
+
+    fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
+        match self.places(places) {
+            Ok(places) => doctor::check(report, &places, fix),
+            Err(err) => report.problem(&format!("{err:#}"), fix),
+        }
+    }
+
+    fn holds(&self, projects: &Path, session: &str) -> bool {
+        (std::fs::read_dir(projects).into_iter().flatten().flatten())
+            .any(|project| project.path().join(format!("{session}.jsonl")).is_file())
+    }
+}
+
+impl Claude {
+    fn places(&self, places: &ArgMatches) -> Result<setup::Places> {
+        setup::Places::find(path_of(places, CONFIG))
+    }
+}
+
+/// `host-shim claude-hook`: over the state folder's inbox and idle marks, obeying
+/// Claude Code's own `crossSessionInbound`.
+fn hook(
+    state: &dyn StateFolder,
+    input: &[u8],
+    out: &mut dyn std::io::Write,
+) -> Result<host_shim::inbox::HookReport> {
+    // GitHub Copilot CLI runs a trusted project's Claude Code hooks with Claude-shaped
+    // input naming its own session; only COPILOT_CLI=1 tells them apart. Copilot's
+    // sessions have a hook of their own (copilot-hook): this one stays out.
+    if std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1") {
+        return Ok(host_shim::inbox::HookReport::default());
+    }
+    let (inbox, presence) = (state.inbox()?, state.presence()?);
+    let config = crate::settings::config_dir_from_env();
+    crate::hook::answer(&*inbox, &*presence, config.as_deref(), input, out)
+}

@@ -1,0 +1,128 @@
+//! The Codex store on a big CODEX_HOME: 1,000 threads of 3 MB each (written once under
+//! the temporary folder in Codex 0.169.0's rollout shape, then reused), listed and read
+//! through the component, beside the other stores' figures (both with Claude Code's
+//! in one server: `benches/benches/together.rs`).
+//! `cargo bench -p host-shim-codex-bench`. The rollouts sit in the page cache after the
+//! first run: these are the store's costs, not the disk's.
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use host_shim::{Runtime, RuntimeOptions, StateDir};
+use host_shim_codex::CodexStore;
+use host_shim_codex_bench::{codex_home, id};
+use host_shim_plugin::PLUGIN_WASM;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn codex(c: &mut Criterion) {
+    let home = codex_home();
+    let state_root = std::env::temp_dir().join(format!(
+        "session-tools-bench-codex-state-{}",
+        std::process::id()
+    ));
+    let inbox: host_shim::SharedInbox = Arc::new(StateDir::open(&state_root).unwrap());
+    let open = || CodexStore::open(&home, inbox.clone());
+    let runtime: Runtime<CodexStore> =
+        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
+    let (list, read) = benches::list_and_read(&id(0), &id(1));
+    let mut group = c.benchmark_group("codex store, 1,000 threads of 3 MB");
+    group.sample_size(10);
+    group.bench_function(
+        "sessions_list, first (open the store: bounded reads of every rollout)",
+        |b| {
+            b.iter_batched(
+                || (),
+                |()| {
+                    let report = runtime.call(open(), &list);
+                    assert!(report.answer.unwrap().text.contains("1000 considered"));
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    let mut store = Some(open());
+    group.bench_function("sessions_list, cached (stat every rollout)", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &list);
+            store = Some(report.harness);
+        })
+    });
+    // A store that has listed (as Claude's has when it opens): the read parses the one
+    // rollout.
+    let listed = || {
+        let mut store = open();
+        host_shim::SessionQuery::list_sessions(&mut store);
+        store
+    };
+    group.bench_function(
+        "sessions_read of a 3 MB thread, first (parse it whole)",
+        |b| {
+            b.iter_batched(
+                listed,
+                |fresh| {
+                    let report = runtime.call(fresh, &read);
+                    assert!(report.answer.unwrap().text.contains("readable messages"));
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    group.bench_function("sessions_read of a 3 MB thread, cached", |b| {
+        b.iter(|| {
+            let report = runtime.call(store.take().unwrap(), &read);
+            store = Some(report.harness);
+        })
+    });
+    // A live thread: it grew since the store last looked (one line appended before
+    // each read; the rollout is cut back after).
+    let grown = rollout_of(&home, 1);
+    let length = std::fs::metadata(&grown).unwrap().len();
+    group.bench_function(
+        "sessions_read of a 3 MB thread that grew since the last call",
+        |b| {
+            b.iter_batched(
+                || append_turn(&grown),
+                |()| {
+                    let report = runtime.call(store.take().unwrap(), &read);
+                    store = Some(report.harness);
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&grown)
+        .unwrap()
+        .set_len(length)
+        .unwrap();
+    group.finish();
+
+    let _ = std::fs::remove_dir_all(state_root);
+}
+
+/// The rollout of thread `n`.
+fn rollout_of(home: &Path, n: usize) -> PathBuf {
+    let day = home.join(format!("sessions/2026/11/{:02}", 1 + n % 28));
+    day.join(format!(
+        "rollout-2026-11-{:02}T10-00-00-{}.jsonl",
+        1 + n % 28,
+        id(n)
+    ))
+}
+
+/// One more of the person's messages at the rollout's end, as a live thread grows
+/// (each with the next ordinal, as Codex numbers them).
+fn append_turn(path: &Path) {
+    static ORDINAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1_000_000);
+    let ordinal = ORDINAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(
+        file,
+        r#"{{"timestamp":"2026-11-02T11:00:00.000Z","ordinal":{ordinal},"type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"One more thing."}}]}}}}"#
+    )
+    .unwrap();
+}
+
+criterion_group!(benches, codex);
+criterion_main!(benches);

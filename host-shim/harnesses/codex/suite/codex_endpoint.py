@@ -1,0 +1,179 @@
+"""A scripted OpenAI Responses API endpoint on loopback, for driving the real Codex CLI
+offline (the Codex counterpart of host-shim/harnesses/claude-code/suite/endpoint.py).
+
+Codex is pointed at it with a `[model_providers.scripted]` table whose `base_url` is
+this server and `wire_api = "responses"`. It answers `GET /v1/models` with an empty
+list and streams `POST /v1/responses` as server-sent events. What the "model" does is
+written into the person's prompt, one line:
+
+    @script [{"tool": "NAME", "input": {...}}, {"tool": "NAME", "namespace": "NS", "input": {...}}, {"say": "TEXT"}]
+
+A tool step's input may say `"$newest-message-id"`: the id of the newest
+cross-session message the model was given, as a model answering it would write.
+
+A step's `tokens` sets the total token count its response reports (default 15): a large
+one makes Codex compact the thread before its next turn.
+
+Each request continues the conversation's newest script: the number of function
+calls made since that prompt says which step comes next. A `tool` step calls the tool
+(a function call, in the tool's namespace when it has one); a `say` step, or a script
+run out, answers with text and ends the turn. A conversation with no script (a
+compaction, a turn a hook continued after the script ended) gets a short answer.
+Every request is appended to the log file as one JSON line.
+"""
+
+import itertools
+import json
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
+from suite_kit import real_client  # noqa: E402
+
+SCRIPT_MARK = "@script "
+_ids = itertools.count(1)
+
+
+def texts(item):
+    """The text parts of one input item (a message), in order."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [p.get("text", "") for p in content or [] if isinstance(p, dict)]
+
+
+def newest_script(items):
+    """The newest script among the user messages, and the items after it."""
+    for index in range(len(items) - 1, -1, -1):
+        item = items[index]
+        # The person's messages, and what a hook gave the model (Codex passes hook
+        # context as a developer message).
+        if item.get("type") != "message" or item.get("role") not in ("user", "developer"):
+            continue
+        for text in texts(item):
+            for line in text.splitlines():
+                line = line.strip()
+                if line.startswith(SCRIPT_MARK):
+                    return json.loads(line[len(SCRIPT_MARK):]), items[index + 1:]
+    return None, []
+
+
+def next_action(request):
+    """What the scripted model does now: ("call", step) or ("say", text)."""
+    script, after = newest_script(request.get("input", []))
+    if script is None:
+        return ("say", "ok")
+    done = sum(1 for item in after if item.get("type") == "function_call")
+    if done >= len(script):
+        return ("say", "done")
+    step = script[done]
+    if "say" in step:
+        return ("say", step["say"], step.get("tokens", 15))
+    items = request.get("input", [])
+    return ("call", dict(step, input=resolved(step.get("input", {}), items)))
+
+
+NEWEST_MESSAGE_ID = "$newest-message-id"
+
+
+def resolved(value, items):
+    """A step's input with `$newest-message-id` replaced by the id of the newest
+    cross-session message the model was given (its frame's `message-id:` line, in a
+    message or a tool's output): what a model answering that message would write."""
+    if isinstance(value, dict):
+        return {key: resolved(item, items) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolved(item, items) for item in value]
+    if value != NEWEST_MESSAGE_ID:
+        return value
+    newest = None
+    for item in items:
+        seen = texts(item) if item.get("type") == "message" else []
+        if item.get("type") == "function_call_output":
+            output = item.get("output")
+            seen = [output] if isinstance(output, str) else [
+                p.get("text", "") for p in output or [] if isinstance(p, dict)]
+        for text in seen:
+            for line in text.splitlines():
+                if line.startswith("message-id: m-"):
+                    newest = line[len("message-id: "):]
+    return newest or value
+
+
+def events(request, action):
+    """The server-sent events of one response."""
+    n = next(_ids)
+    response_id = f"resp_scripted_{n:06d}"
+    if action[0] == "say":
+        item = {"type": "message", "role": "assistant", "id": f"msg_scripted_{n:06d}",
+                "content": [{"type": "output_text", "text": action[1], "annotations": []}]}
+    else:
+        step = action[1]
+        item = {"type": "function_call", "id": f"fc_scripted_{n:06d}", "call_id": f"call_scripted_{n:06d}",
+                "name": step["tool"], "arguments": json.dumps(step.get("input", {}))}
+        if step.get("namespace"):
+            item["namespace"] = step["namespace"]
+    # A step may report a large token count, so Codex compacts before the next turn.
+    total = action[1].get("tokens", 15) if action[0] == "call" else (action[2] if len(action) > 2 else 15)
+    usage = {"input_tokens": total - 5, "input_tokens_details": None, "output_tokens": 5,
+             "output_tokens_details": None, "total_tokens": total}
+    return [
+        ("response.created", {"type": "response.created", "response": {"id": response_id}}),
+        ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ("response.completed", {"type": "response.completed",
+                                "response": {"id": response_id, "usage": usage}}),
+    ]
+
+
+class Handler(real_client.LoggedHandler):
+
+    def do_GET(self):
+        self.log({"method": "GET", "path": self.path})
+        self.reply(200, "application/json", json.dumps({"object": "list", "data": [], "models": []}).encode())
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            self.reply(400, "application/json", b'{"error": "not JSON"}')
+            return
+        if not self.path.rstrip("/").endswith("/responses"):
+            self.log({"method": "POST", "path": self.path, "request": request})
+            self.reply(404, "application/json", b'{"error": "not found"}')
+            return
+        action = next_action(request)
+        self.log({"method": "POST", "path": self.path, "request": request, "action": action})
+        body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                       for name, data in events(request, action)).encode()
+        self.reply(200, "text/event-stream", body)
+
+
+def codex_config(port):
+    """The lines of Codex's config.toml that point it at this endpoint on `port`."""
+    return ('model = "scripted-1"\nmodel_provider = "scripted"\n\n'
+            "[model_providers.scripted]\n"
+            'name = "Scripted"\n'
+            f'base_url = "http://127.0.0.1:{port}/v1"\n'
+            'env_key = "SCRIPTED_API_KEY"\n'
+            'wire_api = "responses"\n')
+
+
+def hooks_json(command):
+    """Codex's hooks.json running `command` at every event host-shim codex-hook answers."""
+    return json.dumps({"hooks": {
+        event: [{"hooks": [{"type": "command", "command": command}]}]
+        for event in ("SessionStart", "UserPromptSubmit", "Stop")
+    }}, indent=1)
+
+
+def serve(port, log_path):
+    """Serves on 127.0.0.1:`port` in a daemon thread; returns the server."""
+    return real_client.serve(Handler, port, log_path)
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
+    threading.Event().wait()

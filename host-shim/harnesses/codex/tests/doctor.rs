@@ -1,0 +1,31 @@
+//! `host-shim doctor` over Codex's set-up broken on purpose, one mistake at a
+//! time: each is found, named, and given its fix; a sound set-up has nothing wrong.
+
+use host_shim_testkit::command::Home;
+
+fn codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them() {
+    let home = Home::new("codex");
+    home.setup("codex");
+    let (ok, text) = home.doctor();
+    assert!(!ok);
+    assert!(
+        text.contains(
+            "Codex has not been told to trust the hook on SessionStart, UserPromptSubmit, Stop"
+        ) && text.contains("Trust all and continue"),
+        "{text}"
+    );
+    // What Codex writes when its person trusts them.
+    let hooks = home.root.join(".codex/hooks.json");
+    let mut config = std::fs::read_to_string(home.root.join(".codex/config.toml")).unwrap();
+    for event in ["session_start", "user_prompt_submit", "stop"] {
+        config.push_str(&format!(
+            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
+            hooks.display()
+        ));
+    }
+    std::fs::write(home.root.join(".codex/config.toml"), config).unwrap();
+    let (ok, text) = home.doctor();
+    assert!(ok && text.contains("Codex trusts the hooks"), "{text}");
+}
+
+host_shim_testkit::tests![codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them,];

@@ -1,0 +1,60 @@
+//! `host-shim doctor` for Copilot CLI: the server in `mcp-config.json` starts and lists
+//! the tools; setup's hooks file runs the hook at each event.
+
+use super::setup as copilot_setup;
+use host_shim_profile::checks::{Report, check_server};
+use host_shim_profile::json::{JsonFile, server_in};
+use std::path::Path;
+
+pub fn check(report: &mut Report, home: &Path, fix: &str) {
+    let config_file = home.join("mcp-config.json");
+    match JsonFile::read(&config_file) {
+        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Ok(config) => {
+            let (command, args) = server_in(&config.object, copilot_setup::SERVER);
+            match command.as_deref() {
+                None => report.problem(
+                    &format!(
+                        "no `{}` MCP server in {}",
+                        copilot_setup::SERVER,
+                        config_file.display()
+                    ),
+                    fix,
+                ),
+                Some(command) => check_server(report, command, &args, fix),
+            }
+        }
+    }
+    let hooks = home.join("hooks").join(copilot_setup::HOOKS_FILE);
+    match std::fs::read_to_string(&hooks) {
+        Ok(text) if copilot_setup::is_complete(&text) => report.ok(&format!(
+            "{} runs host-shim {} at {}",
+            hooks.display(),
+            copilot_setup::HOOK,
+            copilot_setup::EVENTS.join(", ")
+        )),
+        Ok(text) if copilot_setup::is_ours(&text) => report.problem(
+            &format!(
+                "{} is an earlier setup's hooks file: it does not run host-shim {} at every one of {}, so calls are not stamped with their session and are refused",
+                hooks.display(),
+                copilot_setup::HOOK,
+                copilot_setup::EVENTS.join(", ")
+            ),
+            fix,
+        ),
+        Ok(_) => report.problem(
+            &format!(
+                "{} is not setup's hooks file: messages for Copilot sessions are never handed over",
+                hooks.display()
+            ),
+            fix,
+        ),
+        Err(_) => report.problem(
+            &format!(
+                "no hooks file {}: messages for Copilot sessions are never handed over",
+                hooks.display()
+            ),
+            fix,
+        ),
+    }
+}

@@ -1,0 +1,132 @@
+//! GitHub Copilot CLI (1.0.102): its sessions from its home (`--copilot-home`), the
+//! calling session from the environment Copilot starts the server with, the
+//! `copilot-hook` command, what `setup copilot` writes and `doctor` checks.
+
+mod doctor;
+mod setup;
+
+use crate::CopilotStore;
+use anyhow::Result;
+use clap::{Arg, ArgMatches};
+use host_shim::{SessionQuery, Store};
+use host_shim_profile::StateFolder;
+use host_shim_profile::change::Change;
+use host_shim_profile::checks::Report;
+use host_shim_profile::{
+    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_flag,
+    path_of, throwaway_inbox,
+};
+use std::path::{Path, PathBuf};
+
+pub struct Copilot;
+
+const HOME: &str = "copilot_home";
+
+static FACTS: Facts = Facts {
+    name: "copilot",
+    title: "GitHub Copilot CLI",
+    command: "copilot",
+    tested_version: "1.0.102",
+    home_hint: "~/.copilot",
+    set_up: "a new `copilot` session has the tools (session-tools-sessions_list, \
+             session-tools-sessions_read, session-tools-sessions_send), interactive or `copilot -p`, in any folder: a user's MCP servers and \
+             hooks need no folder trust.",
+    sessions: PathFlag {
+        id: HOME,
+        long: "copilot-home",
+        value_name: "DIR",
+        help: "Copilot CLI's sessions, from this COPILOT_HOME (usually ~/.copilot)",
+    },
+    wake: Some(WakeFlag {
+        id: "copilot_wake_command",
+        long: "copilot-wake-command",
+        help: "With --copilot-home: wake a cold Copilot CLI session with this command, e.g. \
+               'copilot --resume={id} -p \"A message from another session is waiting.\" \
+               --allow-all-tools' ({id}, {cwd} and {message_file} filled in; no shell runs it; \
+               it starts in the session's folder). Off by default: a message for a cold session \
+               waits for its next start",
+        setup_help: Some(
+            "Copilot CLI only: the server wakes a cold Copilot session with this command (see \
+                     `host-shim mcp --copilot-wake-command`)",
+        ),
+    }),
+    mcp_client: crate::MCP_CLIENT,
+    hooks: &[Hook {
+        command: "copilot-hook",
+        about: "A Copilot CLI command hook (~/.copilot/hooks/): reads the hook's JSON on \
+                stdin and hands the messages spooled for that session over on stdout \
+                (agentStop: the oldest queued one, as a block decision that makes it the next \
+                prompt; userPromptSubmitted and sessionStart: all that wait, as context; \
+                postToolUse: the steered ones); preMcpToolCall: stamps each call of the \
+                session-tools server with the session making it",
+        answer: hook,
+    }],
+    tour: Tour {
+        sessions: "Copilot CLI's sessions",
+        none: "the COPILOT_HOME holds no Copilot CLI sessions",
+        page: "host-shim/harnesses/copilot/README.md",
+    },
+    resume: Some("copilot --resume={id}"),
+};
+
+impl HarnessProfile for Copilot {
+    fn facts(&self) -> &'static Facts {
+        &FACTS
+    }
+
+    fn store(
+        &self,
+        place: &Path,
+        flags: &ArgMatches,
+        with: &StoreInputs,
+    ) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS, flags)?;
+        let store = CopilotStore::open(place, with.inbox.clone()).wake_command(wake);
+        Ok(Box::new(store))
+    }
+
+    fn place_flags(&self) -> Vec<Arg> {
+        vec![path_flag(
+            HOME,
+            "copilot-home",
+            "DIR",
+            "Copilot CLI's home (default: $COPILOT_HOME, else ~/.copilot)",
+        )]
+    }
+
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        setup::copilot_home(path_of(places, HOME))
+    }
+
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
+        let wake = FACTS.wake.as_ref().and_then(|wake| wake.given(setup.flags));
+        setup::changes(&self.sessions_place(places)?, wake, setup)
+    }
+
+    fn check_place(&self, home: &Path, report: &mut Report, fix: &str) {
+        doctor::check(report, home, fix)
+    }
+
+    fn holds(&self, home: &Path, session: &str) -> bool {
+        let mut sessions = CopilotStore::open(home, throwaway_inbox());
+        sessions.get_session(session).is_some()
+    }
+}
+
+/// `host-shim copilot-hook`: a call of our server stamped with the state folder's key;
+/// any other event over the state folder's inbox and the sessions in `$COPILOT_HOME`
+/// (or `~/.copilot`), as Copilot runs its hooks.
+fn hook(
+    state: &dyn StateFolder,
+    input: &[u8],
+    out: &mut dyn std::io::Write,
+) -> Result<host_shim::inbox::HookReport> {
+    use crate::hook;
+    let input = hook::HookInput::read(input)?;
+    if input.is_tool_call() {
+        return hook::stamp(&input, setup::SERVER, &state.root()?, out);
+    }
+    let inbox = state.inbox()?;
+    let home = setup::copilot_home(None)?;
+    hook::answer(&*inbox, &home, &input, out)
+}

@@ -1,0 +1,132 @@
+//! `host-shim setup copilot`: Copilot CLI's MCP server (`mcpServers` in
+//! `$COPILOT_HOME/mcp-config.json`, `~/.copilot/mcp-config.json` by default, where
+//! `copilot mcp add` puts a user's servers) and setup's own hooks file
+//! (`$COPILOT_HOME/hooks/session-tools.json`). Both are the user's: Copilot loads them
+//! in every folder, trusted or not, and a headless `copilot -p` offers the tools too.
+//! Everything else in `mcp-config.json` is kept; `--remove` takes out the server and the
+//! hooks file (and the `hooks/` folder when setup made it and it holds nothing else).
+
+use anyhow::{Context, Result, bail};
+use host_shim_profile::SetupInputs;
+use host_shim_profile::change::Change;
+use host_shim_profile::json::{Json, JsonFile, Object, object_at, remove_our_server};
+use std::path::{Path, PathBuf};
+
+/// The server's name: the model sees `session-tools-sessions_list`, ….
+pub const SERVER: &str = "session-tools";
+/// The hook's subcommand.
+pub const HOOK: &str = "copilot-hook";
+/// The events the hook answers, in the order Copilot fires them (`preMcpToolCall`
+/// stamps each call of ours with the session making it).
+pub const EVENTS: [&str; 5] = [
+    "sessionStart",
+    "userPromptSubmitted",
+    "preMcpToolCall",
+    "postToolUse",
+    "agentStop",
+];
+/// Setup's hooks file, in `hooks/`.
+pub const HOOKS_FILE: &str = "session-tools.json";
+
+/// Copilot CLI's home: the flag, else `$COPILOT_HOME`, else `~/.copilot`.
+pub fn copilot_home(flag: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = flag {
+        return Ok(dir.to_path_buf());
+    }
+    match crate::default_home() {
+        Some(home) => Ok(home),
+        None => bail!(
+            "no HOME to find Copilot CLI's files in: set HOME or COPILOT_HOME, or pass --copilot-home DIR"
+        ),
+    }
+}
+
+/// The hooks file setup writes, running `hook` at each event.
+pub fn hooks_file(hook: &str) -> String {
+    let entry = |_: &&str| serde_json::json!([{"type": "command", "bash": hook, "timeoutSec": 30}]);
+    let hooks: serde_json::Map<String, serde_json::Value> = (EVENTS.iter())
+        .map(|event| (event.to_string(), entry(event)))
+        .collect();
+    let file = serde_json::json!({"version": 1, "hooks": hooks});
+    format!("{}\n", serde_json::to_string_pretty(&file).expect("JSON"))
+}
+
+/// Whether `text` is a hooks file setup wrote, this version's or an earlier one's:
+/// every event it names runs `host-shim copilot-hook`.
+pub fn is_ours(text: &str) -> bool {
+    let Ok(file) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    let Some(hooks) = file["hooks"].as_object().filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    hooks
+        .values()
+        .all(|entries| (entries[0]["bash"].as_str()).is_some_and(|bash| bash.contains(HOOK)))
+}
+
+/// Whether setup's hooks file `text` runs the hook at every event this version needs.
+pub fn is_complete(text: &str) -> bool {
+    let Ok(file) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    EVENTS.iter().all(|event| {
+        (file["hooks"][event][0]["bash"].as_str()).is_some_and(|bash| bash.contains(HOOK))
+    })
+}
+
+/// What setup (or `--remove`) would change in Copilot CLI's files.
+pub fn changes(home: &Path, wake: Option<&String>, setup: &SetupInputs) -> Result<Vec<Change>> {
+    let commands = setup.commands;
+    let mut server_args = commands.server_args.clone();
+    if let Some(wake) = wake {
+        host_shim::WakeCommand::parse(wake)?;
+        server_args.extend(["--copilot-wake-command".to_string(), wake.clone()]);
+    }
+    let config_file = home.join("mcp-config.json");
+    let mut config = JsonFile::read(&config_file)?;
+    if setup.remove {
+        remove_our_server(&mut config.object, SERVER, &config_file)?;
+    } else {
+        // As `copilot mcp add` writes a local server; every tool allowed.
+        let server = Json::Object(Object::of([
+            ("type", Json::str("local")),
+            ("command", Json::str(&commands.binary)),
+            (
+                "args",
+                Json::Array(server_args.iter().map(|a| Json::str(a)).collect()),
+            ),
+            ("tools", Json::Array(vec![Json::str("*")])),
+        ]));
+        object_at(&mut config.object, "mcpServers", &config_file)?.insert(SERVER, server);
+    }
+    let hooks_path = home.join("hooks").join(HOOKS_FILE);
+    let before = match std::fs::read_to_string(&hooks_path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(err).with_context(|| format!("cannot read {}", hooks_path.display()));
+        }
+    };
+    if before.as_deref().is_some_and(|text| !is_ours(text)) {
+        bail!(
+            "{} is not setup's hooks file (its events do not run host-shim {HOOK}); move it away and run setup again; nothing was changed",
+            hooks_path.display()
+        );
+    }
+    let hooks_after = (!setup.remove).then(|| hooks_file(&commands.hook(HOOK)));
+    Ok(vec![
+        Change {
+            after: config.after(),
+            before: config.bytes,
+            path: config_file,
+            own_folder: None,
+        },
+        Change {
+            own_folder: hooks_path.parent().map(Path::to_path_buf),
+            path: hooks_path,
+            before,
+            after: hooks_after,
+        },
+    ])
+}

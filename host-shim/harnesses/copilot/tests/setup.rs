@@ -1,0 +1,91 @@
+//! `host-shim setup copilot` on scratch homes: what it writes, that a second run changes
+//! nothing, that `--remove` gives the person's files back byte for byte, that the dry
+//! run writes nothing, and that a broken file stops it before anything is written.
+//! (The real Copilot CLI running with what it writes: `suite/suite.py`.)
+
+use host_shim_testkit::command::{binary, files, json, ok, read};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn scratch(name: &str) -> PathBuf {
+    host_shim_testkit::command::scratch("setup-copilot", name)
+}
+
+fn setup_copilot(home: &Path, extra: &[&str]) -> Output {
+    host_shim_testkit::command::in_home(home)
+        .args(["setup", "copilot"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
+    let home = scratch("copilot");
+    let config = home.join(".copilot/mcp-config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    // As a person's own server reads, two-space JSON.
+    let mine = "{\n  \"mcpServers\": {\n    \"mine\": {\n      \"type\": \"local\",\n      \"command\": \"my-server\",\n      \"args\": [],\n      \"tools\": [\n        \"*\"\n      ]\n    }\n  }\n}\n";
+    std::fs::write(&config, mine).unwrap();
+    let before = files(&home);
+    let said = ok(&setup_copilot(&home, &[]));
+    assert!(said.contains("GitHub Copilot CLI is set up"), "{said}");
+    let servers = &json(&config)["mcpServers"];
+    assert_eq!(servers["mine"]["command"], "my-server");
+    let ours = &servers["session-tools"];
+    assert_eq!(ours["type"], "local");
+    assert_eq!(ours["command"], binary());
+    assert_eq!(ours["tools"], serde_json::json!(["*"]));
+    let args = ours["args"].as_array().unwrap();
+    assert_eq!(args[0], "mcp");
+    assert!(
+        args.windows(2).any(|w| w[0] == "--copilot-home"
+            && w[1] == home.join(".copilot").to_string_lossy().as_ref()),
+        "{args:?}"
+    );
+    let hooks = json(&home.join(".copilot/hooks/session-tools.json"));
+    assert_eq!(hooks["version"], 1);
+    for event in [
+        "sessionStart",
+        "userPromptSubmitted",
+        "preMcpToolCall",
+        "postToolUse",
+        "agentStop",
+    ] {
+        let bash = hooks["hooks"][event][0]["bash"].as_str().unwrap();
+        assert!(bash.ends_with(" copilot-hook"), "{event}: {bash}");
+    }
+    // An earlier setup's hooks file (no preMcpToolCall) is setup's own: brought up to
+    // this version's.
+    let hooks_path = home.join(".copilot/hooks/session-tools.json");
+    let mut earlier = hooks.clone();
+    earlier["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("preMcpToolCall");
+    std::fs::write(&hooks_path, serde_json::to_string_pretty(&earlier).unwrap()).unwrap();
+    ok(&setup_copilot(&home, &[]));
+    assert_eq!(json(&hooks_path), hooks);
+    // Again: nothing changes.
+    let set_up = files(&home);
+    let said = ok(&setup_copilot(&home, &[]));
+    assert!(said.contains("set up already: nothing changed"), "{said}");
+    assert_eq!(files(&home), set_up);
+    // Removed: the person's files as they were, byte for byte, file for file.
+    ok(&setup_copilot(&home, &["--remove"]));
+    assert_eq!(files(&home), before);
+    assert!(!home.join(".copilot/hooks").exists());
+    // A hooks file of that name that is not setup's is named and left alone.
+    let other = home.join(".copilot/hooks/session-tools.json");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::write(&other, "{\"version\": 1, \"hooks\": {}}\n").unwrap();
+    let refused = setup_copilot(&home, &[]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("is not setup's hooks file"), "{said}");
+    assert_eq!(read(&other), "{\"version\": 1, \"hooks\": {}}\n");
+    assert_eq!(read(&config), mine);
+}
+
+host_shim_testkit::tests![
+    copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back,
+];

@@ -1,0 +1,60 @@
+//! `host-shim doctor` for Gemini CLI: the server in `settings.json` starts, lists the
+//! tools and is trusted; the hooks are there; and what Gemini's session retention may
+//! delete.
+
+use super::setup as gemini_setup;
+use host_shim_profile::checks::{Report, check_hooks, check_server};
+use host_shim_profile::json::{Json, JsonFile, server_in};
+use std::path::Path;
+
+pub fn check(report: &mut Report, home: &Path, fix: &str) {
+    let settings_file = home.join("settings.json");
+    let settings = match JsonFile::read(&settings_file) {
+        Ok(settings) => settings,
+        Err(err) => {
+            report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}"));
+            return;
+        }
+    };
+    let (command, args) = server_in(&settings.object, gemini_setup::SERVER);
+    match command.as_deref() {
+        None => report.problem(
+            &format!(
+                "no `{}` MCP server in {}",
+                gemini_setup::SERVER,
+                settings_file.display()
+            ),
+            fix,
+        ),
+        Some(command) => check_server(report, command, &args, fix),
+    }
+    let trusted = (settings.object.get("mcpServers"))
+        .and_then(|servers| servers.get(gemini_setup::SERVER))
+        .and_then(|server| server.get("trust"));
+    if command.is_some() && trusted != Some(&Json::Bool(true)) {
+        report.problem(
+            "the session-tools server is not trusted: a headless `gemini -p` is not offered its tools",
+            fix,
+        );
+    }
+    check_hooks(
+        report,
+        settings.object.get("hooks"),
+        &gemini_setup::EVENTS,
+        gemini_setup::HOOK,
+        &settings_file.display().to_string(),
+        fix,
+    );
+    // Gemini's clean-up at start deletes old session files, and with a resume's stub
+    // every file of that session.
+    let retention = (settings.object.get("general"))
+        .and_then(|general| general.get("sessionRetention"))
+        .and_then(|retention| retention.get("enabled"));
+    if retention != Some(&Json::Bool(false)) {
+        report.note(
+            "Gemini CLI's session retention is on: at each start it may delete old session files \
+             (with a resumed session's stub, the whole session), and with them what sessions_read \
+             shows; `\"general\": {\"sessionRetention\": {\"enabled\": false}}` in settings.json keeps them",
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! Gemini CLI (0.61.0): its sessions from its folder (`--gemini-home`), each call's
+//! caller from the stamp our `BeforeTool` hook adds, the `gemini-hook` command, what
+//! `setup gemini` writes and `doctor` checks.
+
+mod doctor;
+mod setup;
+
+use crate::GeminiStore;
+use anyhow::Result;
+use clap::{Arg, ArgMatches};
+use host_shim::{SessionQuery, Store};
+use host_shim_profile::StateFolder;
+use host_shim_profile::change::Change;
+use host_shim_profile::checks::Report;
+use host_shim_profile::{
+    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_flag,
+    path_of, throwaway_inbox,
+};
+use std::path::{Path, PathBuf};
+
+pub struct Gemini;
+
+const HOME: &str = "gemini_home";
+
+static FACTS: Facts = Facts {
+    name: "gemini",
+    title: "Gemini CLI",
+    command: "gemini",
+    tested_version: "0.61.0",
+    home_hint: "~/.gemini",
+    set_up: "a new `gemini` session has the tools (mcp_session-tools_sessions_list, \
+         mcp_session-tools_sessions_read, mcp_session-tools_sessions_send), the server trusted so headless `gemini -p` is offered them too. Gemini \
+         CLI loads a user's settings only in a trusted folder: trust it when Gemini asks, or set \
+         GEMINI_CLI_TRUST_WORKSPACE=true for a headless run.",
+    sessions: PathFlag {
+        id: HOME,
+        long: "gemini-home",
+        value_name: "DIR",
+        help: "Gemini CLI's sessions, from this folder (usually ~/.gemini)",
+    },
+    wake: Some(WakeFlag {
+        id: "gemini_wake_command",
+        long: "gemini-wake-command",
+        help: "With --gemini-home: wake a cold Gemini CLI session with this command, e.g. \
+             'gemini --resume {id} -p \"A message from another session is waiting.\" --yolo' \
+             ({id}, {cwd} and {message_file} filled in; no shell runs it; it starts in the \
+             session's folder). Off by default: a message for a cold session waits for its next \
+             start",
+        setup_help: Some(
+            "Gemini CLI only: the server wakes a cold Gemini session with this command (see \
+             `host-shim mcp --gemini-wake-command`)",
+        ),
+    }),
+    mcp_client: crate::MCP_CLIENT,
+    hooks: &[Hook {
+        command: "gemini-hook",
+        about: "A Gemini CLI command hook (~/.gemini/settings.json): reads the hook's JSON on \
+                stdin; BeforeTool: stamps each call of the session-tools server with the \
+                session making it (and denies a call whose model wrote the stamp); \
+                SessionStart and BeforeAgent: hands over all that wait, as context; \
+                AfterTool: the steered ones; AfterAgent: the oldest queued one, as a denial \
+                that makes it the next prompt",
+        answer: hook,
+    }],
+    tour: Tour {
+        sessions: "Gemini CLI's sessions",
+        none: "the Gemini CLI folder holds no sessions",
+        page: "host-shim/harnesses/gemini/README.md",
+    },
+    resume: Some("gemini --resume {id}"),
+};
+
+impl HarnessProfile for Gemini {
+    fn facts(&self) -> &'static Facts {
+        &FACTS
+    }
+
+    fn store(
+        &self,
+        place: &Path,
+        flags: &ArgMatches,
+        with: &StoreInputs,
+    ) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS, flags)?;
+        let store = GeminiStore::open(place, with.inbox.clone())
+            .presence(with.state.presence()?)
+            .wake_command(wake);
+        Ok(Box::new(store))
+    }
+
+    fn place_flags(&self) -> Vec<Arg> {
+        vec![path_flag(
+            HOME,
+            "gemini-home",
+            "DIR",
+            "Gemini CLI's folder (default: $GEMINI_CLI_HOME/.gemini, else ~/.gemini)",
+        )]
+    }
+
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        setup::gemini_home(path_of(places, HOME))
+    }
+
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
+        let wake = FACTS.wake.as_ref().and_then(|wake| wake.given(setup.flags));
+        setup::changes(&self.sessions_place(places)?, wake, setup)
+    }
+
+    fn check_place(&self, home: &Path, report: &mut Report, fix: &str) {
+        doctor::check(report, home, fix)
+    }
+
+    fn holds(&self, place: &Path, session: &str) -> bool {
+        let mut sessions = GeminiStore::open(place, throwaway_inbox());
+        sessions.get_session(session).is_some()
+    }
+}
+
+/// `host-shim gemini-hook`: a call of our server stamped with the state folder's key;
+/// any other event over the state folder's inbox, as Gemini runs its hooks.
+fn hook(
+    state: &dyn StateFolder,
+    input: &[u8],
+    out: &mut dyn std::io::Write,
+) -> Result<host_shim::inbox::HookReport> {
+    use crate::hook;
+    let input = hook::HookInput::read(input)?;
+    if input.is_tool_call() {
+        return hook::stamp(&input, setup::SERVER, &state.root()?, out);
+    }
+    if input.is_session_start() {
+        // Live while its Gemini process runs; a registry that cannot be written
+        // leaves it cold, and the hand-over goes on.
+        let registered = host_shim::LocalPresence::open(&state.root()?)
+            .and_then(|presence| hook::register(&presence, &input));
+        if let Err(err) = registered {
+            eprintln!("host-shim gemini-hook: the session is not registered as live: {err:#}");
+        }
+    }
+    let inbox = state.inbox()?;
+    hook::answer(&*inbox, &input, out)
+}

@@ -1,0 +1,78 @@
+//! `host-shim setup gemini` on scratch homes: what it writes, that a second run changes
+//! nothing, that `--remove` gives the person's files back byte for byte, that the dry
+//! run writes nothing, and that a broken file stops it before anything is written.
+//! (The real Gemini CLI running with what it writes: `suite/suite.py`.)
+
+use host_shim_testkit::command::{binary, files, json, ok, read};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn scratch(name: &str) -> PathBuf {
+    host_shim_testkit::command::scratch("setup-gemini", name)
+}
+
+fn setup_gemini(home: &Path, extra: &[&str]) -> Output {
+    host_shim_testkit::command::in_home(home)
+        .args(["setup", "gemini"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
+    let home = scratch("gemini");
+    let settings = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    // As a person's settings read: their auth, a server and a hook of their own.
+    let mine = "{\n  \"security\": {\n    \"auth\": {\n      \"selectedType\": \"gemini-api-key\"\n    }\n  },\n  \"mcpServers\": {\n    \"mine\": {\n      \"command\": \"my-server\"\n    }\n  },\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"my-check\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+    std::fs::write(&settings, mine).unwrap();
+    let before = files(&home);
+    let said = ok(&setup_gemini(&home, &[]));
+    assert!(said.contains("Gemini CLI is set up"), "{said}");
+    assert!(said.contains("GEMINI_CLI_TRUST_WORKSPACE=true"), "{said}");
+    let written = json(&settings);
+    assert_eq!(
+        written["security"]["auth"]["selectedType"],
+        "gemini-api-key"
+    );
+    assert_eq!(written["mcpServers"]["mine"]["command"], "my-server");
+    let ours = &written["mcpServers"]["session-tools"];
+    assert_eq!(ours["command"], binary());
+    assert_eq!(ours["trust"], true);
+    let args = ours["args"].as_array().unwrap();
+    assert!(
+        args.windows(2)
+            .any(|w| w[0] == "--gemini-home"
+                && w[1] == home.join(".gemini").to_string_lossy().as_ref()),
+        "{args:?}"
+    );
+    let hooks = &written["hooks"];
+    assert_eq!(hooks["BeforeTool"][0]["hooks"][0]["command"], "my-check");
+    assert_eq!(hooks["BeforeTool"][1]["matcher"], "mcp_session-tools_.*");
+    for event in [
+        "SessionStart",
+        "BeforeAgent",
+        "BeforeTool",
+        "AfterTool",
+        "AfterAgent",
+    ] {
+        let groups = hooks[event].as_array().unwrap();
+        let command = groups.last().unwrap()["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert!(command.contains(" gemini-hook"), "{event}: {command}");
+    }
+    // Again: nothing changes.
+    let set_up = files(&home);
+    let said = ok(&setup_gemini(&home, &[]));
+    assert!(said.contains("set up already: nothing changed"), "{said}");
+    assert_eq!(files(&home), set_up);
+    // Removed: the person's file as it was, byte for byte.
+    ok(&setup_gemini(&home, &["--remove"]));
+    assert_eq!(files(&home), before);
+    assert_eq!(read(&settings), mine);
+}
+
+host_shim_testkit::tests![
+    gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_back,
+];

@@ -1,0 +1,124 @@
+//! OpenClaw (2026.9.6, tested in CI): its sessions from its state folder
+//! (`--openclaw-state`), the plugin `setup openclaw` installs (the tools as
+//! `session-tools__sessions_list`, …, hand-overs at each prompt through its
+//! `host-shim mcp` child's `session-tools/*` requests), and what `doctor` checks.
+
+mod doctor;
+mod setup;
+
+use crate::OpenClawStore;
+use anyhow::Result;
+use clap::{Arg, ArgMatches};
+use host_shim::Store;
+use host_shim::plugin_session::Moment;
+use host_shim_profile::change::Change;
+use host_shim_profile::checks::Report;
+use host_shim_profile::{
+    Facts, HarnessProfile, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
+    WakeFlag, path_flag, path_of,
+};
+use std::path::{Path, PathBuf};
+
+pub struct OpenClaw;
+
+const STATE: &str = "openclaw_state";
+
+static FACTS: Facts = Facts {
+    name: "openclaw",
+    title: "OpenClaw",
+    command: "openclaw",
+    tested_version: "2026.9.6",
+    home_hint: "~/.openclaw",
+    set_up: "a new OpenClaw turn has the tools session-tools__sessions_list, \
+         session-tools__sessions_read and session-tools__sessions_send (OpenClaw's own \
+         sessions_list and sessions_send keep their names). With Tool Search on (OpenClaw's \
+         default) the model finds them by tool_search (\"sessions\"); with \
+         `tools.toolSearch: false` they are offered directly. A running gateway takes the \
+         change as it reloads its config.",
+    sessions: PathFlag {
+        id: STATE,
+        long: "openclaw-state",
+        value_name: "DIR",
+        help: "OpenClaw's sessions, from its state folder (usually ~/.openclaw; its agents' \
+             databases are under agents/)",
+    },
+    wake: Some(WakeFlag {
+        id: "openclaw_wake_command",
+        long: "openclaw-wake-command",
+        help: "With --openclaw-state: wake a cold OpenClaw session with this command, e.g. \
+             'openclaw agent --session-id {id} --message \"A message from another session is \
+             waiting.\"' (through the gateway when one runs; {id}, {cwd} and {message_file} \
+             filled in; no shell runs it; it starts in the session's folder). Off by default: \
+             a message for a cold session waits for its next prompt",
+        setup_help: Some(
+            "OpenClaw only: the server wakes a cold OpenClaw session with this command (see \
+             `host-shim mcp --openclaw-wake-command`)",
+        ),
+    }),
+    mcp_client: crate::MCP_CLIENT,
+    hooks: &[],
+    tour: Tour {
+        sessions: "OpenClaw's sessions",
+        none: "the OpenClaw state folder holds no sessions",
+        page: "host-shim/harnesses/openclaw/README.md",
+    },
+    resume: None,
+};
+
+impl HarnessProfile for OpenClaw {
+    fn facts(&self) -> &'static Facts {
+        &FACTS
+    }
+
+    fn store(
+        &self,
+        place: &Path,
+        flags: &ArgMatches,
+        with: &StoreInputs,
+    ) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS, flags)?;
+        let presence = with.state.presence()?;
+        let store = OpenClawStore::open(place, with.inbox.clone(), presence).wake_command(wake);
+        Ok(Box::new(store))
+    }
+
+    fn serve(&self, serving: &Serving) -> Result<ServedParts> {
+        // The server also answers the plugin that started it. OpenClaw 2026.9.6 keeps the
+        // turn the plugin starts for an idle session (the frames are its message), not
+        // a prompt hook's text: there the answer is the hand-over.
+        let sessions = (serving.plugin_sessions(crate::handed_over_ids)?)
+            .unrecorded_at(&[Moment::Prompt, Moment::Busy]);
+        Ok(ServedParts::plugin_companion(sessions))
+    }
+
+    fn place_flags(&self) -> Vec<Arg> {
+        vec![path_flag(
+            STATE,
+            "openclaw-state",
+            "DIR",
+            "OpenClaw's state folder (default: $OPENCLAW_STATE_DIR, else ~/.openclaw); its \
+             config is $OPENCLAW_CONFIG_PATH, else openclaw.json there",
+        )]
+    }
+
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        setup::state_dir(path_of(places, STATE))
+    }
+
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
+        let state = self.sessions_place(places)?;
+        let config = setup::config_file(&state, path_of(places, STATE));
+        let wake = FACTS.wake.as_ref().and_then(|wake| wake.given(setup.flags));
+        setup::changes(&state, &config, wake, setup)
+    }
+
+    fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
+        match self.sessions_place(places) {
+            Ok(state) => {
+                let config = setup::config_file(&state, path_of(places, STATE));
+                doctor::check(report, &state, &config, fix)
+            }
+            Err(err) => report.problem(&format!("{err:#}"), fix),
+        }
+    }
+}

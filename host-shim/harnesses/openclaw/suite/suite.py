@@ -1,0 +1,444 @@
+"""The real OpenClaw in the loop: the pinned `openclaw` package on the Node it needs
+(host-shim/harnesses/openclaw/suite/requirements.txt), driven offline by the scripted chat completions
+endpoint in `endpoint.py`, set up as host-shim/harnesses/openclaw/README.md tells a new user (`host-shim
+setup openclaw`), on a scratch HOME.
+
+Each check asserts what the model saw (the tool results and the messages handed over,
+as they come back to the endpoint in OpenClaw's next request, once where once is
+promised) and what OpenClaw's own database shows. Each `openclaw agent --local` is one
+turn of one session in a process of its own, named by `--session-id`; the subagent
+part runs through a gateway (`openclaw gateway run`), as OpenClaw requires.
+
+    HOST_SHIM=target/debug/host-shim python3 host-shim/harnesses/openclaw/suite/suite.py
+
+Exits non-zero when any check fails, naming each.
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
+import openclaw_endpoint as endpoint  # noqa: E402
+from suite_kit.peers import ClaudeCodePeer  # noqa: E402
+from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
+from suite_kit.real_client import check, doctor_finds_nothing_wrong, finish, first_request_with, stopped  # noqa: E402
+
+WORK = ROOT / "target" / "openclaw-suite"
+HOME = WORK / "home"
+OPENCLAW_STATE = HOME / ".openclaw"
+STATE = WORK / "state"
+LOG = WORK / "endpoint.jsonl"
+PORT = 18793
+GATEWAY_PORT = 18794
+TOKEN = "scripted-gateway-token"
+PREFIX = "session-tools__"
+
+
+def env():
+    """OpenClaw's environment: a scratch HOME, offline, `openclaw` on PATH."""
+    world = endpoint.env(HOME)
+    world["PATH"] = f"{endpoint.OPENCLAW.parent}:{world['PATH']}"
+    return dict(world, LANG="C.UTF-8", OPENCLAW_GATEWAY_TOKEN=TOKEN, TMPDIR=str(WORK / "tmp"))
+
+
+def holds(what, condition, detail=""):
+    return check(bool(condition), what, detail)
+
+
+def logged():
+    if not LOG.exists():
+        return []
+    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
+
+
+def texts_of(message):
+    return endpoint.texts(message)
+
+
+class Run:
+    """One `openclaw agent` turn of `session`: what it printed and the model requests it
+    made (runs go one at a time)."""
+
+    def __init__(self, prompt, session, local=True, cwd=None):
+        done, self.requests = endpoint.agent_turn(env(), cwd or WORK / "w", session, prompt, LOG,
+                                                  local)
+        if done.returncode != 0:
+            raise SystemExit(f"openclaw failed ({done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
+        self.session = session
+        self.out = done.stdout
+
+    def results(self, name):
+        """The text of every result of the tool `name` (ours without the prefix), called
+        directly or through Tool Search's tool_call, in the run's last request."""
+        if not self.requests:
+            return []
+        return results_in(self.requests[-1]["messages"], PREFIX + name)
+
+    def frames_seen(self, words):
+        """How many times `words` came to the model inside a frame, in its last request."""
+        if not self.requests:
+            return 0
+        return sum(t.count(words) for m in self.requests[-1]["messages"] if m["role"] == "user"
+                   for t in texts_of(m) if FRAME in t)
+
+
+def results_in(messages, name):
+    calls = {}
+    for m in messages:
+        for call in m.get("tool_calls") or []:
+            function = call["function"]
+            arguments = json.loads(function.get("arguments") or "{}")
+            called = function["name"]
+            if called == "tool_call":
+                called = str(arguments.get("id", "")).rsplit(":", 1)[-1]
+            calls[call["id"]] = called
+    found = []
+    for m in messages:
+        if m["role"] != "tool" or calls.get(m.get("tool_call_id")) != name:
+            continue
+        text = "\n".join(texts_of(m))
+        try:
+            wrapped = json.loads(text)
+            text = "\n".join(c.get("text", "") for c in wrapped["result"]["content"])
+        except (ValueError, KeyError, TypeError):
+            pass
+        found.append(text)
+    return found
+
+
+def script(text, *steps):
+    return f"{text} {endpoint.SCRIPT_MARK}{json.dumps(list(steps))}"
+
+
+def ours(name, **arguments):
+    """A call of one of our tools as a model makes it with Tool Search on (OpenClaw's
+    default): through tool_call, by the name tool_search gave."""
+    return {"tool": "tool_call", "input": {"id": PREFIX + name, "args": arguments}}
+
+
+def audit():
+    done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(STATE)],
+                          capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def events_named(kind, to):
+    return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
+
+
+def recorded(session):
+    """The texts OpenClaw's database keeps for `session`'s transcript."""
+    db = sqlite3.connect(f"file:{OPENCLAW_STATE}/agents/main/agent/openclaw-agent.sqlite?mode=ro",
+                         uri=True)
+    try:
+        return [row[0] or "" for row in db.execute(
+            "SELECT event_json FROM transcript_events WHERE session_id = ? ORDER BY seq", (session,))]
+    finally:
+        db.close()
+
+
+def setup(*extra):
+    return subprocess.run([HOST_SHIM, "setup", "openclaw", "--state-dir", str(STATE), *extra],
+                          env=env(), capture_output=True, text=True, check=True).stdout
+
+
+def is_subagents(request):
+    """Whether a model request is a subagent's (OpenClaw opens its prompt so)."""
+    return any("[Subagent Context]" in t for m in request["messages"] if m["role"] == "user"
+               for t in texts_of(m))
+
+
+def with_a_subagent(lead, sleeper):
+    """Subagents need a running gateway: the lead spawns one through it (sessions_spawn,
+    found by Tool Search), whose own call is its own; then the cold `sleeper` is woken
+    through it."""
+    config_path = OPENCLAW_STATE / "openclaw.json"
+    config = json.loads(config_path.read_text())
+    config["gateway"] = endpoint.gateway(GATEWAY_PORT, TOKEN)
+    config_path.write_text(json.dumps(config, indent=2))
+    gateway = subprocess.Popen([str(endpoint.OPENCLAW), "gateway", "run", "--bind", "loopback"],
+                               cwd=WORK / "w", env=env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        endpoint.wait_for_gateway(GATEWAY_PORT)
+        task = script("Look around", ours("sessions_list", scope="all"), {"say": "Looked."})
+        before = len(logged())
+        Run(script("Delegate a look", {"tool": "tool_call", "input": {
+            "id": "sessions_spawn", "args": {"task": task, "label": "looker"}}},
+            {"say": "Delegated."}), lead, local=False)
+        # The subagent's turn runs on after the lead's.
+        deadline = time.time() + 90
+        seen = []
+        while time.time() < deadline and not seen:
+            seen = [t for r in logged()[before:] if "request" in r and is_subagents(r["request"])
+                    for t in results_in(r["request"]["messages"], PREFIX + "sessions_list")]
+            time.sleep(1)
+        own = [line for t in seen for line in t.splitlines() if line.endswith("| this session")]
+        holds("a subagent's call is its own: listed as a subagent of the lead, this session",
+              len(own) == 1 and "subagent]" in own[0] and f"owner={lead}" in own[0], seen)
+        woken_through_the_gateway(lead, sleeper)
+        idle_in_the_gateway(lead, sleeper)
+        steered_in_the_gateway(lead, sleeper)
+    finally:
+        gateway.terminate()
+        try:
+            gateway.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(gateway.pid, 9)
+            gateway.wait()
+    after = Run(script("Look again", ours("sessions_list", scope="all"), {"say": "seen"}), lead)
+    listing = (after.results("sessions_list") or [""])[-1]
+    rows = [line for line in listing.splitlines() if "subagent]" in line]
+    holds("the lead lists its subagent, with its owner and label, not messageable",
+          len(rows) == 1 and f"owner={lead} | not messageable" in rows[0]
+          and "looker" in listing, listing)
+
+
+def woken_through_the_gateway(lead, sleeper):
+    """A cold session (`sleeper`: its last turn ran in a process that has ended), woken
+    by the wake command `setup openclaw --openclaw-wake-command` names: `openclaw agent`
+    without --local, so the running gateway runs its turn, whose prompt hook hands the
+    message over. (While a gateway runs, OpenClaw refuses `--local`.)"""
+    log = WORK / "wake.log"
+    woken = (f"{endpoint.OPENCLAW} agent --agent main --session-id {{id}} "
+             '--message "A message from another session is waiting." --json')
+    # `setsid -f` hands the woken turn to init at once; its output goes to wake.log.
+    setup("--openclaw-wake-command", f"setsid -f sh -c 'exec {woken} > {log} 2>&1'")
+    before = len(logged())
+    sent = Run(script("Wake the sleeper", ours("sessions_send", session_id=sleeper,
+                                              message="Wake up and review."), {"say": "sent"}),
+               lead, local=False)
+    answer = (sent.results("sessions_send") or [""])[-1]
+    holds("a send to a cold OpenClaw session starts the wake command",
+          "(woke a cold session)" in answer, answer)
+    seen = first_request_with(LOG, before, "A message from another session is waiting.",
+                              lambda request: [t for m in request["messages"] if m["role"] == "user"
+                                               for t in texts_of(m)])
+    holds("the woken session's model is given the message once, as its frame, through the gateway",
+          seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
+          [seen and seen[-2:], log.read_text()[-2000:] if log.exists() else "no wake.log"])
+    holds("the woken turn ends", stopped(sleeper), log.read_text()[-1500:] if log.exists() else "")
+    holds("the woken turn ran in the gateway, which records its prompt",
+          any("A message from another session is waiting." in e for e in recorded(sleeper)),
+          recorded(sleeper)[-2:])
+    setup()
+
+
+def idle_in_the_gateway(idle, sender):
+    """A session whose last turn ran in the gateway is live and idle there: a message
+    for it starts its turn at once (the plugin in the gateway takes it and asks the
+    gateway for a turn whose message it is, `openclaw agent --session-id …
+    --message-file`), and OpenClaw's record of that turn confirms the hand-over."""
+    before = len(logged())
+    handed_before = len(events_named("handed-over", idle))
+    carriers = Carriers()
+    sent = subprocess.run([HOST_SHIM, "call", "--openclaw-state", str(OPENCLAW_STATE),
+                           "--state-dir", str(STATE), "--caller", sender, "--call-id", "idle-1",
+                           "sessions_send", json.dumps({"session_id": idle,
+                                                        "message": "Idle lead: look now."})],
+                          env=env(), capture_output=True, text=True).stdout
+    holds("a send to a session idle in the gateway is accepted for it, live",
+          sent.startswith(f"accepted for {idle}") and "woke" not in sent, sent)
+    seen = first_request_with(LOG, before, "Idle lead: look now.",
+                              lambda request: [t for m in request["messages"] if m["role"] == "user"
+                                               for t in texts_of(m)])
+    holds("the idle session's model is given the message at once, once, as its frame",
+          seen is not None and sum(t.count("Idle lead: look now.") for t in seen if FRAME in t) == 1,
+          seen and seen[-2:])
+    deadline = time.time() + 60
+    while time.time() < deadline and len(events_named("handed-over", idle)) == handed_before:
+        time.sleep(0.5)
+    holds("OpenClaw records the frame as the message of the turn the plugin started, and "
+          "that record settles the hand-over, once",
+          sum(FRAME in e and "Idle lead: look now." in e for e in recorded(idle)) == 1
+          and len(events_named("handed-over", idle)) == handed_before + 1,
+          [recorded(idle)[-2:], audit()[-3:]])
+    holds("the turn the plugin started ends", stopped(idle))
+    seen = carriers.stop()
+    left = sorted(p.name for p in (WORK / "tmp").glob("session-tools-message-*"))
+    holds("the message went to `openclaw agent` in a file only its user reads, gone with it",
+          seen and all(mode == 0o700 for mode in seen.values()) and not left, [seen, left])
+
+
+class Carriers:
+    """Watches the gateway's TMPDIR, while a turn the plugin starts runs, for the folders
+    that carry a message to `openclaw agent`: each name seen, with its mode."""
+
+    def __init__(self):
+        import threading
+        self.seen, self.done = {}, threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+        self.thread.start()
+
+    def watch(self):
+        while not self.done.is_set():
+            for folder in (WORK / "tmp").glob("session-tools-message-*"):
+                try:
+                    self.seen[folder.name] = folder.stat().st_mode & 0o777
+                except FileNotFoundError:
+                    pass
+            time.sleep(0.05)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        return self.seen
+
+
+def steered_in_the_gateway(busy, sender):
+    """A `steer` message for a session at work in the gateway: 2026.9.6 steers nothing
+    that comes through `openclaw agent`, so the plugin gives it when the running turn
+    ends, as the turn it starts then. The turn sends it to itself from another session,
+    with a shell command, then works on (a foreground command of 8 s)."""
+    arguments = json.dumps({"session_id": busy, "message": "Steer: stop before the release notes.",
+                            "mode": "steer"})
+    send = (f"{HOST_SHIM} call --openclaw-state {OPENCLAW_STATE} --state-dir {STATE} "
+            f"--caller {sender} --call-id steer-1 sessions_send '{arguments}'")
+    before = len(logged())
+    Run(script("Work on the release", {"tool": "exec", "input": {"command": send}},
+               {"tool": "exec", "input": {"command": "sleep 8", "yieldMs": 30000}},
+               {"say": "Worked."}), busy, local=False)
+    words = "Steer: stop before the release notes."
+    seen = first_request_with(LOG, before, FRAME, lambda request: [
+        t for m in request["messages"] if m["role"] == "user" for t in texts_of(m)
+        if FRAME in t and words in t])
+    holds("a steered message for a session at work in the gateway is given once, as the "
+          "message of the turn the plugin starts when the running one ends",
+          seen is not None and len(seen) == 1
+          and any(FRAME in e and words in e for e in recorded(busy)), seen)
+    holds("that turn ends", stopped(busy))
+
+
+def with_claude_code(lead):
+    """OpenClaw and Claude Code on one machine (each pinned real binary with its own
+    scripted endpoint), each set up by `host-shim setup`, which links every harness it
+    finds: one listing holds both, and a message each way is handed over once by the
+    target's own harness."""
+    if not holds("the pinned Claude Code is installed (npm ci in host-shim/harnesses/claude-code/suite)",
+                 ClaudeCodePeer.installed()):
+        return
+    claude = ClaudeCodePeer(HOME, WORK / "w", env(), WORK / "claude-endpoint.jsonl")
+    try:
+        for harness in ("claude", "openclaw"):
+            subprocess.run([HOST_SHIM, "setup", harness, "--state-dir", str(STATE)], env=env(),
+                           check=True, capture_output=True)
+        planner = claude.new_session("Plan the herbs")
+        reached = Run(script("Reach Claude Code", ours("sessions_list"),
+                             ours("sessions_send", session_id=planner,
+                                  message="From OpenClaw: which herbs?"), {"say": "sent"}), lead)
+        listing = (reached.results("sessions_list") or [""])[-1]
+        holds("one OpenClaw listing holds the Claude Code session and the OpenClaw sessions",
+              f"- {planner} [" in listing and f"- {lead} [live, top-level]" in listing, listing)
+        sent = (reached.results("sessions_send") or [""])[-1]
+        holds("OpenClaw's send to Claude Code is accepted", sent.startswith(f"accepted for {planner}"),
+              sent)
+        claude.send(planner, "Any mail?", lead, "From Claude Code: basil and thyme.")
+        once, seen = claude.handed_once("From OpenClaw: which herbs?")
+        holds("Claude Code's hook hands OpenClaw's message over once, framed", once, seen)
+        back = Run("Back again", lead)
+        holds("OpenClaw's plugin hands Claude Code's answer over once, framed",
+              back.frames_seen("From Claude Code: basil and thyme.") == 1, back.out[-1500:])
+    finally:
+        claude.close()
+
+
+def main():
+    if not (endpoint.NODE_BIN / "node").exists() or not endpoint.OPENCLAW.exists():
+        raise SystemExit("the pinned Node and OpenClaw are not installed: run the OpenClaw lines of "
+                         ".ci/run (target/openclaw-venv, then npm ci in host-shim/harnesses/openclaw/suite)")
+    shutil.rmtree(WORK, ignore_errors=True)
+    (WORK / "w").mkdir(parents=True)
+    (WORK / "tmp").mkdir()
+    endpoint.serve(PORT, str(LOG))
+    # The person's own OpenClaw, onboarded: its config names its model.
+    endpoint.write_config(HOME, PORT, WORK / "w")
+
+    # The set-up a new user runs: the README's command, twice; doctor finds nothing wrong.
+    setup()
+    again = setup()
+    holds("setup openclaw, run again, changes nothing", "set up already: nothing changed" in again,
+          again)
+    doctor = subprocess.run([HOST_SHIM, "doctor", "--state-dir", str(STATE)], env=env(),
+                            capture_output=True, text=True)
+    section = doctor.stdout.split("\nOpenClaw\n", 1)[-1].split("State folder", 1)[0]
+    holds("doctor finds the OpenClaw set-up sound (its version, the plugin's server)",
+          "OpenClaw 2026.9.6, the version the tools are tested with" in section
+          and "starts and lists" in section and "PROBLEM" not in section, doctor.stdout[-2000:])
+
+    reviewer = str(uuid.uuid4())
+    Run("Review the docs", reviewer)
+    holds("an OpenClaw session is made", recorded(reviewer), reviewer)
+
+    # Another finds our tools with Tool Search, lists and reads the first; the caller is
+    # the session OpenClaw's tool factory named.
+    lead = str(uuid.uuid4())
+    look = Run(script("Look around", {"tool": "tool_search", "input": {"query": "list other sessions"}},
+                      ours("sessions_list"), ours("sessions_read", session_id=reviewer),
+                      {"say": "seen"}), lead)
+    found = [t for m in look.requests[-1]["messages"] if m["role"] == "tool"
+             for t in texts_of(m) if '"session-tools__sessions_list"' in t and '"sourceName": "session-tools"' in t]
+    holds("Tool Search finds the tools by their words (tool_search \"list other sessions\")",
+          found, [texts_of(m) for m in look.requests[-1]["messages"] if m["role"] == "tool"][:1])
+    listing = look.results("sessions_list")
+    holds("sessions_list from an OpenClaw session shows the other, cold, and itself as this "
+          "session, live",
+          listing and f"- {reviewer} [cold, top-level]" in listing[0]
+          and f"- {lead} [live, top-level]" in listing[0] and "| this session" in listing[0],
+          listing or look.out[-2000:])
+    read = look.results("sessions_read")
+    holds("sessions_read shows the other session's prompt as its model saw it",
+          read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
+
+    # A send, its retry in the same words (a new call) delivered once, and a bad call
+    # answered with a refusal the model can act on.
+    sent = Run(script("Tell the reviewer",
+                      ours("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      ours("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      ours("sessions_send", message="No target."),
+                      {"say": "sent"}), lead)
+    answers = sent.results("sessions_send")
+    holds("the send is accepted, waiting for the reviewer's next turn",
+          len(answers) == 3 and answers[0].startswith(f"accepted for {reviewer} | mode=queue"), answers)
+    first_id = answers[0].split("id=")[1].split()[0] if answers and "id=" in answers[0] else None
+    holds("the model's retry in the same words is the first message again, not a second",
+          len(answers) == 3 and first_id and f"id={first_id}" in answers[1]
+          and len(events_named("accepted", reviewer)) == 1, answers)
+    holds("a send without a target is refused in words the model can act on",
+          len(answers) == 3 and "session_id is required" in answers[2], answers)
+
+    # The reviewer's next turn: the plugin's prompt hook hands the message over and its
+    # model gets it once; OpenClaw keeps the prompt, not the hook's text.
+    resumed = Run("Anything new?", reviewer)
+    holds("the reviewer's model is given the message once, as its frame",
+          resumed.frames_seen("Docs can ship.") == 1,
+          [texts_of(m) for m in resumed.requests[-1]["messages"][-3:]] if resumed.requests else resumed.out)
+    holds("the hand-over is the plugin's word (OpenClaw 2026.9.6 keeps no prompt hook's text)",
+          len(events_named("handed-over", reviewer)) == 1
+          and not any("Docs can ship." in e for e in recorded(reviewer)), audit()[-3:])
+    later = Run("Anything else?", reviewer)
+    holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
+
+    with_a_subagent(lead, reviewer)
+    with_claude_code(lead)
+
+    doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(),
+                               "ordinary OpenClaw turns and a gateway")
+
+    setup("--remove")
+    left = json.loads((OPENCLAW_STATE / "openclaw.json").read_text())
+    holds("setup --remove takes the plugin's entry and folder out, the person's config kept",
+          "session-tools" not in json.dumps(left.get("plugins", {}))
+          and left["agents"]["defaults"]["model"]["primary"] == f"scripted/{endpoint.MODEL}"
+          and not (OPENCLAW_STATE / "extensions" / "session-tools").exists(), left)
+    finish()
+
+
+if __name__ == "__main__":
+    main()

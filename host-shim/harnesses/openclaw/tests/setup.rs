@@ -1,0 +1,117 @@
+//! `host-shim setup openclaw` on scratch homes: what it writes, that a second run changes
+//! nothing, that `--remove` gives the person's files back byte for byte, that the dry
+//! run writes nothing, and that a broken file stops it before anything is written.
+//! (The real OpenClaw running with what it writes: `suite/suite.py`.)
+
+use host_shim_testkit::command::{binary, files, json, ok, read};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn scratch(name: &str) -> PathBuf {
+    host_shim_testkit::command::scratch("setup-openclaw", name)
+}
+
+fn setup_openclaw(home: &Path, extra: &[&str]) -> Output {
+    host_shim_testkit::command::in_home(home)
+        .args(["setup", "openclaw"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() {
+    let home = scratch("openclaw");
+    // Before OpenClaw's own onboarding wrote its config: refused, nothing written.
+    let refused = setup_openclaw(&home, &[]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("run `openclaw onboard`"), "{said}");
+    assert!(!home.join(".openclaw").exists());
+    let config = home.join(".openclaw/openclaw.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    // As a person's config reads: a model and a plugin of their own.
+    let mine = "{\n  \"agents\": {\n    \"defaults\": {\n      \"model\": {\n        \"primary\": \"openai/gpt-5\"\n      }\n    }\n  },\n  \"plugins\": {\n    \"entries\": {\n      \"mine\": {\n        \"enabled\": true\n      }\n    }\n  }\n}\n";
+    std::fs::write(&config, mine).unwrap();
+    let before = files(&home);
+    let said = ok(&setup_openclaw(&home, &[]));
+    assert!(said.contains("OpenClaw is set up"), "{said}");
+    assert!(said.contains("session-tools__sessions_list"), "{said}");
+    let written = json(&config);
+    assert_eq!(
+        written["agents"]["defaults"]["model"]["primary"],
+        "openai/gpt-5"
+    );
+    assert_eq!(written["plugins"]["entries"]["mine"]["enabled"], true);
+    let ours = &written["plugins"]["entries"]["session-tools"];
+    assert_eq!(ours["enabled"], true);
+    assert_eq!(ours["hooks"]["allowConversationAccess"], true);
+    assert_eq!(ours["config"]["command"], binary());
+    let args = ours["config"]["args"].as_array().unwrap();
+    assert_eq!(args[0], "mcp");
+    assert!(
+        args.windows(2).any(|w| w[0] == "--openclaw-state"
+            && w[1] == home.join(".openclaw").to_string_lossy().as_ref()),
+        "{args:?}"
+    );
+    // The plugin package, where `openclaw plugins install <folder>` would copy it.
+    let plugin = home.join(".openclaw/extensions/session-tools");
+    let manifest = json(&plugin.join("openclaw.plugin.json"));
+    assert_eq!(manifest["id"], "session-tools");
+    assert_eq!(
+        manifest["contracts"]["tools"],
+        serde_json::json!([
+            "session-tools__sessions_list",
+            "session-tools__sessions_read",
+            "session-tools__sessions_send"
+        ])
+    );
+    assert_eq!(
+        json(&plugin.join("package.json"))["openclaw"]["extensions"][0],
+        "./index.js"
+    );
+    assert!(read(&plugin.join("index.js")).starts_with("// session-tools for OpenClaw:"));
+    // With a wake command: in the command the plugin runs, which takes it.
+    let wake = "openclaw agent --session-id {id} --message 'A message is waiting.'";
+    ok(&setup_openclaw(&home, &["--openclaw-wake-command", wake]));
+    let host = json(&config)["plugins"]["entries"]["session-tools"]["config"].clone();
+    let args: Vec<&str> = (host["args"].as_array().unwrap().iter())
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.windows(2)
+            .any(|w| w == ["--openclaw-wake-command", wake]),
+        "{args:?}"
+    );
+    let started = std::process::Command::new(host["command"].as_str().unwrap())
+        .args(&args)
+        .env(host_shim_testkit::command::AS_COMMAND, "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&started.stderr);
+    assert!(said.contains("3 tools over stdio"), "{said}");
+    ok(&setup_openclaw(&home, &[]));
+    // Again: nothing changes.
+    let set_up = files(&home);
+    let said = ok(&setup_openclaw(&home, &[]));
+    assert!(said.contains("set up already: nothing changed"), "{said}");
+    assert_eq!(files(&home), set_up);
+    // Removed: the person's files as they were, byte for byte, and no plugin folder.
+    ok(&setup_openclaw(&home, &["--remove"]));
+    assert_eq!(files(&home), before);
+    assert_eq!(read(&config), mine);
+    assert!(!plugin.exists());
+    // A plugin of that name that is not setup's is named and left alone.
+    std::fs::create_dir_all(&plugin).unwrap();
+    std::fs::write(plugin.join("index.js"), "export default {};\n").unwrap();
+    let refused = setup_openclaw(&home, &[]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("is not setup's"), "{said}");
+    assert_eq!(read(&plugin.join("index.js")), "export default {};\n");
+    assert_eq!(read(&config), mine);
+}
+
+host_shim_testkit::tests![
+    openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back,
+];

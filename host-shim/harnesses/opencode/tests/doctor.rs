@@ -1,0 +1,61 @@
+//! `host-shim doctor` over OpenCode's set-up broken on purpose, one mistake at a
+//! time: each is found, named, and given its fix; a sound set-up has nothing wrong.
+
+use host_shim_testkit::command::{Home, pinned, problems};
+
+fn opencode_s_plugin_file_and_the_server_it_runs_are_checked() {
+    let home = Home::new("opencode");
+    home.command("opencode", &pinned("opencode-ai"));
+    // Installed, never set up for the tools: the person's choice, a note with the
+    // command that sets it up.
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("OpenCode 1.18.33, the version the tools are tested with"),
+        "{text}"
+    );
+    let state = home.state();
+    assert!(
+        text.contains(&format!(
+            "note     OpenCode is here but not set up for the tools; to set it up: host-shim setup opencode --state-dir {}",
+            state.display()
+        )),
+        "{text}"
+    );
+    home.setup("opencode");
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("starts and lists sessions_list, sessions_read, sessions_send"),
+        "{text}"
+    );
+    assert!(
+        text.contains("@opencode-ai/plugin is not in ") && text.contains("no database at "),
+        "{text}"
+    );
+    // The binary the file runs moved away.
+    let file = home.root.join(".config/opencode/plugin/session-tools.js");
+    let moved = std::fs::read_to_string(&file).unwrap().replacen(
+        "\"command\":\"/",
+        "\"command\":\"/nowhere/",
+        1,
+    );
+    std::fs::write(&file, moved).unwrap();
+    let (ok, text) = home.doctor();
+    assert!(!ok, "{text}");
+    assert!(
+        problems(&text)
+            .iter()
+            .any(|p| p.contains("the MCP server's command /nowhere/")),
+        "{text}"
+    );
+    // A file of that name setup did not write.
+    std::fs::write(&file, "export const Mine = async () => ({});\n").unwrap();
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && text.contains("is not a plugin file setup wrote"),
+        "{text}"
+    );
+}
+
+host_shim_testkit::tests![opencode_s_plugin_file_and_the_server_it_runs_are_checked,];

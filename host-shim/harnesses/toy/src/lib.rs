@@ -1,0 +1,278 @@
+//! A toy harness, added as this folder alone (its test runs the command over the
+//! command's list and the toy; it is never built into the command people run): its
+//! sessions are text files in a folder (`--toy-sessions DIR`: `<id>.txt`, the first
+//! line its title, each other line a message of its person), messages to them wait in
+//! the state folder's inbox until `host-shim toy-hook` hands them over (an offer until the
+//! session's record, the file of what the toy gave it, shows it), its MCP client
+//! names the caller in `TOY_SESSION_ID` or a call's `_meta["toy/session"]`, `setup toy`
+//! writes one file (`toy.json` in `--toy-config DIR`, default `~/.toy`) and `doctor`
+//! checks that file's server.
+
+use anyhow::{Context, Result, bail};
+use clap::{Arg, ArgMatches};
+use host_shim::inbox::{Desk, HookReport, Recipient, Takes, Witness, hand_over_waiting, shown_in};
+use host_shim::{
+    DeliveryRefusal, InboxCount, McpClient, MessageContent, MessageEntry, Role, SessionHeader,
+    SessionIndex, SessionQuery, Store, SurfaceIndex,
+};
+use host_shim_profile::StateFolder;
+use host_shim_profile::change::Change;
+use host_shim_profile::checks::{Report, check_server};
+use host_shim_profile::{
+    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, path_flag, path_of,
+};
+use std::path::{Path, PathBuf};
+
+pub struct Toy;
+
+const SESSIONS: &str = "toy_sessions";
+const CONFIG: &str = "toy_config";
+
+static FACTS: Facts = Facts {
+    name: "toy",
+    title: "Toy",
+    command: "toy",
+    tested_version: "1.0.0",
+    home_hint: "~/.toy",
+    set_up: "the toy's sessions have the tools (sessions_list, sessions_read, sessions_send).",
+    sessions: PathFlag {
+        id: SESSIONS,
+        long: "toy-sessions",
+        value_name: "DIR",
+        help: "The toy's sessions, from this folder",
+    },
+    wake: None,
+    mcp_client: McpClient {
+        who: "the toy client",
+        caller_env: Some("TOY_SESSION_ID"),
+        caller_meta: Some("toy/session"),
+        call_id_meta: Some("toy/call"),
+        stamps: None,
+    },
+    hooks: &[Hook {
+        command: "toy-hook",
+        about: "The toy's hook: reads {\"session\": ID} on stdin and prints what waits for it",
+        answer: hook,
+    }],
+    tour: Tour {
+        sessions: "The toy's sessions",
+        none: "the folder holds no toy sessions",
+        page: "host-shim/harnesses/toy/README.md",
+    },
+    resume: None,
+};
+
+impl HarnessProfile for Toy {
+    fn facts(&self) -> &'static Facts {
+        &FACTS
+    }
+    fn store(
+        &self,
+        place: &Path,
+        _flags: &ArgMatches,
+        with: &StoreInputs,
+    ) -> Result<Box<dyn Store>> {
+        Ok(Box::new(ToyStore {
+            folder: place.to_path_buf(),
+            desk: Desk::new(with.inbox.clone()),
+        }))
+    }
+
+    fn place_flags(&self) -> Vec<Arg> {
+        vec![path_flag(
+            CONFIG,
+            "toy-config",
+            "DIR",
+            "The toy's configuration folder (default: ~/.toy)",
+        )]
+    }
+
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        Ok(config(places)?.join("sessions"))
+    }
+
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
+        let path = config(places)?.join("toy.json");
+        let before = std::fs::read_to_string(&path).ok();
+        let after = (!setup.remove).then(|| {
+            let file = serde_json::json!({
+                "command": setup.commands.binary,
+                "args": setup.commands.server_args,
+                "hook": setup.commands.hook("toy-hook"),
+            });
+            format!("{file:#}\n")
+        });
+        Ok(vec![Change {
+            path,
+            before,
+            after,
+            own_folder: None,
+        }])
+    }
+
+    fn found(&self, places: &ArgMatches) -> Result<bool> {
+        Ok(config(places)?.exists())
+    }
+
+    fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
+        let file = match config(places) {
+            Ok(config) => config.join("toy.json"),
+            Err(err) => return report.problem(&format!("{err:#}"), fix),
+        };
+        let server = (std::fs::read_to_string(&file).ok())
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+        let command = server.as_ref().and_then(|s| s["command"].as_str());
+        let args: Vec<String> = (server.as_ref().and_then(|s| s["args"].as_array()))
+            .map(|args| {
+                args.iter()
+                    .filter_map(|a| a.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        match command {
+            Some(command) => check_server(report, command, &args, fix),
+            None => report.problem(&format!("no server in {}", file.display()), fix),
+        }
+    }
+}
+
+fn config(places: &ArgMatches) -> Result<PathBuf> {
+    match path_of(places, CONFIG) {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => Ok(PathBuf::from(std::env::var_os("HOME").context("no HOME")?).join(".toy")),
+    }
+}
+
+/// `host-shim toy-hook`: what waits for the session, as text. Its input names the
+/// session and, like a transcript path, its record: the file where the toy appends
+/// each hand-over it took.
+fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn std::io::Write) -> Result<HookReport> {
+    let input: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
+    let Some(session) = input["session"].as_str() else {
+        bail!("the toy hook reads {{\"session\": ID, \"record\": FILE}} on stdin");
+    };
+    let record = input["record"].as_str().map(Path::new);
+    let witness = Witness::file(record, |path| match std::fs::read_to_string(path) {
+        Ok(given) => Ok(shown_in([given.as_str()])),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
+        Err(err) => Err(err.into()),
+    });
+    let inbox = state.inbox()?;
+    hand_over_waiting(&*inbox, session, Takes::All, 10_000, witness, |text| {
+        Ok(writeln!(out, "{text}")?)
+    })
+}
+
+/// The toy's sessions: `<id>.txt` files, read at each question.
+struct ToyStore {
+    folder: PathBuf,
+    desk: Desk,
+}
+
+impl ToyStore {
+    /// The session's title and messages.
+    fn read(&self, id: &str) -> Option<(String, Vec<String>)> {
+        let text = std::fs::read_to_string(self.folder.join(format!("{id}.txt"))).ok()?;
+        let mut lines = text.lines().map(str::to_string);
+        Some((lines.next().unwrap_or_default(), lines.collect()))
+    }
+
+    fn header(&self, id: &str) -> Option<SessionHeader> {
+        self.read(id)?;
+        Some(SessionHeader {
+            cwd: Some("/toy".to_string()),
+            ..SessionHeader::top_level(id, 1_800_000_000_000)
+        })
+    }
+}
+
+impl Store for ToyStore {
+    fn harness(&self) -> &'static str {
+        "toy"
+    }
+}
+
+impl SessionQuery for ToyStore {
+    fn list_sessions(&mut self) -> SessionIndex {
+        let mut ids: Vec<String> = (std::fs::read_dir(&self.folder)
+            .into_iter()
+            .flatten()
+            .flatten())
+        .filter_map(|entry| {
+            entry
+                .file_name()
+                .to_str()?
+                .strip_suffix(".txt")
+                .map(str::to_string)
+        })
+        .collect();
+        ids.sort();
+        let headers: Vec<SessionHeader> = ids.iter().filter_map(|id| self.header(id)).collect();
+        SessionIndex::of(headers.iter())
+    }
+
+    fn get_session(&mut self, id: &str) -> Option<SessionHeader> {
+        self.header(id)
+    }
+
+    fn get_sessions(&mut self, ids: &[String]) -> Vec<Option<SessionHeader>> {
+        ids.iter().map(|id| self.header(id)).collect()
+    }
+
+    fn title_snapshots(&mut self, ids: &[String]) -> Vec<Option<String>> {
+        ids.iter()
+            .map(|id| self.read(id).map(|(title, _)| title))
+            .collect()
+    }
+
+    fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
+        let (_, messages) = self.read(id)?;
+        let mut index = SurfaceIndex::new(messages.len() as u64);
+        for (at, text) in messages.iter().enumerate() {
+            let entry = MessageEntry {
+                seq: at as u64 + 1,
+                role: Role::User,
+                replaced: false,
+                injected: false,
+                source_lead_len: 0,
+                text_lead_len: 0,
+                text_chars: text.chars().count() as u32,
+            };
+            index.push(entry, "user", text, lead_chars);
+        }
+        Some(index)
+    }
+
+    fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
+        let messages = self.read(id).map(|(_, m)| m).unwrap_or_default();
+        (seqs.iter())
+            .map(|&seq| {
+                let text = messages.get(usize::try_from(seq).ok()?.checked_sub(1)?)?;
+                Some(MessageContent {
+                    source: "user".to_string(),
+                    text: text.clone(),
+                    injected: false,
+                })
+            })
+            .collect()
+    }
+
+    fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
+        (self.desk.inbox().count_from(target, sender)).unwrap_or(InboxCount::NONE)
+    }
+}
+
+/// Every toy session takes messages; they wait for its hook.
+impl Recipient for ToyStore {
+    type Plan = ();
+
+    fn desk(&mut self) -> &mut Desk {
+        &mut self.desk
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<bool, DeliveryRefusal> {
+        self.header(target)
+            .map(|h| h.live)
+            .ok_or(DeliveryRefusal::NotFound)
+    }
+}

@@ -1,0 +1,190 @@
+//! What `doctor` reports, and the checks every harness's profile shares: its version
+//! against the tested one, the hooks setup wrote, and that the registered MCP server
+//! starts and lists the tools.
+
+use crate::hooks;
+use crate::json::Json;
+use anyhow::Result;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// What the doctor found, in order, for a person.
+pub struct Report {
+    problems: usize,
+    /// What the harnesses' clients set for the servers they start, naming a session:
+    /// not passed on to a server the doctor starts, which serves no session.
+    client_env: Vec<&'static str>,
+}
+
+impl Report {
+    /// A report whose servers are started without `client_env`.
+    pub fn new(client_env: Vec<&'static str>) -> Report {
+        Report {
+            problems: 0,
+            client_env,
+        }
+    }
+
+    /// How many problems were found.
+    pub fn problems(&self) -> usize {
+        self.problems
+    }
+
+    pub fn heading(&self, what: &str) {
+        println!("{what}");
+    }
+
+    pub fn ok(&self, what: &str) {
+        println!("  ok       {what}");
+    }
+
+    pub fn note(&self, what: &str) {
+        println!("  note     {what}");
+    }
+
+    pub fn problem(&mut self, what: &str, fix: &str) {
+        self.problems += 1;
+        println!("  PROBLEM  {what}\n           fix: {fix}");
+    }
+}
+
+pub fn check_version(report: &mut Report, name: &str, found: Option<String>, tested: &str) {
+    match found {
+        Some(found) if found == tested => report.ok(&format!("{name} {found}, the version the tools are tested with")),
+        Some(found) => report.note(&format!(
+            "{name} {found}; the tools are tested with {tested} (they may work; what is tested is in the README)"
+        )),
+        None => report.note(&format!("{name}'s command is not on PATH here")),
+    }
+}
+
+/// Each event has setup's hook and its binary is there; whether all were.
+pub fn check_hooks(
+    report: &mut Report,
+    hooks: Option<&Json>,
+    events: &[hooks::Event],
+    hook: &str,
+    file: &str,
+    fix: &str,
+) -> bool {
+    let mut missing = Vec::new();
+    let mut binaries = Vec::new();
+    for event in events {
+        let groups = match hooks.and_then(|h| h.get(event.name)) {
+            Some(Json::Array(groups)) => groups.as_slice(),
+            _ => &[],
+        };
+        let command = (groups.iter())
+            .filter(|g| hooks::is_setups(g, hook))
+            .filter_map(|g| match g.get("hooks") {
+                Some(Json::Array(handlers)) => handlers.first(),
+                _ => None,
+            })
+            .filter_map(|h| h.get("command").and_then(Json::as_str))
+            .next();
+        match command {
+            None => missing.push(event.name),
+            Some(command) => binaries.push(hooks::program(command)),
+        }
+    }
+    if missing.is_empty() {
+        report.ok(&format!("the hooks (`host-shim {hook}`) are in {file}"));
+    } else {
+        report.problem(
+            &format!(
+                "no `host-shim {hook}` hook on {} in {file}: messages for its sessions wait",
+                missing.join(", ")
+            ),
+            fix,
+        );
+    }
+    binaries.sort();
+    binaries.dedup();
+    for binary in &binaries {
+        if !Path::new(binary).is_file() {
+            report.problem(&format!("the hooks run {binary}, which is not there"), fix);
+        }
+    }
+    missing.is_empty()
+}
+
+/// The registered server starts and lists the three tools.
+pub fn check_server(report: &mut Report, command: &str, args: &[String], fix: &str) {
+    if !Path::new(command).is_file() {
+        report.problem(
+            &format!("the MCP server's command {command} is not there"),
+            fix,
+        );
+        return;
+    }
+    match list_tools(command, args, &report.client_env) {
+        Ok(tools) if tools.len() == 3 => report.ok(&format!(
+            "the MCP server ({command}) starts and lists {}",
+            tools.join(", ")
+        )),
+        Ok(tools) => report.problem(
+            &format!(
+                "the MCP server ({command}) lists {} tools, not the three: {}",
+                tools.len(),
+                tools.join(", ")
+            ),
+            "check the server's --settings (enabled: false lists none)",
+        ),
+        Err(err) => report.problem(
+            &format!("the MCP server ({command}) did not answer: {err:#}"),
+            fix,
+        ),
+    }
+}
+
+/// Starts `command args…`, asks MCP's `initialize` and `tools/list`, and returns the
+/// tools' names; stops the server after, or after 30 seconds.
+fn list_tools(command: &str, args: &[String], client_env: &[&str]) -> Result<Vec<String>> {
+    let mut server = Command::new(command);
+    for name in client_env {
+        server.env_remove(name);
+    }
+    let mut child = server
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host-shim doctor","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    ];
+    for line in lines {
+        writeln!(stdin, "{line}")?;
+    }
+    let stdout = child.stdout.take().expect("piped");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let Ok(message) = host_shim::json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if message["id"] == 1 {
+                let _ = sender.send(message);
+                break;
+            }
+        }
+    });
+    let answer = receiver.recv_timeout(Duration::from_secs(30));
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer =
+        answer.map_err(|_| anyhow::anyhow!("no answer to tools/list within 30 seconds"))?;
+    let tools = (answer["result"]["tools"].as_array())
+        .ok_or_else(|| anyhow::anyhow!("its answer to tools/list was {answer}"))?;
+    Ok(tools
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect())
+}

@@ -1,0 +1,405 @@
+//! A harness as the `host-shim` command knows it: the vocabulary each harness crate
+//! (`host-shim/harnesses/<name>/`) declares its profile in, and the command loops over.
+//! The command names no harness: it takes one list of profiles, so a new harness is a
+//! new crate and one line in that list. This crate holds only the words both sides
+//! share (the profile trait, setup's changes and the JSON and hook-file helpers,
+//! doctor's report, the plugin companion's requests); it knows no command line beyond
+//! the flags a profile declares, and no MCP SDK.
+//!
+//! A profile says, in order of the commands that use it:
+//!
+//! - where its sessions are (one flag) and how messages reach them (flags of `call`
+//!   and `mcp`), and how those flags become its store ([`HarnessProfile::store`]);
+//! - what its MCP client sends ([`HarnessProfile::mcp_client`]) and what `mcp` runs
+//!   beside the calls while it serves this harness ([`HarnessProfile::serve`]);
+//! - its hook commands ([`Hook`]);
+//! - where its own files are, what `setup` writes there and `--remove` takes out;
+//! - what `doctor` checks, each problem with its fix;
+//! - the words of the demo's tour of its sessions.
+
+pub mod change;
+pub mod checks;
+pub mod companion;
+pub mod hooks;
+pub mod json;
+
+use crate::change::Change;
+use crate::checks::Report;
+use anyhow::Result;
+use clap::{Arg, ArgMatches};
+use host_shim::inbox::HookReport;
+use host_shim::{Harnesses, McpClient, Presence, Shared, SharedInbox, Store, WakeCommand};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A harness's fixed facts, one value: what every command says of it and what every
+/// profile would otherwise write the same way.
+pub struct Facts {
+    /// The name `setup` takes and a fix names (`claude`).
+    pub name: &'static str,
+    /// How a person calls it (`Claude Code`).
+    pub title: &'static str,
+    /// The command a person runs it with (`claude`), for `doctor`'s version check.
+    pub command: &'static str,
+    /// The version its real-client suite runs (that suite's package.json).
+    pub tested_version: &'static str,
+    /// Its folder as a person knows it (`~/.claude`), for `doctor`'s "none found".
+    pub home_hint: &'static str,
+    /// What a person is told once `setup` wrote its files (naming the three tools as
+    /// its model sees them).
+    pub set_up: &'static str,
+    /// The flag naming where its sessions are, on `call`, `mcp`, `watch` and `demo`.
+    pub sessions: PathFlag,
+    /// The flag of a wake command for a cold session, on `call`, `mcp` and `setup`.
+    pub wake: Option<WakeFlag>,
+    /// Where its MCP client names the calling session and the call.
+    pub mcp_client: McpClient,
+    /// Its hook commands (`host-shim claude-hook`).
+    pub hooks: &'static [Hook],
+    /// The demo's words for a tour of its sessions.
+    pub tour: Tour,
+    /// The command that resumes a session of its, `{id}` the session (`claude --resume
+    /// {id}`), for `doctor`'s fix of messages that wait.
+    pub resume: Option<&'static str>,
+}
+
+/// A flag naming a file or folder: its id (how a store finds its value), its long name,
+/// its value's name and its help.
+pub struct PathFlag {
+    pub id: &'static str,
+    pub long: &'static str,
+    pub value_name: &'static str,
+    pub help: &'static str,
+}
+
+impl PathFlag {
+    /// The flag, read as a path.
+    pub fn arg(&self) -> Arg {
+        path_flag(self.id, self.long, self.value_name, self.help)
+    }
+}
+
+/// The flag of a harness's wake command: its id and long name, its help on `call` and
+/// `mcp`, and on `setup` when setup writes it into the harness's server.
+pub struct WakeFlag {
+    pub id: &'static str,
+    pub long: &'static str,
+    pub help: &'static str,
+    pub setup_help: Option<&'static str>,
+}
+
+impl WakeFlag {
+    fn arg(&self, help: &'static str) -> Arg {
+        Arg::new(self.id)
+            .long(self.long)
+            .value_name("TEMPLATE")
+            .help(help)
+    }
+
+    /// Its value on a `setup` command, when given.
+    pub fn given<'a>(&self, flags: &'a ArgMatches) -> Option<&'a String> {
+        flags.try_get_one::<String>(self.id).ok().flatten()
+    }
+}
+
+/// One harness, as every command needs it: its [`Facts`], and what differs from one
+/// harness to another (its store, its files, its checks). What every profile does the
+/// same way is a default here.
+pub trait HarnessProfile: Sync {
+    /// Its fixed facts.
+    fn facts(&self) -> &'static Facts;
+
+    /// The name `setup` takes and a fix names (`claude`).
+    fn name(&self) -> &'static str {
+        self.facts().name
+    }
+
+    /// How a person calls it (`Claude Code`).
+    fn title(&self) -> &'static str {
+        self.facts().title
+    }
+
+    /// The flag naming where its sessions are (`--claude-projects DIR`), on `call`,
+    /// `mcp`, `watch` and `demo`. Its id is how the store finds its value.
+    fn sessions_flag(&self) -> Arg {
+        self.facts().sessions.arg()
+    }
+
+    /// Flags of `call` and `mcp` saying how messages reach its sessions (a wake
+    /// command, a daemon); each should `requires` the sessions flag. By default, its
+    /// wake flag.
+    fn delivery_flags(&self) -> Vec<Arg> {
+        let facts = self.facts();
+        (facts.wake.iter())
+            .map(|wake| wake.arg(wake.help).requires(facts.sessions.id))
+            .collect()
+    }
+
+    /// Its store over the sessions in `place` (the sessions flag's value), with the
+    /// other flags given.
+    fn store(&self, place: &Path, flags: &ArgMatches, with: &StoreInputs)
+    -> Result<Box<dyn Store>>;
+
+    /// Where its MCP client names the calling session and the call.
+    fn mcp_client(&self) -> McpClient {
+        self.facts().mcp_client
+    }
+
+    /// What `host-shim mcp` runs beside the calls while it serves this harness's
+    /// sessions (a session's lifecycle, a companion's requests); nothing by default.
+    fn serve(&self, _serving: &Serving) -> Result<ServedParts> {
+        Ok(ServedParts::default())
+    }
+
+    /// Its hook commands (`host-shim claude-hook`).
+    fn hooks(&self) -> &'static [Hook] {
+        self.facts().hooks
+    }
+
+    /// The demo's words for a tour of its sessions.
+    fn tour(&self) -> &'static Tour {
+        &self.facts().tour
+    }
+
+    /// Flags of `setup` and `doctor` naming where its own files are.
+    fn place_flags(&self) -> Vec<Arg>;
+
+    /// Flags of `setup` for this harness only (each is refused for another harness):
+    /// by default, its wake flag.
+    fn setup_flags(&self) -> Vec<Arg> {
+        (self.facts().wake.iter())
+            .filter_map(|wake| Some(wake.arg(wake.setup_help?)))
+            .collect()
+    }
+
+    /// Where its sessions are on this machine (there or not yet): `setup` points
+    /// every harness's server at all of them that are there, so one listing holds
+    /// them all.
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf>;
+
+    /// What `setup` (or `setup --remove`) changes in its files.
+    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>>;
+
+    /// What a person is told once `setup` wrote its files.
+    fn set_up(&self) -> &'static str {
+        self.facts().set_up
+    }
+
+    /// The command a person runs it with (`claude`), for `doctor`'s version check.
+    fn command(&self) -> &'static str {
+        self.facts().command
+    }
+
+    /// The version its real-client suite runs (that suite's package.json).
+    fn tested_version(&self) -> &'static str {
+        self.facts().tested_version
+    }
+
+    /// Its folder as a person knows it (`~/.claude`), for `doctor`'s "none found".
+    fn home_hint(&self) -> &'static str {
+        self.facts().home_hint
+    }
+
+    /// Whether its files are on this machine (its command on PATH is checked apart):
+    /// by default, whether the place of its sessions is there.
+    fn found(&self, places: &ArgMatches) -> Result<bool> {
+        Ok(self.sessions_place(places)?.exists())
+    }
+
+    /// `doctor`'s checks of its set-up; `fix` is the setup command that fixes most. By
+    /// default, [`HarnessProfile::check_place`] over where its sessions are, or the
+    /// reason that place cannot be found.
+    fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
+        match self.sessions_place(places) {
+            Ok(place) => self.check_place(&place, report, fix),
+            Err(err) => report.problem(&format!("{err:#}"), fix),
+        }
+    }
+
+    /// `doctor`'s checks of its set-up over where its sessions are.
+    fn check_place(&self, _place: &Path, _report: &mut Report, _fix: &str) {}
+
+    /// The command that resumes `session` when it is one of this harness's here (its
+    /// next prompt takes what waits for it): by default, its resume command when its
+    /// sessions' place [holds](HarnessProfile::holds) it.
+    fn resume(&self, places: &ArgMatches, session: &str) -> Option<String> {
+        let template = self.facts().resume?;
+        let place = self.sessions_place(places).ok()?;
+        (self.holds(&place, session)).then(|| template.replace("{id}", session))
+    }
+
+    /// Whether the sessions in `place` hold `session` (none by default).
+    fn holds(&self, _place: &Path, _session: &str) -> bool {
+        false
+    }
+}
+
+/// An inbox for a store opened only to look (`doctor`'s resume, whether a session is
+/// there): nothing is delivered through it.
+pub fn throwaway_inbox() -> SharedInbox {
+    Arc::new(host_shim::MemoryInbox::new())
+}
+
+/// A flag naming a file or folder (`--claude-projects DIR`), read as a path.
+pub fn path_flag(
+    id: &'static str,
+    long: &'static str,
+    value_name: &'static str,
+    help: &'static str,
+) -> Arg {
+    Arg::new(id)
+        .long(long)
+        .value_name(value_name)
+        .value_parser(clap::value_parser!(PathBuf))
+        .help(help)
+}
+
+/// The path the flag `id` names on this command, when it was given (and the command
+/// has it).
+pub fn path_of<'a>(flags: &'a ArgMatches, id: &str) -> Option<&'a Path> {
+    (flags.try_get_one::<PathBuf>(id).ok().flatten()).map(PathBuf::as_path)
+}
+
+/// What a store is built with besides its own flags.
+pub struct StoreInputs<'a> {
+    /// The inbox every store of this process delivers to.
+    pub inbox: &'a SharedInbox,
+    /// The state folder (its presence).
+    pub state: &'a dyn StateFolder,
+    /// What the store is for.
+    pub purpose: Purpose,
+}
+
+impl StoreInputs<'_> {
+    /// The wake command the harness's wake flag names, for a store that serves
+    /// calls; none for one that only looks (or a harness with no wake flag).
+    pub fn wake_command(&self, facts: &Facts, flags: &ArgMatches) -> Result<Option<WakeCommand>> {
+        let Some(wake) = &facts.wake else {
+            return Ok(None);
+        };
+        match self.purpose {
+            Purpose::Serve { .. } => (flags.try_get_one::<String>(wake.id).ok().flatten())
+                .map(|template| WakeCommand::parse(template))
+                .transpose(),
+            Purpose::Look => Ok(None),
+        }
+    }
+}
+
+/// What a store is built for.
+#[derive(Clone, Copy, Debug)]
+pub enum Purpose {
+    /// Calls that may deliver: waking and hand-overs at once as the flags say; a
+    /// hand-over through a daemon gets at most `deadline`.
+    Serve { deadline: Duration },
+    /// Looking only (`watch`, the demo): it never wakes a session or hands over.
+    Look,
+}
+
+/// What a profile's [`HarnessProfile::serve`] is given.
+pub struct Serving<'a> {
+    /// The stores the server answers from.
+    pub harness: &'a Shared<Harnesses>,
+    /// The server's caller, when it knows one.
+    pub caller: Option<&'a str>,
+    /// The inbox of the stores.
+    pub inbox: &'a SharedInbox,
+    /// The state folder.
+    pub state: &'a dyn StateFolder,
+    /// Where the harness keeps its sessions (its sessions flag).
+    pub place: &'a Path,
+}
+
+/// What a profile runs beside an MCP server's calls.
+#[derive(Default)]
+pub struct ServedParts {
+    /// Held while the server runs; dropped as it ends (a registration).
+    pub held: Option<Box<dyn Send>>,
+    /// The session that really made a call, where the harness can tell one of its
+    /// subagents from the server's caller.
+    pub caller_of_call: Option<CallerOfCall>,
+    /// Requests besides MCP's that the harness's client sends.
+    pub companion: Option<Arc<dyn Companion>>,
+}
+
+/// Who really made a call, given the server's caller and the call id: `None` leaves
+/// the server's caller.
+pub type CallerOfCall = Box<dyn Fn(&str, &str) -> Option<String> + Send + Sync>;
+
+/// Why a companion's request failed, as the protocol's error codes say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompanionError {
+    /// The params do not read (JSON-RPC's invalid params), with what is wrong.
+    InvalidParams(String),
+    /// No such method under the prefix.
+    MethodNotFound(String),
+    /// The host failed answering it.
+    Internal(String),
+}
+
+/// The state folder a command was given: the inbox every store and hook of the process
+/// delivers to, and the presence of the harnesses that keep none of their own. Each is
+/// opened when first asked for.
+pub trait StateFolder: Sync {
+    /// The folder itself (what a call stamp's key and the live registry are kept in).
+    fn root(&self) -> Result<PathBuf>;
+
+    /// The inbox (the folder's, or a cluster's), with its audit log.
+    fn inbox(&self) -> Result<SharedInbox>;
+
+    /// The folder's live registry and idle marks.
+    fn presence(&self) -> Result<Arc<dyn Presence>>;
+}
+
+/// Requests a harness's client sends an MCP server besides MCP's own, all under one
+/// method prefix.
+pub trait Companion: Send + Sync {
+    /// The prefix of its methods (`session-tools/`).
+    fn prefix(&self) -> &'static str;
+
+    /// Answers one request; may block (it runs off the protocol's threads) until
+    /// `interrupted` says the client cancelled it.
+    fn request(
+        &self,
+        method: &str,
+        params: &serde_json::Value,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<serde_json::Value, CompanionError>;
+
+    /// The client closed the connection: its process is gone.
+    fn client_gone(&self);
+}
+
+/// One hook command of a harness: `host-shim <command>` reads the hook's input on
+/// stdin and writes its answer on stdout.
+pub struct Hook {
+    /// The subcommand (`claude-hook`).
+    pub command: &'static str,
+    /// Its help: what it hands over at which event.
+    pub about: &'static str,
+    /// One run over the state folder's inbox.
+    pub answer: fn(&dyn StateFolder, &[u8], &mut dyn Write) -> Result<HookReport>,
+}
+
+/// The demo's words for a harness's sessions.
+pub struct Tour {
+    /// What the sessions are, e.g. "Claude Code's sessions".
+    pub sessions: &'static str,
+    /// The error when there are none, e.g. "the projects folder holds no Claude Code
+    /// sessions".
+    pub none: &'static str,
+    /// The page that lets them message each other.
+    pub page: &'static str,
+}
+
+/// What `setup` is given besides a harness's places.
+pub struct SetupInputs<'a> {
+    /// Take setup's entries out instead.
+    pub remove: bool,
+    /// What the harness is told to run: this binary and the state folder.
+    pub commands: &'a crate::change::Commands,
+    /// The setup command's flags (its harness's [`HarnessProfile::setup_flags`]).
+    pub flags: &'a ArgMatches,
+}

@@ -1,0 +1,92 @@
+//! What the harness crates' tests over their real files share: a copy of a fixture
+//! to write into, one call through the real plugin over a store, a hook's witness
+//! over what is no record, the crash tests of a hook ([`crash`]), and the command a
+//! harness's tests run ([`command`]), at the MCP wire ([`mcp`]), and what every
+//! harness's profile must hold ([`profiles`]).
+
+#[cfg(feature = "command")]
+pub mod command;
+pub mod crash;
+#[cfg(feature = "command")]
+pub mod mcp;
+#[cfg(feature = "command")]
+pub mod profiles;
+
+use std::path::Path;
+
+/// A copy of the folder `from` at `to`, for a test that writes into what a real
+/// harness wrote.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// One call of `tool` with `arguments` by `caller` through the real plugin over
+/// `store`: the answer's text, and the store back (what it kept, to look at or call
+/// again). A call id said again is a retry of the same call.
+pub fn call_through_plugin<H: host_shim::Harness>(
+    store: H,
+    caller: &str,
+    call_id: &str,
+    tool: &str,
+    arguments: &str,
+) -> (String, H) {
+    let runtime: host_shim::Runtime<H> = host_shim::Runtime::with_options(
+        host_shim_plugin::PLUGIN_WASM,
+        &host_shim::RuntimeOptions::default(),
+    )
+    .unwrap();
+    let request = host_shim::CallRequest {
+        caller: caller.to_string(),
+        call_id: call_id.to_string(),
+        tool: tool.to_string(),
+        arguments: arguments.to_string(),
+        ..host_shim::CallRequest::default()
+    };
+    let report = runtime.call(store, &request);
+    (report.answer.unwrap().text, report.harness)
+}
+
+/// A hook's witness read over `read` (a harness's reader of its record): a device or a
+/// FIFO named as the record is an error at once, never a wait or an endless read, and
+/// a record not there yet shows nothing.
+pub fn witness_refuses_what_is_no_record(
+    read: fn(&Path) -> anyhow::Result<host_shim::inbox::Shown>,
+) {
+    let ends = |path: &Path| {
+        let (done, finished) = std::sync::mpsc::channel();
+        let path = path.to_path_buf();
+        std::thread::spawn(move || done.send(read(&path)));
+        (finished.recv_timeout(std::time::Duration::from_secs(10))).expect("the read ended")
+    };
+    let fifo = std::env::temp_dir().join(format!(
+        "host-shim-witness-fifo-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_file(&fifo);
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only makes the file.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    for path in [Path::new("/dev/zero"), fifo.as_path()] {
+        let err = ends(path).expect_err("a device or FIFO is no record");
+        assert!(
+            format!("{err:#}").contains("not a regular file"),
+            "{}: {err:#}",
+            path.display()
+        );
+    }
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(
+        ends(Path::new("/nonexistent/record.jsonl"))
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -1,0 +1,145 @@
+"""What the real-client suites (each harness folder's `suite/`, and tests/machines)
+share: the checkout and the command under test, the frame's first line, each check
+printed as it runs and the failed ones named at the end, the plumbing of a scripted model endpoint (a
+JSON-lines log of what it was asked, a threaded server on loopback), another suite's
+module loaded, and processes a suite started stopped."""
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+failures = []
+
+# The checkout, and the `host-shim` under test (HOST_SHIM, relative to the checkout).
+ROOT = Path(__file__).resolve().parents[2]
+HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
+# The first line of every frame a target is given.
+FRAME = "Cross-session message from another session of this harness."
+
+
+def check(condition, what, detail=""):
+    """Prints the check; a failed one is kept, with `detail` printed under it."""
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+        if detail:
+            print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
+    return condition
+
+
+def finish():
+    """Names every failed check and exits 1, or says all held."""
+    print()
+    if failures:
+        print(f"{len(failures)} check(s) failed:")
+        for what in failures:
+            print(f"  - {what}")
+        sys.exit(1)
+    print("every check held")
+
+
+def doctor_finds_nothing_wrong(host_shim, args, env, after):
+    """`host-shim doctor` after ordinary use of a harness: it exits 0 (a registration of
+    a session's process that ended is the host's own bookkeeping, swept)."""
+    import subprocess
+    doctor = subprocess.run([host_shim, "doctor", *args], env=env, capture_output=True, text=True)
+    return check(doctor.returncode == 0 and "PROBLEM" not in doctor.stdout,
+                 f"host-shim doctor finds nothing wrong after {after}",
+                 doctor.stdout[-3000:] + doctor.stderr[-500:])
+
+
+_log_lock = threading.Lock()
+
+
+class LoggedHandler(BaseHTTPRequestHandler):
+    """A scripted endpoint's handler: quiet, HTTP/1.1, each request a line of its log."""
+
+    protocol_version = "HTTP/1.1"
+    log_path = None
+
+    def log_message(self, *args):
+        pass
+
+    def log(self, record):
+        if self.log_path:
+            with _log_lock, open(self.log_path, "a") as log:
+                log.write(json.dumps(record) + "\n")
+
+    def reply(self, status, content_type, body):
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve(handler, port, log_path):
+    """Serves `handler` on 127.0.0.1:`port`, logging to `log_path`, in a daemon thread;
+    returns the server."""
+    handler.log_path = log_path
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def load(name, path):
+    """Another suite's module (its endpoint), loaded from `path`."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def stopped(argument, seconds=60):
+    """Waits for every process whose command line holds `argument` to end; stops those
+    still running after `seconds`. Whether they had ended by themselves."""
+    def running():
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                words = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argument.encode() in words:
+                found.append(int(proc.name))
+        return found
+
+    deadline = time.time() + seconds
+    while running() and time.time() < deadline:
+        time.sleep(0.25)
+    left = running()
+    for pid in left:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    return not left
+
+
+def first_request_with(log_path, after, words, texts_of, seconds=90):
+    """The texts (`texts_of(request)`) of the first model request logged in `log_path`
+    after its first `after` lines whose texts hold `words`, waited for up to `seconds`
+    (a process the suite started makes it); None when none came."""
+    def found():
+        lines = Path(log_path).read_text().splitlines() if Path(log_path).exists() else []
+        for line in lines[after:]:
+            request = json.loads(line).get("request") if line.strip() else None
+            texts = texts_of(request) if request else []
+            if any(words in t for t in texts):
+                return texts
+        return None
+
+    deadline = time.time() + seconds
+    seen = found()
+    while seen is None and time.time() < deadline:
+        time.sleep(0.5)
+        seen = found()
+    return seen

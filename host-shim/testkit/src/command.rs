@@ -286,3 +286,10 @@ pub fn pinned(package: &str) -> String {
 pub fn problems(text: &str) -> Vec<&str> {
     text.lines().filter(|l| l.contains("PROBLEM")).collect()
 }
+
+/// `host-shim setup HARNESS EXTRA…` in `home` (a new person's machine): its output.
+pub fn setup(home: &Path, harness: &str, extra: &[&str]) -> Output {
+    (in_home(home).args(["setup", harness]).args(extra))
+        .output()
+        .unwrap()
+}

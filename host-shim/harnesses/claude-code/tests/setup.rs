@@ -3,26 +3,12 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real Claude Code running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read};
+use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn scratch(name: &str) -> PathBuf {
-    host_shim_testkit::command::scratch("setup-claude", name)
-}
-
-fn setup(home: &Path, extra: &[&str]) -> Output {
-    host_shim_testkit::command::in_home(home)
-        .args(["setup", "claude"])
-        .args(extra)
-        .output()
-        .unwrap()
-}
 
 fn a_fresh_home_gets_the_server_hooks_and_permission_once() {
-    let home = scratch("fresh");
-    let said = ok(&setup(&home, &[]));
+    let home = scratch("setup-claude", "fresh");
+    let said = ok(&setup(&home, "claude", &[]));
     assert!(said.contains("Claude Code is set up"), "{said}");
     let config = json(&home.join(".claude.json"));
     assert_eq!(
@@ -45,17 +31,17 @@ fn a_fresh_home_gets_the_server_hooks_and_permission_once() {
     assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "*");
     // Twice: nothing changes.
     let before = files(&home);
-    let said = ok(&setup(&home, &[]));
+    let said = ok(&setup(&home, "claude", &[]));
     assert!(said.contains("set up already: nothing changed"), "{said}");
     assert_eq!(files(&home), before);
     // Removed: no file of setup's is left.
-    let said = ok(&setup(&home, &["--remove"]));
+    let said = ok(&setup(&home, "claude", &["--remove"]));
     assert!(said.contains("removed: "), "{said}");
     assert_eq!(files(&home), vec![]);
 }
 
 fn a_persons_files_keep_everything_else_and_come_back_byte_for_byte() {
-    let home = scratch("existing");
+    let home = scratch("setup-claude", "existing");
     // As Claude Code writes them (two-space JSON, no last newline) and a person's own.
     let config = "{\n  \"numStartups\": 7,\n  \"mcpServers\": {\n    \"github\": {\n      \"type\": \"stdio\",\n      \"command\": \"gh-mcp\",\n      \"args\": [],\n      \"env\": {}\n    }\n  },\n  \"projects\": {}\n}";
     let settings = "{\n    \"model\": \"opus\",\n    \"permissions\": {\n        \"allow\": [\n            \"Bash(npm test)\"\n        ],\n        \"deny\": []\n    },\n    \"hooks\": {\n        \"Stop\": [\n            {\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"notify-send done\"\n                    }\n                ]\n            }\n        ]\n    }\n}\n";
@@ -68,7 +54,7 @@ fn a_persons_files_keep_everything_else_and_come_back_byte_for_byte() {
     std::fs::create_dir_all(home.join(".claude")).unwrap();
     std::fs::write(home.join(".claude/settings.json"), settings).unwrap();
     let before = files(&home);
-    ok(&setup(&home, &[]));
+    ok(&setup(&home, "claude", &[]));
     // Everything else kept, in its order; the file's mode and indent kept.
     let written = read(&home.join(".claude.json"));
     assert!(
@@ -97,13 +83,13 @@ fn a_persons_files_keep_everything_else_and_come_back_byte_for_byte() {
     );
     // Removed: byte for byte what the person had, file for file: setup's copies of
     // the previous bytes go with its entries.
-    let said = ok(&setup(&home, &["--remove"]));
+    let said = ok(&setup(&home, "claude", &["--remove"]));
     assert!(said.contains("(setup's entries taken out)"), "{said}");
     assert_eq!(files(&home), before);
 }
 
 fn a_moved_binary_replaces_its_old_entries_in_place() {
-    let home = scratch("moved");
+    let home = scratch("setup-claude", "moved");
     std::fs::create_dir_all(home.join(".claude")).unwrap();
     let old = serde_json::json!({"hooks": {"Stop": [
         {"hooks": [{"type": "command", "command": "/old/place/host-shim claude-hook"}]},
@@ -111,7 +97,7 @@ fn a_moved_binary_replaces_its_old_entries_in_place() {
         {"hooks": [{"type": "command", "command": "/older/host-shim claude-hook --state-dir /s"}]}
     ]}});
     std::fs::write(home.join(".claude/settings.json"), old.to_string()).unwrap();
-    ok(&setup(&home, &[]));
+    ok(&setup(&home, "claude", &[]));
     let stop = json(&home.join(".claude/settings.json"))["hooks"]["Stop"].clone();
     let commands: Vec<&str> = (stop.as_array().unwrap().iter())
         .map(|g| g["hooks"][0]["command"].as_str().unwrap())
@@ -123,9 +109,10 @@ fn a_moved_binary_replaces_its_old_entries_in_place() {
 }
 
 fn a_dry_run_prints_the_diff_and_writes_nothing() {
-    let home = scratch("dry");
+    let home = scratch("setup-claude", "dry");
     let said = ok(&setup(
         &home,
+        "claude",
         &["--dry-run", "--state-dir", "/srv/agents state"],
     ));
     assert!(said.contains("--- /dev/null\n+++ "), "{said}");
@@ -143,11 +130,11 @@ fn a_dry_run_prints_the_diff_and_writes_nothing() {
 }
 
 fn a_broken_file_is_named_and_nothing_is_written() {
-    let home = scratch("broken");
+    let home = scratch("setup-claude", "broken");
     std::fs::create_dir_all(home.join(".claude")).unwrap();
     std::fs::write(home.join(".claude/settings.json"), "{\"model\": \"opus\",}").unwrap();
     let before = files(&home);
-    let output = setup(&home, &[]);
+    let output = setup(&home, "claude", &[]);
     assert!(!output.status.success());
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -158,7 +145,7 @@ fn a_broken_file_is_named_and_nothing_is_written() {
     assert_eq!(files(&home), before, ".claude.json was not written either");
     // A key of the wrong kind is named too.
     std::fs::write(home.join(".claude/settings.json"), r#"{"hooks": []}"#).unwrap();
-    let err = String::from_utf8(setup(&home, &[]).stderr).unwrap();
+    let err = String::from_utf8(setup(&home, "claude", &[]).stderr).unwrap();
     assert!(
         err.contains("\"hooks\" in ") && err.contains("is not a JSON object"),
         "{err}"
@@ -166,7 +153,7 @@ fn a_broken_file_is_named_and_nothing_is_written() {
 }
 
 fn claude_config_dir_keeps_both_files_in_that_folder() {
-    let home = scratch("config-dir");
+    let home = scratch("setup-claude", "config-dir");
     let config_dir = home.join("elsewhere");
     let output = host_shim_testkit::command::in_home(&home)
         .args(["setup", "claude"])

@@ -3,31 +3,17 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real Copilot CLI running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read};
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn scratch(name: &str) -> PathBuf {
-    host_shim_testkit::command::scratch("setup-copilot", name)
-}
-
-fn setup_copilot(home: &Path, extra: &[&str]) -> Output {
-    host_shim_testkit::command::in_home(home)
-        .args(["setup", "copilot"])
-        .args(extra)
-        .output()
-        .unwrap()
-}
+use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
 
 fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
-    let home = scratch("copilot");
+    let home = scratch("setup-copilot", "copilot");
     let config = home.join(".copilot/mcp-config.json");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     // As a person's own server reads, two-space JSON.
     let mine = "{\n  \"mcpServers\": {\n    \"mine\": {\n      \"type\": \"local\",\n      \"command\": \"my-server\",\n      \"args\": [],\n      \"tools\": [\n        \"*\"\n      ]\n    }\n  }\n}\n";
     std::fs::write(&config, mine).unwrap();
     let before = files(&home);
-    let said = ok(&setup_copilot(&home, &[]));
+    let said = ok(&setup(&home, "copilot", &[]));
     assert!(said.contains("GitHub Copilot CLI is set up"), "{said}");
     let servers = &json(&config)["mcpServers"];
     assert_eq!(servers["mine"]["command"], "my-server");
@@ -63,22 +49,22 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
         .unwrap()
         .remove("preMcpToolCall");
     std::fs::write(&hooks_path, serde_json::to_string_pretty(&earlier).unwrap()).unwrap();
-    ok(&setup_copilot(&home, &[]));
+    ok(&setup(&home, "copilot", &[]));
     assert_eq!(json(&hooks_path), hooks);
     // Again: nothing changes.
     let set_up = files(&home);
-    let said = ok(&setup_copilot(&home, &[]));
+    let said = ok(&setup(&home, "copilot", &[]));
     assert!(said.contains("set up already: nothing changed"), "{said}");
     assert_eq!(files(&home), set_up);
     // Removed: the person's files as they were, byte for byte, file for file.
-    ok(&setup_copilot(&home, &["--remove"]));
+    ok(&setup(&home, "copilot", &["--remove"]));
     assert_eq!(files(&home), before);
     assert!(!home.join(".copilot/hooks").exists());
     // A hooks file of that name that is not setup's is named and left alone.
     let other = home.join(".copilot/hooks/session-tools.json");
     std::fs::create_dir_all(other.parent().unwrap()).unwrap();
     std::fs::write(&other, "{\"version\": 1, \"hooks\": {}}\n").unwrap();
-    let refused = setup_copilot(&home, &[]);
+    let refused = setup(&home, "copilot", &[]);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("is not setup's hooks file"), "{said}");

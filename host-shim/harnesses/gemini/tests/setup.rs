@@ -3,31 +3,17 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real Gemini CLI running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read};
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn scratch(name: &str) -> PathBuf {
-    host_shim_testkit::command::scratch("setup-gemini", name)
-}
-
-fn setup_gemini(home: &Path, extra: &[&str]) -> Output {
-    host_shim_testkit::command::in_home(home)
-        .args(["setup", "gemini"])
-        .args(extra)
-        .output()
-        .unwrap()
-}
+use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
 
 fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
-    let home = scratch("gemini");
+    let home = scratch("setup-gemini", "gemini");
     let settings = home.join(".gemini/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     // As a person's settings read: their auth, a server and a hook of their own.
     let mine = "{\n  \"security\": {\n    \"auth\": {\n      \"selectedType\": \"gemini-api-key\"\n    }\n  },\n  \"mcpServers\": {\n    \"mine\": {\n      \"command\": \"my-server\"\n    }\n  },\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"my-check\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
     std::fs::write(&settings, mine).unwrap();
     let before = files(&home);
-    let said = ok(&setup_gemini(&home, &[]));
+    let said = ok(&setup(&home, "gemini", &[]));
     assert!(said.contains("Gemini CLI is set up"), "{said}");
     assert!(said.contains("GEMINI_CLI_TRUST_WORKSPACE=true"), "{said}");
     let written = json(&settings);
@@ -64,11 +50,11 @@ fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_b
     }
     // Again: nothing changes.
     let set_up = files(&home);
-    let said = ok(&setup_gemini(&home, &[]));
+    let said = ok(&setup(&home, "gemini", &[]));
     assert!(said.contains("set up already: nothing changed"), "{said}");
     assert_eq!(files(&home), set_up);
     // Removed: the person's file as it was, byte for byte.
-    ok(&setup_gemini(&home, &["--remove"]));
+    ok(&setup(&home, "gemini", &["--remove"]));
     assert_eq!(files(&home), before);
     assert_eq!(read(&settings), mine);
 }

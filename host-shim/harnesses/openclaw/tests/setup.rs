@@ -3,26 +3,12 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real OpenClaw running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read};
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn scratch(name: &str) -> PathBuf {
-    host_shim_testkit::command::scratch("setup-openclaw", name)
-}
-
-fn setup_openclaw(home: &Path, extra: &[&str]) -> Output {
-    host_shim_testkit::command::in_home(home)
-        .args(["setup", "openclaw"])
-        .args(extra)
-        .output()
-        .unwrap()
-}
+use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
 
 fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() {
-    let home = scratch("openclaw");
+    let home = scratch("setup-openclaw", "openclaw");
     // Before OpenClaw's own onboarding wrote its config: refused, nothing written.
-    let refused = setup_openclaw(&home, &[]);
+    let refused = setup(&home, "openclaw", &[]);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("run `openclaw onboard`"), "{said}");
@@ -33,7 +19,7 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     let mine = "{\n  \"agents\": {\n    \"defaults\": {\n      \"model\": {\n        \"primary\": \"openai/gpt-5\"\n      }\n    }\n  },\n  \"plugins\": {\n    \"entries\": {\n      \"mine\": {\n        \"enabled\": true\n      }\n    }\n  }\n}\n";
     std::fs::write(&config, mine).unwrap();
     let before = files(&home);
-    let said = ok(&setup_openclaw(&home, &[]));
+    let said = ok(&setup(&home, "openclaw", &[]));
     assert!(said.contains("OpenClaw is set up"), "{said}");
     assert!(said.contains("session-tools__sessions_list"), "{said}");
     let written = json(&config);
@@ -72,7 +58,11 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     assert!(read(&plugin.join("index.js")).starts_with("// session-tools for OpenClaw:"));
     // With a wake command: in the command the plugin runs, which takes it.
     let wake = "openclaw agent --session-id {id} --message 'A message is waiting.'";
-    ok(&setup_openclaw(&home, &["--openclaw-wake-command", wake]));
+    ok(&setup(
+        &home,
+        "openclaw",
+        &["--openclaw-wake-command", wake],
+    ));
     let host = json(&config)["plugins"]["entries"]["session-tools"]["config"].clone();
     let args: Vec<&str> = (host["args"].as_array().unwrap().iter())
         .map(|a| a.as_str().unwrap())
@@ -90,21 +80,21 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
         .unwrap();
     let said = String::from_utf8_lossy(&started.stderr);
     assert!(said.contains("3 tools over stdio"), "{said}");
-    ok(&setup_openclaw(&home, &[]));
+    ok(&setup(&home, "openclaw", &[]));
     // Again: nothing changes.
     let set_up = files(&home);
-    let said = ok(&setup_openclaw(&home, &[]));
+    let said = ok(&setup(&home, "openclaw", &[]));
     assert!(said.contains("set up already: nothing changed"), "{said}");
     assert_eq!(files(&home), set_up);
     // Removed: the person's files as they were, byte for byte, and no plugin folder.
-    ok(&setup_openclaw(&home, &["--remove"]));
+    ok(&setup(&home, "openclaw", &["--remove"]));
     assert_eq!(files(&home), before);
     assert_eq!(read(&config), mine);
     assert!(!plugin.exists());
     // A plugin of that name that is not setup's is named and left alone.
     std::fs::create_dir_all(&plugin).unwrap();
     std::fs::write(plugin.join("index.js"), "export default {};\n").unwrap();
-    let refused = setup_openclaw(&home, &[]);
+    let refused = setup(&home, "openclaw", &[]);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("is not setup's"), "{said}");

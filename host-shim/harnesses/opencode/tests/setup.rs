@@ -3,21 +3,8 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real OpenCode running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read};
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn scratch(name: &str) -> PathBuf {
-    host_shim_testkit::command::scratch("setup-opencode", name)
-}
-
-fn setup_opencode(home: &Path, extra: &[&str]) -> Output {
-    host_shim_testkit::command::in_home(home)
-        .args(["setup", "opencode"])
-        .args(extra)
-        .output()
-        .unwrap()
-}
+use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
+use std::path::Path;
 
 /// The command and arguments the OpenCode plugin file runs.
 fn plugin_host(home: &Path) -> serde_json::Value {
@@ -30,8 +17,8 @@ fn plugin_host(home: &Path) -> serde_json::Value {
 }
 
 fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
-    let home = scratch("opencode");
-    let said = ok(&setup_opencode(&home, &[]));
+    let home = scratch("setup-opencode", "opencode");
+    let said = ok(&setup(&home, "opencode", &[]));
     assert!(said.contains("OpenCode is set up"), "{said}");
     let db = home.join(".local/share/opencode/opencode.db");
     assert_eq!(
@@ -39,10 +26,10 @@ fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
         serde_json::json!({"command": binary(), "args": ["mcp", "--opencode-db", db.to_string_lossy()]})
     );
     let before = files(&home);
-    let said = ok(&setup_opencode(&home, &[]));
+    let said = ok(&setup(&home, "opencode", &[]));
     assert!(said.contains("set up already: nothing changed"), "{said}");
     assert_eq!(files(&home), before);
-    ok(&setup_opencode(&home, &["--remove"]));
+    ok(&setup(&home, "opencode", &["--remove"]));
     assert_eq!(files(&home), vec![]);
     // The plugin folder setup made for the file goes with it; OpenCode's own stays.
     assert!(!home.join(".config/opencode/plugin").exists());
@@ -51,7 +38,7 @@ fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
     let plugin = home.join(".config/opencode/plugin/session-tools.js");
     std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
     std::fs::write(&plugin, "export const Mine = async () => ({});\n").unwrap();
-    let refused = setup_opencode(&home, &[]);
+    let refused = setup(&home, "opencode", &[]);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("is not setup's file"), "{said}");
@@ -59,7 +46,7 @@ fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
 }
 
 fn setup_links_every_harness_it_finds_into_one_listing() {
-    let home = scratch("linked");
+    let home = scratch("setup-opencode", "linked");
     std::fs::create_dir_all(home.join(".claude/projects")).unwrap();
     std::fs::create_dir_all(home.join(".codex")).unwrap();
     let db = home.join(".local/share/opencode/opencode.db");
@@ -74,7 +61,7 @@ fn setup_links_every_harness_it_finds_into_one_listing() {
         "--opencode-db",
         db.to_string_lossy(),
     ]);
-    ok(&setup_opencode(&home, &[]));
+    ok(&setup(&home, "opencode", &[]));
     assert_eq!(plugin_host(&home)["args"], all);
     let claude = host_shim_testkit::command::in_home(&home)
         .args(["setup", "claude"])
@@ -86,9 +73,13 @@ fn setup_links_every_harness_it_finds_into_one_listing() {
 }
 
 fn opencode_s_wake_command_goes_into_the_plugin_file_checked() {
-    let home = scratch("opencode-wake");
+    let home = scratch("setup-opencode", "opencode-wake");
     let wake = "opencode run --session {id} 'A message is waiting.'";
-    ok(&setup_opencode(&home, &["--opencode-wake-command", wake]));
+    ok(&setup(
+        &home,
+        "opencode",
+        &["--opencode-wake-command", wake],
+    ));
     let args = plugin_host(&home)["args"].clone();
     let args: Vec<&str> = args
         .as_array()
@@ -97,8 +88,9 @@ fn opencode_s_wake_command_goes_into_the_plugin_file_checked() {
         .map(|a| a.as_str().unwrap())
         .collect();
     assert_eq!(args[args.len() - 2..], ["--opencode-wake-command", wake]);
-    let bad = setup_opencode(
+    let bad = setup(
         &home,
+        "opencode",
         &["--opencode-wake-command", "opencode run {session}"],
     );
     assert!(!bad.status.success());

@@ -1,9 +1,10 @@
-//! `host-shim doctor` over set-ups broken on purpose, one mistake at a time: each is
-//! found, named, and given its fix; a sound set-up is "Nothing wrong found." (exit 0).
+//! `host-shim doctor` over a state folder broken on purpose, one mistake at a time: each
+//! is found, named, and given its fix; and `remove-state` once no harness uses it (a
+//! harness's own set-up is checked in its folder).
 
 use host_shim::DeliveryMode;
 use host_shim::inbox::{InboxBackend, SpooledMessage, StateDir};
-use host_shim_testkit::command::{Home, problems};
+use host_shim_testkit::command::Home;
 use std::os::unix::fs::PermissionsExt;
 
 fn the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_swept() {
@@ -83,34 +84,6 @@ fn the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_
         "{text}"
     );
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
-}
-
-fn a_harness_folder_never_set_up_is_a_note_not_a_problem() {
-    // The administrator's machine: Claude Code set up, a CODEX_HOME Codex made, no
-    // setup of Codex's.
-    let home = Home::new("unrelated");
-    home.setup("claude");
-    std::fs::create_dir_all(home.root.join(".codex")).unwrap();
-    std::fs::write(home.root.join(".codex/config.toml"), "model = \"gpt-5\"\n").unwrap();
-    let (ok, text) = home.doctor();
-    assert!(ok, "{text}");
-    assert!(problems(&text).is_empty(), "{text}");
-    assert!(
-        text.contains(
-            "Codex is here but not set up for the tools; to set it up: host-shim setup codex"
-        ),
-        "{text}"
-    );
-    // Set up, then half taken out by hand: a problem again, with its fix.
-    home.setup("codex");
-    home.edit_json(".codex/hooks.json", |h| {
-        h["hooks"].as_object_mut().unwrap().remove("Stop");
-    });
-    let (ok, text) = home.doctor();
-    assert!(
-        !ok && text.contains("no `host-shim codex-hook` hook on Stop"),
-        "{text}"
-    );
 }
 
 fn no_harness_here_says_so() {
@@ -228,7 +201,6 @@ fn damaged_message_files_and_inbound_settings_are_named_and_inbound_mends_its_ow
 
 host_shim_testkit::tests![
     the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_swept,
-    a_harness_folder_never_set_up_is_a_note_not_a_problem,
     no_harness_here_says_so,
     remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them,
     damaged_message_files_and_inbound_settings_are_named_and_inbound_mends_its_own,

@@ -29,7 +29,9 @@
 //! folder names only when they are plain names ([`checked_id`]), and a handle only
 //! when it is a message file's name.
 //!
-//! Promises, each tried by `tests/inbox.rs`, which kills a writer at every step:
+//! Promises, each tried by `tests/inbox.rs`, which kills a writer at every step, and by
+//! `host_shim_testkit::crash`, which each harness's tests run to kill its hook at every
+//! step:
 //!
 //! - A message is in the inbox whole or not at all: it is written to `tmp/`, synced,
 //!   then linked into place (a link fails when the name exists, so two writers of one

@@ -1,7 +1,7 @@
 //! `host-shim doctor` over Codex's set-up broken on purpose, one mistake at a
 //! time: each is found, named, and given its fix; a sound set-up has nothing wrong.
 
-use host_shim_testkit::command::Home;
+use host_shim_testkit::command::{Home, problems};
 
 fn codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them() {
     let home = Home::new("codex");
@@ -28,4 +28,35 @@ fn codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them() {
     assert!(ok && text.contains("Codex trusts the hooks"), "{text}");
 }
 
-host_shim_testkit::tests![codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them,];
+fn a_harness_folder_never_set_up_is_a_note_not_a_problem() {
+    // The administrator's machine: Claude Code set up, a CODEX_HOME Codex made, no
+    // setup of Codex's.
+    let home = Home::new("unrelated");
+    home.setup("claude");
+    std::fs::create_dir_all(home.root.join(".codex")).unwrap();
+    std::fs::write(home.root.join(".codex/config.toml"), "model = \"gpt-5\"\n").unwrap();
+    let (ok, text) = home.doctor();
+    assert!(ok, "{text}");
+    assert!(problems(&text).is_empty(), "{text}");
+    assert!(
+        text.contains(
+            "Codex is here but not set up for the tools; to set it up: host-shim setup codex"
+        ),
+        "{text}"
+    );
+    // Set up, then half taken out by hand: a problem again, with its fix.
+    home.setup("codex");
+    home.edit_json(".codex/hooks.json", |h| {
+        h["hooks"].as_object_mut().unwrap().remove("Stop");
+    });
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && text.contains("no `host-shim codex-hook` hook on Stop"),
+        "{text}"
+    );
+}
+
+host_shim_testkit::tests![
+    codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them,
+    a_harness_folder_never_set_up_is_a_note_not_a_problem,
+];

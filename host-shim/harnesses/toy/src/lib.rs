@@ -59,7 +59,7 @@ static FACTS: Facts = Facts {
         none: "the folder holds no toy sessions",
         page: "host-shim/harnesses/toy/README.md",
     },
-    resume: None,
+    resume: Some("toy resume {id}"),
 };
 
 impl HarnessProfile for Toy {
@@ -108,6 +108,10 @@ impl HarnessProfile for Toy {
             after,
             own_folder: None,
         }])
+    }
+
+    fn holds(&self, sessions: &Path, session: &str) -> bool {
+        sessions.join(format!("{session}.txt")).is_file()
     }
 
     fn found(&self, places: &ArgMatches) -> Result<bool> {

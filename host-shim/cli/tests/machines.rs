@@ -27,7 +27,7 @@ struct Machine {
 
 impl Machine {
     fn new(name: &str, urls: &[String], cluster_file_in_state: bool) -> Machine {
-        let home = common::scratch("machines", name);
+        let home = host_shim_testkit::command::scratch("machines", name);
         let state = home.join("state");
         std::fs::create_dir_all(&state).unwrap();
         let cluster = match cluster_file_in_state {
@@ -292,7 +292,7 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
 
 #[test]
 fn a_cluster_file_that_cannot_be_used_is_named_with_what_to_do() {
-    let home = common::scratch("machines", "bad-file");
+    let home = host_shim_testkit::command::scratch("machines", "bad-file");
     let file = home.join("cluster.json");
     std::fs::write(
         &file,

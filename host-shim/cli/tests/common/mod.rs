@@ -28,27 +28,3 @@ pub fn codex_home() -> PathBuf {
 pub fn host_shim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_host-shim"))
 }
-
-/// `command` run with `stdin` as its input, to its end: its status and both outputs.
-pub fn output_with_stdin(command: &mut Command, stdin: &str) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = (command.stdin(Stdio::piped()).stdout(Stdio::piped()))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.as_bytes()).unwrap();
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-/// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
-pub fn scratch(suite: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("host-shim-{suite}-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}

@@ -167,7 +167,7 @@ impl HarnessFlags {
 }
 
 #[derive(Parser)]
-#[command(name = "host-shim", version)]
+#[command(name = "host-shim", version = host_shim_profile::VERSION)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -428,9 +428,10 @@ pub struct Served<H: Harness>(pub Arc<McpServer<H>>);
 impl<H: Harness> ServerHandler for Served<H> {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            // doctor reads the version to tell a configured command of another version.
             .with_server_info(Implementation::new(
                 "session-tools",
-                env!("CARGO_PKG_VERSION"),
+                host_shim_profile::VERSION,
             ))
             .with_instructions(
                 "Cross-session tools: list this harness's other sessions, read one without \

@@ -110,21 +110,36 @@ pub fn check_hooks(
     missing.is_empty()
 }
 
-/// The registered server starts and lists the three tools.
+/// The registered server is there, is this command's version, starts and lists the
+/// three tools; a server in a Cargo build folder is noted (`cargo clean` removes it).
 pub fn check_server(report: &mut Report, command: &str, args: &[String], fix: &str) {
     if !Path::new(command).is_file() {
         report.problem(
-            &format!("the MCP server's command {command} is not there"),
+            &format!(
+                "the MCP server's command {command} is not there (moved, deleted, or its \
+                 build folder cleaned): the harness starts without the tools"
+            ),
             fix,
         );
         return;
     }
+    if let Some(folder) = crate::build_folder_of(Path::new(command)) {
+        report.note(&crate::build_folder_warning(Path::new(command), &folder));
+    }
     match list_tools(command, args, &report.client_env) {
-        Ok(tools) if tools.len() == 3 => report.ok(&format!(
+        Ok((version, _)) if version != crate::VERSION => report.problem(
+            &format!(
+                "the MCP server's command {command} is host-shim {version}, not this one \
+                 ({}): the harness runs another version than the one you are checking with",
+                crate::VERSION
+            ),
+            &format!("{fix} (with the host-shim you mean to keep; it writes its own path)"),
+        ),
+        Ok((_, tools)) if tools.len() == 3 => report.ok(&format!(
             "the MCP server ({command}) starts and lists {}",
             tools.join(", ")
         )),
-        Ok(tools) => report.problem(
+        Ok((_, tools)) => report.problem(
             &format!(
                 "the MCP server ({command}) lists {} tools, not the three: {}",
                 tools.len(),
@@ -140,8 +155,12 @@ pub fn check_server(report: &mut Report, command: &str, args: &[String], fix: &s
 }
 
 /// Starts `command args…`, asks MCP's `initialize` and `tools/list`, and returns the
-/// tools' names; stops the server after, or after 30 seconds.
-fn list_tools(command: &str, args: &[String], client_env: &[&str]) -> Result<Vec<String>> {
+/// server's version and the tools' names; stops the server after, or after 30 seconds.
+fn list_tools(
+    command: &str,
+    args: &[String],
+    client_env: &[&str],
+) -> Result<(String, Vec<String>)> {
     let mut server = Command::new(command);
     for name in client_env {
         server.env_remove(name);
@@ -164,13 +183,19 @@ fn list_tools(command: &str, args: &[String], client_env: &[&str]) -> Result<Vec
     let stdout = child.stdout.take().expect("piped");
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        let mut version = None;
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             let Ok(message) = host_shim::json::from_str::<serde_json::Value>(&line) else {
                 continue;
             };
+            if message["id"] == 0 {
+                version = message["result"]["serverInfo"]["version"]
+                    .as_str()
+                    .map(str::to_string);
+            }
             if message["id"] == 1 {
-                let _ = sender.send(message);
+                let _ = sender.send((version, message));
                 break;
             }
         }
@@ -179,12 +204,13 @@ fn list_tools(command: &str, args: &[String], client_env: &[&str]) -> Result<Vec
     drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
-    let answer =
+    let (version, answer) =
         answer.map_err(|_| anyhow::anyhow!("no answer to tools/list within 30 seconds"))?;
     let tools = (answer["result"]["tools"].as_array())
         .ok_or_else(|| anyhow::anyhow!("its answer to tools/list was {answer}"))?;
-    Ok(tools
-        .iter()
+    let version = version.unwrap_or_else(|| "of no version it names".to_string());
+    let tools = (tools.iter())
         .filter_map(|t| t["name"].as_str().map(str::to_string))
-        .collect())
+        .collect();
+    Ok((version, tools))
 }

@@ -34,6 +34,39 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// This command's version: the package's, or `HOST_SHIM_VERSION` when the build set it
+/// (the npm package's build does: its version is the command's). `--version`, the MCP
+/// server's `serverInfo` and `doctor`'s check of a configured command compare this.
+pub const VERSION: &str = match option_env!("HOST_SHIM_VERSION") {
+    Some(version) => version,
+    None => env!("CARGO_PKG_VERSION"),
+};
+
+/// The Cargo build folder (`target/`) `command` lies in, if it does: `cargo clean`
+/// empties it, and every harness set up with a command there loses its tools. Cargo
+/// marks the folder with a `CACHEDIR.TAG` naming it.
+pub fn build_folder_of(command: &Path) -> Option<PathBuf> {
+    (command.ancestors().skip(1))
+        .find(|folder| {
+            std::fs::read_to_string(folder.join("CACHEDIR.TAG"))
+                .is_ok_and(|tag| tag.contains("created by cargo"))
+        })
+        .map(Path::to_path_buf)
+}
+
+/// What a person is told of a command set up from a build folder (`cargo clean`
+/// removes it), with how to install one that lasts.
+pub fn build_folder_warning(command: &Path, folder: &Path) -> String {
+    format!(
+        "{} is in a Cargo build folder ({}): `cargo clean` or a new build removes or \
+         replaces it under every harness set up with it. Install the command where it lasts \
+         (`npm install -g @session-tools/host-shim`, or `cargo install --locked --path \
+         host-shim/cli`) and run setup again with that one",
+        command.display(),
+        folder.display()
+    )
+}
+
 /// A harness's fixed facts, one value: what every command says of it and what every
 /// profile would otherwise write the same way.
 pub struct Facts {

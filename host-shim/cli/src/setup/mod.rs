@@ -73,10 +73,19 @@ pub fn run(args: &crate::flags::SetupArgs) -> Result<()> {
             println!("Setup's entries are removed; everything else is as it was.")
         }
     }
+    // A command in a build folder works until the next `cargo clean`: say so.
+    let binary = std::path::Path::new(&commands.binary);
+    if let (false, Some(folder)) = (args.remove, host_shim_profile::build_folder_of(binary)) {
+        println!(
+            "Note: {}.",
+            host_shim_profile::build_folder_warning(binary, &folder)
+        );
+    }
     Ok(())
 }
 
-/// What the harness set up is told to run: this binary (or `--binary`), its server
+/// What the harness set up is told to run: this binary where it is installed (or
+/// `--binary`; an npm package's or `cargo install`'s place lasts across upgrades), its server
 /// over every harness found here, and the state folder.
 fn commands(args: &crate::flags::SetupArgs, setting_up: &dyn HarnessProfile) -> Result<Commands> {
     let binary = match &args.binary {

@@ -750,7 +750,9 @@ def main():
     # 11. Without the permissions line of host-shim/harnesses/claude-code/README.md, Claude Code refuses the tools.
     bare = dict(env, HOME=str(WORK / "bare-home"))
     (WORK / "bare-home").mkdir()
-    subprocess.run([CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--", HOST_SHIM,
+    # The command setup wrote: HOST_SHIM itself, or the binary behind an npm package's bin.
+    command = json.loads((HOME / ".claude.json").read_text())["mcpServers"]["session-tools"]["command"]
+    subprocess.run([CLAUDE, "mcp", "add", "--scope", "user", "session-tools", "--", command,
                     "mcp", "--claude-projects", str(WORK / "bare-home" / ".claude" / "projects")],
                    env=bare, check=True, capture_output=True, cwd=WORK / "bare-home")
     c = str(uuid.uuid4())
@@ -758,7 +760,7 @@ def main():
                                       prompt("No permissions here", [tool("sessions_list")])])
     calls = tool_calls(c)
     check(bool(calls) and "haven't granted it yet" in (calls[0][2] or ""),
-          "without permissions.allow the model is refused the tools (docs/claude-code.md says so)", calls)
+          "without permissions.allow the model is refused the tools (its README says so)", calls)
     by_claude = json.loads((WORK / "bare-home" / ".claude.json").read_text())["mcpServers"]
     by_setup = json.loads((HOME / ".claude.json").read_text())["mcpServers"]
     by_claude["session-tools"]["args"][2] = by_setup["session-tools"]["args"][2]

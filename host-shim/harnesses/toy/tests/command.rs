@@ -54,6 +54,7 @@ fn main() -> std::process::ExitCode {
         a_message_to_a_toy_session_waits_for_its_hook,
         the_toy_client_names_the_caller,
         setup_writes_the_toy_s_file_and_doctor_checks_its_server,
+        setup_and_doctor_name_a_command_that_does_not_last_or_is_another_version,
     ];
     tests.extend(host_shim_testkit::profiles::checks(&host_shim_toy::Toy));
     host_shim_testkit::command::main(&[&host_shim_toy::Toy], tests)
@@ -243,6 +244,70 @@ fn setup_writes_the_toy_s_file_and_doctor_checks_its_server() {
     assert!(
         out.contains(&format!("PROBLEM  no server in {}", file.display()))
             && out.contains(&format!("fix: host-shim setup toy --state-dir {state}")),
+        "{out}"
+    );
+}
+
+/// The command a harness runs must outlast the set-up: setup says so when it writes one
+/// from a Cargo build folder; doctor names one that is gone, or of another version.
+fn setup_and_doctor_name_a_command_that_does_not_last_or_is_another_version() {
+    let command = &Command::new("setup_and_doctor_name_a_command_that_does_not_last");
+    let state = command.home.join("state");
+    let state = state.to_str().unwrap();
+    // This test's command is in Cargo's target/: setup writes it, and says what lasts.
+    let (ok, out, err) = command.run(&["setup", "toy", "--state-dir", state], "");
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("is in a Cargo build folder (")
+            && out.contains("`cargo clean` or a new build removes or replaces it")
+            && out.contains("npm install -g @session-tools/host-shim"),
+        "{out}"
+    );
+    let (ok, out, _) = command.run(&["doctor", "--state-dir", state], "");
+    assert!(
+        ok && out.contains("note     ") && out.contains("is in a Cargo build folder"),
+        "{out}"
+    );
+
+    // A server of another version: a problem naming both versions, with the fix.
+    let other = command.folder("elsewhere").join("host-shim");
+    std::fs::write(
+        &other,
+        "#!/bin/sh\nread line\n\
+         echo '{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\",\
+         \"capabilities\":{},\"serverInfo\":{\"name\":\"session-tools\",\"version\":\"0.0.1\"}}}'\n\
+         read line\nread line\n\
+         echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"sessions_list\"},\
+         {\"name\":\"sessions_read\"},{\"name\":\"sessions_send\"}]}}'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let other = other.to_str().unwrap();
+    let (ok, out, err) = command.run(
+        &["setup", "toy", "--state-dir", state, "--binary", other],
+        "",
+    );
+    assert!(ok && !out.contains("Cargo build folder"), "{out}{err}");
+    let (ok, out, _) = command.run(&["doctor", "--state-dir", state], "");
+    assert!(!ok, "{out}");
+    let ours = env!("CARGO_PKG_VERSION");
+    assert!(
+        out.contains(&format!(
+            "PROBLEM  the MCP server's command {other} is host-shim 0.0.1, not this one ({ours})"
+        )) && out.contains(&format!(
+            "fix: host-shim setup toy --state-dir {state} (with the host-shim you mean to keep"
+        )),
+        "{out}"
+    );
+
+    // The command gone (a deleted checkout, a cleaned build): a problem, with the fix.
+    std::fs::remove_file(other).unwrap();
+    let (ok, out, _) = command.run(&["doctor", "--state-dir", state], "");
+    assert!(
+        !ok && out.contains(&format!(
+            "PROBLEM  the MCP server's command {other} is not there (moved, deleted, or its build folder cleaned)"
+        )),
         "{out}"
     );
 }

@@ -85,6 +85,8 @@ pub struct Facts {
     pub set_up: &'static str,
     /// The flag naming where its sessions are, on `call`, `mcp`, `watch` and `demo`.
     pub sessions: PathFlag,
+    /// The flags naming where its own files are, on `setup` and `doctor`.
+    pub places: &'static [PathFlag],
     /// The flag of a wake command for a cold session, on `call`, `mcp` and `setup`.
     pub wake: Option<WakeFlag>,
     /// Where its MCP client names the calling session and the call.
@@ -196,8 +198,10 @@ pub trait HarnessProfile: Sync {
         &self.facts().tour
     }
 
-    /// Flags of `setup` and `doctor` naming where its own files are.
-    fn place_flags(&self) -> Vec<Arg>;
+    /// Flags of `setup` and `doctor` naming where its own files are: its places.
+    fn place_flags(&self) -> Vec<Arg> {
+        self.facts().places.iter().map(PathFlag::arg).collect()
+    }
 
     /// Flags of `setup` for this harness only (each is refused for another harness):
     /// by default, its wake flag.

@@ -9,7 +9,7 @@
 //! checks that file's server.
 
 use anyhow::{Context, Result, bail};
-use clap::{Arg, ArgMatches};
+use clap::ArgMatches;
 use host_shim::inbox::{Desk, HookReport, Recipient, Takes, Witness, hand_over_waiting, shown_in};
 use host_shim::{
     DeliveryRefusal, InboxCount, McpClient, MessageContent, MessageEntry, Role, SessionHeader,
@@ -19,7 +19,7 @@ use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::{Report, check_server};
 use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, path_flag, path_of,
+    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, path_of,
 };
 use std::path::{Path, PathBuf};
 
@@ -41,6 +41,12 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "The toy's sessions, from this folder",
     },
+    places: &[PathFlag {
+        id: CONFIG,
+        long: "toy-config",
+        value_name: "DIR",
+        help: "The toy's configuration folder (default: ~/.toy)",
+    }],
     wake: None,
     mcp_client: McpClient {
         who: "the toy client",
@@ -76,15 +82,6 @@ impl HarnessProfile for Toy {
             folder: place.to_path_buf(),
             desk: Desk::new(with.inbox.clone()),
         }))
-    }
-
-    fn place_flags(&self) -> Vec<Arg> {
-        vec![path_flag(
-            CONFIG,
-            "toy-config",
-            "DIR",
-            "The toy's configuration folder (default: ~/.toy)",
-        )]
     }
 
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {

@@ -9,14 +9,14 @@ mod setup;
 use crate::ClaudeStore;
 use crate::mcp_session::{ClaudeSession, subagent_of_call};
 use anyhow::Result;
-use clap::{Arg, ArgMatches};
+use clap::ArgMatches;
 use host_shim::Store;
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     CallerOfCall, Facts, HarnessProfile, Hook, PathFlag, ServedParts, Serving, SetupInputs,
-    StoreInputs, Tour, WakeFlag, path_flag, path_of,
+    StoreInputs, Tour, WakeFlag, path_of,
 };
 use std::path::{Path, PathBuf};
 
@@ -40,6 +40,13 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Claude Code's sessions, from this projects folder (usually ~/.claude/projects)",
     },
+    places: &[PathFlag {
+        id: CONFIG,
+        long: "claude-config",
+        value_name: "DIR",
+        help: "Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else \
+                     ~/.claude with ~/.claude.json)",
+    }],
     wake: Some(WakeFlag {
         id: "wake_command",
         long: "wake-command",
@@ -96,16 +103,6 @@ impl HarnessProfile for Claude {
             caller_of_call: Some(caller_of_call),
             companion: None,
         })
-    }
-
-    fn place_flags(&self) -> Vec<Arg> {
-        vec![path_flag(
-            CONFIG,
-            "claude-config",
-            "DIR",
-            "Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else \
-                     ~/.claude with ~/.claude.json)",
-        )]
     }
 
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {

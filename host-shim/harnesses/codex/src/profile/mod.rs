@@ -14,8 +14,8 @@ use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, Purpose, SetupInputs, StoreInputs, Tour, path_flag,
-    path_of, throwaway_inbox,
+    Facts, HarnessProfile, Hook, PathFlag, Purpose, SetupInputs, StoreInputs, Tour, path_of,
+    throwaway_inbox,
 };
 use std::path::{Path, PathBuf};
 
@@ -40,6 +40,12 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Codex's threads, from this CODEX_HOME (usually ~/.codex)",
     },
+    places: &[PathFlag {
+        id: HOME,
+        long: "codex-home",
+        value_name: "DIR",
+        help: "Codex's home (default: $CODEX_HOME, else ~/.codex)",
+    }],
     wake: None,
     mcp_client: crate::MCP_CLIENT,
     hooks: &[Hook {
@@ -94,15 +100,6 @@ impl HarnessProfile for Codex {
             }
             Purpose::Look => store.through_daemon(false),
         }))
-    }
-
-    fn place_flags(&self) -> Vec<Arg> {
-        vec![path_flag(
-            HOME,
-            "codex-home",
-            "DIR",
-            "Codex's home (default: $CODEX_HOME, else ~/.codex)",
-        )]
     }
 
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {

@@ -7,14 +7,14 @@ mod setup;
 
 use crate::CopilotStore;
 use anyhow::Result;
-use clap::{Arg, ArgMatches};
+use clap::ArgMatches;
 use host_shim::{SessionQuery, Store};
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_flag,
-    path_of, throwaway_inbox,
+    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_of,
+    throwaway_inbox,
 };
 use std::path::{Path, PathBuf};
 
@@ -37,6 +37,12 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Copilot CLI's sessions, from this COPILOT_HOME (usually ~/.copilot)",
     },
+    places: &[PathFlag {
+        id: HOME,
+        long: "copilot-home",
+        value_name: "DIR",
+        help: "Copilot CLI's home (default: $COPILOT_HOME, else ~/.copilot)",
+    }],
     wake: Some(WakeFlag {
         id: "copilot_wake_command",
         long: "copilot-wake-command",
@@ -83,15 +89,6 @@ impl HarnessProfile for Copilot {
         let wake = with.wake_command(&FACTS, flags)?;
         let store = CopilotStore::open(place, with.inbox.clone()).wake_command(wake);
         Ok(Box::new(store))
-    }
-
-    fn place_flags(&self) -> Vec<Arg> {
-        vec![path_flag(
-            HOME,
-            "copilot-home",
-            "DIR",
-            "Copilot CLI's home (default: $COPILOT_HOME, else ~/.copilot)",
-        )]
     }
 
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {

@@ -7,14 +7,14 @@ mod setup;
 
 use crate::GeminiStore;
 use anyhow::Result;
-use clap::{Arg, ArgMatches};
+use clap::ArgMatches;
 use host_shim::{SessionQuery, Store};
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_flag,
-    path_of, throwaway_inbox,
+    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_of,
+    throwaway_inbox,
 };
 use std::path::{Path, PathBuf};
 
@@ -38,6 +38,12 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Gemini CLI's sessions, from this folder (usually ~/.gemini)",
     },
+    places: &[PathFlag {
+        id: HOME,
+        long: "gemini-home",
+        value_name: "DIR",
+        help: "Gemini CLI's folder (default: $GEMINI_CLI_HOME/.gemini, else ~/.gemini)",
+    }],
     wake: Some(WakeFlag {
         id: "gemini_wake_command",
         long: "gemini-wake-command",
@@ -86,15 +92,6 @@ impl HarnessProfile for Gemini {
             .presence(with.state.presence()?)
             .wake_command(wake);
         Ok(Box::new(store))
-    }
-
-    fn place_flags(&self) -> Vec<Arg> {
-        vec![path_flag(
-            HOME,
-            "gemini-home",
-            "DIR",
-            "Gemini CLI's folder (default: $GEMINI_CLI_HOME/.gemini, else ~/.gemini)",
-        )]
     }
 
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {

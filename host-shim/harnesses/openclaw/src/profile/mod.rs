@@ -8,14 +8,14 @@ mod setup;
 
 use crate::OpenClawStore;
 use anyhow::Result;
-use clap::{Arg, ArgMatches};
+use clap::ArgMatches;
 use host_shim::Store;
 use host_shim::plugin_session::Moment;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
-    WakeFlag, path_flag, path_of,
+    WakeFlag, path_of,
 };
 use std::path::{Path, PathBuf};
 
@@ -42,6 +42,13 @@ static FACTS: Facts = Facts {
         help: "OpenClaw's sessions, from its state folder (usually ~/.openclaw; its agents' \
              databases are under agents/)",
     },
+    places: &[PathFlag {
+        id: STATE,
+        long: "openclaw-state",
+        value_name: "DIR",
+        help: "OpenClaw's state folder (default: $OPENCLAW_STATE_DIR, else ~/.openclaw); its \
+             config is $OPENCLAW_CONFIG_PATH, else openclaw.json there",
+    }],
     wake: Some(WakeFlag {
         id: "openclaw_wake_command",
         long: "openclaw-wake-command",
@@ -89,16 +96,6 @@ impl HarnessProfile for OpenClaw {
         let sessions = (serving.plugin_sessions(crate::handed_over_ids)?)
             .unrecorded_at(&[Moment::Prompt, Moment::Busy]);
         Ok(ServedParts::plugin_companion(sessions))
-    }
-
-    fn place_flags(&self) -> Vec<Arg> {
-        vec![path_flag(
-            STATE,
-            "openclaw-state",
-            "DIR",
-            "OpenClaw's state folder (default: $OPENCLAW_STATE_DIR, else ~/.openclaw); its \
-             config is $OPENCLAW_CONFIG_PATH, else openclaw.json there",
-        )]
     }
 
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {

@@ -8,13 +8,13 @@ mod setup;
 
 use crate::OpenCodeStore;
 use anyhow::Result;
-use clap::{Arg, ArgMatches};
+use clap::ArgMatches;
 use host_shim::Store;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
-    WakeFlag, path_flag, path_of,
+    WakeFlag, path_of,
 };
 use std::path::{Path, PathBuf};
 
@@ -39,6 +39,22 @@ static FACTS: Facts = Facts {
         help: "OpenCode's sessions, from its database (usually \
                  ~/.local/share/opencode/opencode.db; `opencode db path` prints it)",
     },
+    places: &[
+        PathFlag {
+            id: CONFIG,
+            long: "opencode-config",
+            value_name: "DIR",
+            help: "OpenCode's configuration folder (default: $XDG_CONFIG_HOME/opencode, else \
+                     ~/.config/opencode)",
+        },
+        PathFlag {
+            id: DATABASE,
+            long: "opencode-db",
+            value_name: "FILE",
+            help: "OpenCode's database (default: $XDG_DATA_HOME/opencode/opencode.db, else \
+                     ~/.local/share/opencode/opencode.db; `opencode db path` prints it)",
+        },
+    ],
     wake: Some(WakeFlag {
         id: "opencode_wake_command",
         long: "opencode-wake-command",
@@ -83,25 +99,6 @@ impl HarnessProfile for OpenCode {
         // The server also answers the plugin that started it.
         let sessions = serving.plugin_sessions(crate::handed_over_ids)?;
         Ok(ServedParts::plugin_companion(sessions))
-    }
-
-    fn place_flags(&self) -> Vec<Arg> {
-        vec![
-            path_flag(
-                CONFIG,
-                "opencode-config",
-                "DIR",
-                "OpenCode's configuration folder (default: $XDG_CONFIG_HOME/opencode, else \
-                     ~/.config/opencode)",
-            ),
-            path_flag(
-                DATABASE,
-                "opencode-db",
-                "FILE",
-                "OpenCode's database (default: $XDG_DATA_HOME/opencode/opencode.db, else \
-                     ~/.local/share/opencode/opencode.db; `opencode db path` prints it)",
-            ),
-        ]
     }
 
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {

@@ -15,11 +15,10 @@ serverInfo), so doctor can tell a configured command of another version.
 Out (default target/npm): packages/<name>/ as packed, tarballs/*.tgz, and sizes.json
 (each binary's and tarball's bytes).
 
-What cannot be built here: macOS (arm64, x86_64). Zig links a Mach-O binary without
-Apple's SDK only for code that needs no system framework; this command's crates want
-the SDK's libraries (wasmtime's memory and signal handling through libSystem headers,
-the bundled SQLite), and no machine here could run the result: a binary nobody ran is
-not shipped. A Mac builds it with `cargo install --locked --path host-shim/cli`.
+What cannot be built here: macOS (arm64, x86_64). Every crate compiles for it, but the
+link needs Apple's Security and CoreFoundation frameworks (the NATS client's TLS), which
+come only with Apple's SDK, and nothing here could run the result (README.md, "What is
+not built"). A Mac builds it with `cargo install --locked --path host-shim/cli`.
 """
 
 import argparse

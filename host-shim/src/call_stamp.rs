@@ -287,9 +287,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 fn fill_random(out: &mut [u8]) -> Result<()> {
     let mut filled = 0;
     while filled < out.len() {
-        // SAFETY: the pointer and length describe the unfilled part of `out`.
-        let got =
-            unsafe { libc::getrandom(out[filled..].as_mut_ptr().cast(), out.len() - filled, 0) };
+        let got = random_bytes(&mut out[filled..]);
         if got < 0 {
             let err = std::io::Error::last_os_error();
             if err.kind() == std::io::ErrorKind::Interrupted {
@@ -300,6 +298,25 @@ fn fill_random(out: &mut [u8]) -> Result<()> {
         filled += got as usize;
     }
     Ok(())
+}
+
+/// Some of `out` from the kernel's random source: how many bytes, or -1 (errno set).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn random_bytes(out: &mut [u8]) -> isize {
+    // SAFETY: the pointer and length describe `out`.
+    unsafe { libc::getrandom(out.as_mut_ptr().cast(), out.len(), 0) }
+}
+
+/// Some of `out` from the kernel's random source: how many bytes, or -1 (errno set).
+/// getentropy gives at most 256 bytes a call (macOS and the BSDs have no getrandom).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn random_bytes(out: &mut [u8]) -> isize {
+    let len = out.len().min(256);
+    // SAFETY: the pointer and length describe the first `len` bytes of `out`.
+    match unsafe { libc::getentropy(out.as_mut_ptr().cast(), len) } {
+        0 => len as isize,
+        _ => -1,
+    }
 }
 
 /// Milliseconds since the epoch now.

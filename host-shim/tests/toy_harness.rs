@@ -5,9 +5,9 @@
 
 use host_shim::inbox::{Desk, Recipient, Waiting};
 use host_shim::{
-    CallRequest, Corpus, CorpusHost, Delivered, DeliveryRefusal, DeliveryState, Harnesses,
-    InboxCount, MemoryInbox, MessageContent, MessageEntry, Role, Runtime, RuntimeOptions, Session,
-    SessionHeader, SessionIndex, SessionQuery, Store, SurfaceIndex,
+    Corpus, CorpusHost, Delivered, DeliveryRefusal, DeliveryState, Harnesses, InboxCount,
+    MemoryInbox, MessageContent, MessageEntry, Role, Session, SessionHeader, SessionIndex,
+    SessionQuery, Store, SurfaceIndex,
 };
 use std::sync::Arc;
 
@@ -131,17 +131,21 @@ fn corpus() -> CorpusHost {
 }
 
 fn call(harnesses: Harnesses, caller: &str, tool: &str, arguments: &str) -> (String, Harnesses) {
-    let runtime: Runtime<Harnesses> =
-        Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let request = CallRequest {
-        caller: caller.to_string(),
-        call_id: format!("call-{tool}-{caller}"),
-        tool: tool.to_string(),
-        arguments: arguments.to_string(),
-        ..CallRequest::default()
-    };
-    let report = runtime.call(harnesses, &request);
-    (report.answer.unwrap().text, report.harness)
+    let call_id = format!("call-{tool}-{caller}");
+    host_shim_testkit::call_through_plugin(harnesses, caller, &call_id, tool, arguments)
+}
+
+/// A hook that refuses a call before the plugin sees it (Gemini's stamps the arguments,
+/// so it cannot pass altered text on) says what the plugin says of it, to the letter.
+#[test]
+fn a_hooks_words_for_text_that_is_not_unicode_are_the_plugins() {
+    let one = || Harnesses::new(vec![Box::new(corpus())]);
+    let message = r#"{"session_id": "corpus-me", "message": "x\ud800"}"#;
+    let (said, _) = call(one(), "corpus-me", "sessions_send", message);
+    assert_eq!(said, host_shim::json::not_unicode_refusal("message"));
+    let name = r#"{"session_id": "corpus-me", "m\udc00": "x"}"#;
+    let (said, _) = call(one(), "corpus-me", "sessions_send", name);
+    assert_eq!(said, host_shim::json::not_unicode_refusal(""));
 }
 
 #[test]

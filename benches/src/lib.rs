@@ -88,3 +88,32 @@ pub fn store_group<S: host_shim::Harness + host_shim::SessionQuery + 'static>(
     });
     group.finish();
 }
+
+/// A state folder of one store benchmark's own, under the temporary folder: the inbox
+/// and presence its store delivers to and looks up; removed when the benchmark ends.
+pub struct BenchState {
+    root: std::path::PathBuf,
+    pub inbox: host_shim::SharedInbox,
+    pub presence: std::sync::Arc<host_shim::LocalPresence>,
+}
+
+impl BenchState {
+    /// A new state folder for the benchmark of `harness`.
+    pub fn new(harness: &str) -> BenchState {
+        let root = std::env::temp_dir().join(format!(
+            "session-tools-bench-{harness}-state-{}",
+            std::process::id()
+        ));
+        BenchState {
+            inbox: std::sync::Arc::new(host_shim::StateDir::open(&root).unwrap()),
+            presence: std::sync::Arc::new(host_shim::LocalPresence::open(&root).unwrap()),
+            root,
+        }
+    }
+}
+
+impl Drop for BenchState {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}

@@ -21,6 +21,14 @@ HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).r
 FRAME = "Cross-session message from another session of this harness."
 
 
+def sample_frame(body, sender="5f0c1e2d-0000-4000-8000-00000000beef", title="Lead",
+                 message_id="m-00000000f1a5"):
+    """A whole frame as the plugin writes one (queue, hop 1): what a fixture generator
+    hands over by hand, where no plugin runs."""
+    return (f"{FRAME}\nfrom-session: {sender} (\"{title}\")\ndelivery: queue\nhop: 1\n"
+            f"message-id: {message_id}\n--- message begins ---\n{body}\n--- message ends ---")
+
+
 def check(condition, what, detail=""):
     """Prints the check; a failed one is kept, with `detail` printed under it."""
     print(("ok   " if condition else "FAIL ") + what, flush=True)
@@ -29,6 +37,32 @@ def check(condition, what, detail=""):
         if detail:
             print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
     return condition
+
+
+def holds(what, condition, detail=""):
+    """A check, named first (any truthy condition holds)."""
+    return check(bool(condition), what, detail)
+
+
+def client(variable, harness, command):
+    """The real client under test: `$variable` (relative to the checkout), else the one
+    the harness folder's `suite/install` put in its node_modules."""
+    default = f"host-shim/harnesses/{harness}/suite/node_modules/.bin/{command}"
+    return str((ROOT / os.environ.get(variable, default)).resolve())
+
+
+def folders(harness):
+    """A suite's folders: its own (target/<harness>-suite, made anew by the suite), the
+    scratch HOME in it, the tools' state folder and the scripted endpoint's log."""
+    work = ROOT / "target" / f"{harness}-suite"
+    return work, work / "home", work / "state", work / "endpoint.jsonl"
+
+
+def logged(log_path):
+    """Every record of a scripted endpoint's log, in order (none before its first)."""
+    if not Path(log_path).exists():
+        return []
+    return [json.loads(line) for line in Path(log_path).read_text().splitlines() if line.strip()]
 
 
 def finish():

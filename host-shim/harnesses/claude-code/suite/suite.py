@@ -26,14 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import claude_code_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
+from suite_kit.real_client import client, folders  # noqa: E402
 from suite_kit.real_client import check, finish  # noqa: E402
 
-CLAUDE = str(
-    (ROOT / os.environ.get("CLAUDE", "host-shim/harnesses/claude-code/suite/node_modules/.bin/claude")).resolve()
-)
-WORK = ROOT / "target" / "claude-code-suite"
-HOME = WORK / "home"
-LOG = WORK / "endpoint.jsonl"
+CLAUDE = client("CLAUDE", "claude-code", "claude")
+WORK, HOME, _, LOG = folders("claude-code")
 TOOLS = "mcp__session-tools__"
 
 

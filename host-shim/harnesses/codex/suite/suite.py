@@ -24,15 +24,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import codex_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
+from suite_kit.real_client import client, folders  # noqa: E402
 from suite_kit.real_client import check, finish  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of, suite_of  # noqa: E402
 
-CODEX = str((ROOT / os.environ.get("CODEX", "host-shim/harnesses/codex/suite/node_modules/.bin/codex")).resolve())
-WORK = ROOT / "target" / "codex-suite"
-HOME = WORK / "home"
+CODEX = client("CODEX", "codex", "codex")
+WORK, HOME, STATE, LOG = folders("codex")
 CODEX_HOME = HOME / ".codex"
-STATE = WORK / "state"
-LOG = WORK / "endpoint.jsonl"
 PORT = 18771
 TOOLS = "mcp__session_tools"
 

@@ -19,10 +19,10 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import copilot_endpoint as endpoint  # noqa: E402
+from suite_kit.real_client import sample_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[4]
 COPILOT = str(Path(__file__).resolve().parent / "node_modules" / ".bin" / "copilot")
@@ -30,9 +30,7 @@ WORK = Path("/tmp/copilot-fixtures")
 HOME = WORK / "home"
 OUT = ROOT / "host-shim" / "harnesses" / "copilot" / "fixtures" / "1.0.102"
 PORT = 18795
-FRAME = ("Cross-session message from another session of this harness.\n"
-         "from-session: 5f0c1e2d-0000-4000-8000-00000000beef (\"Lead\")\ndelivery: queue\nhop: 1\n"
-         "message-id: m-00000000f1a5\n--- message begins ---\nThe docs can ship.\n--- message ends ---")
+FRAME = sample_frame("The docs can ship.")
 
 
 def run(prompt):

@@ -24,17 +24,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import copilot_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import check, doctor_finds_nothing_wrong, finish, first_request_with, load, stopped  # noqa: E402,F401
+from suite_kit.real_client import client, doctor_finds_nothing_wrong, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
-COPILOT = str((ROOT / os.environ.get("COPILOT", "host-shim/harnesses/copilot/suite/node_modules/.bin/copilot")).resolve())
-WORK = ROOT / "target" / "copilot-suite"
-HOME = WORK / "home"
+COPILOT = client("COPILOT", "copilot", "copilot")
+WORK, HOME, STATE, LOG = folders("copilot")
 COPILOT_HOME = HOME / ".copilot"
 # The first run unpacks ~235 MB of Copilot's own files here: kept across runs.
 CACHE = ROOT / "target" / "copilot-cache"
-STATE = WORK / "state"
-LOG = WORK / "endpoint.jsonl"
 PORT = 18791
 
 
@@ -46,15 +43,6 @@ def env(cwd):
             **endpoint.copilot_env(PORT)}
 
 
-def holds(what, condition, detail=""):
-    """A check, named first."""
-    return check(bool(condition), what, detail)
-
-
-def logged():
-    if not LOG.exists():
-        return []
-    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
 
 
 class Run:
@@ -62,7 +50,7 @@ class Run:
     made (the endpoint's log grew by them: runs go one at a time)."""
 
     def __init__(self, prompt, cwd, session=None):
-        before = len(logged())
+        before = len(logged(LOG))
         args = [COPILOT, "-p", prompt, "--allow-all-tools"]
         if session:
             args.append(f"--resume={session}")
@@ -73,7 +61,7 @@ class Run:
             raise SystemExit(f"copilot failed ({done.returncode}):\n{self.out[-3000:]}")
         ids = re.findall(r"--resume=([0-9a-f-]{36})", self.out)
         self.session = ids[-1] if ids else session
-        self.requests = [r["request"] for r in logged()[before:] if "request" in r]
+        self.requests = [r["request"] for r in logged(LOG)[before:] if "request" in r]
 
     def results(self, tool):
         """Every result of `tool` (the model's name for it) the model was sent, in its
@@ -194,7 +182,7 @@ def woken_by_the_wake_command(lead, work):
     wake = f"setsid -f sh -c 'exec {woken} > {WORK / 'wake.log'} 2>&1'"
     subprocess.run([HOST_SHIM, "setup", "copilot", "--state-dir", str(STATE),
                     "--copilot-wake-command", wake], check=True, capture_output=True, env=env(work))
-    before = len(logged())
+    before = len(logged(LOG))
     sent = Run(script("Wake the sleeper", tool("sessions_send", session_id=sleeper,
                                               message="Wake up and review."), {"say": "sent"}),
                work, session=lead)

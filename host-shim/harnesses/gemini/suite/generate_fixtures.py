@@ -14,10 +14,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import gemini_endpoint as endpoint  # noqa: E402
+from suite_kit.real_client import sample_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[4]
 GEMINI = str(Path(__file__).resolve().parent / "node_modules" / ".bin" / "gemini")
@@ -25,9 +25,7 @@ WORK = Path("/tmp/gemini-fixtures")
 HOME = WORK / "home"
 OUT = ROOT / "host-shim" / "harnesses" / "gemini" / "fixtures" / "0.61.0"
 PORT = 18796
-FRAME = ("Cross-session message from another session of this harness.\n"
-         "from-session: 5f0c1e2d-0000-4000-8000-00000000beef (\"Lead\")\ndelivery: queue\nhop: 1\n"
-         "message-id: m-00000000f1a5\n--- message begins ---\nThe docs can ship.\n--- message ends ---")
+FRAME = sample_frame("The docs can ship.")
 
 
 def settings(hook):

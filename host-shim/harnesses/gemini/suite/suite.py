@@ -22,15 +22,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import gemini_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
-from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import check, doctor_finds_nothing_wrong, finish, first_request_with, stopped  # noqa: E402
+from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
+from suite_kit.real_client import client, doctor_finds_nothing_wrong, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
-GEMINI = str((ROOT / os.environ.get("GEMINI", "host-shim/harnesses/gemini/suite/node_modules/.bin/gemini")).resolve())
-WORK = ROOT / "target" / "gemini-suite"
-HOME = WORK / "home"
+GEMINI = client("GEMINI", "gemini", "gemini")
+WORK, HOME, STATE, LOG = folders("gemini")
 GEMINI_HOME = HOME / ".gemini"
-STATE = WORK / "state"
-LOG = WORK / "endpoint.jsonl"
 PORT = 18792
 STAMP = "session_tools_stamp"
 
@@ -41,14 +38,6 @@ def env(cwd):
             "LANG": "C.UTF-8", **endpoint.gemini_env(PORT)}
 
 
-def holds(what, condition, detail=""):
-    return check(bool(condition), what, detail)
-
-
-def logged():
-    if not LOG.exists():
-        return []
-    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
 
 
 class Run:
@@ -56,7 +45,7 @@ class Run:
     made (runs go one at a time)."""
 
     def __init__(self, prompt, cwd, session=None):
-        before = len(logged())
+        before = len(logged(LOG))
         args = [GEMINI, "-p", prompt, "-m", endpoint.MODEL, "--yolo", "--output-format", "stream-json"]
         if session:
             args += ["--resume", session]
@@ -69,7 +58,7 @@ class Run:
         inits = [e for e in events if e.get("type") == "init"]
         self.session = inits[0]["session_id"] if inits else session
         self.events = events
-        self.requests = [r["request"] for r in logged()[before:] if "request" in r]
+        self.requests = [r["request"] for r in logged(LOG)[before:] if "request" in r]
 
     def results(self, tool):
         """Every result of `tool` (the model's name for it) in the run's output, in order."""
@@ -162,7 +151,7 @@ def woken_by_the_wake_command(lead, work):
     wake = f"setsid -f sh -c 'exec {woken} > {WORK / 'wake.log'} 2>&1'"
     subprocess.run([HOST_SHIM, "setup", "gemini", "--state-dir", str(STATE),
                     "--gemini-wake-command", wake], check=True, capture_output=True, env=env(work))
-    before = len(logged())
+    before = len(logged(LOG))
     sent = Run(script("Wake the sleeper", tool("sessions_send", session_id=sleeper,
                                               message="Wake up and review."), {"say": "sent"}),
                work, session=lead)

@@ -27,14 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import openclaw_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
-from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import check, doctor_finds_nothing_wrong, finish, first_request_with, stopped  # noqa: E402
+from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
+from suite_kit.real_client import doctor_finds_nothing_wrong, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
-WORK = ROOT / "target" / "openclaw-suite"
-HOME = WORK / "home"
+WORK, HOME, STATE, LOG = folders("openclaw")
 OPENCLAW_STATE = HOME / ".openclaw"
-STATE = WORK / "state"
-LOG = WORK / "endpoint.jsonl"
 PORT = 18793
 GATEWAY_PORT = 18794
 TOKEN = "scripted-gateway-token"
@@ -48,14 +45,6 @@ def env():
     return dict(world, LANG="C.UTF-8", OPENCLAW_GATEWAY_TOKEN=TOKEN, TMPDIR=str(WORK / "tmp"))
 
 
-def holds(what, condition, detail=""):
-    return check(bool(condition), what, detail)
-
-
-def logged():
-    if not LOG.exists():
-        return []
-    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
 
 
 def texts_of(message):
@@ -169,7 +158,7 @@ def with_a_subagent(lead, sleeper):
     try:
         endpoint.wait_for_gateway(GATEWAY_PORT)
         task = script("Look around", ours("sessions_list", scope="all"), {"say": "Looked."})
-        before = len(logged())
+        before = len(logged(LOG))
         Run(script("Delegate a look", {"tool": "tool_call", "input": {
             "id": "sessions_spawn", "args": {"task": task, "label": "looker"}}},
             {"say": "Delegated."}), lead, local=False)
@@ -177,7 +166,7 @@ def with_a_subagent(lead, sleeper):
         deadline = time.time() + 90
         seen = []
         while time.time() < deadline and not seen:
-            seen = [t for r in logged()[before:] if "request" in r and is_subagents(r["request"])
+            seen = [t for r in logged(LOG)[before:] if "request" in r and is_subagents(r["request"])
                     for t in results_in(r["request"]["messages"], PREFIX + "sessions_list")]
             time.sleep(1)
         own = [line for t in seen for line in t.splitlines() if line.endswith("| this session")]
@@ -211,7 +200,7 @@ def woken_through_the_gateway(lead, sleeper):
              '--message "A message from another session is waiting." --json')
     # `setsid -f` hands the woken turn to init at once; its output goes to wake.log.
     setup("--openclaw-wake-command", f"setsid -f sh -c 'exec {woken} > {log} 2>&1'")
-    before = len(logged())
+    before = len(logged(LOG))
     sent = Run(script("Wake the sleeper", ours("sessions_send", session_id=sleeper,
                                               message="Wake up and review."), {"say": "sent"}),
                lead, local=False)
@@ -236,7 +225,7 @@ def idle_in_the_gateway(idle, sender):
     for it starts its turn at once (the plugin in the gateway takes it and asks the
     gateway for a turn whose message it is, `openclaw agent --session-id …
     --message-file`), and OpenClaw's record of that turn confirms the hand-over."""
-    before = len(logged())
+    before = len(logged(LOG))
     handed_before = len(events_named("handed-over", idle))
     carriers = Carriers()
     sent = subprocess.run([HOST_SHIM, "call", "--openclaw-state", str(OPENCLAW_STATE),
@@ -301,7 +290,7 @@ def steered_in_the_gateway(busy, sender):
                             "mode": "steer"})
     send = (f"{HOST_SHIM} call --openclaw-state {OPENCLAW_STATE} --state-dir {STATE} "
             f"--caller {sender} --call-id steer-1 sessions_send '{arguments}'")
-    before = len(logged())
+    before = len(logged(LOG))
     Run(script("Work on the release", {"tool": "exec", "input": {"command": send}},
                {"tool": "exec", "input": {"command": "sleep 8", "yieldMs": 30000}},
                {"say": "Worked."}), busy, local=False)

@@ -25,17 +25,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import opencode_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import check, doctor_finds_nothing_wrong, finish, load  # noqa: E402
+from suite_kit.real_client import check, client, doctor_finds_nothing_wrong, finish, folders, logged  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 HERE = ROOT / "host-shim" / "harnesses" / "opencode" / "suite"
-OPENCODE = str((ROOT / os.environ.get("OPENCODE", "host-shim/harnesses/opencode/suite/node_modules/.bin/opencode")).resolve())
-WORK = ROOT / "target" / "opencode-suite"
-HOME = WORK / "home"
+OPENCODE = client("OPENCODE", "opencode", "opencode")
+WORK, HOME, STATE, LOG = folders("opencode")
 CONFIG = HOME / ".config" / "opencode"
 DB = HOME / ".local" / "share" / "opencode" / "opencode.db"
-STATE = WORK / "state"
-LOG = WORK / "endpoint.jsonl"
 PORT = 18781
 SERVE_PORT = 18782
 PLUGIN_VERSION = "1.18.33"
@@ -142,16 +139,11 @@ class Serve:
             self.process.kill()
 
 
-def logged():
-    if not LOG.exists():
-        return []
-    return [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
-
 
 def requests(session=None):
     """The model requests OpenCode made (of one session), oldest first; title requests
     left out."""
-    return [r for r in logged() if r.get("method") == "POST" and "request" in r
+    return [r for r in logged(LOG) if r.get("method") == "POST" and "request" in r
             and (session is None or r.get("session") == session)
             and not endpoint.is_title_request(r["request"].get("messages", []))]
 

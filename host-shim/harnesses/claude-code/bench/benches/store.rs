@@ -4,20 +4,24 @@
 //! the first run: these are the store's costs, not the disk's.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{CallRequest, LocalPresence, Runtime, RuntimeOptions, StateDir};
+use host_shim::{CallRequest, Runtime, RuntimeOptions};
 use host_shim_claude_code::ClaudeStore;
 use host_shim_claude_code_bench::{SESSION_BYTES, SESSIONS, id, projects};
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
-use std::sync::Arc;
 
 fn claude(c: &mut Criterion) {
     let projects = projects();
-    let state_root =
-        std::env::temp_dir().join(format!("session-tools-bench-state-{}", std::process::id()));
-    let inbox = Arc::new(StateDir::open(&state_root).unwrap());
-    let presence = Arc::new(LocalPresence::open(&state_root).unwrap());
-    let open = || ClaudeStore::open(&projects, inbox.clone(), presence.clone(), None).unwrap();
+    let state_folder = benches::BenchState::new("claude");
+    let open = || {
+        ClaudeStore::open(
+            &projects,
+            state_folder.inbox.clone(),
+            state_folder.presence.clone(),
+            None,
+        )
+        .unwrap()
+    };
     let runtime: Runtime<ClaudeStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let (list, read) = benches::list_and_read(&id(0), &id(1));
@@ -117,7 +121,6 @@ fn claude(c: &mut Criterion) {
     );
     group.finish();
     std::fs::write(&live_path, pristine).unwrap();
-    let _ = std::fs::remove_dir_all(state_root);
 }
 
 criterion_group!(benches, claude);

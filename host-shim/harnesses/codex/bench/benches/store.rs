@@ -6,22 +6,17 @@
 //! first run: these are the store's costs, not the disk's.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{Runtime, RuntimeOptions, StateDir};
+use host_shim::{Runtime, RuntimeOptions};
 use host_shim_codex::CodexStore;
 use host_shim_codex_bench::{codex_home, id};
 use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 fn codex(c: &mut Criterion) {
     let home = codex_home();
-    let state_root = std::env::temp_dir().join(format!(
-        "session-tools-bench-codex-state-{}",
-        std::process::id()
-    ));
-    let inbox: host_shim::SharedInbox = Arc::new(StateDir::open(&state_root).unwrap());
-    let open = || CodexStore::open(&home, inbox.clone());
+    let state_folder = benches::BenchState::new("codex");
+    let open = || CodexStore::open(&home, state_folder.inbox.clone());
     let runtime: Runtime<CodexStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let (list, read) = benches::list_and_read(&id(0), &id(1));
@@ -97,8 +92,6 @@ fn codex(c: &mut Criterion) {
         .set_len(length)
         .unwrap();
     group.finish();
-
-    let _ = std::fs::remove_dir_all(state_root);
 }
 
 /// The rollout of thread `n`.

@@ -6,27 +6,20 @@
 //! first run: these are the store's costs, not the disk's.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use host_shim::StateDir;
 use host_shim_copilot::CopilotStore;
 use host_shim_copilot_bench::{copilot_home, id};
-use std::sync::Arc;
 
 fn copilot(c: &mut Criterion) {
     let home = copilot_home();
-    let state_root = std::env::temp_dir().join(format!(
-        "session-tools-bench-copilot-state-{}",
-        std::process::id()
-    ));
-    let inbox: host_shim::SharedInbox = Arc::new(StateDir::open(&state_root).unwrap());
+    let state_folder = benches::BenchState::new("copilot");
     benches::store_group(
         c,
         "copilot store, 1,000 sessions of 3 MB",
         "open the store: bounded reads of every event stream, one query of the session store",
         2000,
-        || CopilotStore::open(&home, inbox.clone()),
+        || CopilotStore::open(&home, state_folder.inbox.clone()),
         benches::list_and_read(&id(0), &id(1)),
     );
-    let _ = std::fs::remove_dir_all(state_root);
 }
 
 criterion_group!(benches, copilot);

@@ -5,27 +5,20 @@
 //! after the first run: these are the store's costs, not the disk's.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use host_shim::StateDir;
 use host_shim_gemini::GeminiStore;
 use host_shim_gemini_bench::{SESSIONS, SUBAGENTS, gemini_home, id};
-use std::sync::Arc;
 
 fn gemini(c: &mut Criterion) {
     let home = gemini_home();
-    let state_root = std::env::temp_dir().join(format!(
-        "session-tools-bench-gemini-state-{}",
-        std::process::id()
-    ));
-    let inbox: host_shim::SharedInbox = Arc::new(StateDir::open(&state_root).unwrap());
+    let state_folder = benches::BenchState::new("gemini");
     benches::store_group(
         c,
         "gemini store, 1,000 sessions of 3 MB",
         "open the store: bounded reads of every session file",
         SESSIONS + SUBAGENTS,
-        || GeminiStore::open(&home, inbox.clone()),
+        || GeminiStore::open(&home, state_folder.inbox.clone()),
         benches::list_and_read(&id(0), &id(1)),
     );
-    let _ = std::fs::remove_dir_all(state_root);
 }
 
 criterion_group!(benches, gemini);

@@ -5,28 +5,27 @@
 //! page cache after the first run: these are the store's costs, not the disk's.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use host_shim::{LocalPresence, StateDir};
+
 use host_shim_openclaw::OpenClawStore;
 use host_shim_openclaw_bench::{SESSIONS, id, openclaw_state};
-use std::sync::Arc;
 
 fn openclaw(c: &mut Criterion) {
     let state = openclaw_state();
-    let state_root = std::env::temp_dir().join(format!(
-        "session-tools-bench-openclaw-inbox-{}",
-        std::process::id()
-    ));
-    let inbox: host_shim::SharedInbox = Arc::new(StateDir::open(&state_root).unwrap());
-    let presence = Arc::new(LocalPresence::open(&state_root).unwrap());
+    let state_folder = benches::BenchState::new("openclaw");
     benches::store_group(
         c,
         "openclaw store, 1,000 sessions of 3 MB",
         "open the database, one query",
         SESSIONS,
-        || OpenClawStore::open(&state, inbox.clone(), presence.clone()),
+        || {
+            OpenClawStore::open(
+                &state,
+                state_folder.inbox.clone(),
+                state_folder.presence.clone(),
+            )
+        },
         benches::list_and_read(&id(0), &id(1)),
     );
-    let _ = std::fs::remove_dir_all(state_root);
 }
 
 criterion_group!(benches, openclaw);

@@ -5,21 +5,21 @@
 //! the first run: these are the store's costs, not the disk's.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{LocalPresence, Runtime, RuntimeOptions, StateDir};
+use host_shim::{Runtime, RuntimeOptions};
 use host_shim_opencode::OpenCodeStore;
 use host_shim_opencode_bench::{id, opencode_db};
 use host_shim_plugin::PLUGIN_WASM;
-use std::sync::Arc;
 
 fn opencode(c: &mut Criterion) {
     let db = opencode_db();
-    let state_root = std::env::temp_dir().join(format!(
-        "session-tools-bench-opencode-state-{}",
-        std::process::id()
-    ));
-    let inbox: host_shim::SharedInbox = Arc::new(StateDir::open(&state_root).unwrap());
-    let presence = Arc::new(LocalPresence::open(&state_root).unwrap());
-    let open = || OpenCodeStore::open(&db, inbox.clone(), presence.clone());
+    let state_folder = benches::BenchState::new("opencode");
+    let open = || {
+        OpenCodeStore::open(
+            &db,
+            state_folder.inbox.clone(),
+            state_folder.presence.clone(),
+        )
+    };
     let runtime: Runtime<OpenCodeStore> =
         Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
     let (list, read) = benches::list_and_read(&id(0), &id(1));
@@ -59,7 +59,6 @@ fn opencode(c: &mut Criterion) {
         })
     });
     group.finish();
-    let _ = std::fs::remove_dir_all(state_root);
 }
 
 criterion_group!(benches, opencode);

@@ -141,14 +141,14 @@ impl core::SessionQuery for NativeHost {
         limit: u32,
         key: &str,
     ) -> core::SendCounts {
-        let h = host_shim::SessionQuery::send_history(
-            &mut self.0,
+        let ask = host_shim::HistoryAsk {
             sender,
             target,
             window_minutes,
             limit,
             key,
-        );
+        };
+        let h = host_shim::SessionQuery::send_history(&mut self.0, &ask);
         core::SendCounts {
             now_ms: h.now_ms,
             to_target: h.to_target,

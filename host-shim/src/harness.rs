@@ -12,6 +12,19 @@ use crate::inbox::delivery::{self, DeliveryRequest, Recipient};
 
 /// `session-query`: read-only questions about the harness's sessions. Nothing here may
 /// wake, resume or charge a session.
+/// What `send-history` asks (the WIT function's arguments, as one value so a sender
+/// and a target are never swapped): `sender`'s sends within the last
+/// `window_minutes`, those to `target` apart, the newest `limit` times of each, and
+/// whether `key` was accepted before (in any window).
+#[derive(Clone, Copy, Debug)]
+pub struct HistoryAsk<'a> {
+    pub sender: &'a str,
+    pub target: &'a str,
+    pub window_minutes: u32,
+    pub limit: u32,
+    pub key: &'a str,
+}
+
 pub trait SessionQuery {
     /// Not a WIT function: called as each tool call begins (a
     /// [`crate::guard::Guard`] is made per call), with the calling session from the
@@ -54,18 +67,12 @@ pub trait SessionQuery {
     fn get_actions(&mut self, _id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
         vec![Vec::new(); seqs.len()]
     }
-    /// `sender`'s accepted messages within the last `window_minutes`, counted from
-    /// what the harness's inbox holds, with the times of the newest `limit` of each
-    /// count, and whether `key` was accepted already. By default none (the harness's
-    /// clock only): a harness that keeps no record of what it accepted caps nothing.
-    fn send_history(
-        &mut self,
-        _sender: &str,
-        _target: &str,
-        _window_minutes: u32,
-        _limit: u32,
-        _key: &str,
-    ) -> SendCounts {
+    /// The sender's accepted messages within the asked window, counted from what the
+    /// harness's inbox holds, with the times of the newest `limit` of each count, and
+    /// whether the key was accepted already ([`HistoryAsk`]). By default none (the
+    /// harness's clock only): a harness that keeps no record of what it accepted caps
+    /// nothing.
+    fn send_history(&mut self, _ask: &HistoryAsk) -> SendCounts {
         SendCounts::none_now()
     }
     /// Not a WIT function: asked by the host after each question, why the harness
@@ -189,15 +196,8 @@ impl<H: SessionQuery> SessionQuery for Shared<H> {
     fn get_actions(&mut self, id: &str, seqs: &[u64]) -> Vec<Vec<ToolAction>> {
         self.lock().get_actions(id, seqs)
     }
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
-        (self.lock()).send_history(sender, target, window_minutes, limit, key)
+    fn send_history(&mut self, ask: &HistoryAsk) -> SendCounts {
+        self.lock().send_history(ask)
     }
     fn unanswered(&mut self) -> Option<String> {
         self.lock().unanswered()

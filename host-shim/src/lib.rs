@@ -64,7 +64,7 @@ pub use contract::latest::{
     ToolAnnotations, ToolSpec,
 };
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
-pub use harness::{Harness, Inbox, SessionQuery, Shared};
+pub use harness::{Harness, HistoryAsk, Inbox, SessionQuery, Shared};
 pub use harnesses::corpus::{Corpus, CorpusHost, Message, ScriptedRefusal, Session};
 pub use harnesses::plugin_session;
 pub use harnesses::{Harnesses, McpClient, StampCarrier, StampedCalls, Store};

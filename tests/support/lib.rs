@@ -87,15 +87,8 @@ impl SessionQuery for TestHost {
         self.corpus.get_actions(id, seqs)
     }
 
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
-        (self.corpus).send_history(sender, target, window_minutes, limit, key)
+    fn send_history(&mut self, ask: &host_shim::HistoryAsk) -> SendCounts {
+        (self.corpus).send_history(ask)
     }
 }
 

@@ -365,22 +365,8 @@ impl SessionQuery for Machines {
         }
     }
 
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
-        send_history_or_none(
-            &**self.desk.inbox(),
-            sender,
-            target,
-            window_minutes,
-            limit,
-            key,
-        )
+    fn send_history(&mut self, ask: &host_shim::HistoryAsk) -> SendCounts {
+        send_history_or_none(&**self.desk.inbox(), ask)
     }
 
     fn unanswered(&mut self) -> Option<String> {

@@ -30,7 +30,7 @@ fn cut_at_char(text: &mut String, max: usize) {
         text.truncate(end);
     }
 }
-use crate::harness::Harness;
+use crate::harness::{Harness, HistoryAsk};
 use crate::inbox::delivery::DeliveryRequest;
 use crate::inbox::{KEYS_KEPT, KEYS_KEPT_FOR};
 use serde::{Deserialize, Serialize};
@@ -616,27 +616,20 @@ impl<H: Harness> Guard<H> {
         Ok(answers.into_iter().map(Option::unwrap_or_default).collect())
     }
 
-    pub(crate) fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> wasmtime::Result<SendCounts> {
+    pub(crate) fn send_history(&mut self, ask: &HistoryAsk) -> wasmtime::Result<SendCounts> {
         self.stats.send_histories += 1;
-        if key.len() > self.bounds.key_bytes {
+        if ask.key.len() > self.bounds.key_bytes {
             return self.stop(HostStop::KeyBytes {
                 limit: self.bounds.key_bytes,
-                size: key.len(),
+                size: ask.key.len(),
             });
         }
-        self.lift_ids("a send-history session id", [sender, target])?;
-        self.lift(key.len())?;
-        let mut history = (self.harness).send_history(sender, target, window_minutes, limit, key);
+        self.lift_ids("a send-history session id", [ask.sender, ask.target])?;
+        self.lift(ask.key.len())?;
+        let mut history = (self.harness).send_history(ask);
         // At most `limit` times each, whatever the harness answered.
-        history.to_target_times.truncate(limit as usize);
-        history.to_any_times.truncate(limit as usize);
+        history.to_target_times.truncate(ask.limit as usize);
+        history.to_any_times.truncate(ask.limit as usize);
         let size = 40 + 8 * (history.to_target_times.len() + history.to_any_times.len());
         self.lower(|| "a send history".to_string(), size)?;
         Ok(history)

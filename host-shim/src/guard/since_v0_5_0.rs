@@ -76,7 +76,14 @@ impl<H: Harness> query::Host for Guard<H> {
         limit: u32,
         key: String,
     ) -> wasmtime::Result<SendCounts> {
-        Guard::send_history(self, &sender, &target, window_minutes, limit, &key)
+        let ask = crate::HistoryAsk {
+            sender: &sender,
+            target: &target,
+            window_minutes,
+            limit,
+            key: &key,
+        };
+        Guard::send_history(self, &ask)
     }
 }
 

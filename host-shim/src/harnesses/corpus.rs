@@ -34,7 +34,7 @@ use crate::contract::latest::{
     ActionStatus, Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, InboxCount,
     MessageContent, Role, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
-use crate::harness::SessionQuery;
+use crate::harness::{HistoryAsk, SessionQuery};
 pub use crate::harnesses::surface::Message;
 use crate::inbox::delivery::{Arriving, Woken};
 use crate::inbox::{Desk, MemoryInbox, Recipient, Waiting};
@@ -631,16 +631,8 @@ impl SessionQuery for CorpusHost {
     }
 
     /// Counted from this host's own inbox: the deliveries it took.
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
-        let inbox = self.desk.inbox();
-        crate::inbox::send_history_or_none(&**inbox, sender, target, window_minutes, limit, key)
+    fn send_history(&mut self, ask: &HistoryAsk) -> SendCounts {
+        crate::inbox::send_history_or_none(&**self.desk.inbox(), ask)
     }
 }
 

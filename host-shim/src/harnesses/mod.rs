@@ -20,7 +20,7 @@ use crate::contract::latest::{
     Delivered, DeliveryRefusal, InboxCount, MessageContent, SendCounts, SessionHeader,
     SessionIndex, SurfaceIndex, ToolAction,
 };
-use crate::harness::{Inbox, SessionQuery};
+use crate::harness::{HistoryAsk, Inbox, SessionQuery};
 use crate::inbox::SharedInbox;
 use crate::inbox::delivery::DeliveryRequest;
 use std::any::Any;
@@ -263,22 +263,14 @@ impl SessionQuery for Harnesses {
         }
     }
 
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
+    fn send_history(&mut self, ask: &HistoryAsk) -> SendCounts {
         // The sender's sends to every harness's sessions are in the one inbox its own
         // store delivers to.
-        let at = self
-            .holder_of(sender)
-            .or(self.holder_of(target))
+        let at = (self.holder_of(ask.sender))
+            .or(self.holder_of(ask.target))
             .unwrap_or(0);
         match self.stores.get_mut(at) {
-            Some(store) => store.send_history(sender, target, window_minutes, limit, key),
+            Some(store) => store.send_history(ask),
             None => SendCounts::none_now(),
         }
     }

@@ -7,7 +7,7 @@ use crate::contract::latest::{
     InboxCount, MessageContent, MessageEntry, Role, SendCounts, SessionHeader, SessionIndex,
     SurfaceIndex, ToolAction,
 };
-use crate::harness::SessionQuery;
+use crate::harness::{HistoryAsk, SessionQuery};
 use crate::inbox::{Recipient, send_history_or_none};
 use std::sync::Arc;
 
@@ -223,16 +223,9 @@ impl<T: LoggedSessions> SessionQuery for T {
         Surface::actions(self.surface_of(id).as_deref(), seqs)
     }
 
-    fn send_history(
-        &mut self,
-        sender: &str,
-        target: &str,
-        window_minutes: u32,
-        limit: u32,
-        key: &str,
-    ) -> SendCounts {
+    fn send_history(&mut self, ask: &HistoryAsk) -> SendCounts {
         let inbox = self.desk().inbox().clone();
-        send_history_or_none(&*inbox, sender, target, window_minutes, limit, key)
+        send_history_or_none(&*inbox, ask)
     }
 }
 

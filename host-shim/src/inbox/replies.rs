@@ -10,6 +10,7 @@
 
 use super::{InboxBackend, SpooledMessage, now_ns};
 use crate::contract::latest::{InboundPolicy, ReplyWait, SendCounts};
+use crate::harness::HistoryAsk;
 use anyhow::Result;
 use std::time::{Duration, Instant};
 
@@ -65,29 +66,21 @@ pub fn inbound_or_accept(inbox: &dyn InboxBackend, session: &str) -> InboundPoli
 /// [`send_history`], or no sends (the clock only) when the inbox cannot be read: a
 /// send then is not capped by what could not be counted, and its delivery names the
 /// inbox's fault.
-pub fn send_history_or_none(
-    inbox: &dyn InboxBackend,
-    sender: &str,
-    target: &str,
-    window_minutes: u32,
-    limit: u32,
-    key: &str,
-) -> SendCounts {
-    send_history(inbox, sender, target, window_minutes, limit, key)
-        .unwrap_or_else(|_| SendCounts::none_now())
+pub fn send_history_or_none(inbox: &dyn InboxBackend, ask: &HistoryAsk) -> SendCounts {
+    send_history(inbox, ask).unwrap_or_else(|_| SendCounts::none_now())
 }
 
-/// `sender`'s sends within the last `window_minutes`, as `send-history` answers them,
-/// from what `inbox` holds; `key` accepted before (in any window) is a retry. The
-/// times are the newest `limit` of each count, newest first.
-pub fn send_history(
-    inbox: &dyn InboxBackend,
-    sender: &str,
-    target: &str,
-    window_minutes: u32,
-    limit: u32,
-    key: &str,
-) -> Result<SendCounts> {
+/// The sender's sends within the asked window, as `send-history` answers them, from
+/// what `inbox` holds; the key accepted before (in any window) is a retry. The times
+/// are the newest `limit` of each count, newest first.
+pub fn send_history(inbox: &dyn InboxBackend, ask: &HistoryAsk) -> Result<SendCounts> {
+    let HistoryAsk {
+        sender,
+        target,
+        window_minutes,
+        limit,
+        key,
+    } = *ask;
     let now = now_ns();
     let since = now.saturating_sub(u128::from(window_minutes) * 60 * 1_000_000_000);
     let mut sent = inbox.sent_since(sender, since)?;

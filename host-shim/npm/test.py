@@ -5,8 +5,9 @@
 2. the aarch64 binary, under qemu-user-static, answers `catalog` and a call of each
    tool on the demo corpus byte for byte as the x86_64 one does;
 3. on a fresh HOME and a PATH with no cargo and no rustc, from an empty npm cache with
-   the tarballs local, `npm install -g` then `host-shim setup claude` and `host-shim
-   doctor`: the harness runs the installed binary, not anything of target/;
+   the tarballs local: `npx <package> setup claude` alone; then, on another, `npm
+   install -g` then `host-shim setup claude` and `host-shim doctor`: the harness runs
+   the installed binary, not anything of target/;
 4. the real Claude Code suite (its list, send and hand-over checks among the rest) with
    that installed command as HOST_SHIM, on that PATH;
 5. with the checkout's target/ gone (what `cargo clean` does to it; moved aside and put
@@ -126,6 +127,26 @@ def npm_install(env, home, files):
     return took
 
 
+def npx_set_up(sizes):
+    """`npx <package> setup claude` on another fresh HOME: the whole set-up, the command
+    npx unpacked (in its own folder of npm's cache) what the harness runs."""
+    home = Path(tempfile.mkdtemp(prefix="npx-user-"))
+    try:
+        env = user_environment(home)
+        packages = [f"--package={tarball}" for tarball in tarballs(sizes)]
+        setup = subprocess.run(["npx", "-y", "--offline", "--no-update-notifier", *packages,
+                                "host-shim", "setup", "claude"], env=env, capture_output=True,
+                               text=True, cwd=home)
+        check(setup.returncode == 0 and "Claude Code is set up" in setup.stdout,
+              "npx <package> setup claude sets Claude Code up", setup.stdout + setup.stderr)
+        command = configured_command(home)
+        check("/_npx/" in command and command.endswith("host-shim-linux-x64/bin/host-shim"),
+              "the harness runs the binary npx unpacked", command)
+        doctor_finds_nothing_wrong(command, [], env, "an npx set-up")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def host_shim(env, *words, cwd=None):
     return subprocess.run(["host-shim", *words], env=env, capture_output=True, text=True,
                           cwd=cwd or env["HOME"])
@@ -139,6 +160,7 @@ def configured_command(home):
 def main():
     sizes = built()
     smoke(sizes)
+    npx_set_up(sizes)
 
     home = Path(tempfile.mkdtemp(prefix="npm-user-"))
     try:

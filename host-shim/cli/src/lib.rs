@@ -42,12 +42,18 @@ pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
     let command = cli.command.unwrap_or(Command::Demo(DemoArgs::default()));
     if matches!(
         command,
-        Command::Demo(_) | Command::Catalog { .. } | Command::Call(_) | Command::Log(_)
+        Command::Demo(_)
+            | Command::Catalog { .. }
+            | Command::Call(_)
+            | Command::Log(_)
+            | Command::Doctor(_)
+            | Command::NatsUser(_)
     ) {
-        // Output a person pipes on (`host-shim call … | head`) ends quietly when the
-        // reader goes, as other command-line tools do; the server, the hooks and the
-        // commands that change files keep Rust's way (a closed pipe is an error they
-        // report, never a kill half-way).
+        // Output a person pipes on (`host-shim call … | head`, `host-shim doctor | head`)
+        // ends quietly when the reader goes, as other command-line tools do (doctor's
+        // only change, a sweep of dead processes' registrations, is made again by the
+        // next look); the server, the hooks and the commands that change files keep
+        // Rust's way (a closed pipe is an error they report, never a kill half-way).
         // SAFETY: setting a signal's disposition to its default, before any thread.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }

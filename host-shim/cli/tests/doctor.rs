@@ -86,6 +86,34 @@ fn the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
 }
 
+/// `host-shim doctor | head`: the report ends quietly when its reader goes, as other
+/// command-line tools do (a sweep it was making is done again by the next look).
+fn doctor_piped_into_a_reader_that_goes_ends_quietly() {
+    use std::io::Read;
+    let home = Home::new("piped");
+    // Set up, so the report goes on after its first line (it starts the server).
+    home.setup("claude");
+    let state = home.state();
+    let mut child = host_shim_testkit::command::in_home(&home.root)
+        .args(["doctor", "--state-dir", state.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert!(
+        output.status.code().is_none(),
+        "ended by SIGPIPE, as `cat` would be"
+    );
+}
+
 fn no_harness_here_says_so() {
     let home = Home::new("empty");
     let (ok, text) = home.doctor();
@@ -200,6 +228,7 @@ fn damaged_message_files_and_inbound_settings_are_named_and_inbound_mends_its_ow
 }
 
 host_shim_testkit::tests![
+    doctor_piped_into_a_reader_that_goes_ends_quietly,
     the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_swept,
     no_harness_here_says_so,
     remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them,

@@ -65,6 +65,34 @@ def logged(log_path):
     return [json.loads(line) for line in Path(log_path).read_text().splitlines() if line.strip()]
 
 
+def audit(state):
+    """`host-shim log --json` over the state folder `state`: each message the inbox
+    accepted, offered and handed over, in order."""
+    import subprocess
+    done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(state)],
+                          capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def events_named(state, kind, to):
+    """The audit log's `kind` events (accepted, handed-over, …) for the session `to`."""
+    return [e for e in audit(state) if e.get("event") == kind and e.get("to") == to]
+
+
+def a_send_and_its_retry(answers, target, state):
+    """The checks every suite makes of a send and the model's retry of it in the same
+    words (a new call): the first is accepted and waits for `target`'s next turn, the
+    retry answers with the first message's id, and the inbox accepted one message."""
+    import re
+    holds("the send is accepted, waiting for the reviewer's next turn",
+          len(answers) >= 2 and answers[0].startswith(f"accepted for {target} | mode=queue"),
+          answers)
+    first = re.findall(r"id=(m-[0-9a-f]{12})", answers[0] if answers else "")
+    holds("the model's retry in the same words is the first message again, not a second",
+          len(answers) >= 2 and first and f"id={first[0]}" in answers[1]
+          and len(events_named(state, "accepted", target)) == 1, answers)
+
+
 def finish():
     """Names every failed check and exits 1, or says all held."""
     print()

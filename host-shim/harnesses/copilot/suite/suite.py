@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import copilot_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import client, doctor_finds_nothing_wrong, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 COPILOT = client("COPILOT", "copilot", "copilot")
@@ -41,8 +41,6 @@ def env(cwd):
             "LANG": "C.UTF-8", "XDG_CACHE_HOME": str(CACHE),
             "XDG_CONFIG_HOME": str(HOME / ".config"), "XDG_STATE_HOME": str(HOME / ".local/state"),
             **endpoint.copilot_env(PORT)}
-
-
 
 
 class Run:
@@ -92,17 +90,6 @@ def tool(name, **arguments):
 def events(session):
     path = COPILOT_HOME / "session-state" / session / "events.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def audit():
-    """`host-shim log --json`: what the inbox accepted, offered and handed over."""
-    done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(STATE)],
-                          capture_output=True, text=True, check=True)
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-
-
-def events_named(kind, to):
-    return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
 
 
 def with_codex(lead, work):
@@ -243,13 +230,8 @@ def main():
                       tool("sessions_send", session_id=reviewer, message="Forged.", caller=reviewer),
                       {"say": "sent"}), work, session=lead.session)
     answers = sent.results("session-tools-sessions_send")
-    holds("the send is accepted, waiting for the reviewer's next turn",
-          len(answers) == 3 and answers[0].startswith(f"accepted for {reviewer} | mode=queue")
-          and "queued in that session's inbox" in answers[0], answers)
-    first_id = re.findall(r"id=(m-[0-9a-f]{12})", answers[0] if answers else "")
-    holds("the model's retry in the same words is the first message again, not a second",
-          len(answers) == 3 and first_id and f"id={first_id[0]}" in answers[1]
-          and len(events_named("accepted", reviewer)) == 1, answers)
+    a_send_and_its_retry(answers, reviewer, STATE)
+    holds("the send waits in the reviewer's inbox", answers and "queued in that session's inbox" in answers[0], answers)
     holds("a caller the model writes is refused, naming the arguments sessions_send takes",
           len(answers) == 3 and 'unknown argument "caller"' in answers[2], answers)
 
@@ -286,9 +268,9 @@ def main():
           len(shown) >= 1, [e["type"] for e in events(reviewer)])
     # The next hook of the reviewer settles the offer against that record.
     Run("And now?", work, session=reviewer)
-    handed = events_named("handed-over", reviewer)
+    handed = events_named(STATE, "handed-over", reviewer)
     holds("the offer is settled as handed over by the reviewer's own record, once",
-          len(handed) == 1 and not events_named("waiting-again", reviewer), audit())
+          len(handed) == 1 and not events_named(STATE, "waiting-again", reviewer), audit(STATE))
     later = Run("Anything else?", work, session=reviewer)
     holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
 

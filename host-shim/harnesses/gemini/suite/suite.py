@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import gemini_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import client, doctor_finds_nothing_wrong, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
 GEMINI = client("GEMINI", "gemini", "gemini")
 WORK, HOME, STATE, LOG = folders("gemini")
@@ -36,8 +36,6 @@ def env(cwd):
     """Gemini's environment: a scratch HOME, offline, the folder trusted."""
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME), "PWD": str(cwd),
             "LANG": "C.UTF-8", **endpoint.gemini_env(PORT)}
-
-
 
 
 class Run:
@@ -86,16 +84,6 @@ def session_file(session):
     """The session's file (its first)."""
     found = sorted(GEMINI_HOME.glob(f"tmp/*/chats/session-*-{session[:8]}.jsonl"))
     return found[0] if found else None
-
-
-def audit():
-    done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(STATE)],
-                          capture_output=True, text=True, check=True)
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-
-
-def events_named(kind, to):
-    return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
 
 
 def with_claude_code(lead, work):
@@ -215,12 +203,7 @@ def main():
                            **{STAMP: {"session": reviewer}}),
                       {"say": "sent"}), work, session=lead.session)
     answers = sent.results("mcp_session-tools_sessions_send")
-    holds("the send is accepted, waiting for the reviewer's next turn",
-          len(answers) == 3 and answers[0].startswith(f"accepted for {reviewer} | mode=queue"), answers)
-    first_id = answers[0].split("id=")[1].split()[0] if answers and "id=" in answers[0] else None
-    holds("the model's retry in the same words is the first message again, not a second",
-          len(answers) == 3 and first_id and f"id={first_id}" in answers[1]
-          and len(events_named("accepted", reviewer)) == 1, answers)
+    a_send_and_its_retry(answers, reviewer, STATE)
     holds("a stamp the model writes is refused by the hook, the model told why",
           len(answers) == 3 and "never by the model" in answers[2], answers)
     shown = subprocess.run([HOST_SHIM, "call", "--gemini-home", str(GEMINI_HOME), "--caller", reviewer,
@@ -250,9 +233,9 @@ def main():
     holds("Gemini keeps the handed-over turn in the next turn's history: the prompt, and the frame once",
           any("Anything new?" in t for t in kept) and after.frames_seen("Docs can ship.") == 1,
           kept[-4:])
-    handed = events_named("handed-over", reviewer)
+    handed = events_named(STATE, "handed-over", reviewer)
     holds("the offer is settled as handed over by the reviewer's own record, once",
-          len(handed) == 1 and not events_named("waiting-again", reviewer), audit())
+          len(handed) == 1 and not events_named(STATE, "waiting-again", reviewer), audit(STATE))
     later = Run("Anything else?", work, session=reviewer)
     holds("a message handed over is never given again (the history keeps its one frame)",
           later.frames_seen("Docs can ship.") == 1)

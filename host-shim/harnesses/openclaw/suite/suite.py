@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import openclaw_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import doctor_finds_nothing_wrong, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
 WORK, HOME, STATE, LOG = folders("openclaw")
 OPENCLAW_STATE = HOME / ".openclaw"
@@ -43,8 +43,6 @@ def env():
     world = endpoint.env(HOME)
     world["PATH"] = f"{endpoint.OPENCLAW.parent}:{world['PATH']}"
     return dict(world, LANG="C.UTF-8", OPENCLAW_GATEWAY_TOKEN=TOKEN, TMPDIR=str(WORK / "tmp"))
-
-
 
 
 def texts_of(message):
@@ -110,16 +108,6 @@ def ours(name, **arguments):
     """A call of one of our tools as a model makes it with Tool Search on (OpenClaw's
     default): through tool_call, by the name tool_search gave."""
     return {"tool": "tool_call", "input": {"id": PREFIX + name, "args": arguments}}
-
-
-def audit():
-    done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(STATE)],
-                          capture_output=True, text=True, check=True)
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-
-
-def events_named(kind, to):
-    return [e for e in audit() if e.get("event") == kind and e.get("to") == to]
 
 
 def recorded(session):
@@ -226,7 +214,7 @@ def idle_in_the_gateway(idle, sender):
     gateway for a turn whose message it is, `openclaw agent --session-id …
     --message-file`), and OpenClaw's record of that turn confirms the hand-over."""
     before = len(logged(LOG))
-    handed_before = len(events_named("handed-over", idle))
+    handed_before = len(events_named(STATE, "handed-over", idle))
     carriers = Carriers()
     sent = subprocess.run([HOST_SHIM, "call", "--openclaw-state", str(OPENCLAW_STATE),
                            "--state-dir", str(STATE), "--caller", sender, "--call-id", "idle-1",
@@ -242,13 +230,13 @@ def idle_in_the_gateway(idle, sender):
           seen is not None and sum(t.count("Idle lead: look now.") for t in seen if FRAME in t) == 1,
           seen and seen[-2:])
     deadline = time.time() + 60
-    while time.time() < deadline and len(events_named("handed-over", idle)) == handed_before:
+    while time.time() < deadline and len(events_named(STATE, "handed-over", idle)) == handed_before:
         time.sleep(0.5)
     holds("OpenClaw records the frame as the message of the turn the plugin started, and "
           "that record settles the hand-over, once",
           sum(FRAME in e and "Idle lead: look now." in e for e in recorded(idle)) == 1
-          and len(events_named("handed-over", idle)) == handed_before + 1,
-          [recorded(idle)[-2:], audit()[-3:]])
+          and len(events_named(STATE, "handed-over", idle)) == handed_before + 1,
+          [recorded(idle)[-2:], audit(STATE)[-3:]])
     holds("the turn the plugin started ends", stopped(idle))
     seen = carriers.stop()
     left = sorted(p.name for p in (WORK / "tmp").glob("session-tools-message-*"))
@@ -393,12 +381,7 @@ def main():
                       ours("sessions_send", message="No target."),
                       {"say": "sent"}), lead)
     answers = sent.results("sessions_send")
-    holds("the send is accepted, waiting for the reviewer's next turn",
-          len(answers) == 3 and answers[0].startswith(f"accepted for {reviewer} | mode=queue"), answers)
-    first_id = answers[0].split("id=")[1].split()[0] if answers and "id=" in answers[0] else None
-    holds("the model's retry in the same words is the first message again, not a second",
-          len(answers) == 3 and first_id and f"id={first_id}" in answers[1]
-          and len(events_named("accepted", reviewer)) == 1, answers)
+    a_send_and_its_retry(answers, reviewer, STATE)
     holds("a send without a target is refused in words the model can act on",
           len(answers) == 3 and "session_id is required" in answers[2], answers)
 
@@ -409,8 +392,8 @@ def main():
           resumed.frames_seen("Docs can ship.") == 1,
           [texts_of(m) for m in resumed.requests[-1]["messages"][-3:]] if resumed.requests else resumed.out)
     holds("the hand-over is the plugin's word (OpenClaw 2026.9.6 keeps no prompt hook's text)",
-          len(events_named("handed-over", reviewer)) == 1
-          and not any("Docs can ship." in e for e in recorded(reviewer)), audit()[-3:])
+          len(events_named(STATE, "handed-over", reviewer)) == 1
+          and not any("Docs can ship." in e for e in recorded(reviewer)), audit(STATE)[-3:])
     later = Run("Anything else?", reviewer)
     holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
 

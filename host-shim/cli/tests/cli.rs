@@ -467,7 +467,6 @@ fn nats_user_prints_the_block_the_cluster_tests_run_with() {
 
 #[test]
 fn a_reader_that_goes_ends_the_output_quietly() {
-    use std::io::Read;
     // A read of about 200 KB, more than a pipe holds, so the writer meets the closed
     // pipe: `host-shim call … | head -c 1`.
     let corpus = scratch("long-corpus.json");
@@ -481,30 +480,16 @@ fn a_reader_that_goes_ends_the_output_quietly() {
         {"id": "s-me", "created_at": "2026-12-01T00:00:00Z", "live": true, "messages": []},
         {"id": "s-long", "created_at": "2026-12-01T00:00:00Z", "live": true, "messages": messages}]});
     std::fs::write(&corpus, sessions.to_string()).unwrap();
-    let mut child = common::host_shim()
-        .env("XDG_CACHE_HOME", scratch("cache"))
-        .args([
-            "call",
-            "--corpus",
-            corpus.to_str().unwrap(),
-            "sessions_read",
-        ])
-        .arg(r#"{"session_id": "s-long"}"#)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = [0u8; 1];
-    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let err = stderr(&output);
-    assert!(
-        !err.contains("panicked") && !err.contains("Broken pipe"),
-        "{err}"
-    );
-    assert!(
-        output.status.code().is_none(),
-        "ended by SIGPIPE, as `cat` would be"
+    host_shim_testkit::command::ends_quietly_when_its_reader_goes(
+        common::host_shim()
+            .env("XDG_CACHE_HOME", scratch("cache"))
+            .args([
+                "call",
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "sessions_read",
+            ])
+            .arg(r#"{"session_id": "s-long"}"#),
     );
 }
 

@@ -89,28 +89,16 @@ fn the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_
 /// `host-shim doctor | head`: the report ends quietly when its reader goes, as other
 /// command-line tools do (a sweep it was making is done again by the next look).
 fn doctor_piped_into_a_reader_that_goes_ends_quietly() {
-    use std::io::Read;
     let home = Home::new("piped");
     // Set up, so the report goes on after its first line (it starts the server).
     home.setup("claude");
     let state = home.state();
-    let mut child = host_shim_testkit::command::in_home(&home.root)
-        .args(["doctor", "--state-dir", state.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = [0u8; 1];
-    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !err.contains("panicked") && !err.contains("Broken pipe"),
-        "{err}"
-    );
-    assert!(
-        output.status.code().is_none(),
-        "ended by SIGPIPE, as `cat` would be"
+    host_shim_testkit::command::ends_quietly_when_its_reader_goes(
+        host_shim_testkit::command::in_home(&home.root).args([
+            "doctor",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ]),
     );
 }
 

@@ -282,6 +282,28 @@ pub fn pinned(package: &str) -> String {
     pins["dependencies"][package].as_str().unwrap().to_string()
 }
 
+/// `command` run as `command | head -c 1`: its stdout read for one byte, then closed.
+/// It must end by SIGPIPE, quietly (no panic, no "Broken pipe" on stderr), as `cat`
+/// would; what it writes after the first byte must meet the closed pipe.
+pub fn ends_quietly_when_its_reader_goes(command: &mut Command) {
+    use std::io::Read;
+    let mut child = (command.stdout(Stdio::piped()).stderr(Stdio::piped()))
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert!(
+        output.status.code().is_none(),
+        "ended by SIGPIPE, as `cat` would be"
+    );
+}
+
 /// The lines of `text` that say PROBLEM.
 pub fn problems(text: &str) -> Vec<&str> {
     text.lines().filter(|l| l.contains("PROBLEM")).collect()

@@ -282,6 +282,21 @@ pub fn pinned(package: &str) -> String {
     pins["dependencies"][package].as_str().unwrap().to_string()
 }
 
+/// `host-shim HOOK --state-dir STATE` given `input` on stdin, as the harness runs its
+/// hook: its answer on stdout, read as JSON (the hook must succeed).
+pub fn hook_answer(hook: &str, state: &str, input: &serde_json::Value) -> serde_json::Value {
+    let out = output_with_stdin(
+        host_shim().args([hook, "--state-dir", state]),
+        &input.to_string(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// `command` run as `command | head -c 1`: its stdout read for one byte, then closed.
 /// It must end by SIGPIPE, quietly (no panic, no "Broken pipe" on stderr), as `cat`
 /// would; what it writes after the first byte must meet the closed pipe.

@@ -43,20 +43,8 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
             input["agentId"] = json!(session);
             input["parentAgentId"] = json!(parent);
         }
-        let out = host_shim_testkit::command::output_with_stdin(
-            host_shim_testkit::command::host_shim().args([
-                "copilot-hook",
-                "--state-dir",
-                &state_dir,
-            ]),
-            &input.to_string(),
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()["metaToUse"].clone()
+        host_shim_testkit::command::hook_answer("copilot-hook", &state_dir, &input)["metaToUse"]
+            .clone()
     };
     let stamp = |session: &str, call: &str, tool: &str, arguments: Value| {
         stamp_as(session, None, call, tool, arguments)

@@ -19,21 +19,8 @@ fn under_gemini_each_call_is_the_session_its_hook_stamped_into_the_arguments() {
             "transcript_path": "/nowhere.jsonl", "cwd": "/w",
             "tool_name": format!("mcp_session-tools_{tool}"), "tool_input": arguments,
             "mcp_context": {"server_name": "session-tools", "tool_name": tool}});
-        let out = host_shim_testkit::command::output_with_stdin(
-            host_shim_testkit::command::host_shim().args([
-                "gemini-hook",
-                "--state-dir",
-                &state_dir,
-            ]),
-            &input.to_string(),
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()["hookSpecificOutput"]["tool_input"]
-            .clone()
+        let answer = host_shim_testkit::command::hook_answer("gemini-hook", &state_dir, &input);
+        answer["hookSpecificOutput"]["tool_input"].clone()
     };
     let call = |id: u32, tool: &str, arguments: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {

@@ -13,7 +13,9 @@ the package's version (`HOST_SHIM_VERSION`, `host-shim --version`, the MCP serve
 serverInfo), so doctor can tell a configured command of another version.
 
 Out (default target/npm): packages/<name>/ as packed, tarballs/*.tgz, and sizes.json
-(each binary's and tarball's bytes).
+(each binary's and tarball's bytes). What it writes: that folder (its packages/ and
+tarballs/ made anew each run), target/zig-venv and Cargo's own target/<triple>/dist;
+nothing outside the checkout but rustup's targets and cargo-zigbuild's cache.
 
 What cannot be built here: macOS (arm64, x86_64). Every crate compiles for it, but the
 link needs Apple's Security and CoreFoundation frameworks (the NATS client's TLS), which

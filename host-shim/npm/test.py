@@ -17,6 +17,11 @@
 
 Prints the measured install time and size; exits non-zero naming each failed check.
 
+What it touches: its own folders under the temporary folder (each HOME, each npm cache,
+removed after), target/npm (build.py's), and, for step 5 only, the checkout's target/,
+renamed to target.npm-test-aside and renamed back however the step ends; a run killed
+in that step leaves it aside, and the next run puts it back before anything else.
+
     python3 host-shim/npm/test.py
 """
 
@@ -35,6 +40,20 @@ sys.path.insert(0, str(ROOT / "tests"))
 from suite_kit.real_client import check, doctor_finds_nothing_wrong, finish  # noqa: E402
 
 OUT = ROOT / "target" / "npm"
+# Where step 5 keeps the checkout's target/ while it checks the set-up without it.
+ASIDE = "target.npm-test-aside"
+
+
+def put_back_a_target_left_aside():
+    """A run killed while target/ was aside left it there: put it back (a target/ made
+    since is a build the person started; then say so and stop, touching neither)."""
+    target, aside = ROOT / "target", ROOT / ASIDE
+    if not aside.exists():
+        return
+    if target.exists():
+        sys.exit(f"test.py: both {target} and {aside} are here (a run was killed while "
+                 f"target/ was aside, and a build made another); keep one and run again")
+    aside.rename(target)
 QEMU = "/usr/bin/qemu-aarch64-static"
 
 
@@ -158,6 +177,7 @@ def configured_command(home):
 
 
 def main():
+    put_back_a_target_left_aside()
     sizes = built()
     smoke(sizes)
     npx_set_up(sizes)
@@ -192,7 +212,7 @@ def main():
               "the real Claude Code suite holds with the installed command", suite.returncode)
 
         # What `cargo clean` takes from the checkout (its target/) changes nothing here.
-        target, aside = ROOT / "target", ROOT / "target.npm-test-aside"
+        target, aside = ROOT / "target", ROOT / ASIDE
         target.rename(aside)
         try:
             doctor_finds_nothing_wrong("host-shim", [], env, "the checkout's target/ went")

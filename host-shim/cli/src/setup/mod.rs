@@ -85,8 +85,8 @@ pub fn run(args: &crate::flags::SetupArgs) -> Result<()> {
 }
 
 /// What the harness set up is told to run: this binary where it is installed (or
-/// `--binary`; an npm package's or `cargo install`'s place lasts across upgrades), its server
-/// over every harness found here, and the state folder.
+/// `--binary`; an npm package's or `cargo install`'s place lasts across upgrades), its
+/// server over every harness found here, and the state folder.
 fn commands(args: &crate::flags::SetupArgs, setting_up: &dyn HarnessProfile) -> Result<Commands> {
     let binary = match &args.binary {
         Some(path) => path.clone(),

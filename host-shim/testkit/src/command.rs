@@ -257,6 +257,19 @@ impl Home {
         self.run(&["doctor", "--state-dir", state.to_str().unwrap()])
     }
 
+    /// `harness` set up afresh, then one of its files (`file`, JSON) broken by `edit`
+    /// as a person's hand would: what `host-shim doctor` says then.
+    pub fn doctor_with_broken(
+        &self,
+        harness: &str,
+        file: &str,
+        edit: impl FnOnce(&mut serde_json::Value),
+    ) -> (bool, String) {
+        self.setup(harness);
+        self.edit_json(file, edit);
+        self.doctor()
+    }
+
     /// A fake harness command `name` printing `version`.
     pub fn command(&self, name: &str, version: &str) {
         use std::os::unix::fs::PermissionsExt;

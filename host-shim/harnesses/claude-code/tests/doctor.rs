@@ -32,13 +32,11 @@ fn a_sound_claude_set_up_has_nothing_wrong_and_the_tested_version() {
 
 fn each_broken_claude_part_is_named_with_its_fix() {
     let home = Home::new("broken-claude");
-    home.setup("claude");
     let settings = ".claude/settings.json";
     // No permission.
-    home.edit_json(settings, |s| {
+    let (ok, text) = home.doctor_with_broken("claude", settings, |s| {
         s["permissions"]["allow"] = serde_json::json!([])
     });
-    let (ok, text) = home.doctor();
     assert!(!ok);
     assert_eq!(problems(&text).len(), 1, "{text}");
     assert!(
@@ -47,21 +45,17 @@ fn each_broken_claude_part_is_named_with_its_fix() {
         "{text}"
     );
     // No Stop hook.
-    home.setup("claude");
-    home.edit_json(settings, |s| {
+    let (_, text) = home.doctor_with_broken("claude", settings, |s| {
         s["hooks"].as_object_mut().unwrap().remove("Stop");
     });
-    let (_, text) = home.doctor();
     assert!(
         text.contains("no `host-shim claude-hook` hook on Stop in "),
         "{text}"
     );
     // A server whose binary moved away.
-    home.setup("claude");
-    home.edit_json(".claude.json", |c| {
+    let (ok, text) = home.doctor_with_broken("claude", ".claude.json", |c| {
         c["mcpServers"]["session-tools"]["command"] = "/gone/host-shim".into();
     });
-    let (ok, text) = home.doctor();
     assert!(
         !ok && text.contains("the MCP server's command /gone/host-shim is not there"),
         "{text}"

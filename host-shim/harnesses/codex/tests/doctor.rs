@@ -45,11 +45,9 @@ fn a_harness_folder_never_set_up_is_a_note_not_a_problem() {
         "{text}"
     );
     // Set up, then half taken out by hand: a problem again, with its fix.
-    home.setup("codex");
-    home.edit_json(".codex/hooks.json", |h| {
+    let (ok, text) = home.doctor_with_broken("codex", ".codex/hooks.json", |h| {
         h["hooks"].as_object_mut().unwrap().remove("Stop");
     });
-    let (ok, text) = home.doctor();
     assert!(
         !ok && text.contains("no `host-shim codex-hook` hook on Stop"),
         "{text}"

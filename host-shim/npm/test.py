@@ -77,9 +77,9 @@ def smoke(sizes):
     x86 = ROOT / "target" / "x86_64-unknown-linux-musl" / "dist" / "host-shim"
     arm = ROOT / "target" / "aarch64-unknown-linux-musl" / "dist" / "host-shim"
     for binary, machine in ((x86, 62), (arm, 183)):
-        check(elf_kind(binary) == (machine, False),
-              f"{binary.parent.parent.name} is a static executable for its machine",
-              elf_kind(binary))
+        kind = elf_kind(binary)
+        check(kind == (machine, False),
+              f"{binary.parent.parent.name} is a static executable for its machine", kind)
     calls = [
         ["catalog"],
         ["call", "sessions_list", '{"scope": "all"}'],
@@ -231,8 +231,7 @@ def main():
         version = host_shim(env, "--version")
         check(version.stdout.strip() == f"host-shim {newer}", "the upgraded command runs",
               version)
-        doctor_finds_nothing_wrong("host-shim", [], env, "the upgrade")
-        report = host_shim(env, "doctor").stdout
+        report = doctor_finds_nothing_wrong("host-shim", [], env, "the upgrade")
         check(f"{command}) starts and lists sessions_list" in report,
               "doctor started the configured (upgraded) server", report)
     finally:

@@ -106,12 +106,13 @@ def finish():
 
 def doctor_finds_nothing_wrong(host_shim, args, env, after):
     """`host-shim doctor` after ordinary use of a harness: it exits 0 (a registration of
-    a session's process that ended is the host's own bookkeeping, swept)."""
+    a session's process that ended is the host's own bookkeeping, swept). Its report."""
     import subprocess
     doctor = subprocess.run([host_shim, "doctor", *args], env=env, capture_output=True, text=True)
-    return check(doctor.returncode == 0 and "PROBLEM" not in doctor.stdout,
-                 f"host-shim doctor finds nothing wrong after {after}",
-                 doctor.stdout[-3000:] + doctor.stderr[-500:])
+    check(doctor.returncode == 0 and "PROBLEM" not in doctor.stdout,
+          f"host-shim doctor finds nothing wrong after {after}",
+          doctor.stdout[-3000:] + doctor.stderr[-500:])
+    return doctor.stdout
 
 
 _log_lock = threading.Lock()

@@ -235,8 +235,9 @@ pub fn run_command(args: &crate::flags::DemoArgs, cache_dir: Option<PathBuf>) ->
         inbox: &args.state.inbox()?,
         state: &args.state,
         purpose: host_shim_profile::Purpose::Look,
+        flags: args.harnesses.matches(),
     };
-    let store = profile.store(place, args.harnesses.matches(), &with)?;
+    let store = profile.store(place, &with)?;
     let sessions = host_shim::Harnesses::new(vec![store]);
     run_over(out, sessions, profile.tour(), caller, cache_dir)
 }

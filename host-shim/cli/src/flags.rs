@@ -159,9 +159,10 @@ impl HarnessFlags {
             inbox,
             state,
             purpose,
+            flags: &self.matches,
         };
         (self.named().into_iter())
-            .map(|(profile, place)| profile.store(&place, &self.matches, &with))
+            .map(|(profile, place)| profile.store(&place, &with))
             .collect()
     }
 }

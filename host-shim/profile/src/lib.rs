@@ -85,6 +85,9 @@ pub struct Facts {
     pub set_up: &'static str,
     /// The flag naming where its sessions are, on `call`, `mcp`, `watch` and `demo`.
     pub sessions: PathFlag,
+    /// Where its sessions are when no flag names them, for the default
+    /// [`HarnessProfile::sessions_place`]; none for a profile that says it itself.
+    pub home: Option<Home>,
     /// The flags naming where its own files are, on `setup` and `doctor`.
     pub places: &'static [PathFlag],
     /// The flag of a wake command for a cold session, on `call`, `mcp` and `setup`.
@@ -98,6 +101,15 @@ pub struct Facts {
     /// The command that resumes a session of its, `{id}` the session (`claude --resume
     /// {id}`), for `doctor`'s fix of messages that wait.
     pub resume: Option<&'static str>,
+}
+
+/// Where a harness finds its sessions by itself: what it reads (its variable, else a
+/// folder under HOME) and the variable a person sets to move them.
+pub struct Home {
+    /// The variable (`COPILOT_HOME`), named when neither it nor HOME is set.
+    pub env: &'static str,
+    /// The place as the harness finds it; none without its variable or HOME.
+    pub find: fn() -> Option<PathBuf>,
 }
 
 /// A flag naming a file or folder: its id (how a store finds its value), its long name,
@@ -174,8 +186,7 @@ pub trait HarnessProfile: Sync {
 
     /// Its store over the sessions in `place` (the sessions flag's value), with the
     /// other flags given.
-    fn store(&self, place: &Path, flags: &ArgMatches, with: &StoreInputs)
-    -> Result<Box<dyn Store>>;
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>>;
 
     /// Where its MCP client names the calling session and the call.
     fn mcp_client(&self) -> McpClient {
@@ -213,8 +224,24 @@ pub trait HarnessProfile: Sync {
 
     /// Where its sessions are on this machine (there or not yet): `setup` points
     /// every harness's server at all of them that are there, so one listing holds
-    /// them all.
-    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf>;
+    /// them all. By default, its sessions flag's value, else its [`Home`].
+    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
+        let facts = self.facts();
+        let flag = &facts.sessions;
+        if let Some(place) = path_of(places, flag.id) {
+            return Ok(place.to_path_buf());
+        }
+        let env = facts.home.as_ref().map_or("", |home| home.env);
+        match facts.home.as_ref().and_then(|home| (home.find)()) {
+            Some(place) => Ok(place),
+            None => anyhow::bail!(
+                "no HOME to find {}'s files in: set HOME or {env}, or pass --{} {}",
+                facts.title,
+                flag.long,
+                flag.value_name
+            ),
+        }
+    }
 
     /// What `setup` (or `setup --remove`) changes in its files.
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>>;
@@ -267,8 +294,55 @@ pub trait HarnessProfile: Sync {
         (self.holds(&place, session)).then(|| template.replace("{id}", session))
     }
 
-    /// Whether the sessions in `place` hold `session` (none by default).
-    fn holds(&self, _place: &Path, _session: &str) -> bool {
+    /// Whether the sessions in `place` hold `session`: by default, whether its store
+    /// there, opened only to look, finds it.
+    fn holds(&self, place: &Path, session: &str) -> bool {
+        let flags = ArgMatches::default();
+        let with = StoreInputs {
+            inbox: &throwaway_inbox(),
+            state: &LookingOnly,
+            purpose: Purpose::Look,
+            flags: &flags,
+        };
+        (self.store(place, &with)).is_ok_and(|mut store| store.get_session(session).is_some())
+    }
+}
+
+/// The state of a store opened only to look: an inbox nothing is delivered through, no
+/// session live, and no folder.
+struct LookingOnly;
+
+impl StateFolder for LookingOnly {
+    fn root(&self) -> Result<PathBuf> {
+        anyhow::bail!("a store opened only to look has no state folder")
+    }
+
+    fn inbox(&self) -> Result<SharedInbox> {
+        Ok(throwaway_inbox())
+    }
+
+    fn presence(&self) -> Result<Arc<dyn Presence>> {
+        Ok(Arc::new(NoneLive))
+    }
+}
+
+/// A presence that knows no live session and registers none.
+struct NoneLive;
+
+impl Presence for NoneLive {
+    fn live_sessions(&self) -> std::collections::HashSet<String> {
+        Default::default()
+    }
+
+    fn register_live(&self, _session: &str) -> Result<host_shim::presence::Registration> {
+        anyhow::bail!("a store opened only to look registers no session")
+    }
+
+    fn set_idle(&self, _session: &str, _idle: bool) -> Result<()> {
+        Ok(())
+    }
+
+    fn is_idle(&self, _session: &str) -> bool {
         false
     }
 }
@@ -307,17 +381,19 @@ pub struct StoreInputs<'a> {
     pub state: &'a dyn StateFolder,
     /// What the store is for.
     pub purpose: Purpose,
+    /// The command's flags (the harness's own among them).
+    pub flags: &'a ArgMatches,
 }
 
 impl StoreInputs<'_> {
     /// The wake command the harness's wake flag names, for a store that serves
     /// calls; none for one that only looks (or a harness with no wake flag).
-    pub fn wake_command(&self, facts: &Facts, flags: &ArgMatches) -> Result<Option<WakeCommand>> {
+    pub fn wake_command(&self, facts: &Facts) -> Result<Option<WakeCommand>> {
         let Some(wake) = &facts.wake else {
             return Ok(None);
         };
         match self.purpose {
-            Purpose::Serve { .. } => (flags.try_get_one::<String>(wake.id).ok().flatten())
+            Purpose::Serve { .. } => (self.flags.try_get_one::<String>(wake.id).ok().flatten())
                 .map(|template| WakeCommand::parse(template))
                 .transpose(),
             Purpose::Look => Ok(None),
@@ -437,6 +513,4 @@ pub struct SetupInputs<'a> {
     pub remove: bool,
     /// What the harness is told to run: this binary and the state folder.
     pub commands: &'a crate::change::Commands,
-    /// The setup command's flags (its harness's [`HarnessProfile::setup_flags`]).
-    pub flags: &'a ArgMatches,
 }

@@ -106,7 +106,6 @@ pub(crate) fn set_up_here(profile: &dyn HarnessProfile, places: &ArgMatches) -> 
     let removal = SetupInputs {
         remove: true,
         commands: &commands,
-        flags: places,
     };
     match profile.setup(places, &removal) {
         Ok(changes) => changes.iter().any(|change| change.before != change.after),

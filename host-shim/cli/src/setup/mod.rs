@@ -50,7 +50,6 @@ pub fn run(args: &crate::flags::SetupArgs) -> Result<()> {
     let inputs = SetupInputs {
         remove: args.remove,
         commands: &commands,
-        flags: given.matches(),
     };
     let changes = profile.setup(given.matches(), &inputs)?;
     let mode = match (args.dry_run, args.remove) {
@@ -111,6 +110,13 @@ fn commands(args: &crate::flags::SetupArgs, setting_up: &dyn HarnessProfile) -> 
         (args.places.state_dir.as_ref()).map(|state| state.to_string_lossy().into_owned());
     if let Some(state) = &state_dir {
         server_args.extend(["--state-dir".to_string(), state.clone()]);
+    }
+    // The wake command given to setup goes to the harness's server as it was given.
+    let wake = setting_up.facts().wake.as_ref();
+    if let Some((flag, template)) = wake.and_then(|flag| Some((flag, flag.given(given.matches())?)))
+    {
+        host_shim::WakeCommand::parse(template)?;
+        server_args.extend([format!("--{}", flag.long), template.clone()]);
     }
     Ok(Commands::new(binary, server_args, state_dir))
 }

@@ -53,6 +53,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Codex's home as Codex finds it: `$CODEX_HOME`, else `~/.codex`; none without either.
+pub fn default_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".codex"))
+}
+
 /// Rollouts whose parsed surface is kept.
 const SURFACES_KEPT: usize = 8;
 

@@ -41,6 +41,7 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "The toy's sessions, from this folder",
     },
+    home: None,
     places: &[PathFlag {
         id: CONFIG,
         long: "toy-config",
@@ -72,12 +73,7 @@ impl HarnessProfile for Toy {
     fn facts(&self) -> &'static Facts {
         &FACTS
     }
-    fn store(
-        &self,
-        place: &Path,
-        _flags: &ArgMatches,
-        with: &StoreInputs,
-    ) -> Result<Box<dyn Store>> {
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         Ok(Box::new(ToyStore {
             folder: place.to_path_buf(),
             desk: Desk::new(with.inbox.clone()),

@@ -40,6 +40,7 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Claude Code's sessions, from this projects folder (usually ~/.claude/projects)",
     },
+    home: None,
     places: &[PathFlag {
         id: CONFIG,
         long: "claude-config",
@@ -78,16 +79,15 @@ impl HarnessProfile for Claude {
         &FACTS
     }
 
-    fn store(
-        &self,
-        place: &Path,
-        flags: &ArgMatches,
-        with: &StoreInputs,
-    ) -> Result<Box<dyn Store>> {
-        let wake = with.wake_command(&FACTS, flags)?;
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS)?;
         let presence = with.state.presence()?;
-        let store = ClaudeStore::open(place, with.inbox.clone(), presence, wake)?;
-        Ok(Box::new(store))
+        Ok(Box::new(ClaudeStore::open(
+            place,
+            with.inbox.clone(),
+            presence,
+            wake,
+        )?))
     }
 
     fn serve(&self, serving: &Serving) -> Result<ServedParts> {

@@ -9,15 +9,14 @@ mod setup;
 use crate::CodexStore;
 use anyhow::Result;
 use clap::{Arg, ArgAction, ArgMatches};
-use host_shim::{SessionQuery, Store};
+use host_shim::Store;
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, Purpose, SetupInputs, StoreInputs, Tour, path_of,
-    throwaway_inbox,
+    Facts, HarnessProfile, Home, Hook, PathFlag, Purpose, SetupInputs, StoreInputs, Tour,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct Codex;
 
@@ -40,6 +39,10 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Codex's threads, from this CODEX_HOME (usually ~/.codex)",
     },
+    home: Some(Home {
+        env: "CODEX_HOME",
+        find: crate::default_home,
+    }),
     places: &[PathFlag {
         id: HOME,
         long: "codex-home",
@@ -84,26 +87,17 @@ impl HarnessProfile for Codex {
         ]
     }
 
-    fn store(
-        &self,
-        place: &Path,
-        flags: &ArgMatches,
-        with: &StoreInputs,
-    ) -> Result<Box<dyn Store>> {
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         let store = CodexStore::open(place, with.inbox.clone());
         Ok(Box::new(match with.purpose {
             // A hand-over through the daemon gets half of the call's deadline.
             Purpose::Serve { deadline } => {
                 let hooks_only =
-                    flags.try_get_one::<bool>(HOOKS_ONLY).ok().flatten() == Some(&true);
+                    with.flags.try_get_one::<bool>(HOOKS_ONLY).ok().flatten() == Some(&true);
                 store.through_daemon(!hooks_only).daemon_time(deadline / 2)
             }
             Purpose::Look => store.through_daemon(false),
         }))
-    }
-
-    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
-        setup::codex_home(path_of(places, HOME))
     }
 
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
@@ -112,11 +106,6 @@ impl HarnessProfile for Codex {
 
     fn check_place(&self, home: &Path, report: &mut Report, fix: &str) {
         doctor::check(report, home, fix)
-    }
-
-    fn holds(&self, place: &Path, session: &str) -> bool {
-        let mut sessions = CodexStore::open(place, throwaway_inbox());
-        sessions.get_session(session).is_some()
     }
 }
 

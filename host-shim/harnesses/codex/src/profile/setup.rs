@@ -10,7 +10,7 @@ use host_shim_profile::SetupInputs;
 use host_shim_profile::change::Change;
 use host_shim_profile::hooks::{self, Event};
 use host_shim_profile::json::{Json, JsonFile, drop_if_empty, object_at};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 /// The server's name: the model sees `mcp__session_tools.sessions_list`, ….
@@ -22,21 +22,6 @@ pub const EVENTS: [Event; 3] = [
     Event::on("Stop"),
 ];
 pub const HOOK: &str = "codex-hook";
-
-pub fn codex_home(flag: Option<&Path>) -> Result<PathBuf> {
-    if let Some(dir) = flag
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("CODEX_HOME").map(PathBuf::from))
-    {
-        return Ok(dir);
-    }
-    match std::env::var_os("HOME") {
-        Some(home) => Ok(PathBuf::from(home).join(".codex")),
-        None => bail!(
-            "no HOME to find Codex's files in: set HOME or CODEX_HOME, or pass --codex-home DIR"
-        ),
-    }
-}
 
 /// What setup (or `--remove`) would change in Codex's files.
 pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {

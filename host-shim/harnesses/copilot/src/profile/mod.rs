@@ -8,15 +8,14 @@ mod setup;
 use crate::CopilotStore;
 use anyhow::Result;
 use clap::ArgMatches;
-use host_shim::{SessionQuery, Store};
+use host_shim::Store;
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_of,
-    throwaway_inbox,
+    Facts, HarnessProfile, Home, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct Copilot;
 
@@ -37,6 +36,10 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Copilot CLI's sessions, from this COPILOT_HOME (usually ~/.copilot)",
     },
+    home: Some(Home {
+        env: "COPILOT_HOME",
+        find: crate::default_home,
+    }),
     places: &[PathFlag {
         id: HOME,
         long: "copilot-home",
@@ -80,33 +83,19 @@ impl HarnessProfile for Copilot {
         &FACTS
     }
 
-    fn store(
-        &self,
-        place: &Path,
-        flags: &ArgMatches,
-        with: &StoreInputs,
-    ) -> Result<Box<dyn Store>> {
-        let wake = with.wake_command(&FACTS, flags)?;
-        let store = CopilotStore::open(place, with.inbox.clone()).wake_command(wake);
-        Ok(Box::new(store))
-    }
-
-    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
-        setup::copilot_home(path_of(places, HOME))
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS)?;
+        Ok(Box::new(
+            CopilotStore::open(place, with.inbox.clone()).wake_command(wake),
+        ))
     }
 
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
-        let wake = FACTS.wake.as_ref().and_then(|wake| wake.given(setup.flags));
-        setup::changes(&self.sessions_place(places)?, wake, setup)
+        setup::changes(&self.sessions_place(places)?, setup)
     }
 
     fn check_place(&self, home: &Path, report: &mut Report, fix: &str) {
         doctor::check(report, home, fix)
-    }
-
-    fn holds(&self, home: &Path, session: &str) -> bool {
-        let mut sessions = CopilotStore::open(home, throwaway_inbox());
-        sessions.get_session(session).is_some()
     }
 }
 
@@ -124,6 +113,9 @@ fn hook(
         return hook::stamp(&input, setup::SERVER, &state.root()?, out);
     }
     let inbox = state.inbox()?;
-    let home = setup::copilot_home(None)?;
+    let home = anyhow::Context::context(
+        crate::default_home(),
+        "no HOME to find Copilot CLI's sessions in: set HOME or COPILOT_HOME for the hook",
+    )?;
     hook::answer(&*inbox, &home, &input, out)
 }

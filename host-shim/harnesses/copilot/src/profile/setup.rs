@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use host_shim_profile::SetupInputs;
 use host_shim_profile::change::Change;
 use host_shim_profile::json::{Json, JsonFile, Object, object_at, remove_our_server};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The server's name: the model sees `session-tools-sessions_list`, ….
 pub const SERVER: &str = "session-tools";
@@ -27,19 +27,6 @@ pub const EVENTS: [&str; 5] = [
 ];
 /// Setup's hooks file, in `hooks/`.
 pub const HOOKS_FILE: &str = "session-tools.json";
-
-/// Copilot CLI's home: the flag, else `$COPILOT_HOME`, else `~/.copilot`.
-pub fn copilot_home(flag: Option<&Path>) -> Result<PathBuf> {
-    if let Some(dir) = flag {
-        return Ok(dir.to_path_buf());
-    }
-    match crate::default_home() {
-        Some(home) => Ok(home),
-        None => bail!(
-            "no HOME to find Copilot CLI's files in: set HOME or COPILOT_HOME, or pass --copilot-home DIR"
-        ),
-    }
-}
 
 /// The hooks file setup writes, running `hook` at each event.
 pub fn hooks_file(hook: &str) -> String {
@@ -76,13 +63,9 @@ pub fn is_complete(text: &str) -> bool {
 }
 
 /// What setup (or `--remove`) would change in Copilot CLI's files.
-pub fn changes(home: &Path, wake: Option<&String>, setup: &SetupInputs) -> Result<Vec<Change>> {
+pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
     let commands = setup.commands;
-    let mut server_args = commands.server_args.clone();
-    if let Some(wake) = wake {
-        host_shim::WakeCommand::parse(wake)?;
-        server_args.extend(["--copilot-wake-command".to_string(), wake.clone()]);
-    }
+    let server_args = &commands.server_args;
     let config_file = home.join("mcp-config.json");
     let mut config = JsonFile::read(&config_file)?;
     if setup.remove {

@@ -8,15 +8,14 @@ mod setup;
 use crate::GeminiStore;
 use anyhow::Result;
 use clap::ArgMatches;
-use host_shim::{SessionQuery, Store};
+use host_shim::Store;
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag, path_of,
-    throwaway_inbox,
+    Facts, HarnessProfile, Home, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct Gemini;
 
@@ -38,6 +37,10 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Gemini CLI's sessions, from this folder (usually ~/.gemini)",
     },
+    home: Some(Home {
+        env: "GEMINI_CLI_HOME",
+        find: crate::default_home,
+    }),
     places: &[PathFlag {
         id: HOME,
         long: "gemini-home",
@@ -81,35 +84,20 @@ impl HarnessProfile for Gemini {
         &FACTS
     }
 
-    fn store(
-        &self,
-        place: &Path,
-        flags: &ArgMatches,
-        with: &StoreInputs,
-    ) -> Result<Box<dyn Store>> {
-        let wake = with.wake_command(&FACTS, flags)?;
-        let store = GeminiStore::open(place, with.inbox.clone())
-            .presence(with.state.presence()?)
-            .wake_command(wake);
-        Ok(Box::new(store))
-    }
-
-    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
-        setup::gemini_home(path_of(places, HOME))
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS)?;
+        let store = GeminiStore::open(place, with.inbox.clone());
+        Ok(Box::new(
+            store.presence(with.state.presence()?).wake_command(wake),
+        ))
     }
 
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
-        let wake = FACTS.wake.as_ref().and_then(|wake| wake.given(setup.flags));
-        setup::changes(&self.sessions_place(places)?, wake, setup)
+        setup::changes(&self.sessions_place(places)?, setup)
     }
 
     fn check_place(&self, home: &Path, report: &mut Report, fix: &str) {
         doctor::check(report, home, fix)
-    }
-
-    fn holds(&self, place: &Path, session: &str) -> bool {
-        let mut sessions = GeminiStore::open(place, throwaway_inbox());
-        sessions.get_session(session).is_some()
     }
 }
 

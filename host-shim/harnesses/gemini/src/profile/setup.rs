@@ -5,14 +5,14 @@
 //! `AfterTool`, `AfterAgent`). Everything else in the file is kept; `--remove` takes
 //! out only what setup put there.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use host_shim_profile::SetupInputs;
 use host_shim_profile::change::Change;
 use host_shim_profile::hooks::{self, Event};
 use host_shim_profile::json::{
     Json, JsonFile, Object, drop_if_empty, object_at, remove_our_server,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The server's name: the model sees `mcp_session-tools_sessions_list`, ….
 pub const SERVER: &str = "session-tools";
@@ -27,27 +27,10 @@ pub const EVENTS: [Event; 5] = [
     Event::on("AfterAgent"),
 ];
 
-/// Gemini CLI's folder: the flag, else `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
-pub fn gemini_home(flag: Option<&Path>) -> Result<PathBuf> {
-    if let Some(dir) = flag {
-        return Ok(dir.to_path_buf());
-    }
-    match crate::default_home() {
-        Some(home) => Ok(home),
-        None => bail!(
-            "no HOME to find Gemini CLI's files in: set HOME or GEMINI_CLI_HOME, or pass --gemini-home DIR"
-        ),
-    }
-}
-
 /// What setup (or `--remove`) would change in Gemini CLI's settings.
-pub fn changes(home: &Path, wake: Option<&String>, setup: &SetupInputs) -> Result<Vec<Change>> {
+pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
     let commands = setup.commands;
-    let mut server_args = commands.server_args.clone();
-    if let Some(wake) = wake {
-        host_shim::WakeCommand::parse(wake)?;
-        server_args.extend(["--gemini-wake-command".to_string(), wake.clone()]);
-    }
+    let server_args = &commands.server_args;
     let settings_file = home.join("settings.json");
     let mut settings = JsonFile::read(&settings_file)?;
     if setup.remove {

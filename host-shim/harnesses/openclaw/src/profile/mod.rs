@@ -14,10 +14,10 @@ use host_shim::plugin_session::Moment;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
+    Facts, HarnessProfile, Home, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
     WakeFlag, path_of,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct OpenClaw;
 
@@ -42,6 +42,10 @@ static FACTS: Facts = Facts {
         help: "OpenClaw's sessions, from its state folder (usually ~/.openclaw; its agents' \
              databases are under agents/)",
     },
+    home: Some(Home {
+        env: "OPENCLAW_STATE_DIR",
+        find: crate::db::default_state_dir,
+    }),
     places: &[PathFlag {
         id: STATE,
         long: "openclaw-state",
@@ -77,16 +81,12 @@ impl HarnessProfile for OpenClaw {
         &FACTS
     }
 
-    fn store(
-        &self,
-        place: &Path,
-        flags: &ArgMatches,
-        with: &StoreInputs,
-    ) -> Result<Box<dyn Store>> {
-        let wake = with.wake_command(&FACTS, flags)?;
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
+        let wake = with.wake_command(&FACTS)?;
         let presence = with.state.presence()?;
-        let store = OpenClawStore::open(place, with.inbox.clone(), presence).wake_command(wake);
-        Ok(Box::new(store))
+        Ok(Box::new(
+            OpenClawStore::open(place, with.inbox.clone(), presence).wake_command(wake),
+        ))
     }
 
     fn serve(&self, serving: &Serving) -> Result<ServedParts> {
@@ -98,15 +98,10 @@ impl HarnessProfile for OpenClaw {
         Ok(ServedParts::plugin_companion(sessions))
     }
 
-    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
-        setup::state_dir(path_of(places, STATE))
-    }
-
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
         let state = self.sessions_place(places)?;
         let config = setup::config_file(&state, path_of(places, STATE));
-        let wake = FACTS.wake.as_ref().and_then(|wake| wake.given(setup.flags));
-        setup::changes(&state, &config, wake, setup)
+        setup::changes(&state, &config, setup)
     }
 
     fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {

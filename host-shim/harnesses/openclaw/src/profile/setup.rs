@@ -29,19 +29,6 @@ const FILES: [(&str, &str); 3] = [
     ("index.js", include_str!("plugin/index.js")),
 ];
 
-/// OpenClaw's state folder: the flag, else `$OPENCLAW_STATE_DIR`, else `~/.openclaw`.
-pub fn state_dir(flag: Option<&Path>) -> Result<PathBuf> {
-    if let Some(dir) = flag {
-        return Ok(dir.to_path_buf());
-    }
-    match crate::default_state_dir() {
-        Some(dir) => Ok(dir),
-        None => bail!(
-            "no HOME to find OpenClaw's files in: set HOME or OPENCLAW_STATE_DIR, or pass --openclaw-state DIR"
-        ),
-    }
-}
-
 /// OpenClaw's config file: `$OPENCLAW_CONFIG_PATH` when it names the same state, else
 /// `openclaw.json` in the state folder.
 pub fn config_file(state: &Path, state_flag: Option<&Path>) -> PathBuf {
@@ -72,18 +59,9 @@ pub fn host_of(config: &JsonFile) -> Option<(String, Vec<String>)> {
 }
 
 /// What setup (or `--remove`) would change in OpenClaw's files.
-pub fn changes(
-    state: &Path,
-    config_path: &Path,
-    wake: Option<&String>,
-    setup: &SetupInputs,
-) -> Result<Vec<Change>> {
+pub fn changes(state: &Path, config_path: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
     let commands = setup.commands;
-    let mut server_args = commands.server_args.clone();
-    if let Some(wake) = wake {
-        host_shim::WakeCommand::parse(wake)?;
-        server_args.extend(["--openclaw-wake-command".to_string(), wake.clone()]);
-    }
+    let server_args = &commands.server_args;
     let mut config = JsonFile::read(config_path)?;
     let plugins = object_at(&mut config.object, "plugins", config_path)?;
     let entries = object_at(plugins, "entries", config_path)?;

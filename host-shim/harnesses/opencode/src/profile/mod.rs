@@ -13,7 +13,7 @@ use host_shim::Store;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
+    Facts, HarnessProfile, Home, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
     WakeFlag, path_of,
 };
 use std::path::{Path, PathBuf};
@@ -39,6 +39,10 @@ static FACTS: Facts = Facts {
         help: "OpenCode's sessions, from its database (usually \
                  ~/.local/share/opencode/opencode.db; `opencode db path` prints it)",
     },
+    home: Some(Home {
+        env: "XDG_DATA_HOME",
+        find: crate::db::default_path,
+    }),
     places: &[
         PathFlag {
             id: CONFIG,
@@ -83,16 +87,9 @@ impl HarnessProfile for OpenCode {
         &FACTS
     }
 
-    fn store(
-        &self,
-        place: &Path,
-        flags: &ArgMatches,
-        with: &StoreInputs,
-    ) -> Result<Box<dyn Store>> {
-        let wake = with.wake_command(&FACTS, flags)?;
-        let presence = with.state.presence()?;
-        let store = OpenCodeStore::open(place, with.inbox.clone(), presence).wake_command(wake);
-        Ok(Box::new(store))
+    fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
+        let store = OpenCodeStore::open(place, with.inbox.clone(), with.state.presence()?);
+        Ok(Box::new(store.wake_command(with.wake_command(&FACTS)?)))
     }
 
     fn serve(&self, serving: &Serving) -> Result<ServedParts> {
@@ -101,13 +98,8 @@ impl HarnessProfile for OpenCode {
         Ok(ServedParts::plugin_companion(sessions))
     }
 
-    fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
-        setup::database(path_of(places, DATABASE))
-    }
-
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
-        let wake = FACTS.wake.as_ref().and_then(|wake| wake.given(setup.flags));
-        setup::changes(&self.config(places)?, wake, setup)
+        setup::changes(&self.config(places)?, setup)
     }
 
     fn found(&self, places: &ArgMatches) -> Result<bool> {

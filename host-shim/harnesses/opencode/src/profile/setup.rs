@@ -36,16 +36,6 @@ pub fn config_dir(flag: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// OpenCode's database.
-pub fn database(flag: Option<&Path>) -> Result<PathBuf> {
-    match flag.map(Path::to_path_buf).or_else(crate::db::default_path) {
-        Some(path) => Ok(path),
-        None => bail!(
-            "no HOME to find OpenCode's database in: set HOME or XDG_DATA_HOME, or pass --opencode-db FILE"
-        ),
-    }
-}
-
 /// The plugin file running `binary` with `args`.
 pub fn plugin_file(binary: &str, args: &[String]) -> String {
     let host = serde_json::json!({ "command": binary, "args": args });
@@ -86,13 +76,9 @@ pub fn host_of(file: &Path) -> Result<Option<(String, Vec<String>)>> {
 }
 
 /// What setup (or `--remove`) would change in OpenCode's files.
-pub fn changes(config: &Path, wake: Option<&String>, setup: &SetupInputs) -> Result<Vec<Change>> {
+pub fn changes(config: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
     let binary = &setup.commands.binary;
-    let mut server_args = setup.commands.server_args.clone();
-    if let Some(wake) = wake {
-        host_shim::WakeCommand::parse(wake)?;
-        server_args.extend(["--opencode-wake-command".to_string(), wake.clone()]);
-    }
+    let server_args = &setup.commands.server_args;
     let path = config.join("plugin").join(FILE_NAME);
     let before = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
@@ -106,7 +92,7 @@ pub fn changes(config: &Path, wake: Option<&String>, setup: &SetupInputs) -> Res
             path.display()
         );
     }
-    let after = (!setup.remove).then(|| plugin_file(binary, &server_args));
+    let after = (!setup.remove).then(|| plugin_file(binary, server_args));
     Ok(vec![Change {
         own_folder: path.parent().map(Path::to_path_buf),
         path,

@@ -24,69 +24,120 @@ pub fn list_and_read(
     (list, read)
 }
 
-/// The four timings every store benchmark takes, in a group named `group`: a first
-/// listing (a store `open` makes afresh each time; `first` says what that costs), a
-/// listing again, a first read of `read`'s session (a store that has listed), a read
-/// again. Each listing must count `sessions`.
-pub fn store_group<S: host_shim::Harness + host_shim::SessionQuery + 'static>(
-    c: &mut criterion::Criterion,
-    group: &str,
-    first: &str,
-    sessions: usize,
+/// What a store benchmark calls its four timings, in a group named `group`: a first
+/// listing (a store opened afresh each time; `first_list` says what that costs), a
+/// listing again, a first read of the read's session, a read again. Each listing must
+/// count `sessions`.
+pub struct StoreTimings<'a> {
+    pub group: &'a str,
+    pub sessions: usize,
+    pub first_list: &'a str,
+    pub cached_list: &'a str,
+    pub first_read: &'a str,
+    pub cached_read: &'a str,
+    /// Whether the first read is of a store that has listed (one that lists as it
+    /// opens, or reads its database afresh, is read as opened).
+    pub listed_before_read: bool,
+}
+
+impl<'a> StoreTimings<'a> {
+    /// The names most stores' timings take.
+    pub fn new(group: &'a str, sessions: usize, first_list: &'a str) -> StoreTimings<'a> {
+        StoreTimings {
+            group,
+            sessions,
+            first_list,
+            cached_list: "sessions_list, cached",
+            first_read: "sessions_read of a 3 MB session, first (parse it whole)",
+            cached_read: "sessions_read of a 3 MB session, cached",
+            listed_before_read: true,
+        }
+    }
+}
+
+/// A store benchmark's group after its four timings, for the timings a store adds (a
+/// live one's): the group to add them to, and the runtime with the cached store.
+pub struct Timed<'c, S: host_shim::Harness + 'static> {
+    pub group: criterion::BenchmarkGroup<'c, criterion::measurement::WallTime>,
+    pub cached: Cached<S>,
+}
+
+/// The runtime and the store it keeps calling.
+pub struct Cached<S: host_shim::Harness + 'static> {
+    runtime: host_shim::Runtime<S>,
+    store: Option<S>,
+}
+
+impl<S: host_shim::Harness + 'static> Cached<S> {
+    /// One call of the cached store; its answer.
+    pub fn again(&mut self, request: &host_shim::CallRequest) -> Option<String> {
+        let report = self.runtime.call(self.store.take().unwrap(), request);
+        self.store = Some(report.harness);
+        report.answer.ok().map(|answer| answer.text)
+    }
+}
+
+/// The four timings of `timings` over the stores `open` makes, with the calls of
+/// [`list_and_read`].
+pub fn store_timings<'c, S: host_shim::Harness + host_shim::SessionQuery + 'static>(
+    c: &'c mut criterion::Criterion,
+    timings: &StoreTimings,
     open: impl Fn() -> S,
-    (list, read): (host_shim::CallRequest, host_shim::CallRequest),
-) {
+    (list, read): &(host_shim::CallRequest, host_shim::CallRequest),
+) -> Timed<'c, S> {
     use criterion::BatchSize;
     let runtime: host_shim::Runtime<S> = host_shim::Runtime::with_options(
         host_shim_plugin::PLUGIN_WASM,
         &host_shim::RuntimeOptions::default(),
     )
     .unwrap();
-    let counted = format!("{sessions} considered");
-    let mut group = c.benchmark_group(group);
+    let counted = format!("{} considered", timings.sessions);
+    let mut group = c.benchmark_group(timings.group);
     group.sample_size(10);
-    group.bench_function(format!("sessions_list, first ({first})"), |b| {
-        b.iter_batched(
-            || (),
-            |()| {
-                let report = runtime.call(open(), &list);
-                assert!(report.answer.unwrap().text.contains(&counted));
-            },
-            BatchSize::PerIteration,
-        )
-    });
-    let mut store = Some(open());
-    group.bench_function("sessions_list, cached", |b| {
-        b.iter(|| {
-            let report = runtime.call(store.take().unwrap(), &list);
-            store = Some(report.harness);
-        })
-    });
-    let listed = || {
-        let mut store = open();
-        store.list_sessions();
-        store
-    };
     group.bench_function(
-        "sessions_read of a 3 MB session, first (parse it whole)",
+        format!("sessions_list, first ({})", timings.first_list),
         |b| {
             b.iter_batched(
-                listed,
-                |fresh| {
-                    let report = runtime.call(fresh, &read);
-                    assert!(report.answer.unwrap().text.contains("readable messages"));
+                || (),
+                |()| {
+                    let report = runtime.call(open(), list);
+                    assert!(report.answer.unwrap().text.contains(&counted));
                 },
                 BatchSize::PerIteration,
             )
         },
     );
-    group.bench_function("sessions_read of a 3 MB session, cached", |b| {
-        b.iter(|| {
-            let report = runtime.call(store.take().unwrap(), &read);
-            store = Some(report.harness);
-        })
+    let mut timed = Timed {
+        cached: Cached {
+            store: Some(open()),
+            runtime,
+        },
+        group,
+    };
+    timed
+        .group
+        .bench_function(timings.cached_list, |b| b.iter(|| timed.cached.again(list)));
+    let for_read = || {
+        let mut store = open();
+        if timings.listed_before_read {
+            store.list_sessions();
+        }
+        store
+    };
+    timed.group.bench_function(timings.first_read, |b| {
+        b.iter_batched(
+            for_read,
+            |fresh| {
+                let report = timed.cached.runtime.call(fresh, read);
+                assert!(report.answer.unwrap().text.contains("readable messages"));
+            },
+            BatchSize::PerIteration,
+        )
     });
-    group.finish();
+    timed
+        .group
+        .bench_function(timings.cached_read, |b| b.iter(|| timed.cached.again(read)));
+    timed
 }
 
 /// A state folder of one store benchmark's own, under the temporary folder: the inbox

@@ -3,11 +3,11 @@
 //! `cargo bench -p host-shim-claude-code-bench`. The transcripts sit in the page cache after
 //! the first run: these are the store's costs, not the disk's.
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{CallRequest, Runtime, RuntimeOptions};
+use benches::{StoreTimings, Timed};
+use criterion::{Criterion, criterion_group, criterion_main};
+use host_shim::CallRequest;
 use host_shim_claude_code::ClaudeStore;
 use host_shim_claude_code_bench::{SESSION_BYTES, SESSIONS, id, projects};
-use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
 
 fn claude(c: &mut Criterion) {
@@ -22,9 +22,6 @@ fn claude(c: &mut Criterion) {
         )
         .unwrap()
     };
-    let runtime: Runtime<ClaudeStore> =
-        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let (list, read) = benches::list_and_read(&id(0), &id(1));
     {
         let store = open();
         let reads = store.reads();
@@ -35,47 +32,22 @@ fn claude(c: &mut Criterion) {
             reads.summary_bytes >> 10
         );
     }
-    let mut group = c.benchmark_group("claude store, 1,000 sessions of 3 MB");
-    group.sample_size(10);
-    group.bench_function(
-        "sessions_list, first (open the store: bounded reads of every transcript)",
-        |b| {
-            b.iter_batched(
-                || (),
-                |()| {
-                    let report = runtime.call(open(), &list);
-                    assert!(report.answer.unwrap().text.contains("1000 considered"));
-                },
-                BatchSize::PerIteration,
-            )
-        },
-    );
-    let mut store = Some(open());
-    group.bench_function("sessions_list, cached (stat every transcript)", |b| {
-        b.iter(|| {
-            let report = runtime.call(store.take().unwrap(), &list);
-            store = Some(report.harness);
-        })
-    });
-    group.bench_function(
-        "sessions_read of a 3 MB session, first (parse it whole)",
-        |b| {
-            b.iter_batched(
-                open,
-                |fresh| {
-                    let report = runtime.call(fresh, &read);
-                    assert!(report.answer.unwrap().text.contains("readable messages"));
-                },
-                BatchSize::PerIteration,
-            )
-        },
-    );
-    group.bench_function("sessions_read of a 3 MB session, cached", |b| {
-        b.iter(|| {
-            let report = runtime.call(store.take().unwrap(), &read);
-            store = Some(report.harness);
-        })
-    });
+    // The store lists as it opens: the first read is of a store as opened.
+    let timings = StoreTimings {
+        cached_list: "sessions_list, cached (stat every transcript)",
+        listed_before_read: false,
+        ..StoreTimings::new(
+            "claude store, 1,000 sessions of 3 MB",
+            SESSIONS,
+            "open the store: bounded reads of every transcript",
+        )
+    };
+    let (list, read) = benches::list_and_read(&id(0), &id(1));
+    let calls = (list.clone(), read.clone());
+    let Timed {
+        mut group,
+        mut cached,
+    } = benches::store_timings(c, &timings, open, &calls);
     // A live store: one transcript is being written. Before each call a whole line is
     // appended to it (a copy of the folder's session 2, so the others stay as written).
     let live_path = projects
@@ -103,8 +75,7 @@ fn claude(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 append();
-                let report = runtime.call(store.take().unwrap(), &list);
-                store = Some(report.harness);
+                cached.again(&list)
             })
         },
     );
@@ -113,9 +84,7 @@ fn claude(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 append();
-                let report = runtime.call(store.take().unwrap(), &read_live);
-                assert!(report.answer.as_ref().unwrap().text.contains("wwww"));
-                store = Some(report.harness);
+                assert!(cached.again(&read_live).unwrap().contains("wwww"));
             })
         },
     );

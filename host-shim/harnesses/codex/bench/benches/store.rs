@@ -5,11 +5,10 @@
 //! `cargo bench -p host-shim-codex-bench`. The rollouts sit in the page cache after the
 //! first run: these are the store's costs, not the disk's.
 
+use benches::{StoreTimings, Timed};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use host_shim::{Runtime, RuntimeOptions};
 use host_shim_codex::CodexStore;
 use host_shim_codex_bench::{codex_home, id};
-use host_shim_plugin::PLUGIN_WASM;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -17,57 +16,21 @@ fn codex(c: &mut Criterion) {
     let home = codex_home();
     let state_folder = benches::BenchState::new("codex");
     let open = || CodexStore::open(&home, state_folder.inbox.clone());
-    let runtime: Runtime<CodexStore> =
-        Runtime::with_options(PLUGIN_WASM, &RuntimeOptions::default()).unwrap();
-    let (list, read) = benches::list_and_read(&id(0), &id(1));
-    let mut group = c.benchmark_group("codex store, 1,000 threads of 3 MB");
-    group.sample_size(10);
-    group.bench_function(
-        "sessions_list, first (open the store: bounded reads of every rollout)",
-        |b| {
-            b.iter_batched(
-                || (),
-                |()| {
-                    let report = runtime.call(open(), &list);
-                    assert!(report.answer.unwrap().text.contains("1000 considered"));
-                },
-                BatchSize::PerIteration,
-            )
-        },
-    );
-    let mut store = Some(open());
-    group.bench_function("sessions_list, cached (stat every rollout)", |b| {
-        b.iter(|| {
-            let report = runtime.call(store.take().unwrap(), &list);
-            store = Some(report.harness);
-        })
-    });
-    // A store that has listed (as Claude's has when it opens): the read parses the one
-    // rollout.
-    let listed = || {
-        let mut store = open();
-        host_shim::SessionQuery::list_sessions(&mut store);
-        store
+    let timings = StoreTimings {
+        cached_list: "sessions_list, cached (stat every rollout)",
+        first_read: "sessions_read of a 3 MB thread, first (parse it whole)",
+        cached_read: "sessions_read of a 3 MB thread, cached",
+        ..StoreTimings::new(
+            "codex store, 1,000 threads of 3 MB",
+            1000,
+            "open the store: bounded reads of every rollout",
+        )
     };
-    group.bench_function(
-        "sessions_read of a 3 MB thread, first (parse it whole)",
-        |b| {
-            b.iter_batched(
-                listed,
-                |fresh| {
-                    let report = runtime.call(fresh, &read);
-                    assert!(report.answer.unwrap().text.contains("readable messages"));
-                },
-                BatchSize::PerIteration,
-            )
-        },
-    );
-    group.bench_function("sessions_read of a 3 MB thread, cached", |b| {
-        b.iter(|| {
-            let report = runtime.call(store.take().unwrap(), &read);
-            store = Some(report.harness);
-        })
-    });
+    let (list, read) = benches::list_and_read(&id(0), &id(1));
+    let Timed {
+        mut group,
+        mut cached,
+    } = benches::store_timings(c, &timings, open, &(list, read.clone()));
     // A live thread: it grew since the store last looked (one line appended before
     // each read; the rollout is cut back after).
     let grown = rollout_of(&home, 1);
@@ -77,10 +40,7 @@ fn codex(c: &mut Criterion) {
         |b| {
             b.iter_batched(
                 || append_turn(&grown),
-                |()| {
-                    let report = runtime.call(store.take().unwrap(), &read);
-                    store = Some(report.harness);
-                },
+                |()| cached.again(&read),
                 BatchSize::PerIteration,
             )
         },

@@ -5,6 +5,7 @@
 //! `cargo bench -p host-shim-copilot-bench`. The streams sit in the page cache after the
 //! first run: these are the store's costs, not the disk's.
 
+use benches::StoreTimings;
 use criterion::{Criterion, criterion_group, criterion_main};
 use host_shim_copilot::CopilotStore;
 use host_shim_copilot_bench::{copilot_home, id};
@@ -12,14 +13,16 @@ use host_shim_copilot_bench::{copilot_home, id};
 fn copilot(c: &mut Criterion) {
     let home = copilot_home();
     let state_folder = benches::BenchState::new("copilot");
-    benches::store_group(
-        c,
+    let timings = StoreTimings::new(
         "copilot store, 1,000 sessions of 3 MB",
-        "open the store: bounded reads of every event stream, one query of the session store",
         2000,
-        || CopilotStore::open(&home, state_folder.inbox.clone()),
-        benches::list_and_read(&id(0), &id(1)),
+        "open the store: bounded reads of every event stream, one query of the session store",
     );
+    let open = || CopilotStore::open(&home, state_folder.inbox.clone());
+    let calls = benches::list_and_read(&id(0), &id(1));
+    benches::store_timings(c, &timings, open, &calls)
+        .group
+        .finish();
 }
 
 criterion_group!(benches, copilot);

@@ -4,6 +4,7 @@
 //! figures. `cargo bench -p host-shim-gemini-bench`. The files sit in the page cache
 //! after the first run: these are the store's costs, not the disk's.
 
+use benches::StoreTimings;
 use criterion::{Criterion, criterion_group, criterion_main};
 use host_shim_gemini::GeminiStore;
 use host_shim_gemini_bench::{SESSIONS, SUBAGENTS, gemini_home, id};
@@ -11,14 +12,16 @@ use host_shim_gemini_bench::{SESSIONS, SUBAGENTS, gemini_home, id};
 fn gemini(c: &mut Criterion) {
     let home = gemini_home();
     let state_folder = benches::BenchState::new("gemini");
-    benches::store_group(
-        c,
+    let timings = StoreTimings::new(
         "gemini store, 1,000 sessions of 3 MB",
-        "open the store: bounded reads of every session file",
         SESSIONS + SUBAGENTS,
-        || GeminiStore::open(&home, state_folder.inbox.clone()),
-        benches::list_and_read(&id(0), &id(1)),
+        "open the store: bounded reads of every session file",
     );
+    let calls = benches::list_and_read(&id(0), &id(1));
+    let open = || GeminiStore::open(&home, state_folder.inbox.clone());
+    benches::store_timings(c, &timings, open, &calls)
+        .group
+        .finish();
 }
 
 criterion_group!(benches, gemini);

@@ -4,6 +4,7 @@
 //! stores' figures. `cargo bench -p host-shim-openclaw-bench`. The database sits in the
 //! page cache after the first run: these are the store's costs, not the disk's.
 
+use benches::StoreTimings;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 use host_shim_openclaw::OpenClawStore;
@@ -12,20 +13,17 @@ use host_shim_openclaw_bench::{SESSIONS, id, openclaw_state};
 fn openclaw(c: &mut Criterion) {
     let state = openclaw_state();
     let state_folder = benches::BenchState::new("openclaw");
-    benches::store_group(
-        c,
+    let (inbox, presence) = (&state_folder.inbox, &state_folder.presence);
+    let open = || OpenClawStore::open(&state, inbox.clone(), presence.clone());
+    let timings = StoreTimings::new(
         "openclaw store, 1,000 sessions of 3 MB",
-        "open the database, one query",
         SESSIONS,
-        || {
-            OpenClawStore::open(
-                &state,
-                state_folder.inbox.clone(),
-                state_folder.presence.clone(),
-            )
-        },
-        benches::list_and_read(&id(0), &id(1)),
+        "open the database, one query",
     );
+    let calls = benches::list_and_read(&id(0), &id(1));
+    benches::store_timings(c, &timings, open, &calls)
+        .group
+        .finish();
 }
 
 criterion_group!(benches, openclaw);

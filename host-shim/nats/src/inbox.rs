@@ -46,7 +46,8 @@ use async_nats::jetstream::kv;
 use host_shim::contract::frames::{frame_sender, naming_machine};
 use host_shim::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
 use host_shim::inbox::{
-    Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Step, Waiting, now_ns,
+    Handed, Handing, Handle, InboxBackend, InboxContents, Located, Put, SameWords, Sent,
+    SpooledMessage, Step, Waiting, now_ns,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -616,23 +617,11 @@ impl InboxBackend for NatsInbox {
         self.located_at(name, message).map(Some)
     }
 
-    fn find_identical(
-        &self,
-        session: &str,
-        sender: &str,
-        body: &str,
-        within: Duration,
-    ) -> Result<Option<Located>> {
-        if sender.is_empty() {
-            return Ok(None);
-        }
-        let since = now_ns().saturating_sub(within.as_nanos());
-        let keys = format!("{}.{}.*", self.session_keys(session)?, self.machine);
-        let mut recent = self.messages_since(&keys, since)?;
+    fn find_same_words(&self, ask: &SameWords) -> Result<Option<Located>> {
+        let keys = format!("{}.{}.*", self.session_keys(ask.session)?, self.machine);
+        let mut recent = self.messages_since(&keys, ask.since_ns)?;
         recent.sort_by_key(|(_, m)| std::cmp::Reverse(m.accepted_at_ns));
-        let Some((key, message)) = (recent.into_iter())
-            .find(|(_, m)| m.sender == sender && m.accepted_at_ns >= since && m.same_words(body))
-        else {
+        let Some((key, message)) = recent.into_iter().find(|(_, m)| ask.is(m)) else {
             return Ok(None);
         };
         self.located_at(key, message).map(Some)
@@ -717,37 +706,21 @@ impl InboxBackend for NatsInbox {
         Ok(self.as_handed(handle, session, message)?.ok())
     }
 
-    fn hand_over(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let claimed = self.claim_and_answer(session, picked, answer)?;
-        // The harness has them: remembered here first (a local write), then marked in
-        // the cluster; a mark that does not get there is made by the next settling.
+    fn hand(&self, handing: Handing) -> Result<Vec<SpooledMessage>> {
+        let claimed = self.claim_and_answer(handing.session, handing.picked, handing.answer)?;
+        // No record can show a message without an id: handed over now.
+        let offered = |message: &SpooledMessage| {
+            handing.handed == Handed::Offered && !message.message_id.is_empty()
+        };
+        // What the harness has is remembered here first (a local write), then marked
+        // in the cluster; a mark that does not get there is made by the next settling.
         if let Some(ledger) = &self.ledger {
-            ledger.remember(claimed.iter().map(|claim| claim.key.as_str()))?;
+            let handed = claimed.iter().filter(|claim| !offered(&claim.message));
+            ledger.remember(handed.map(|claim| claim.key.as_str()))?;
         }
-        self.mark_all(&claimed, |_| State::HandedOver)
-    }
-
-    fn offer(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let claimed = self.claim_and_answer(session, picked, answer)?;
-        // No record can show a message without an id: handed over now, as
-        // `hand_over` does.
-        let unseeable = claimed.iter().filter(|c| c.message.message_id.is_empty());
-        if let Some(ledger) = &self.ledger {
-            ledger.remember(unseeable.map(|claim| claim.key.as_str()))?;
-        }
-        self.mark_all(&claimed, |message| match message.message_id.is_empty() {
-            true => State::HandedOver,
-            false => State::Offered,
+        self.mark_all(&claimed, |message| match offered(message) {
+            true => State::Offered,
+            false => State::HandedOver,
         })
     }
 

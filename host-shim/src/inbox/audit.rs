@@ -27,7 +27,6 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 /// The size past which the newest file is rotated.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -299,14 +298,8 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
         self.inner.find(session, key)
     }
 
-    fn find_identical(
-        &self,
-        session: &str,
-        sender: &str,
-        body: &str,
-        within: Duration,
-    ) -> Result<Option<Located>> {
-        self.inner.find_identical(session, sender, body, within)
+    fn find_same_words(&self, ask: &super::SameWords) -> Result<Option<Located>> {
+        self.inner.find_same_words(ask)
     }
 
     fn count_from(&self, session: &str, sender: &str) -> Result<InboxCount> {
@@ -329,35 +322,18 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
         self.inner.waiting_one(session, handle)
     }
 
-    fn hand_over(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let handed = self.inner.hand_over(session, picked, answer)?;
-        for message in &handed {
-            self.record(message, AuditEvent::HandedOver);
-        }
-        Ok(handed)
-    }
-
-    fn offer(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let offered = self.inner.offer(session, picked, answer)?;
-        for message in &offered {
-            let event = match message.message_id.is_empty() {
-                // No record can show it: handed over at once.
-                true => AuditEvent::HandedOver,
-                false => AuditEvent::Offered,
+    fn hand(&self, handing: super::Handing) -> Result<Vec<SpooledMessage>> {
+        let handed = handing.handed;
+        let given = self.inner.hand(handing)?;
+        for message in &given {
+            // One without an id no record can show: handed over at once.
+            let event = match handed == super::Handed::Offered && !message.message_id.is_empty() {
+                true => AuditEvent::Offered,
+                false => AuditEvent::HandedOver,
             };
             self.record(message, event);
         }
-        Ok(offered)
+        Ok(given)
     }
 
     fn settle(

@@ -641,14 +641,11 @@ mod tests {
         fn find(&self, session: &str, key: &str) -> anyhow::Result<Option<Located>> {
             self.inner.find(session, key)
         }
-        fn find_identical(
+        fn find_same_words(
             &self,
-            session: &str,
-            sender: &str,
-            body: &str,
-            within: Duration,
+            ask: &crate::inbox::SameWords,
         ) -> anyhow::Result<Option<Located>> {
-            self.inner.find_identical(session, sender, body, within)
+            self.inner.find_same_words(ask)
         }
         fn count_from(&self, session: &str, sender: &str) -> anyhow::Result<InboxCount> {
             self.inner.count_from(session, sender)
@@ -671,21 +668,8 @@ mod tests {
         fn waiting(&self, session: &str) -> anyhow::Result<crate::inbox::InboxContents> {
             self.inner.waiting(session)
         }
-        fn hand_over(
-            &self,
-            session: &str,
-            picked: Vec<Waiting>,
-            answer: &mut dyn FnMut(&[SpooledMessage]) -> anyhow::Result<()>,
-        ) -> anyhow::Result<Vec<SpooledMessage>> {
-            self.inner.hand_over(session, picked, answer)
-        }
-        fn offer(
-            &self,
-            session: &str,
-            picked: Vec<Waiting>,
-            answer: &mut dyn FnMut(&[SpooledMessage]) -> anyhow::Result<()>,
-        ) -> anyhow::Result<Vec<SpooledMessage>> {
-            self.inner.offer(session, picked, answer)
+        fn hand(&self, handing: crate::inbox::Handing) -> anyhow::Result<Vec<SpooledMessage>> {
+            self.inner.hand(handing)
         }
         fn settle(
             &self,

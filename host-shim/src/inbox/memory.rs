@@ -170,23 +170,9 @@ impl InboxBackend for MemoryInbox {
         Ok(found.map(Entry::located))
     }
 
-    fn find_identical(
-        &self,
-        session: &str,
-        sender: &str,
-        body: &str,
-        within: Duration,
-    ) -> Result<Option<Located>> {
-        if sender.is_empty() {
-            return Ok(None);
-        }
-        let since = now_ns().saturating_sub(within.as_nanos());
+    fn find_same_words(&self, ask: &super::SameWords) -> Result<Option<Located>> {
         let sessions = self.sessions();
-        let found = sessions.of(session).find(|e| {
-            e.message.accepted_at_ns >= since
-                && e.message.sender == sender
-                && e.message.same_words(body)
-        });
+        let found = sessions.of(ask.session).find(|e| ask.is(&e.message));
         Ok(found.map(Entry::located))
     }
 
@@ -246,24 +232,13 @@ impl InboxBackend for MemoryInbox {
         })
     }
 
-    fn hand_over(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let (places, messages) = self.claim_and_answer(session, &picked, answer)?;
-        self.move_all(session, &places, Place::Claimed, Place::HandedOver);
-        Ok(messages)
-    }
-
-    fn offer(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let (places, messages) = self.claim_and_answer(session, &picked, answer)?;
+    fn hand(&self, handing: super::Handing) -> Result<Vec<SpooledMessage>> {
+        let session = handing.session;
+        let (places, messages) = self.claim_and_answer(session, &handing.picked, handing.answer)?;
+        if handing.handed == super::Handed::Over {
+            self.move_all(session, &places, Place::Claimed, Place::HandedOver);
+            return Ok(messages);
+        }
         let mut sessions = self.sessions();
         let now = now_ns();
         for entry in (sessions.by_session.get_mut(session).into_iter()).flatten() {

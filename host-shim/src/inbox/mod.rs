@@ -44,6 +44,63 @@ pub use replies::{REPLY_POLL, await_reply, inbound_or_accept, send_history, send
 pub use state_dir::{MAX_MESSAGE_BYTES, StateDir, Step, default_dir};
 pub use wake::WakeCommand;
 
+/// What [`InboxBackend::find_same_words`] looks for: a message from `sender` to
+/// `session` in the words of `body`, accepted at or after `since_ns` (`within` of when
+/// it was asked).
+pub struct SameWords<'a> {
+    pub session: &'a str,
+    pub sender: &'a str,
+    pub body: &'a str,
+    pub within: Duration,
+    pub since_ns: u128,
+}
+
+impl<'a> SameWords<'a> {
+    /// The question for messages accepted within `within` of now.
+    pub fn new(session: &'a str, sender: &'a str, body: &'a str, within: Duration) -> Self {
+        let since_ns = now_ns().saturating_sub(within.as_nanos());
+        SameWords {
+            session,
+            sender,
+            body,
+            within,
+            since_ns,
+        }
+    }
+
+    /// Whether `message` (one of the session's) is the one asked for.
+    pub fn is(&self, message: &SpooledMessage) -> bool {
+        message.accepted_at_ns >= self.since_ns
+            && message.sender == self.sender
+            && message.same_words(self.body)
+    }
+}
+
+/// A hand-over's messages and what gives them to the harness
+/// ([`InboxBackend::hand`]).
+pub struct Handing<'a> {
+    /// The session whose inbox they wait in.
+    pub session: &'a str,
+    /// The messages picked to give.
+    pub picked: Vec<Waiting>,
+    /// Gives the claimed messages to the harness (a hook's answer, a socket's write).
+    pub answer: &'a mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
+    /// How they are marked once given.
+    pub handed: Handed,
+}
+
+/// How a message given to a harness is marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handed {
+    /// Handed over.
+    Over,
+    /// Offered: given to no other hand-over, and not yet handed over, until
+    /// [`InboxBackend::settle`] finds it in the target's own record. A message without
+    /// a `message_id` (sent by a plugin before 0.4.0) can never be found there: it is
+    /// handed over at once.
+    Offered,
+}
+
 /// The durable inbox, as every harness uses it. Several processes (servers delivering,
 /// hooks handing over) may use one backend at once: each method is one step that is
 /// whole or not done, and a message is handed over by exactly one successful
@@ -63,7 +120,16 @@ pub trait InboxBackend: Send + Sync {
         sender: &str,
         body: &str,
         within: Duration,
-    ) -> Result<Option<Located>>;
+    ) -> Result<Option<Located>> {
+        if sender.is_empty() {
+            return Ok(None);
+        }
+        self.find_same_words(&SameWords::new(session, sender, body, within))
+    }
+
+    /// The message `ask` asks for, wherever it is (see [`InboxBackend::find_identical`],
+    /// which asks it; its sender is never empty).
+    fn find_same_words(&self, ask: &SameWords) -> Result<Option<Located>>;
 
     /// How many of `sender`'s messages to `session` wait and how many were handed
     /// over; both zero for an empty sender.
@@ -87,32 +153,44 @@ pub trait InboxBackend: Send + Sync {
         Ok((contents.messages.into_iter()).find(|w| w.handle.as_str() == handle))
     }
 
-    /// Hands `picked` over: claims each (one another process claimed first is left
-    /// out), calls `answer` with the claimed messages, then marks them handed over.
-    /// When `answer` fails the claims are given back and its error returned. Returns
-    /// the messages handed over (none when nothing could be claimed; `answer` is then
-    /// not called).
+    /// Hands `picked` over: [`InboxBackend::hand`] with [`Handed::Over`].
     fn hand_over(
         &self,
         session: &str,
         picked: Vec<Waiting>,
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>>;
+    ) -> Result<Vec<SpooledMessage>> {
+        let handed = Handed::Over;
+        self.hand(Handing {
+            session,
+            picked,
+            answer,
+            handed,
+        })
+    }
 
-    /// Offers `picked`: claims each (one another process claimed first is left out),
-    /// calls `answer` with the claimed messages, then marks them offered: given to no
-    /// other hand-over, and not yet handed over, until [`InboxBackend::settle`] finds
-    /// them in the target's own record. A message without a `message_id` (sent by a
-    /// plugin before 0.4.0) can never be found there: it is handed over at once, as
-    /// [`InboxBackend::hand_over`] does. When `answer` fails the claims are given back
-    /// and its error returned. Returns the messages offered (none when nothing could be
-    /// claimed; `answer` is then not called).
+    /// Offers `picked`: [`InboxBackend::hand`] with [`Handed::Offered`].
     fn offer(
         &self,
         session: &str,
         picked: Vec<Waiting>,
         answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>>;
+    ) -> Result<Vec<SpooledMessage>> {
+        let handed = Handed::Offered;
+        self.hand(Handing {
+            session,
+            picked,
+            answer,
+            handed,
+        })
+    }
+
+    /// Gives the picked messages to the harness: claims each (one another process
+    /// claimed first is left out), calls the answer with the claimed messages, then
+    /// marks them as `handing.handed` says. When the answer fails the claims are given
+    /// back and its error returned. Returns the messages given (none when nothing could
+    /// be claimed; the answer is then not called).
+    fn hand(&self, handing: Handing) -> Result<Vec<SpooledMessage>>;
 
     /// Settles `session`'s offers against the target's own record: an offer whose
     /// message id `shown` names is handed over; one made more than `expire_after` ago

@@ -411,20 +411,10 @@ impl InboxBackend for StateDir {
 
     /// Only files written within `within` are read: a file is written once, when its
     /// message is accepted, and moves keep its time.
-    fn find_identical(
-        &self,
-        session: &str,
-        sender: &str,
-        body: &str,
-        within: std::time::Duration,
-    ) -> Result<Option<Located>> {
-        if sender.is_empty() {
-            return Ok(None);
-        }
-        let since = now_ns().saturating_sub(within.as_nanos());
-        let recent = std::time::SystemTime::now() - within;
+    fn find_same_words(&self, ask: &super::SameWords) -> Result<Option<Located>> {
+        let recent = std::time::SystemTime::now() - ask.within;
         for kind in ["inbox", "handed"] {
-            for entry in listing(&self.session_path(kind, session)?)? {
+            for entry in listing(&self.session_path(kind, ask.session)?)? {
                 // A file is written once, when its message is accepted; moves keep
                 // its time.
                 let fresh = entry
@@ -437,10 +427,7 @@ impl InboxBackend for StateDir {
                 let Ok(message) = read_message(&entry.path()) else {
                     continue;
                 };
-                if message.accepted_at_ns >= since
-                    && message.sender == sender
-                    && message.same_words(body)
-                {
+                if ask.is(&message) {
                     let state = match kind {
                         "inbox" => DeliveryState::Waiting,
                         _ => DeliveryState::HandedOver,
@@ -479,34 +466,21 @@ impl InboxBackend for StateDir {
         Ok(contents)
     }
 
-    /// Hands `picked` over: claims each (one a concurrent hook claimed first is left
-    /// out), calls `answer` with the claimed messages (it writes the hook's answer),
-    /// then moves them to `handed/`. When `answer` fails, or nothing could be claimed,
-    /// the claims go back to the inbox. Returns the messages handed over.
-    fn hand_over(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let claimed = self.claim_and_answer(session, picked, answer)?;
-        self.move_to_handed(session, &claimed)?;
-        self.step(Step::Marked);
-        Ok(claimed.into_iter().map(|claim| claim.message).collect())
-    }
-
-    /// Claims and answers as [`StateDir::hand_over`] does, then renames each claim to
-    /// an offer stamped now (a message without an id, which no record can show, is
-    /// moved to `handed/` instead).
-    fn offer(
-        &self,
-        session: &str,
-        picked: Vec<Waiting>,
-        answer: &mut dyn FnMut(&[SpooledMessage]) -> Result<()>,
-    ) -> Result<Vec<SpooledMessage>> {
-        let claimed = self.claim_and_answer(session, picked, answer)?;
-        let (unseeable, offered): (Vec<Claim>, Vec<Claim>) =
-            (claimed.into_iter()).partition(|claim| claim.message.message_id.is_empty());
+    /// Claims each picked message (one a concurrent hook claimed first is left out),
+    /// calls the answer with the claimed messages (it writes the hook's answer), then
+    /// moves them to `handed/`, or, offered, renames each claim to an offer stamped now
+    /// (a message without an id, which no record can show, still goes to `handed/`).
+    /// When the answer fails, or nothing could be claimed, the claims go back to the
+    /// inbox.
+    fn hand(&self, handing: super::Handing) -> Result<Vec<SpooledMessage>> {
+        let session = handing.session;
+        let claimed = self.claim_and_answer(session, handing.picked, handing.answer)?;
+        let (unseeable, offered): (Vec<Claim>, Vec<Claim>) = match handing.handed {
+            super::Handed::Over => (claimed, Vec::new()),
+            super::Handed::Offered => {
+                (claimed.into_iter()).partition(|claim| claim.message.message_id.is_empty())
+            }
+        };
         self.move_to_handed(session, &unseeable)?;
         let now = now_ns();
         for claim in &offered {

@@ -147,6 +147,52 @@ macro_rules! older_catalog {
     };
 }
 
+/// `call`: one call of the version's plugin, its answer in the current shape
+/// (`$convert` converts it; `current` for the current version itself). A 0.1.0 plugin
+/// takes no call id.
+macro_rules! call_fn {
+    (current) => {
+        $crate::contract::convert::call_fn!(@ (|answer| answer); caller, call_id, settings, tool, arguments);
+    };
+    (without call id, $convert:expr) => {
+        $crate::contract::convert::call_fn!(@ ($convert); caller, settings, tool, arguments);
+    };
+    ($convert:expr) => {
+        $crate::contract::convert::call_fn!(@ ($convert); caller, call_id, settings, tool, arguments);
+    };
+    (@ ($convert:expr); $($field:ident),*) => {
+        /// One call, its answer in the current shape.
+        pub fn call<T: 'static>(
+            pre: &PluginPre<T>,
+            store: &mut Store<T>,
+            request: &CallRequest,
+        ) -> wasmtime::Result<Result<current::Answer, String>> {
+            let plugin = pre.instantiate(&mut *store)?;
+            let answered = plugin
+                .harness_sessions_tools()
+                .call_call(store, $(&request.$field),*)?;
+            let convert = $convert;
+            Ok(answered.map(convert))
+        }
+    };
+}
+
+/// `From` an older version's refusal to the current one: each of its refusals, named
+/// as it names them, is the current one of that name.
+macro_rules! refusals_into_current {
+    ($($refusal:ident),* $(,)?) => {
+        impl From<Refusal> for current::Refusal {
+            fn from(refusal: Refusal) -> current::Refusal {
+                match refusal {
+                    $(Refusal::$refusal => current::Refusal::$refusal,)*
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use call_fn;
 pub(crate) use index_conversions;
 pub(crate) use older_catalog;
+pub(crate) use refusals_into_current;
 pub(crate) use same_shape_conversions;

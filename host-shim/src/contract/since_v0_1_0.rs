@@ -42,24 +42,9 @@ pub fn catalog<T: 'static>(
     Ok(tools.map(|tools| tools.into_iter().map(tool_spec).collect()))
 }
 
-/// One call, its answer in the current shape (a 0.1.0 answer has no refusal code and
-/// takes no call id).
-pub fn call<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-) -> wasmtime::Result<Result<current::Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let text = plugin.harness_sessions_tools().call_call(
-        store,
-        &request.caller,
-        &request.settings,
-        &request.tool,
-        &request.arguments,
-    )?;
-    Ok(text.map(|text| current::Answer {
-        text,
-        refusal: None,
-        await_reply: None,
-    }))
-}
+// A 0.1.0 answer is text: no refusal code.
+super::convert::call_fn!(without call id, |text| current::Answer {
+    text,
+    refusal: None,
+    await_reply: None,
+});

@@ -74,44 +74,21 @@ pub(crate) fn surface_index(index: current::SurfaceIndex, lead_chars: u32) -> qu
     out
 }
 
-impl From<Refusal> for current::Refusal {
-    fn from(refusal: Refusal) -> current::Refusal {
-        match refusal {
-            Refusal::InvalidArguments => current::Refusal::InvalidArguments,
-            Refusal::UnknownTool => current::Refusal::UnknownTool,
-            Refusal::NotFound => current::Refusal::NotFound,
-            Refusal::NotMessageable => current::Refusal::NotMessageable,
-            Refusal::ResumeDisabled => current::Refusal::ResumeDisabled,
-            Refusal::EmptyBody => current::Refusal::EmptyBody,
-            Refusal::Rejected => current::Refusal::Rejected,
-        }
-    }
+super::convert::refusals_into_current! {
+    InvalidArguments, UnknownTool, NotFound, NotMessageable, ResumeDisabled, EmptyBody,
+    Rejected
 }
 
 // No annotations: 0.2.0 has none.
 super::convert::older_catalog!(bare);
 
-/// One call, its answer in the current shape.
-pub fn call<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-) -> wasmtime::Result<Result<current::Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let answer = plugin.harness_sessions_tools().call_call(
-        store,
-        &request.caller,
-        &request.call_id,
-        &request.settings,
-        &request.tool,
-        &request.arguments,
-    )?;
-    Ok(answer.map(|answer| current::Answer {
+super::convert::call_fn!(
+    |answer: exports::harness::sessions::tools::Answer| current::Answer {
         text: answer.text,
         refusal: answer.refusal.map(Into::into),
         await_reply: None,
-    }))
-}
+    }
+);
 
 #[cfg(test)]
 mod tests {

@@ -44,42 +44,18 @@ pub(crate) fn surface_index(index: current::SurfaceIndex) -> query::SurfaceIndex
     }
 }
 
-impl From<Refusal> for current::Refusal {
-    fn from(refusal: Refusal) -> current::Refusal {
-        match refusal {
-            Refusal::InvalidArguments => current::Refusal::InvalidArguments,
-            Refusal::UnknownTool => current::Refusal::UnknownTool,
-            Refusal::NotFound => current::Refusal::NotFound,
-            Refusal::NotMessageable => current::Refusal::NotMessageable,
-            Refusal::NotPermitted => current::Refusal::NotPermitted,
-            Refusal::LoopGuard => current::Refusal::LoopGuard,
-            Refusal::ResumeDisabled => current::Refusal::ResumeDisabled,
-            Refusal::EmptyBody => current::Refusal::EmptyBody,
-            Refusal::Rejected => current::Refusal::Rejected,
-        }
-    }
+super::convert::refusals_into_current! {
+    InvalidArguments, UnknownTool, NotFound, NotMessageable, NotPermitted, LoopGuard,
+    ResumeDisabled, EmptyBody, Rejected
 }
 
 super::convert::older_catalog!(annotated);
 
-/// One call, its answer in the current shape (a 0.3.0 send never awaits a reply).
-pub fn call<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-) -> wasmtime::Result<Result<current::Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let answer = plugin.harness_sessions_tools().call_call(
-        store,
-        &request.caller,
-        &request.call_id,
-        &request.settings,
-        &request.tool,
-        &request.arguments,
-    )?;
-    Ok(answer.map(|answer| current::Answer {
+// A 0.3.0 send never awaits a reply.
+super::convert::call_fn!(
+    |answer: exports::harness::sessions::tools::Answer| current::Answer {
         text: answer.text,
         refusal: answer.refusal.map(Into::into),
         await_reply: None,
-    }))
-}
+    }
+);

@@ -68,22 +68,9 @@ impl From<current::DeliveryRefusal> for inbox::DeliveryRefusal {
     }
 }
 
-impl From<Refusal> for current::Refusal {
-    fn from(refusal: Refusal) -> current::Refusal {
-        match refusal {
-            Refusal::InvalidArguments => current::Refusal::InvalidArguments,
-            Refusal::UnknownTool => current::Refusal::UnknownTool,
-            Refusal::NotFound => current::Refusal::NotFound,
-            Refusal::NotMessageable => current::Refusal::NotMessageable,
-            Refusal::NotPermitted => current::Refusal::NotPermitted,
-            Refusal::RefusedByTarget => current::Refusal::RefusedByTarget,
-            Refusal::LoopGuard => current::Refusal::LoopGuard,
-            Refusal::RateLimited => current::Refusal::RateLimited,
-            Refusal::ResumeDisabled => current::Refusal::ResumeDisabled,
-            Refusal::EmptyBody => current::Refusal::EmptyBody,
-            Refusal::Rejected => current::Refusal::Rejected,
-        }
-    }
+super::convert::refusals_into_current! {
+    InvalidArguments, UnknownTool, NotFound, NotMessageable, NotPermitted,
+    RefusedByTarget, LoopGuard, RateLimited, ResumeDisabled, EmptyBody, Rejected
 }
 
 impl From<ReplyWait> for current::ReplyWait {
@@ -106,23 +93,7 @@ fn answer(answer: exports::harness::sessions::tools::Answer) -> current::Answer 
 
 super::convert::older_catalog!(annotated);
 
-/// One call, its answer in the current shape.
-pub fn call<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-) -> wasmtime::Result<Result<current::Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let answered = plugin.harness_sessions_tools().call_call(
-        store,
-        &request.caller,
-        &request.call_id,
-        &request.settings,
-        &request.tool,
-        &request.arguments,
-    )?;
-    Ok(answered.map(answer))
-}
+super::convert::call_fn!(answer);
 
 /// The end of a send that awaited its reply, in a fresh instance.
 pub fn reply_awaited<T: 'static>(

@@ -16,6 +16,7 @@ wasmtime::component::bindgen!({
     additional_derives: [PartialEq, Eq],
 });
 
+use super::latest as current;
 use super::request::CallRequest;
 use wasmtime::Store;
 
@@ -357,19 +358,4 @@ pub fn reply_awaited<T: 'static>(
     )
 }
 
-/// One call.
-pub fn call<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-) -> wasmtime::Result<Result<Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    plugin.harness_sessions_tools().call_call(
-        store,
-        &request.caller,
-        &request.call_id,
-        &request.settings,
-        &request.tool,
-        &request.arguments,
-    )
-}
+super::convert::call_fn!(current);

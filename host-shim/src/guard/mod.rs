@@ -6,6 +6,22 @@
 //! forwards nothing more.
 
 mod older;
+
+/// `add_to_linker` for a version whose world the guard answers whole: its imports, each
+/// answered by the [`Guard`] `guard` finds in the store's data.
+macro_rules! world_linker {
+    () => {
+        /// Adds the version's imports to `linker`, each answered by the [`Guard`]
+        /// `guard` finds in the store's data.
+        pub fn add_to_linker<T: 'static, H: Harness>(
+            linker: &mut Linker<T>,
+            guard: fn(&mut T) -> &mut Guard<H>,
+        ) -> wasmtime::Result<()> {
+            Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
+        }
+    };
+}
+use world_linker;
 pub(crate) mod since_v0_1_0;
 pub(crate) mod since_v0_2_0;
 pub(crate) mod since_v0_3_0;
@@ -14,7 +30,7 @@ pub(crate) mod since_v0_5_0;
 
 use crate::contract::latest::{
     Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
-    MessageIds, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+    SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
 
 /// The most bytes of a tool call's input handed to the plugin (the WIT's bound).
@@ -637,13 +653,16 @@ impl<H: Harness> Guard<H> {
 
     pub(crate) fn deliver(
         &mut self,
-        target: String,
-        body: String,
-        mode: DeliveryMode,
-        may_wake: bool,
-        key: String,
-        ids: MessageIds,
+        request: &DeliveryRequest,
     ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
+        let DeliveryRequest {
+            target,
+            body,
+            mode,
+            key,
+            ids,
+            ..
+        } = *request;
         if self.stats.deliveries >= self.bounds.deliveries_per_call {
             return self.stop(HostStop::Deliveries {
                 limit: self.bounds.deliveries_per_call,
@@ -667,7 +686,7 @@ impl<H: Harness> Guard<H> {
                 size: key.len(),
             });
         }
-        self.lift_ids("a delivery target", [target.as_str()])?;
+        self.lift_ids("a delivery target", [target])?;
         self.lift_ids(
             "a message id",
             std::iter::once(ids.message_id.as_str()).chain(ids.in_reply_to.as_deref()),
@@ -676,19 +695,12 @@ impl<H: Harness> Guard<H> {
         let admitted = key.is_empty()
             || (self.keys.lock())
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .admits(&key, &target, mode, &body);
+                .admits(key, target, mode, body);
         if !admitted {
+            let key = key.to_string();
             return self.stop(HostStop::KeyReused { key });
         }
-        let request = DeliveryRequest {
-            target: &target,
-            body: &body,
-            mode,
-            may_wake,
-            key: &key,
-            ids: &ids,
-        };
-        let answer = (self.harness).deliver(&request);
+        let answer = (self.harness).deliver(request);
         match &answer {
             // Delivered before, under the same key: nothing new to record.
             Ok(delivered) if delivered.repeat => self.stats.repeats += 1,
@@ -698,12 +710,12 @@ impl<H: Harness> Guard<H> {
                     self.stats.wakes += 1;
                 }
                 self.deliveries.push(Delivery {
-                    target,
+                    target: target.to_string(),
                     mode,
-                    body,
+                    body: body.to_string(),
                     woke: delivered.woke,
                     state: delivered.state,
-                    key,
+                    key: key.to_string(),
                 });
             }
             Err(_) => {}

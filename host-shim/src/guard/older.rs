@@ -6,10 +6,10 @@
 use super::Guard;
 use crate::contract::frames::{older_message, older_surface};
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, MessageIds, SessionHeader,
-    SurfaceIndex,
+    Delivered, DeliveryMode, DeliveryRefusal, MessageContent, SessionHeader, SurfaceIndex,
 };
 use crate::harness::Harness;
+use crate::inbox::delivery::DeliveryRequest;
 
 impl<H: Harness> Guard<H> {
     /// One header, in an older version's shape.
@@ -55,13 +55,16 @@ impl<H: Harness> Guard<H> {
     /// A delivery from a plugin whose frames carry no ids.
     pub(crate) fn deliver_without_ids(
         &mut self,
-        target: String,
-        body: String,
+        (target, body): (&str, &str),
         mode: DeliveryMode,
         may_wake: bool,
-        key: String,
+        key: &str,
     ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
-        self.deliver(target, body, mode, may_wake, key, MessageIds::none())
+        self.deliver(
+            &DeliveryRequest::new(target, body, mode)
+                .may_wake(may_wake)
+                .key(key),
+        )
     }
 }
 
@@ -91,3 +94,32 @@ macro_rules! older_session_lookups {
     };
 }
 pub(crate) use older_session_lookups;
+
+/// `inbox::Host` for a contract before 0.4.0 (its frames carry no ids): a delivery
+/// answered by the guard, its answer converted by `$delivered` (from the current
+/// `Delivered`). 0.1.0's deliveries take no key.
+macro_rules! older_inbox {
+    (without key, $delivered:expr) => {
+        $crate::guard::older::older_inbox!(@ $delivered; ; "");
+    };
+    ($delivered:expr) => {
+        $crate::guard::older::older_inbox!(@ $delivered; key: String; &key);
+    };
+    (@ $delivered:expr; $($key:ident: $key_type:ty)?; $key_value:expr) => {
+        impl<H: Harness> inbox::Host for Guard<H> {
+            fn deliver(
+                &mut self,
+                target: String,
+                body: String,
+                mode: inbox::DeliveryMode,
+                may_wake: bool,
+                $($key: $key_type,)?
+            ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
+                let words = (target.as_str(), body.as_str());
+                let answer = self.deliver_without_ids(words, mode.into(), may_wake, $key_value)?;
+                Ok(answer.map($delivered).map_err(Into::into))
+            }
+        }
+    };
+}
+pub(crate) use older_inbox;

@@ -5,7 +5,7 @@
 use super::Guard;
 use crate::contract::frames::older_message;
 use crate::contract::injected::marked_injected;
-use crate::contract::latest as current;
+use crate::contract::latest::{self as current, Delivered};
 use crate::contract::since_v0_1_0::Plugin;
 use crate::contract::since_v0_1_0::harness::sessions::{inbox, session_query as query};
 use crate::harness::Harness;
@@ -27,14 +27,7 @@ fn index_ids(index: &current::SessionIndex) -> Vec<String> {
     ids
 }
 
-/// Adds the 0.1.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
-/// in the store's data.
-pub fn add_to_linker<T: 'static, H: Harness>(
-    linker: &mut Linker<T>,
-    guard: fn(&mut T) -> &mut Guard<H>,
-) -> wasmtime::Result<()> {
-    Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
-}
+super::world_linker!();
 
 impl<H: Harness> query::Host for Guard<H> {
     fn list_sessions(&mut self) -> wasmtime::Result<Vec<query::SessionHeader>> {
@@ -89,21 +82,7 @@ impl<H: Harness> query::Host for Guard<H> {
     }
 }
 
-impl<H: Harness> inbox::Host for Guard<H> {
-    fn deliver(
-        &mut self,
-        target: String,
-        body: String,
-        mode: inbox::DeliveryMode,
-        may_wake: bool,
-    ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        // 0.1.0 has no delivery key: every send delivers.
-        let answer =
-            self.deliver_without_ids(target, body, mode.into(), may_wake, String::new())?;
-        Ok(answer
-            .map(|delivered| inbox::Delivered {
-                woke: delivered.woke,
-            })
-            .map_err(Into::into))
-    }
-}
+// 0.1.0 has no delivery key: every send delivers.
+super::older::older_inbox!(without key, |delivered: Delivered| inbox::Delivered {
+    woke: delivered.woke,
+});

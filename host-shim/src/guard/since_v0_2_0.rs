@@ -4,19 +4,13 @@
 
 use super::Guard;
 use crate::contract::injected::marked_injected;
+use crate::contract::latest::Delivered;
 use crate::contract::since_v0_2_0::harness::sessions::{inbox, session_query as query};
 use crate::contract::since_v0_2_0::{Plugin, surface_index};
 use crate::harness::Harness;
 use wasmtime::component::{HasSelf, Linker};
 
-/// Adds the 0.2.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
-/// in the store's data.
-pub fn add_to_linker<T: 'static, H: Harness>(
-    linker: &mut Linker<T>,
-    guard: fn(&mut T) -> &mut Guard<H>,
-) -> wasmtime::Result<()> {
-    Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
-}
+super::world_linker!();
 
 impl<H: Harness> query::Host for Guard<H> {
     super::older::older_session_lookups!();
@@ -47,21 +41,7 @@ impl<H: Harness> query::Host for Guard<H> {
     }
 }
 
-impl<H: Harness> inbox::Host for Guard<H> {
-    fn deliver(
-        &mut self,
-        target: String,
-        body: String,
-        mode: inbox::DeliveryMode,
-        may_wake: bool,
-        key: String,
-    ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        let answer = self.deliver_without_ids(target, body, mode.into(), may_wake, key)?;
-        Ok(answer
-            .map(|delivered| inbox::Delivered {
-                woke: delivered.woke,
-                repeat: delivered.repeat,
-            })
-            .map_err(Into::into))
-    }
-}
+super::older::older_inbox!(|delivered: Delivered| inbox::Delivered {
+    woke: delivered.woke,
+    repeat: delivered.repeat,
+});

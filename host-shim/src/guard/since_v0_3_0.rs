@@ -4,20 +4,13 @@
 //! loop guard of a deployment running both versions still counts its hop.
 
 use super::Guard;
-use crate::contract::latest::DeliveryState;
+use crate::contract::latest::{Delivered, DeliveryState};
 use crate::contract::since_v0_3_0::harness::sessions::{inbox, session_query as query};
 use crate::contract::since_v0_3_0::{Plugin, surface_index};
 use crate::harness::Harness;
 use wasmtime::component::{HasSelf, Linker};
 
-/// Adds the 0.3.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
-/// in the store's data.
-pub fn add_to_linker<T: 'static, H: Harness>(
-    linker: &mut Linker<T>,
-    guard: fn(&mut T) -> &mut Guard<H>,
-) -> wasmtime::Result<()> {
-    Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
-}
+super::world_linker!();
 
 impl<H: Harness> query::Host for Guard<H> {
     super::older::older_session_lookups!();
@@ -62,26 +55,12 @@ impl<H: Harness> query::Host for Guard<H> {
     }
 }
 
-impl<H: Harness> inbox::Host for Guard<H> {
-    fn deliver(
-        &mut self,
-        target: String,
-        body: String,
-        mode: inbox::DeliveryMode,
-        may_wake: bool,
-        key: String,
-    ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        let answer = self.deliver_without_ids(target, body, mode.into(), may_wake, key)?;
-        Ok(answer
-            .map(|delivered| inbox::Delivered {
-                woke: delivered.woke,
-                repeat: delivered.repeat,
-                // Held for its person: waiting, in 0.3.0's words.
-                state: match delivered.state {
-                    DeliveryState::HandedOver => inbox::DeliveryState::HandedOver,
-                    DeliveryState::Waiting | DeliveryState::Held => inbox::DeliveryState::Waiting,
-                },
-            })
-            .map_err(Into::into))
-    }
-}
+super::older::older_inbox!(|delivered: Delivered| inbox::Delivered {
+    woke: delivered.woke,
+    repeat: delivered.repeat,
+    // Held for its person: waiting, in 0.3.0's words.
+    state: match delivered.state {
+        DeliveryState::HandedOver => inbox::DeliveryState::HandedOver,
+        DeliveryState::Waiting | DeliveryState::Held => inbox::DeliveryState::Waiting,
+    },
+});

@@ -6,6 +6,7 @@ use super::Guard;
 use crate::contract::latest::harness::sessions::session_query;
 use crate::contract::since_v0_4_0::harness::sessions::inbox;
 use crate::harness::Harness;
+use crate::inbox::delivery::DeliveryRequest;
 use wasmtime::component::{HasSelf, Linker};
 
 /// Adds the 0.4.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
@@ -31,7 +32,16 @@ impl<H: Harness> inbox::Host for Guard<H> {
         key: String,
         ids: inbox::MessageIds,
     ) -> wasmtime::Result<Result<inbox::Delivered, inbox::DeliveryRefusal>> {
-        let answer = Guard::deliver(self, target, body, mode.into(), may_wake, key, ids.into())?;
+        let ids = ids.into();
+        let request = DeliveryRequest {
+            target: &target,
+            body: &body,
+            mode: mode.into(),
+            may_wake,
+            key: &key,
+            ids: &ids,
+        };
+        let answer = Guard::deliver(self, &request)?;
         Ok(answer.map(Into::into).map_err(Into::into))
     }
 }

@@ -8,16 +8,10 @@ use crate::contract::latest::{
     SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
 };
 use crate::harness::Harness;
+use crate::inbox::delivery::DeliveryRequest;
 use wasmtime::component::{HasSelf, Linker};
 
-/// Adds the 0.5.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
-/// in the store's data.
-pub fn add_to_linker<T: 'static, H: Harness>(
-    linker: &mut Linker<T>,
-    guard: fn(&mut T) -> &mut Guard<H>,
-) -> wasmtime::Result<()> {
-    Plugin::add_to_linker::<T, HasSelf<Guard<H>>>(linker, guard)
-}
+super::world_linker!();
 
 impl<H: Harness> query::Host for Guard<H> {
     fn list_sessions(&mut self) -> wasmtime::Result<SessionIndex> {
@@ -97,6 +91,14 @@ impl<H: Harness> inbox::Host for Guard<H> {
         key: String,
         ids: MessageIds,
     ) -> wasmtime::Result<Result<Delivered, DeliveryRefusal>> {
-        Guard::deliver(self, target, body, mode, may_wake, key, ids)
+        let request = DeliveryRequest {
+            target: &target,
+            body: &body,
+            mode,
+            may_wake,
+            key: &key,
+            ids: &ids,
+        };
+        Guard::deliver(self, &request)
     }
 }

@@ -26,6 +26,15 @@ pub fn user_dir(
     Some(base.join("session-tools"))
 }
 
+/// A harness's folder as the harness finds it: `$<var>` when set and not empty, else
+/// `folder` under HOME; none without either.
+pub fn env_or_home(var: &str, folder: &str) -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(var).filter(|dir| !dir.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(folder))
+}
+
 pub fn effective_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }

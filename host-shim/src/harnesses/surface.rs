@@ -135,6 +135,15 @@ impl Surface {
 /// desk (an inbox that cannot be read counts nothing). Its deliveries take the one
 /// delivery path, as its [`Recipient`] says.
 pub trait LoggedSessions: Recipient {
+    /// The harness's name (`claude-code`, `codex`): its [`super::Store::harness`].
+    const HARNESS: &'static str;
+
+    /// Lines of its logs the last listing could not read: its
+    /// [`super::Store::skipped_lines`].
+    fn skipped_lines(&self) -> u64 {
+        0
+    }
+
     /// A call begins (the desk already knows its caller): what the store keeps for
     /// its length.
     fn call_begins(&mut self) {}
@@ -158,6 +167,17 @@ pub trait LoggedSessions: Recipient {
 
     /// One session's surface, parsed from its log.
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>>;
+}
+
+// A store over logs is a `Store` with no more said.
+impl<T: LoggedSessions + Send + 'static> super::Store for T {
+    fn harness(&self) -> &'static str {
+        T::HARNESS
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        LoggedSessions::skipped_lines(self)
+    }
 }
 
 // The bound is the kit's own: only its stores over logs take this impl; any other

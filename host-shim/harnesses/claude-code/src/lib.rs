@@ -886,6 +886,12 @@ impl ClaudeStore {
 }
 
 impl LoggedSessions for ClaudeStore {
+    const HARNESS: &'static str = "claude-code";
+
+    fn skipped_lines(&self) -> u64 {
+        ClaudeStore::skipped_lines(self)
+    }
+
     fn call_begins(&mut self) {
         self.statted = Some(std::collections::HashSet::new());
         self.claude_inbound_seen.begin();
@@ -927,16 +933,6 @@ impl LoggedSessions for ClaudeStore {
 
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
         self.surface(id)
-    }
-}
-
-impl host_shim::harnesses::Store for ClaudeStore {
-    fn harness(&self) -> &'static str {
-        "claude-code"
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        ClaudeStore::skipped_lines(self)
     }
 }
 

@@ -55,10 +55,7 @@ use std::time::Duration;
 
 /// Codex's home as Codex finds it: `$CODEX_HOME`, else `~/.codex`; none without either.
 pub fn default_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(home));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".codex"))
+    host_shim::os::env_or_home("CODEX_HOME", ".codex")
 }
 
 /// Rollouts whose parsed surface is kept.
@@ -673,6 +670,12 @@ fn id_from_name(path: &Path) -> String {
 }
 
 impl LoggedSessions for CodexStore {
+    const HARNESS: &'static str = "codex";
+
+    fn skipped_lines(&self) -> u64 {
+        CodexStore::skipped_lines(self)
+    }
+
     fn call_begins(&mut self) {
         self.this_call = Some(ThisCall::default());
     }
@@ -841,16 +844,6 @@ impl CodexStore {
 /// before it answers (waiting, for the thread's next hook to settle, when not yet).
 /// (Within a call's usual 1 s deadline.)
 const ROLLOUT_SHOWS_WITHIN: std::time::Duration = std::time::Duration::from_millis(400);
-
-impl host_shim::harnesses::Store for CodexStore {
-    fn harness(&self) -> &'static str {
-        "codex"
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        CodexStore::skipped_lines(self)
-    }
-}
 
 /// What Codex's MCP client sends: one server for its process, the calling thread and
 /// the call in each `tools/call`'s `_meta`.

@@ -90,10 +90,7 @@ pub const MCP_CLIENT: McpClient = McpClient {
 /// Copilot CLI's home as Copilot finds it: `$COPILOT_HOME`, else `~/.copilot`; none
 /// without either.
 pub fn default_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("COPILOT_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(home));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".copilot"))
+    host_shim::os::env_or_home("COPILOT_HOME", ".copilot")
 }
 
 /// How many parsed surfaces a store keeps.
@@ -787,6 +784,12 @@ impl Parsed {
 }
 
 impl LoggedSessions for CopilotStore {
+    const HARNESS: &'static str = "copilot";
+
+    fn skipped_lines(&self) -> u64 {
+        CopilotStore::skipped_lines(self)
+    }
+
     fn call_begins(&mut self) {
         self.this_call = Some(ThisCall::default());
     }
@@ -834,16 +837,6 @@ impl LoggedSessions for CopilotStore {
 
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
         self.surface(id)
-    }
-}
-
-impl host_shim::harnesses::Store for CopilotStore {
-    fn harness(&self) -> &'static str {
-        "copilot"
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        CopilotStore::skipped_lines(self)
     }
 }
 

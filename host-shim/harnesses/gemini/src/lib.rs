@@ -608,6 +608,12 @@ fn without_stamp(args: &serde_json::Value) -> String {
 }
 
 impl LoggedSessions for GeminiStore {
+    const HARNESS: &'static str = "gemini";
+
+    fn skipped_lines(&self) -> u64 {
+        GeminiStore::skipped_lines(self)
+    }
+
     fn call_begins(&mut self) {
         self.this_call = Some(ThisCall::default());
     }
@@ -645,16 +651,6 @@ impl LoggedSessions for GeminiStore {
 
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
         self.surface(id)
-    }
-}
-
-impl host_shim::harnesses::Store for GeminiStore {
-    fn harness(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        GeminiStore::skipped_lines(self)
     }
 }
 

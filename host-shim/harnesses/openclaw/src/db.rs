@@ -214,10 +214,7 @@ pub(crate) fn decompressed(bytes: &[u8], declared: Option<i64>) -> Option<Vec<u8
 /// Where OpenClaw keeps its state for this user: `$OPENCLAW_STATE_DIR`, else
 /// `~/.openclaw`.
 pub fn default_state_dir() -> Option<std::path::PathBuf> {
-    if let Some(dir) = std::env::var_os("OPENCLAW_STATE_DIR").filter(|d| !d.is_empty()) {
-        return Some(dir.into());
-    }
-    std::env::var_os("HOME").map(|home| Path::new(&home).join(".openclaw"))
+    host_shim::os::env_or_home("OPENCLAW_STATE_DIR", ".openclaw")
 }
 
 /// The agent databases under OpenClaw's state folder, by agent id.

@@ -253,6 +253,12 @@ impl OpenClawStore {
 }
 
 impl LoggedSessions for OpenClawStore {
+    const HARNESS: &'static str = "openclaw";
+
+    fn skipped_lines(&self) -> u64 {
+        self.skipped_rows()
+    }
+
     fn call_begins(&mut self) {
         self.live_this_call = Some(self.presence.live_sessions());
         self.listed_this_call = Some(false);
@@ -323,16 +329,6 @@ fn kind_of(row: &SessionRow) -> Option<String> {
         (Some("cron"), _) => Some("cron job".to_string()),
         (_, Some(source)) => Some(format!("hook ({source})")),
         _ => None,
-    }
-}
-
-impl host_shim::harnesses::Store for OpenClawStore {
-    fn harness(&self) -> &'static str {
-        "openclaw"
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.skipped_rows()
     }
 }
 

@@ -368,6 +368,12 @@ fn action_of(part: &db::PartData) -> Option<ToolAction> {
 }
 
 impl LoggedSessions for OpenCodeStore {
+    const HARNESS: &'static str = "opencode";
+
+    fn skipped_lines(&self) -> u64 {
+        self.skipped_rows()
+    }
+
     fn call_begins(&mut self) {
         self.live_this_call = Some(self.presence.live_sessions());
     }
@@ -397,16 +403,6 @@ impl LoggedSessions for OpenCodeStore {
 
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
         self.surface(id)
-    }
-}
-
-impl host_shim::harnesses::Store for OpenCodeStore {
-    fn harness(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.skipped_rows()
     }
 }
 

@@ -728,7 +728,7 @@ impl InboxBackend for NatsInbox {
         &self,
         session: &str,
         expire_after: Duration,
-        shown: &mut dyn FnMut() -> Result<host_shim::inbox::Shown>,
+        shown: host_shim::inbox::ReadShown,
     ) -> Result<host_shim::inbox::Settled> {
         let mut settled = host_shim::inbox::Settled::default();
         // The marks first (one listing): most hooks find no offer, and read no message.

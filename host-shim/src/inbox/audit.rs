@@ -340,7 +340,7 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
         &self,
         session: &str,
         expire_after: std::time::Duration,
-        shown: &mut dyn FnMut() -> Result<super::Shown>,
+        shown: super::ReadShown,
     ) -> Result<super::Settled> {
         let settled = self.inner.settle(session, expire_after, shown)?;
         for message in &settled.handed_over {

@@ -675,7 +675,7 @@ mod tests {
             &self,
             session: &str,
             expire_after: std::time::Duration,
-            shown: &mut dyn FnMut() -> anyhow::Result<crate::inbox::Shown>,
+            shown: crate::inbox::ReadShown,
         ) -> anyhow::Result<crate::inbox::Settled> {
             self.inner.settle(session, expire_after, shown)
         }

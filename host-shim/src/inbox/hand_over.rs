@@ -9,7 +9,7 @@
 
 use super::{InboxBackend, OFFERS_EXPIRE_AFTER, Shown, SpooledMessage, Waiting};
 use crate::contract::latest::{DeliveryMode, InboundPolicy};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::path::Path;
 
 /// What witnesses a hand-over.
@@ -74,6 +74,14 @@ pub fn hook_json(
         .map_err(|why| anyhow::anyhow!("the hook input's {field} is not a session id: {why}"))?
         .to_string();
     Ok((json, session))
+}
+
+/// A hook's answer, one JSON line on `out`, flushed: what the harness reads once the
+/// hook exits.
+pub fn write_hook_answer(out: &mut dyn std::io::Write, answer: &serde_json::Value) -> Result<()> {
+    writeln!(out, "{answer}")
+        .and_then(|()| out.flush())
+        .context("cannot write the hook's answer")
 }
 
 /// Which waiting messages a hand-over takes (oldest first, in each case).

@@ -260,7 +260,7 @@ impl InboxBackend for MemoryInbox {
         &self,
         session: &str,
         expire_after: std::time::Duration,
-        shown: &mut dyn FnMut() -> Result<super::Shown>,
+        shown: super::ReadShown,
     ) -> Result<super::Settled> {
         let offered = |at: &Place| matches!(at, Place::Offered(_));
         if !self.sessions().of(session).any(|e| offered(&e.at)) {

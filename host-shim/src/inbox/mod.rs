@@ -38,6 +38,7 @@ pub use audit::{AuditLog, Audited};
 pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
 pub use hand_over::{
     HookReport, Takes, Witness, hand_over_waiting, hook_json, joined, within_answer_cap,
+    write_hook_answer,
 };
 pub use memory::MemoryInbox;
 pub use replies::{REPLY_POLL, await_reply, inbound_or_accept, send_history, send_history_or_none};
@@ -75,6 +76,9 @@ impl<'a> SameWords<'a> {
             && message.same_words(self.body)
     }
 }
+
+/// Reads which frames the target's own record shows ([`InboxBackend::settle`]).
+pub type ReadShown<'a> = &'a mut dyn FnMut() -> Result<Shown>;
 
 /// A hand-over's messages and what gives them to the harness
 /// ([`InboxBackend::hand`]).
@@ -199,12 +203,7 @@ pub trait InboxBackend: Send + Sync {
     /// reached the harness) counts as an offer, made when its claimant was last known
     /// to be alive. `shown` is called at most once, and only when there is an offer or
     /// a dead claim to settle: it reads the record.
-    fn settle(
-        &self,
-        session: &str,
-        expire_after: Duration,
-        shown: &mut dyn FnMut() -> Result<Shown>,
-    ) -> Result<Settled>;
+    fn settle(&self, session: &str, expire_after: Duration, shown: ReadShown) -> Result<Settled>;
 
     /// `sender`'s messages accepted at or after `since_ns` (ns since the epoch), in
     /// every session's inbox, waiting or handed over, in any order; none for an empty

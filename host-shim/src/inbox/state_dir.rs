@@ -504,7 +504,7 @@ impl InboxBackend for StateDir {
         &self,
         session: &str,
         expire_after: std::time::Duration,
-        shown: &mut dyn FnMut() -> Result<super::Shown>,
+        shown: super::ReadShown,
     ) -> Result<super::Settled> {
         let inbox = self.session_path("inbox", session)?;
         let now = now_ns();

@@ -14,6 +14,31 @@ pub mod profiles;
 
 use std::path::Path;
 
+/// An empty folder of its own for the test thread that asks (`name` says whose, in the
+/// temporary folder), and a state folder in it.
+pub fn fresh_state(name: &str) -> (host_shim::StateDir, std::path::PathBuf) {
+    let root = std::env::temp_dir().join(format!(
+        "host-shim-{name}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&root);
+    (
+        host_shim::StateDir::open(&root.join("state")).unwrap(),
+        root,
+    )
+}
+
+/// A message in `mode` waiting for `session` in `inbox` under `key`.
+pub fn spool(
+    inbox: &dyn host_shim::InboxBackend,
+    session: &str,
+    (body, mode, key): (&str, host_shim::contract::latest::DeliveryMode, &str),
+) {
+    let message = host_shim::inbox::SpooledMessage::new(session, mode, body, key, false);
+    inbox.put(&message).unwrap();
+}
+
 /// A copy of the folder `from` at `to`, for a test that writes into what a real
 /// harness wrote.
 pub fn copy_tree(from: &Path, to: &Path) {

@@ -34,7 +34,9 @@
 //! Claude Code's messaging socket (`idle.rs`).
 
 use anyhow::{Context, Result, bail};
-use host_shim::inbox::{HookReport, InboxBackend, Takes, Witness, hand_over_waiting};
+use host_shim::inbox::{
+    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+};
 use host_shim::presence::Presence;
 use serde::Deserialize;
 use std::io::Write;
@@ -108,9 +110,7 @@ pub fn answer(
         let output = serde_json::json!({
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
         });
-        writeln!(out, "{output}")
-            .and_then(|()| out.flush())
-            .context("cannot write the hook's answer")
+        write_hook_answer(out, &output)
     })?;
     if report.picked == 0 && event == "Stop" {
         presence.set_idle(&session, true)?;

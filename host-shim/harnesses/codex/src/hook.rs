@@ -16,7 +16,9 @@
 //! [`host_shim::inbox`]); without `transcript_path` the answer alone hands it over.
 
 use anyhow::{Context, Result, bail};
-use host_shim::inbox::{HookReport, InboxBackend, Takes, Witness, hand_over_waiting};
+use host_shim::inbox::{
+    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+};
 use serde::Deserialize;
 use std::io::Write;
 
@@ -59,9 +61,7 @@ pub fn answer(inbox: &dyn InboxBackend, input: &[u8], out: &mut dyn Write) -> Re
                 "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
             })
         };
-        writeln!(out, "{output}")
-            .and_then(|()| out.flush())
-            .context("cannot write the hook's answer")
+        write_hook_answer(out, &output)
     })
 }
 
@@ -74,13 +74,7 @@ mod tests {
     const THREAD: &str = "01a23b69-bd46-7060-9af0-509a2688740e";
 
     fn state() -> StateDir {
-        let root = std::env::temp_dir().join(format!(
-            "host-shim-codex-hook-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&root);
-        StateDir::open(&root).unwrap()
+        host_shim_testkit::fresh_state("codex-hook").0
     }
 
     fn run(state: &StateDir, event: &str) -> Option<serde_json::Value> {
@@ -92,9 +86,7 @@ mod tests {
     }
 
     fn spool(state: &StateDir, body: &str, mode: DeliveryMode, key: &str) {
-        state
-            .put(&SpooledMessage::new(THREAD, mode, body, key, false))
-            .unwrap();
+        host_shim_testkit::spool(state, THREAD, (body, mode, key));
     }
 
     #[test]

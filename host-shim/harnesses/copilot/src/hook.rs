@@ -30,8 +30,10 @@
 //! shows its frame (Copilot records each of the four; [`super::handed_over_ids`]), and
 //! offered again when it still does not after its time.
 
-use anyhow::{Context, Result, bail};
-use host_shim::inbox::{HookReport, InboxBackend, Takes, Witness, hand_over_waiting};
+use anyhow::{Result, bail};
+use host_shim::inbox::{
+    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -162,9 +164,7 @@ pub fn stamp(
         }
         _ => serde_json::json!({}),
     };
-    writeln!(out, "{answer}")
-        .and_then(|()| out.flush())
-        .context("cannot write the hook's answer")?;
+    write_hook_answer(out, &answer)?;
     Ok(HookReport::default())
 }
 
@@ -180,7 +180,7 @@ pub fn answer(
 ) -> Result<HookReport> {
     let session = input.session.as_str();
     let nothing = |out: &mut dyn Write| -> Result<HookReport> {
-        writeln!(out, "{{}}").context("cannot write the hook's answer")?;
+        write_hook_answer(out, &serde_json::json!({}))?;
         Ok(HookReport::default())
     };
     let Some(takes) = input.event.and_then(Event::takes) else {
@@ -206,9 +206,7 @@ pub fn answer(
             Event::AgentStop => serde_json::json!({"decision": "block", "reason": text}),
             _ => serde_json::json!({"additionalContext": text}),
         };
-        writeln!(out, "{output}")
-            .and_then(|()| out.flush())
-            .context("cannot write the hook's answer")
+        write_hook_answer(out, &output)
     })?;
     if !answered {
         nothing(out)?;
@@ -220,21 +218,13 @@ pub fn answer(
 mod tests {
     use super::*;
     use host_shim::contract::latest::DeliveryMode;
-    use host_shim::inbox::{SpooledMessage, StateDir};
+    use host_shim::inbox::StateDir;
 
     const SESSION: &str = "8c6f233d-ecb4-4553-9721-eeca05f621f3";
 
     fn state() -> (StateDir, PathBuf) {
-        let root = std::env::temp_dir().join(format!(
-            "host-shim-copilot-hook-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&root);
-        (
-            StateDir::open(&root.join("state")).unwrap(),
-            root.join("copilot"),
-        )
+        let (state, root) = host_shim_testkit::fresh_state("copilot-hook");
+        (state, root.join("copilot"))
     }
 
     fn run(
@@ -249,9 +239,7 @@ mod tests {
     }
 
     fn spool(state: &StateDir, body: &str, mode: DeliveryMode, key: &str) {
-        state
-            .put(&SpooledMessage::new(SESSION, mode, body, key, false))
-            .unwrap();
+        host_shim_testkit::spool(state, SESSION, (body, mode, key));
     }
 
     #[test]

@@ -27,8 +27,10 @@
 //! is taken from the inbox.
 
 use super::STAMP_ARGUMENT;
-use anyhow::{Context, Result};
-use host_shim::inbox::{HookReport, InboxBackend, Takes, Witness, hand_over_waiting};
+use anyhow::Result;
+use host_shim::inbox::{
+    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -200,9 +202,7 @@ pub fn stamp(
             }
         }
     };
-    writeln!(out, "{answer}")
-        .and_then(|()| out.flush())
-        .context("cannot write the hook's answer")?;
+    write_hook_answer(out, &answer)?;
     Ok(HookReport::default())
 }
 
@@ -215,7 +215,7 @@ pub fn answer(
     out: &mut dyn Write,
 ) -> Result<HookReport> {
     let nothing = |out: &mut dyn Write| -> Result<HookReport> {
-        writeln!(out, "{{}}").context("cannot write the hook's answer")?;
+        write_hook_answer(out, &serde_json::json!({}))?;
         Ok(HookReport::default())
     };
     let Some((event, takes)) = input.event.and_then(|e| Some((e, e.takes()?))) else {
@@ -239,9 +239,7 @@ pub fn answer(
                 _ => serde_json::json!({"hookSpecificOutput": {
                 "hookEventName": event.name(), "additionalContext": text}}),
             };
-            writeln!(out, "{output}")
-                .and_then(|()| out.flush())
-                .context("cannot write the hook's answer")
+            write_hook_answer(out, &output)
         },
     )?;
     if !answered {
@@ -254,18 +252,12 @@ pub fn answer(
 mod tests {
     use super::*;
     use host_shim::contract::latest::DeliveryMode;
-    use host_shim::inbox::{SpooledMessage, StateDir};
+    use host_shim::inbox::StateDir;
 
     const SESSION: &str = "b01a3b06-c777-4606-8ab1-457b46f29e4b";
 
     fn state() -> StateDir {
-        let root = std::env::temp_dir().join(format!(
-            "host-shim-gemini-hook-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&root);
-        StateDir::open(&root).unwrap()
+        host_shim_testkit::fresh_state("gemini-hook").0
     }
 
     fn run(state: &StateDir, event: &str, extra: serde_json::Value) -> serde_json::Value {
@@ -284,9 +276,7 @@ mod tests {
     }
 
     fn spool(state: &StateDir, body: &str, mode: DeliveryMode, key: &str) {
-        state
-            .put(&SpooledMessage::new(SESSION, mode, body, key, false))
-            .unwrap();
+        host_shim_testkit::spool(state, SESSION, (body, mode, key));
     }
 
     #[test]

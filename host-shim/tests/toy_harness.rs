@@ -3,11 +3,12 @@
 //! taking the kit's one delivery path over the in-memory inbox backend. Nothing of the
 //! corpus, Claude Code or Codex changes for it.
 
+use host_shim::harnesses::surface::Surface;
 use host_shim::inbox::{Desk, Recipient, Waiting};
 use host_shim::{
     Corpus, CorpusHost, Delivered, DeliveryRefusal, DeliveryState, Harnesses, InboxCount,
-    MemoryInbox, MessageContent, MessageEntry, Role, Session, SessionHeader, SessionIndex,
-    SessionQuery, Store, SurfaceIndex,
+    MemoryInbox, MessageContent, Session, SessionHeader, SessionIndex, SessionQuery, Store,
+    SurfaceIndex,
 };
 use std::sync::Arc;
 
@@ -59,33 +60,11 @@ impl SessionQuery for Toy {
     }
     fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
         let (_, messages) = self.find(id)?;
-        let mut index = SurfaceIndex::new(messages.len() as u64);
-        for (at, text) in messages.iter().enumerate() {
-            let entry = MessageEntry {
-                seq: at as u64 + 1,
-                role: Role::User,
-                replaced: false,
-                injected: false,
-                source_lead_len: 0,
-                text_lead_len: 0,
-                text_chars: text.chars().count() as u32,
-            };
-            index.push(entry, "user", text, lead_chars);
-        }
-        Some(index)
+        Some(Surface::of_person_texts(messages).index(lead_chars))
     }
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
-        let messages = self.find(id).map(|(_, m)| m.clone()).unwrap_or_default();
-        (seqs.iter())
-            .map(|&seq| {
-                let text = messages.get(usize::try_from(seq).ok()?.checked_sub(1)?)?;
-                Some(MessageContent {
-                    source: "user".to_string(),
-                    text: text.clone(),
-                    injected: false,
-                })
-            })
-            .collect()
+        let surface = self.find(id).map(|(_, m)| Surface::of_person_texts(m));
+        Surface::messages(surface.as_ref(), seqs)
     }
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {
         let count = self.desk.inbox().count_from(target, sender);
@@ -152,14 +131,11 @@ fn a_hooks_words_for_text_that_is_not_unicode_are_the_plugins() {
 fn a_toy_harness_beside_the_corpus_is_listed_and_messaged_in_one_listing() {
     let both = Harnesses::new(vec![Box::new(corpus()), Box::new(Toy::new(&["toy-a"]))]);
     let (list, both) = call(both, "corpus-me", "sessions_list", r#"{"scope": "all"}"#);
-    assert!(
-        list.contains("- toy-a [live, top-level] | cwd=/toy | preset=toy-1\n  Toy toy-a"),
-        "{list}"
+    host_shim_testkit::has(
+        &list,
+        "- toy-a [live, top-level] | cwd=/toy | preset=toy-1\n  Toy toy-a",
     );
-    assert!(
-        list.contains("- corpus-me [live, top-level] | this session"),
-        "{list}"
-    );
+    host_shim_testkit::has(&list, "- corpus-me [live, top-level] | this session");
     // The corpus session messages the toy's; the toy has it at once.
     let send = r#"{"session_id": "toy-a", "message": "Hello from the corpus."}"#;
     let (sent, mut both) = call(both, "corpus-me", "sessions_send", send);
@@ -179,9 +155,6 @@ fn a_toy_harness_beside_the_corpus_is_listed_and_messaged_in_one_listing() {
         "sessions_read",
         r#"{"session_id": "toy-a"}"#,
     );
-    assert!(
-        read.contains("your messages to it: 1 handed over"),
-        "{read}"
-    );
-    assert!(read.contains("Hello from the corpus."), "{read}");
+    host_shim_testkit::has(&read, "your messages to it: 1 handed over");
+    host_shim_testkit::has(&read, "Hello from the corpus.");
 }

@@ -131,7 +131,10 @@ fn a_bad_corpus_file_is_one_clear_line_and_a_failure() {
     let err = stderr(&output);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("host-shim: error: "), "{err}");
-    assert!(err.contains("bad-corpus.json: at sessions[0].created_at: invalid type: integer `5`, expected a string"), "{err}");
+    host_shim_testkit::has(
+        &err,
+        "bad-corpus.json: at sessions[0].created_at: invalid type: integer `5`, expected a string",
+    );
     let output = host_shim(&["call", "sessions_list", "--corpus", "/no/such/corpus.json"]);
     assert!(!output.status.success());
     assert!(stderr(&output).contains("cannot read corpus file /no/such/corpus.json"));
@@ -153,9 +156,9 @@ fn bad_settings_fail_the_catalog_and_the_call() {
         let output = host_shim(&args);
         assert!(!output.status.success());
         let err = stderr(&output);
-        assert!(
-            err.contains("bad-settings.json: invalid settings: maxSendChars must be an integer"),
-            "{err}"
+        host_shim_testkit::has(
+            &err,
+            "bad-settings.json: invalid settings: maxSendChars must be an integer",
         );
     }
 }

@@ -54,20 +54,17 @@ fn the_state_folder_s_modes_and_stuck_messages_are_named_and_dead_registrations_
     std::fs::create_dir_all(&project).unwrap();
     std::fs::write(project.join("s-stuck.jsonl"), "").unwrap();
     let (_, text) = home.doctor();
-    assert!(
-        text.contains("fix: claude --resume s-stuck (its next prompt takes them)"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "fix: claude --resume s-stuck (its next prompt takes them)",
     );
-    assert!(!text.contains("s-fresh"), "{text}");
+    host_shim_testkit::lacks(&text, "s-fresh");
     // Held by its person: the fix is theirs to release.
     inbox
         .set_inbound("s-stuck", host_shim::contract::latest::InboundPolicy::Hold)
         .unwrap();
     let (_, text) = home.doctor();
-    assert!(
-        text.contains("fix: host-shim inbound s-stuck accept"),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "fix: host-shim inbound s-stuck accept");
     // Readable by others; then writable by others (which the inbox refuses outright).
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (_, text) = home.doctor();
@@ -106,8 +103,8 @@ fn no_harness_here_says_so() {
     let home = Home::new("empty");
     let (ok, text) = home.doctor();
     assert!(ok, "{text}");
-    assert!(text.contains("No harness found"), "{text}");
-    assert!(text.contains("not created yet"), "{text}");
+    host_shim_testkit::has(&text, "No harness found");
+    host_shim_testkit::has(&text, "not created yet");
 }
 
 fn remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them() {
@@ -209,9 +206,9 @@ fn damaged_message_files_and_inbound_settings_are_named_and_inbound_mends_its_ow
     std::fs::remove_file(state.join("inbox/s-b/k-bad.json")).unwrap();
     let (ok, text) = home.doctor();
     assert!(ok, "{text}");
-    assert!(
-        text.contains("ok       every message file and inbound setting reads"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "ok       every message file and inbound setting reads",
     );
 }
 

@@ -79,6 +79,18 @@ pub struct Surface {
 }
 
 impl Surface {
+    /// A surface of only the person's messages, `texts` in order (seq 1, 2, …): what a
+    /// harness that keeps plain text has.
+    pub fn of_person_texts<'a>(texts: impl IntoIterator<Item = &'a String>) -> Surface {
+        let messages: Vec<Message> = (texts.into_iter().zip(1..))
+            .map(|(text, seq)| Message::new(seq, Role::User, "user", false, Some(text.clone())))
+            .collect();
+        Surface {
+            captured_through_seq: messages.len() as u64,
+            messages,
+        }
+    }
+
     /// The surface as an index, each lead at most `lead_chars` chars.
     pub fn index(&self, lead_chars: u32) -> SurfaceIndex {
         index_of(&self.messages, self.captured_through_seq, lead_chars)

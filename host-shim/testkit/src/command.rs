@@ -161,15 +161,7 @@ pub fn output_with_stdin(command: &mut Command, stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
-pub fn scratch(suite: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("host-shim-{suite}-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+pub use crate::scratch;
 
 /// The stdout of a command that must have succeeded (its stderr when it did not).
 pub fn ok(output: &Output) -> String {
@@ -179,6 +171,22 @@ pub fn ok(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// The stderr of a command that must have failed (its stdout when it did not).
+pub fn failed(output: &Output) -> String {
+    assert!(
+        !output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `text` written to `path`, its folders made first.
+pub fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
 }
 
 /// A text file's contents.

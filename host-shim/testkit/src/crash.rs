@@ -47,12 +47,7 @@ pub struct StopHook {
 
 /// A folder of its own for one case.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("host-shim-spool-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::scratch("spool", name)
 }
 
 /// Kills this process at the step named by `SPOOL_KILL_AT`.

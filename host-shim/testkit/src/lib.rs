@@ -14,6 +14,28 @@ pub mod profiles;
 
 use std::path::Path;
 
+/// Asserts that `text` holds `part`, showing `text` when it does not.
+#[track_caller]
+pub fn has(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
+/// Asserts that `text` does not hold `part`, showing `text` when it does.
+#[track_caller]
+pub fn lacks(text: &str, part: &str) {
+    assert!(!text.contains(part), "{part:?} is in:\n{text}");
+}
+
+/// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
+pub fn scratch(suite: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("host-shim-{suite}-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// An empty folder of its own for the test thread that asks (`name` says whose, in the
 /// temporary folder), and a state folder in it.
 pub fn fresh_state(name: &str) -> (host_shim::StateDir, std::path::PathBuf) {

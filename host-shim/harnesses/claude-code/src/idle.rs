@@ -142,10 +142,7 @@ mod tests {
     use std::os::unix::net::UnixListener;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("idle-unit-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        host_shim_testkit::scratch("idle-unit", name)
     }
 
     /// A transcript that shows nothing yet.

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
+use host_shim_testkit::copy_tree;
+
 const CALLER: &str = "11111111-aaaa-4aaa-8aaa-000000000001";
 const RICH: &str = "22222222-bbbb-4bbb-8bbb-000000000002";
 const SUMMARY: &str = "33333333-cccc-4ccc-8ccc-000000000003";
@@ -27,18 +29,6 @@ fn fixtures() -> PathBuf {
 /// A fresh folder for one test.
 fn scratch(name: &str) -> PathBuf {
     host_shim_testkit::command::scratch("claude", name)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 fn host_shim(args: &[&str], stdin: &str, state: &Path) -> Output {
@@ -176,10 +166,13 @@ fn the_listing_shows_every_session_and_subagent_with_its_title_source() {
             .unwrap_or_else(|| panic!("no row for {id}:\n{text}"));
         assert_eq!(text.lines().nth(row + 1).unwrap().trim(), line, "{text}");
     }
-    assert!(text.contains("7 of 7 considered sessions"), "{text}");
-    assert!(text.contains(&format!(
-        "- {NEW_LAYOUT_AGENT} [cold, subagent] | cwd=/home/ada/shop | preset=claude-haiku-4-5-20251001 | owner={RICH} | not messageable"
-    )), "{text}");
+    host_shim_testkit::has(&text, "7 of 7 considered sessions");
+    host_shim_testkit::has(
+        &text,
+        &format!(
+            "- {NEW_LAYOUT_AGENT} [cold, subagent] | cwd=/home/ada/shop | preset=claude-haiku-4-5-20251001 | owner={RICH} | not messageable"
+        ),
+    );
     assert!(text.contains(&format!(
         "- {RICH} [cold, top-level] | cwd=/home/ada/shop | preset=claude-sonnet-4-5-20250929"
     )));
@@ -234,11 +227,9 @@ fn a_read_shows_the_surface_after_the_last_compaction_and_nothing_the_model_did_
         &state,
         &[],
     );
-    assert!(
-        text.contains(
-            "--- user (seq 16, user, harness-injected) ---\n<system-reminder>\nTodo list"
-        ),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "--- user (seq 16, user, harness-injected) ---\n<system-reminder>\nTodo list",
     );
     for hidden in [
         "SECRET",
@@ -256,22 +247,22 @@ fn meta_records_are_on_the_surface_and_images_drop_out() {
     // The caveat (isMeta) and the slash command's output are sent to the model, but
     // Claude Code wrote them, not the person: on the surface as injected, so hidden
     // by default and marked when asked for.
-    assert!(!text.contains("Caveat: The messages below"), "{text}");
-    assert!(!text.contains("Set model to opus"), "{text}");
-    assert!(text.contains("Draft the release notes for 2.3"), "{text}");
+    host_shim_testkit::lacks(&text, "Caveat: The messages below");
+    host_shim_testkit::lacks(&text, "Set model to opus");
+    host_shim_testkit::has(&text, "Draft the release notes for 2.3");
     let (text, _) = call(
         "sessions_read",
         &format!(r#"{{"session_id":"{PROMPT}","include_injected":true}}"#),
         &state,
         &[],
     );
-    assert!(
-        text.contains("--- user (seq 1, user, harness-injected) ---\nCaveat: The messages below"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "--- user (seq 1, user, harness-injected) ---\nCaveat: The messages below",
     );
-    assert!(
-        text.contains("<local-command-stdout>Set model to opus</local-command-stdout>"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "<local-command-stdout>Set model to opus</local-command-stdout>",
     );
     // Before a compaction an image travels with its text; only the text crosses.
     let projects = scratch("image-projects");
@@ -305,11 +296,8 @@ fn damaged_and_half_written_lines_are_skipped_and_counted() {
     );
     // Line 3 is damaged, line 5 is being written: the last record read is line 4.
     // (Line 1 is Claude Code's record of a slash command: injected, not counted.)
-    assert!(
-        text.contains("readable messages: 2 | captured through seq: 4"),
-        "{text}"
-    );
-    assert!(!text.contains("still being writ"), "{text}");
+    host_shim_testkit::has(&text, "readable messages: 2 | captured through seq: 4");
+    host_shim_testkit::lacks(&text, "still being writ");
     let stats: serde_json::Value = serde_json::from_str(stats.trim()).unwrap();
     assert_eq!(stats["skipped_lines"], 2, "{stats}");
     assert_eq!(stats["refusal"], serde_json::Value::Null);
@@ -503,11 +491,9 @@ fn a_send_lands_in_the_spool_once_and_the_stop_hook_hands_it_over_once() {
     assert!(reason.starts_with(&format!(
         "Cross-session message from another session of this harness.\nfrom-session: {CALLER} (\"Checkout: split into steps\")\ndelivery: queue\nhop: 1\nmessage-id: m-"
     )), "{reason}");
-    assert!(
-        reason.contains(
-            "\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---"
-        ),
-        "{reason}"
+    host_shim_testkit::has(
+        reason,
+        "\n--- message begins ---\nPlease rebase on main before merging.\n--- message ends ---",
     );
     // Offered: it waits, for its sender, until the transcript shows it.
     assert_eq!(
@@ -636,10 +622,7 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
         .register_live(SUMMARY)
         .unwrap();
     let (text, _) = call("sessions_list", r#"{"scope":"all"}"#, &state, &[]);
-    assert!(
-        text.contains(&format!("- {SUMMARY} [live, top-level]")),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, &format!("- {SUMMARY} [live, top-level]"));
     let (text, _) = call(
         "sessions_send",
         &send,
@@ -654,10 +637,7 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
     );
     drop(registration);
     let (text, _) = call("sessions_list", r#"{"scope":"all"}"#, &state, &[]);
-    assert!(
-        text.contains(&format!("- {SUMMARY} [cold, top-level]")),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, &format!("- {SUMMARY} [cold, top-level]"));
     // Unknown ids and subagents.
     let (text, _) = call(
         "sessions_send",
@@ -679,7 +659,7 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
         text.starts_with("sessions_send refused (not-messageable)"),
         "{text}"
     );
-    assert!(text.contains(SUMMARY), "{text}");
+    host_shim_testkit::has(&text, SUMMARY);
 }
 
 fn the_wake_command_runs_for_a_cold_target_with_the_message_file() {
@@ -766,7 +746,7 @@ fn a_folder_that_is_not_a_projects_folder_is_named() {
     );
     assert_eq!(output.status.code(), Some(1));
     let err = String::from_utf8(output.stderr).unwrap();
-    assert!(err.contains("a-file is not a folder"), "{err}");
+    host_shim_testkit::has(&err, "a-file is not a folder");
     // --corpus and --claude-projects do not mix.
     let output = host_shim(
         &[
@@ -801,8 +781,8 @@ fn the_library_serves_the_store_to_the_plugin() {
     };
     let report = runtime.call(store(&fixtures(), &state), &request);
     let text = report.answer.unwrap().text;
-    assert!(text.contains(RICH), "{text}");
-    assert!(!text.contains(SUMMARY), "{text}");
+    host_shim_testkit::has(&text, RICH);
+    host_shim_testkit::lacks(&text, SUMMARY);
     assert_eq!(
         report.harness.reads(),
         TranscriptReads {
@@ -854,16 +834,11 @@ fn the_demo_tours_the_sessions_and_no_transcript_is_ever_written() {
         )),
         "{text}"
     );
-    assert!(
-        text.contains(&format!(
-            "$ sessions_read {{\"session_id\": \"{CALLER}\", \"max_messages\": 3}}"
-        )),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        &format!("$ sessions_read {{\"session_id\": \"{CALLER}\", \"max_messages\": 3}}"),
     );
-    assert!(
-        text.contains("Nothing was sent, and no log was touched."),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "Nothing was sent, and no log was touched.");
     // Sends, hand-overs and reads leave the transcripts as they were.
     call(
         "sessions_send",
@@ -923,12 +898,9 @@ fn a_spool_that_cannot_take_the_message_is_a_rejection_and_nothing_is_delivered(
         text.starts_with("sessions_send refused (rejected): "),
         "{text}"
     );
-    assert!(
-        text.contains("the inbox cannot take messages now"),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "the inbox cannot take messages now");
     // What happened, without the machine's paths (the model's result is no place for them).
-    assert!(!text.contains(state.to_str().unwrap()), "{text}");
+    host_shim_testkit::lacks(&text, state.to_str().unwrap());
     assert_eq!(
         std::fs::read_to_string(state.join("inbox")).unwrap(),
         "not a folder"
@@ -1256,8 +1228,8 @@ fn the_audit_log_shows_each_acceptance_and_hand_over_once() {
         );
     }
     // The body only where it was asked for, and never the first one's.
-    assert!(text.contains("\n    Bring the map.\n"), "{text}");
-    assert!(!text.contains("Lunch is at noon."), "{text}");
+    host_shim_testkit::has(&text, "\n    Bring the map.\n");
+    host_shim_testkit::lacks(&text, "Lunch is at noon.");
     let json: Vec<serde_json::Value> = (log(&["--json"]).lines())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -1356,7 +1328,7 @@ fn a_held_session_gets_its_messages_only_after_release_and_a_refusing_one_gets_n
     let context = answer["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap();
-    assert!(context.contains("Review when you can."), "{context}");
+    host_shim_testkit::has(context, "Review when you can.");
     next_hook(RICH, &state);
     // Refusing: nothing is delivered, and the sender is told not to retry.
     inbound(&["refuse"]);
@@ -1596,9 +1568,9 @@ fn claude_codes_own_inbound_setting_is_obeyed_the_stricter_winning() {
     };
     let send = format!(r#"{{"session_id":"{RICH}","message":"Ship it?"}}"#);
     let text = call("sessions_send", &send);
-    assert!(
-        text.contains("\nThe person using that session holds incoming messages;"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "\nThe person using that session holds incoming messages;",
     );
     let list = call("sessions_list", "");
     assert!(

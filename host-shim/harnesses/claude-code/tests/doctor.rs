@@ -12,13 +12,10 @@ fn a_sound_claude_set_up_has_nothing_wrong_and_the_tested_version() {
     home.setup("claude");
     let (ok, text) = home.doctor();
     assert!(ok, "{text}");
-    assert!(
-        text.contains("the version the tools are tested with"),
-        "{text}"
-    );
-    assert!(
-        text.contains("starts and lists sessions_list, sessions_read, sessions_send"),
-        "{text}"
+    host_shim_testkit::has(&text, "the version the tools are tested with");
+    host_shim_testkit::has(
+        &text,
+        "starts and lists sessions_list, sessions_read, sessions_send",
     );
     assert!(text.ends_with("Nothing wrong found.\n"), "{text}");
     // Another version is a note, not a problem.
@@ -48,10 +45,7 @@ fn each_broken_claude_part_is_named_with_its_fix() {
     let (_, text) = home.doctor_with_broken("claude", settings, |s| {
         s["hooks"].as_object_mut().unwrap().remove("Stop");
     });
-    assert!(
-        text.contains("no `host-shim claude-hook` hook on Stop in "),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "no `host-shim claude-hook` hook on Stop in ");
     // A server whose binary moved away.
     let (ok, text) = home.doctor_with_broken("claude", ".claude.json", |c| {
         c["mcpServers"]["session-tools"]["command"] = "/gone/host-shim".into();

@@ -78,7 +78,7 @@ fn the_listing_has_each_session_with_its_title_preset_and_subagent() {
         "{text}"
     );
     assert!(row(PLAIN).contains("| this session\n  Say hello"), "{text}");
-    assert!(text.contains("4 of 4 considered sessions"), "{text}");
+    host_shim_testkit::has(&text, "4 of 4 considered sessions");
 }
 
 #[test]
@@ -90,15 +90,15 @@ fn a_handed_over_message_is_on_the_surface_as_the_frame_and_nothing_injected_sho
     );
     // The person's two prompts, the model's answers, and the frame SessionStart
     // handed over (recorded as hook context), as a user message of its own.
-    assert!(text.contains("Say hello"), "{text}");
-    assert!(text.contains("Any news?"), "{text}");
+    host_shim_testkit::has(&text, "Say hello");
+    host_shim_testkit::has(&text, "Any news?");
     let frame_at = text.find(FRAME).expect("the frame is on the surface");
     let header = text[..frame_at].lines().last().unwrap();
     assert!(
         header.starts_with("--- user (seq ") && header.ends_with(", user) ---"),
         "{header}"
     );
-    assert!(text.contains("Hello from the garden."), "{text}");
+    host_shim_testkit::has(&text, "Hello from the garden.");
     // Reminders, listings, the date and hook context are Claude Code's: hidden.
     for hidden in ["<system-reminder>", "SessionStart hook", "Today's date"] {
         assert!(!text.contains(hidden), "{hidden:?} in:\n{text}");
@@ -126,7 +126,7 @@ fn after_compact_the_summary_stands_in_and_the_command_is_not_the_persons() {
         text.contains(", user, replaced) ---\nThis session is being continued"),
         "{text}"
     );
-    assert!(text.contains("What is left to do?"), "{text}");
+    host_shim_testkit::has(&text, "What is left to do?");
     for hidden in [
         "<local-command-caveat>",
         "<command-name>",
@@ -159,9 +159,9 @@ fn a_read_with_actions_shows_the_real_tool_calls_one_line_each() {
         &format!(r#"{{"session_id":"{agent}","include_actions":true}}"#),
         PLAIN,
     );
-    assert!(
-        text.contains("\n[action] ToolSearch: select:mcp__session-tools__sessions_list (ok)"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "\n[action] ToolSearch: select:mcp__session-tools__sessions_list (ok)",
     );
     assert!(
         text.lines().any(
@@ -175,8 +175,8 @@ fn a_read_with_actions_shows_the_real_tool_calls_one_line_each() {
         &format!(r#"{{"session_id":"{agent}"}}"#),
         PLAIN,
     );
-    assert!(!plain.contains("[action]"), "{plain}");
-    assert!(!text.contains("tool_reference"), "{text}");
+    host_shim_testkit::lacks(&plain, "[action]");
+    host_shim_testkit::lacks(&text, "tool_reference");
 }
 
 #[test]

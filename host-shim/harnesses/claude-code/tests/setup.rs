@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 fn a_fresh_home_gets_the_server_hooks_and_permission_once() {
     let home = scratch("setup-claude", "fresh");
     let said = ok(&setup(&home, "claude", &[]));
-    assert!(said.contains("Claude Code is set up"), "{said}");
+    host_shim_testkit::has(&said, "Claude Code is set up");
     let config = json(&home.join(".claude.json"));
     assert_eq!(
         config["mcpServers"]["session-tools"],
@@ -32,11 +32,11 @@ fn a_fresh_home_gets_the_server_hooks_and_permission_once() {
     // Twice: nothing changes.
     let before = files(&home);
     let said = ok(&setup(&home, "claude", &[]));
-    assert!(said.contains("set up already: nothing changed"), "{said}");
+    host_shim_testkit::has(&said, "set up already: nothing changed");
     assert_eq!(files(&home), before);
     // Removed: no file of setup's is left.
     let said = ok(&setup(&home, "claude", &["--remove"]));
-    assert!(said.contains("removed: "), "{said}");
+    host_shim_testkit::has(&said, "removed: ");
     assert_eq!(files(&home), vec![]);
 }
 
@@ -84,7 +84,7 @@ fn a_persons_files_keep_everything_else_and_come_back_byte_for_byte() {
     // Removed: byte for byte what the person had, file for file: setup's copies of
     // the previous bytes go with its entries.
     let said = ok(&setup(&home, "claude", &["--remove"]));
-    assert!(said.contains("(setup's entries taken out)"), "{said}");
+    host_shim_testkit::has(&said, "(setup's entries taken out)");
     assert_eq!(files(&home), before);
 }
 
@@ -115,17 +115,11 @@ fn a_dry_run_prints_the_diff_and_writes_nothing() {
         "claude",
         &["--dry-run", "--state-dir", "/srv/agents state"],
     ));
-    assert!(said.contains("--- /dev/null\n+++ "), "{said}");
-    assert!(said.contains("+      \"mcp__session-tools\""), "{said}");
+    host_shim_testkit::has(&said, "--- /dev/null\n+++ ");
+    host_shim_testkit::has(&said, "+      \"mcp__session-tools\"");
     // A state folder with a space reaches the hook quoted for the shell.
-    assert!(
-        said.contains("claude-hook --state-dir '/srv/agents state'"),
-        "{said}"
-    );
-    assert!(
-        said.contains("\"--state-dir\",\n+        \"/srv/agents state\""),
-        "{said}"
-    );
+    host_shim_testkit::has(&said, "claude-hook --state-dir '/srv/agents state'");
+    host_shim_testkit::has(&said, "\"--state-dir\",\n+        \"/srv/agents state\"");
     assert_eq!(files(&home), vec![]);
 }
 

@@ -17,11 +17,7 @@ fn claude_projects() -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("host-shim-cli-codex-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    host_shim_testkit::scratch("cli-codex", name)
 }
 
 fn run(args: &[&str], stdin: &str) -> Output {
@@ -92,21 +88,18 @@ fn the_demo_tours_codex_threads() {
         out.starts_with("Codex's threads (6 of them), as the model in session "),
         "{out}"
     );
-    assert!(out.contains("Plan the vegetable garden beds"), "{out}");
-    assert!(
-        out.contains("see host-shim/harnesses/codex/README.md."),
-        "{out}"
-    );
+    host_shim_testkit::has(&out, "Plan the vegetable garden beds");
+    host_shim_testkit::has(&out, "see host-shim/harnesses/codex/README.md.");
 }
 
 fn claude_code_and_codex_in_one_listing_messaging_each_other() {
     let state = scratch("both");
     let listing = call_both("sessions_list", r#"{"scope":"all"}"#, CLAUDE, &state, "c0");
-    assert!(listing.contains(&format!("- {GARDEN} [")), "{listing}");
-    assert!(listing.contains(&format!("- {CLAUDE} [")), "{listing}");
+    host_shim_testkit::has(&listing, &format!("- {GARDEN} ["));
+    host_shim_testkit::has(&listing, &format!("- {CLAUDE} ["));
     // Each harness's sessions show their own model as the preset.
-    assert!(listing.contains("preset=scripted-1"), "{listing}");
-    assert!(listing.contains("preset=claude-"), "{listing}");
+    host_shim_testkit::has(&listing, "preset=scripted-1");
+    host_shim_testkit::has(&listing, "preset=claude-");
 
     // Claude Code → Codex: spooled, then handed over at the thread's Stop, once.
     let sent = call_both(
@@ -127,7 +120,7 @@ fn claude_code_and_codex_in_one_listing_messaging_each_other() {
         reason.contains(&format!("from-session: {CLAUDE} (")),
         "{reason}"
     );
-    assert!(reason.contains("\nFrom Claude Code.\n"), "{reason}");
+    host_shim_testkit::has(reason, "\nFrom Claude Code.\n");
     assert_eq!(hook("codex-hook", "Stop", GARDEN, &state), None);
     // The Claude Code session's hook has nothing for it.
     assert_eq!(hook("claude-hook", "Stop", CLAUDE, &state), None);
@@ -152,7 +145,7 @@ fn claude_code_and_codex_in_one_listing_messaging_each_other() {
         context.contains(&format!("from-session: {ORCHARD} (")),
         "{context}"
     );
-    assert!(context.contains("\nFrom Codex.\n"), "{context}");
+    host_shim_testkit::has(context, "\nFrom Codex.\n");
     assert_eq!(hook("claude-hook", "Stop", CLAUDE, &state), None);
     // The senders' reads say where their messages went.
     let read = call_both(
@@ -162,10 +155,7 @@ fn claude_code_and_codex_in_one_listing_messaging_each_other() {
         &state,
         "x2",
     );
-    assert!(
-        read.contains("\nyour messages to it: 1 handed over\n"),
-        "{read}"
-    );
+    host_shim_testkit::has(&read, "\nyour messages to it: 1 handed over\n");
 }
 
 host_shim_testkit::tests![

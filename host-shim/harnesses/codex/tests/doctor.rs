@@ -38,11 +38,9 @@ fn a_harness_folder_never_set_up_is_a_note_not_a_problem() {
     let (ok, text) = home.doctor();
     assert!(ok, "{text}");
     assert!(problems(&text).is_empty(), "{text}");
-    assert!(
-        text.contains(
-            "Codex is here but not set up for the tools; to set it up: host-shim setup codex"
-        ),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "Codex is here but not set up for the tools; to set it up: host-shim setup codex",
     );
     // Set up, then half taken out by hand: a problem again, with its fix.
     let (ok, text) = home.doctor_with_broken("codex", ".codex/hooks.json", |h| {

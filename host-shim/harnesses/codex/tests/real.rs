@@ -24,10 +24,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("host-shim-codex-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    host_shim_testkit::scratch("codex", name)
 }
 
 fn store_over(home: &Path, name: &str) -> CodexStore {
@@ -51,6 +48,15 @@ fn call(tool: &str, arguments: &str, caller: &str) -> String {
     call_on(store_over(&fixtures(), tool), tool, arguments, caller).0
 }
 
+/// A read of thread `id` by `caller`, over the fixtures.
+fn read(id: &str, caller: &str) -> String {
+    call(
+        "sessions_read",
+        &format!(r#"{{"session_id":"{id}"}}"#),
+        caller,
+    )
+}
+
 /// The rollout of thread `id` in a copy of the fixtures.
 fn rollout_of(home: &Path, id: &str) -> PathBuf {
     std::fs::read_dir(home.join("sessions/2026/12/03"))
@@ -67,19 +73,21 @@ fn threads_and_spawned_agents_are_listed_and_archived_ones_are_not() {
     for id in [GARDEN, ORCHARD, HELPER, HERBS, COMPACTED, MAIL] {
         assert!(out.contains(&format!("- {id} [")), "{id} in:\n{out}");
     }
-    assert!(!out.contains(ARCHIVED), "{out}");
-    assert!(out.contains("\n6 of 6 considered sessions\n"), "{out}");
+    host_shim_testkit::lacks(&out, ARCHIVED);
+    host_shim_testkit::has(&out, "\n6 of 6 considered sessions\n");
     // The person's first message is the title; the latest turn's cwd and model.
-    assert!(
-        out.contains(&format!(
+    host_shim_testkit::has(
+        &out,
+        &format!(
             "- {GARDEN} [cold, top-level] | cwd=/work/main/target/codex-fixtures/garden | preset=scripted-1 | this session\n  Plan the vegetable garden beds"
-        )),
-        "{out}"
+        ),
     );
     // The spawned agent is the orchard thread's subagent.
-    assert!(
-        out.contains(&format!("- {HELPER} [cold, subagent] | cwd=/work/main/target/codex-fixtures/orchard | preset=scripted-1 | owner={ORCHARD} | not messageable\n  Count the apple trees")),
-        "{out}"
+    host_shim_testkit::has(
+        &out,
+        &format!(
+            "- {HELPER} [cold, subagent] | cwd=/work/main/target/codex-fixtures/orchard | preset=scripted-1 | owner={ORCHARD} | not messageable\n  Count the apple trees"
+        ),
     );
     let mut store = store_over(&fixtures(), "headers");
     let helper = store.get_session(HELPER).unwrap();
@@ -92,46 +100,41 @@ fn threads_and_spawned_agents_are_listed_and_archived_ones_are_not() {
 
 #[test]
 fn a_read_shows_the_surface_text_parts_only_and_injected_text_only_when_asked() {
-    let out = call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{GARDEN}"}}"#),
-        ORCHARD,
+    let out = read(GARDEN, ORCHARD);
+    host_shim_testkit::has(
+        &out,
+        "--- user (seq 7, user) ---\nPlan the vegetable garden beds",
     );
-    assert!(
-        out.contains("--- user (seq 7, user) ---\nPlan the vegetable garden beds"),
-        "{out}"
+    host_shim_testkit::has(
+        &out,
+        "--- assistant (seq 15, model:scripted/scripted-1) ---\nThree beds: tomatoes, beans, herbs.",
     );
-    assert!(out.contains("--- assistant (seq 15, model:scripted/scripted-1) ---\nThree beds: tomatoes, beans, herbs."), "{out}");
-    assert!(
-        out.contains("--- user (seq 26, user) ---\nNow order the tomato seedlings"),
-        "{out}"
+    host_shim_testkit::has(
+        &out,
+        "--- user (seq 26, user) ---\nNow order the tomato seedlings",
     );
     // The shell call and its output are not messages; Codex's own context is injected.
-    assert!(!out.contains("three beds\n"), "{out}");
-    assert!(!out.contains("environment_context"), "{out}");
-    assert!(!out.contains("skills_instructions"), "{out}");
+    host_shim_testkit::lacks(&out, "three beds\n");
+    host_shim_testkit::lacks(&out, "environment_context");
+    host_shim_testkit::lacks(&out, "skills_instructions");
     let out = call(
         "sessions_read",
         &format!(r#"{{"session_id":"{GARDEN}","include_injected":true,"include_system":true}}"#),
         ORCHARD,
     );
-    assert!(
-        out.contains("--- user (seq 3, user, harness-injected) ---\n<environment_context>"),
-        "{out}"
+    host_shim_testkit::has(
+        &out,
+        "--- user (seq 3, user, harness-injected) ---\n<environment_context>",
     );
-    assert!(
-        out.contains("--- system (seq 2, codex, harness-injected) ---\n<skills_instructions>"),
-        "{out}"
+    host_shim_testkit::has(
+        &out,
+        "--- system (seq 2, codex, harness-injected) ---\n<skills_instructions>",
     );
 }
 
 #[test]
 fn a_fork_starts_with_its_base_before_the_history_base() {
-    let out = call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{HERBS}"}}"#),
-        GARDEN,
-    );
+    let out = read(HERBS, GARDEN);
     let seqs: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("--- ")).collect();
     assert_eq!(
         seqs,
@@ -145,27 +148,20 @@ fn a_fork_starts_with_its_base_before_the_history_base() {
         ],
         "{out}"
     );
-    assert!(out.contains("Fork: plan the herb spiral instead"), "{out}");
+    host_shim_testkit::has(&out, "Fork: plan the herb spiral instead");
 }
 
 #[test]
 fn after_a_compaction_the_surface_is_its_replacement_history_and_what_came_after() {
-    let out = call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{COMPACTED}"}}"#),
-        GARDEN,
-    );
+    let out = read(COMPACTED, GARDEN);
     // The first answer ("Logged.") is gone; the summary stands in for it, replaced.
     assert!(!out.contains("--- assistant (seq 10,"), "{out}");
     assert!(
         out.contains(", replaced) ---\nAnother language model started to solve this problem"),
         "{out}"
     );
-    assert!(
-        out.contains("--- user (seq 27, user) ---\nWhat did we log?"),
-        "{out}"
-    );
-    assert!(out.contains("The watering, every morning."), "{out}");
+    host_shim_testkit::has(&out, "--- user (seq 27, user) ---\nWhat did we log?");
+    host_shim_testkit::has(&out, "The watering, every morning.");
 }
 
 #[test]
@@ -183,16 +179,8 @@ fn a_send_waits_in_the_spool_and_the_senders_read_says_so() {
         )),
         "{out}"
     );
-    let (out, mut store) = call_on(
-        store,
-        "sessions_read",
-        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
-        GARDEN,
-    );
-    assert!(
-        out.contains("\nyour messages to it: 1 waiting in its inbox\n"),
-        "{out}"
-    );
+    let (out, mut store) = read_as(store, ORCHARD, GARDEN);
+    host_shim_testkit::has(&out, "\nyour messages to it: 1 waiting in its inbox\n");
     // A spawned agent has no inbox; the plugin refuses first, the store too.
     assert!(matches!(
         store.deliver(&DeliveryRequest::new(HELPER, "x", DeliveryMode::Queue).may_wake(true)),
@@ -308,11 +296,7 @@ fn a_message_codex_hook_handed_over_is_on_the_surface_as_the_frame() {
     // The generator sent it from the garden thread and Codex's UserPromptSubmit hook
     // (`host-shim codex-hook`) handed it over; Codex records hook context as a
     // developer message, which the store shows as the frame itself.
-    let out = call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{MAIL}"}}"#),
-        GARDEN,
-    );
+    let out = read(MAIL, GARDEN);
     assert!(
         out.contains(&format!(
             "--- user (seq 21, user) ---\nCross-session message from another session of this harness.\nfrom-session: {GARDEN} (\"Plan the vegetable garden beds"
@@ -320,13 +304,11 @@ fn a_message_codex_hook_handed_over_is_on_the_surface_as_the_frame() {
         "{out}"
     );
     // Shown in a read as any body is: the frame's own lines escaped.
-    assert!(
-        out.contains(
-            "hop: 1\n\\--- message begins ---\nThe seed order arrived.\n\\--- message ends ---"
-        ),
-        "{out}"
+    host_shim_testkit::has(
+        &out,
+        "hop: 1\n\\--- message begins ---\nThe seed order arrived.\n\\--- message ends ---",
     );
-    assert!(!out.contains("harness-injected"), "{out}");
+    host_shim_testkit::lacks(&out, "harness-injected");
     // The sender's next send from that thread is one hop further.
     let (out, _) = call_on(
         store_over(&fixtures(), "chain"),
@@ -335,7 +317,7 @@ fn a_message_codex_hook_handed_over_is_on_the_surface_as_the_frame() {
         MAIL,
     );
     // A person spoke after the frame ("Any news?"): a new chain.
-    assert!(out.contains("| hop=1 | id=m-"), "{out}");
+    host_shim_testkit::has(&out, "| hop=1 | id=m-");
 }
 
 // Hand-over through the Codex app-server daemon, against a stand-in that answers as the
@@ -371,6 +353,16 @@ fn hook_answer(store: &CodexStore, thread: &str, event: &str) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// A read of thread `id` by `caller`, over `store`.
+fn read_as(store: CodexStore, id: &str, caller: &str) -> (String, CodexStore) {
+    call_on(
+        store,
+        "sessions_read",
+        &format!(r#"{{"session_id":"{id}"}}"#),
+        caller,
+    )
+}
+
 fn send(store: CodexStore, to: &str, message: &str, mode: &str) -> (String, CodexStore) {
     call_on(
         store,
@@ -404,16 +396,8 @@ fn an_idle_thread_the_daemon_holds_gets_the_message_as_a_new_turn_at_once() {
         "{texts:?}"
     );
     // Handed over: the sender's read says so, and no hook hands it over again.
-    let (out, store) = call_on(
-        store,
-        "sessions_read",
-        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
-        GARDEN,
-    );
-    assert!(
-        out.contains("\nyour messages to it: 1 handed over\n"),
-        "{out}"
-    );
+    let (out, store) = read_as(store, ORCHARD, GARDEN);
+    host_shim_testkit::has(&out, "\nyour messages to it: 1 handed over\n");
     assert_eq!(hook_answer(&store, ORCHARD, "UserPromptSubmit"), "");
 }
 
@@ -436,7 +420,7 @@ fn a_turn_the_rollout_does_not_show_yet_is_an_offer_its_next_hook_settles() {
         call_on(store, "sessions_read", &args, GARDEN)
     };
     let (out, store) = read(store);
-    assert!(out.contains("\nyour messages to it: 1 waiting"), "{out}");
+    host_shim_testkit::has(&out, "\nyour messages to it: 1 waiting");
     // Offered, it is not given again by the thread's hook while its time runs; once
     // the rollout shows the turn, that hook settles it: handed over.
     let rollout = rollout_of(&home, ORCHARD);
@@ -458,10 +442,7 @@ fn a_turn_the_rollout_does_not_show_yet_is_an_offer_its_next_hook_settles() {
     std::io::Write::write_all(&mut file, format!("{turn}\n").as_bytes()).unwrap();
     assert_eq!(hook(&store), "");
     let (out, _) = read(store);
-    assert!(
-        out.contains("\nyour messages to it: 1 handed over\n"),
-        "{out}"
-    );
+    host_shim_testkit::has(&out, "\nyour messages to it: 1 handed over\n");
 }
 
 #[test]
@@ -494,16 +475,8 @@ fn a_cold_thread_is_resumed_by_the_daemon_and_everything_waiting_goes_in_one_tur
         text.find("\nSecond.\n").unwrap(),
     );
     assert!(first < second, "oldest first: {text}");
-    let (out, _) = call_on(
-        store,
-        "sessions_read",
-        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
-        GARDEN,
-    );
-    assert!(
-        out.contains("\nyour messages to it: 2 handed over\n"),
-        "{out}"
-    );
+    let (out, _) = read_as(store, ORCHARD, GARDEN);
+    host_shim_testkit::has(&out, "\nyour messages to it: 2 handed over\n");
 }
 
 #[test]
@@ -511,12 +484,12 @@ fn a_running_turn_takes_a_steer_at_once_and_a_queued_message_waits_for_its_end()
     let (home, daemon) = home_with_daemon("daemon-active", &[(ORCHARD, "active")], false);
     let store = store_over(&home, "daemon-active-state");
     let (out, store) = send(store, ORCHARD, "After this turn.", "queue");
-    assert!(out.contains("\nThe message is queued"), "{out}");
+    host_shim_testkit::has(&out, "\nThe message is queued");
     assert!(daemon.turn_texts().is_empty());
     let (out, store) = send(store, ORCHARD, "Now, please.", "steer");
-    assert!(
-        out.contains("\nThe message is steered into the turn that session is running now."),
-        "{out}"
+    host_shim_testkit::has(
+        &out,
+        "\nThe message is steered into the turn that session is running now.",
     );
     let texts = daemon.turn_texts();
     assert_eq!(texts.len(), 1);
@@ -537,13 +510,10 @@ fn when_the_daemon_refuses_the_turn_the_message_waits_for_the_hooks() {
     let (home, daemon) = home_with_daemon("daemon-refuses", &[(ORCHARD, "idle")], true);
     let store = store_over(&home, "daemon-refuses-state");
     let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
-    assert!(
-        out.contains("\nThe message waits in that session's inbox"),
-        "{out}"
-    );
+    host_shim_testkit::has(&out, "\nThe message waits in that session's inbox");
     assert_eq!(daemon.turn_texts().len(), 1);
     let prompt = hook_answer(&store, ORCHARD, "UserPromptSubmit");
-    assert!(prompt.contains("Count the pears too."), "{prompt}");
+    host_shim_testkit::has(&prompt, "Count the pears too.");
 }
 
 #[test]
@@ -555,10 +525,7 @@ fn a_thread_another_process_holds_is_left_to_its_hooks() {
     lock.lock().unwrap();
     let store = store_over(&home, "daemon-held-state");
     let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
-    assert!(
-        out.contains("The message waits in that session's inbox"),
-        "{out}"
-    );
+    host_shim_testkit::has(&out, "The message waits in that session's inbox");
     assert_eq!(daemon.methods(), ["initialize", "thread/read"]);
     assert!(hook_answer(&store, ORCHARD, "Stop").contains("Count the pears too."));
 }
@@ -570,10 +537,7 @@ fn a_daemon_socket_in_a_folder_others_can_write_is_not_spoken_to() {
     std::fs::set_permissions(&daemon.folder, std::fs::Permissions::from_mode(0o777)).unwrap();
     let store = store_over(&home, "daemon-open-state");
     let (out, _) = send(store, ORCHARD, "Count the pears too.", "steer");
-    assert!(
-        out.contains("The message waits in that session's inbox"),
-        "{out}"
-    );
+    host_shim_testkit::has(&out, "The message waits in that session's inbox");
     assert!(daemon.methods().is_empty(), "{:?}", daemon.methods());
 }
 
@@ -609,10 +573,7 @@ fn a_daemon_slower_than_its_time_leaves_the_message_waiting_and_the_call_whole()
     // answers within its deadline, and the message waits.
     let store = store_over(&home, "daemon-slow-state");
     let (out, store) = send(store, ORCHARD, "Count the pears too.", "steer");
-    assert!(
-        out.contains("\nThe message waits in that session's inbox"),
-        "{out}"
-    );
+    host_shim_testkit::has(&out, "\nThe message waits in that session's inbox");
     assert_eq!(daemon.turn_texts().len(), 1);
     assert!(hook_answer(&store, ORCHARD, "Stop").contains("Count the pears too."));
 }
@@ -666,13 +627,8 @@ fn a_rollout_that_grew_is_indexed_again_alone() {
     );
     // Read (the rollout parsed whole once), grown again, read again: only the new
     // line is read, for the header and for the surface.
-    let (out, store) = call_on(
-        store,
-        "sessions_read",
-        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
-        GARDEN,
-    );
-    assert!(out.contains("readable messages"), "{out}");
+    let (out, store) = read_as(store, ORCHARD, GARDEN);
+    host_shim_testkit::has(&out, "readable messages");
     let before = store.reads();
     let line = r#"{"timestamp":"2026-12-03T10:41:00.000Z","ordinal":1000,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"One more thing."}]}}"#;
     let mut file = std::fs::OpenOptions::new()
@@ -680,16 +636,8 @@ fn a_rollout_that_grew_is_indexed_again_alone() {
         .open(&rollout)
         .unwrap();
     std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
-    let (out, store) = call_on(
-        store,
-        "sessions_read",
-        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
-        GARDEN,
-    );
-    assert!(
-        out.contains("--- user (seq 1000, user) ---\nOne more thing."),
-        "{out}"
-    );
+    let (out, store) = read_as(store, ORCHARD, GARDEN);
+    host_shim_testkit::has(&out, "--- user (seq 1000, user) ---\nOne more thing.");
     let after = store.reads();
     let appended = line.len() as u64 + 1;
     assert_eq!(
@@ -822,12 +770,8 @@ fn a_read_with_actions_shows_the_real_tool_calls_one_line_each() {
         "{text}"
     );
     assert!(!text.contains("Tesla"), "the call's output showed: {text}");
-    let plain = call(
-        "sessions_read",
-        &format!(r#"{{"session_id":"{ORCHARD}"}}"#),
-        GARDEN,
-    );
-    assert!(!plain.contains("[action]"), "{plain}");
+    let plain = read(ORCHARD, GARDEN);
+    host_shim_testkit::lacks(&plain, "[action]");
 }
 
 #[test]

@@ -93,9 +93,7 @@ fn a_broken_codex_config_is_named_and_nothing_is_written() {
     let codex = home.join("codex-home");
     std::fs::create_dir_all(&codex).unwrap();
     std::fs::write(codex.join("config.toml"), "model = \n").unwrap();
-    let output = setup_codex(&home, &codex, &[]);
-    assert!(!output.status.success());
-    let err = String::from_utf8_lossy(&output.stderr);
+    let err = host_shim_testkit::command::failed(&setup_codex(&home, &codex, &[]));
     assert!(
         err.contains("config.toml is not valid TOML") && err.contains("nothing was changed"),
         "{err}"

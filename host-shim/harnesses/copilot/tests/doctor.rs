@@ -18,9 +18,9 @@ fn copilot_s_server_hooks_and_version_sentence_are_checked() {
         text.contains("the version the tools are tested with") && !text.contains("may work"),
         "{text}"
     );
-    assert!(
-        text.contains("runs host-shim copilot-hook at sessionStart, userPromptSubmitted"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "runs host-shim copilot-hook at sessionStart, userPromptSubmitted",
     );
     // Without setup's hooks file, messages are never handed over: a problem, its fix.
     std::fs::remove_file(home.root.join(".copilot/hooks/session-tools.json")).unwrap();

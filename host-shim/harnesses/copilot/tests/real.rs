@@ -45,22 +45,19 @@ fn the_real_sessions_are_listed_with_their_names_and_model_and_the_subagent_with
     let dir = home("list");
     let (listing, store) = call(store(&dir), "sessions_list", r#"{"scope": "all"}"#);
     for id in [TESTS, HANDED, DELEGATED] {
-        assert!(
-            listing.contains(&format!("- {id} [cold, top-level]")),
-            "{listing}"
-        );
+        host_shim_testkit::has(&listing, &format!("- {id} [cold, top-level]"));
     }
     // The subagent: from Copilot's session store, titled from its parent's stream
     // with what the parent asked of it.
-    assert!(
-        listing.contains(&format!(
+    host_shim_testkit::has(
+        &listing,
+        &format!(
             "- {LISTER} [cold, subagent] | cwd=/tmp/copilot-fixtures/w | preset=scripted-model | owner={DELEGATED} | not messageable\n  list the files"
-        )),
-        "{listing}"
+        ),
     );
-    assert!(listing.contains("4 of 4 considered sessions"), "{listing}");
-    assert!(listing.contains("preset=scripted-model"), "{listing}");
-    assert!(listing.contains("Check the tests"), "{listing}");
+    host_shim_testkit::has(&listing, "4 of 4 considered sessions");
+    host_shim_testkit::has(&listing, "preset=scripted-model");
+    host_shim_testkit::has(&listing, "Check the tests");
     // Every event type the real binary wrote is one the store knows.
     assert_eq!(store.skipped_lines(), 0);
 }
@@ -73,12 +70,9 @@ fn a_hand_over_at_the_prompt_is_on_the_surface_as_its_frame() {
         "sessions_read",
         &format!(r#"{{"session_id": "{HANDED}"}}"#),
     );
-    assert!(read.contains("Anything for me?"), "{read}");
-    assert!(
-        read.contains("from-session: 5f0c1e2d-0000-4000-8000-00000000beef"),
-        "{read}"
-    );
-    assert!(read.contains("The docs can ship, I read."), "{read}");
+    host_shim_testkit::has(&read, "Anything for me?");
+    host_shim_testkit::has(&read, "from-session: 5f0c1e2d-0000-4000-8000-00000000beef");
+    host_shim_testkit::has(&read, "The docs can ship, I read.");
     let events = dir
         .join("copilot/session-state")
         .join(HANDED)
@@ -130,10 +124,10 @@ fn a_subagent_reads_as_its_own_conversation_and_takes_no_message() {
         "sessions_read",
         &format!(r#"{{"session_id": "{LISTER}", "include_actions": true}}"#),
     );
-    assert!(read.contains("List the files"), "{read}");
-    assert!(read.contains("[action] bash: ls"), "{read}");
-    assert!(read.contains("Listed."), "{read}");
-    assert!(!read.contains("Delegated."), "{read}");
+    host_shim_testkit::has(&read, "List the files");
+    host_shim_testkit::has(&read, "[action] bash: ls");
+    host_shim_testkit::has(&read, "Listed.");
+    host_shim_testkit::lacks(&read, "Delegated.");
     let (sent, _) = call(
         store,
         "sessions_send",

@@ -14,7 +14,7 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     std::fs::write(&config, mine).unwrap();
     let before = files(&home);
     let said = ok(&setup(&home, "copilot", &[]));
-    assert!(said.contains("GitHub Copilot CLI is set up"), "{said}");
+    host_shim_testkit::has(&said, "GitHub Copilot CLI is set up");
     let servers = &json(&config)["mcpServers"];
     assert_eq!(servers["mine"]["command"], "my-server");
     let ours = &servers["session-tools"];
@@ -54,7 +54,7 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     // Again: nothing changes.
     let set_up = files(&home);
     let said = ok(&setup(&home, "copilot", &[]));
-    assert!(said.contains("set up already: nothing changed"), "{said}");
+    host_shim_testkit::has(&said, "set up already: nothing changed");
     assert_eq!(files(&home), set_up);
     // Removed: the person's files as they were, byte for byte, file for file.
     ok(&setup(&home, "copilot", &["--remove"]));
@@ -62,12 +62,9 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     assert!(!home.join(".copilot/hooks").exists());
     // A hooks file of that name that is not setup's is named and left alone.
     let other = home.join(".copilot/hooks/session-tools.json");
-    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
-    std::fs::write(&other, "{\"version\": 1, \"hooks\": {}}\n").unwrap();
-    let refused = setup(&home, "copilot", &[]);
-    assert!(!refused.status.success());
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(said.contains("is not setup's hooks file"), "{said}");
+    host_shim_testkit::command::put(&other, "{\"version\": 1, \"hooks\": {}}\n");
+    let said = host_shim_testkit::command::failed(&setup(&home, "copilot", &[]));
+    host_shim_testkit::has(&said, "is not setup's hooks file");
     assert_eq!(read(&other), "{\"version\": 1, \"hooks\": {}}\n");
     assert_eq!(read(&config), mine);
 }

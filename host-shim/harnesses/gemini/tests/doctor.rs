@@ -16,7 +16,7 @@ fn gemini_s_trusted_server_hooks_and_session_retention_are_checked() {
         "{text}"
     );
     // Gemini's retention is on unless the person turned it off: a note, not a problem.
-    assert!(text.contains("session retention is on"), "{text}");
+    host_shim_testkit::has(&text, "session retention is on");
     home.edit_json(".gemini/settings.json", |settings| {
         settings["general"] = serde_json::json!({"sessionRetention": {"enabled": false}});
         settings["mcpServers"]["session-tools"]

@@ -35,21 +35,21 @@ fn the_real_sessions_are_listed_with_their_prompts_model_and_the_subagent_with_i
     let dir = home("list");
     let (listing, store) = call(&dir, "sessions_list", r#"{"scope": "all"}"#);
     for id in [TESTS, HANDED, DELEGATED] {
-        assert!(
-            listing.contains(&format!(
+        host_shim_testkit::has(
+            &listing,
+            &format!(
                 "- {id} [cold, top-level] | cwd=/tmp/gemini-fixtures/w | preset=gemini-2.5-flash"
-            )),
-            "{listing}"
+            ),
         );
     }
-    assert!(
-        listing.contains(&format!(
+    host_shim_testkit::has(
+        &listing,
+        &format!(
             "- {LISTER} [cold, subagent] | cwd=/tmp/gemini-fixtures/w | preset=gemini-2.5-flash | owner={DELEGATED} | not messageable\n  List the files"
-        )),
-        "{listing}"
+        ),
     );
-    assert!(listing.contains("4 of 4 considered sessions"), "{listing}");
-    assert!(listing.contains("  Check the tests"), "{listing}");
+    host_shim_testkit::has(&listing, "4 of 4 considered sessions");
+    host_shim_testkit::has(&listing, "  Check the tests");
     assert_eq!(store.skipped_lines(), 0);
 }
 
@@ -61,12 +61,9 @@ fn a_hand_over_at_the_prompt_is_on_the_surface_as_its_frame() {
         "sessions_read",
         &format!(r#"{{"session_id": "{HANDED}"}}"#),
     );
-    assert!(read.contains("Anything for me?"), "{read}");
-    assert!(
-        read.contains("from-session: 5f0c1e2d-0000-4000-8000-00000000beef"),
-        "{read}"
-    );
-    assert!(read.contains("The docs can ship, I read."), "{read}");
+    host_shim_testkit::has(&read, "Anything for me?");
+    host_shim_testkit::has(&read, "from-session: 5f0c1e2d-0000-4000-8000-00000000beef");
+    host_shim_testkit::has(&read, "The docs can ship, I read.");
     let file = dir.join("gemini/tmp/w/chats/session-2026-12-05T10-30-47f70645.jsonl");
     let shown = host_shim_gemini::handed_over_ids(&file).unwrap();
     assert!(shown.contains("m-00000000f1a5"), "{shown:?}");
@@ -80,24 +77,21 @@ fn tool_calls_end_as_recorded_and_a_subagent_reads_as_its_own_conversation() {
         "sessions_read",
         &format!(r#"{{"session_id": "{TESTS}", "include_actions": true}}"#),
     );
-    assert!(
-        read.contains("[action] run_shell_command: echo tests pass (ok)"),
-        "{read}"
-    );
-    assert!(read.contains("The tests pass."), "{read}");
+    host_shim_testkit::has(&read, "[action] run_shell_command: echo tests pass (ok)");
+    host_shim_testkit::has(&read, "The tests pass.");
     let (read, _) = call(
         &dir,
         "sessions_read",
         &format!(r#"{{"session_id": "{LISTER}", "include_actions": true}}"#),
     );
-    assert!(read.contains("List the files"), "{read}");
-    assert!(read.contains("[action] complete_task"), "{read}");
+    host_shim_testkit::has(&read, "List the files");
+    host_shim_testkit::has(&read, "[action] complete_task");
     let (parent, _) = call(
         &dir,
         "sessions_read",
         &format!(r#"{{"session_id": "{DELEGATED}"}}"#),
     );
-    assert!(!parent.contains("[action] run_shell_command"), "{parent}");
+    host_shim_testkit::lacks(&parent, "[action] run_shell_command");
     let (sent, _) = call(
         &dir,
         "sessions_send",

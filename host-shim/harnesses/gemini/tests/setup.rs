@@ -14,8 +14,8 @@ fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_b
     std::fs::write(&settings, mine).unwrap();
     let before = files(&home);
     let said = ok(&setup(&home, "gemini", &[]));
-    assert!(said.contains("Gemini CLI is set up"), "{said}");
-    assert!(said.contains("GEMINI_CLI_TRUST_WORKSPACE=true"), "{said}");
+    host_shim_testkit::has(&said, "Gemini CLI is set up");
+    host_shim_testkit::has(&said, "GEMINI_CLI_TRUST_WORKSPACE=true");
     let written = json(&settings);
     assert_eq!(
         written["security"]["auth"]["selectedType"],
@@ -51,7 +51,7 @@ fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_b
     // Again: nothing changes.
     let set_up = files(&home);
     let said = ok(&setup(&home, "gemini", &[]));
-    assert!(said.contains("set up already: nothing changed"), "{said}");
+    host_shim_testkit::has(&said, "set up already: nothing changed");
     assert_eq!(files(&home), set_up);
     // Removed: the person's file as it was, byte for byte.
     ok(&setup(&home, "gemini", &["--remove"]));

@@ -52,30 +52,27 @@ fn the_real_sessions_are_listed_with_their_first_prompts_and_the_subagent_with_i
     let dir = state("list");
     let (listing, store) = call(store(&dir), TESTS, "sessions_list", r#"{"scope": "all"}"#);
     for id in [TESTS, BIG, COMPACTED, LEAD] {
-        assert!(
-            listing.contains(&format!(
+        host_shim_testkit::has(
+            &listing,
+            &format!(
                 "- {id} [cold, top-level] | cwd=/tmp/openclaw-fixtures/w | preset=scripted/scripted-model"
-            )),
-            "{listing}"
+            ),
         );
     }
     // The label sessions_spawn gave it, its owner the session that spawned it.
-    assert!(
-        listing.contains(&format!(
+    host_shim_testkit::has(
+        &listing,
+        &format!(
             "- {COUNTER} [cold, subagent] | cwd=/tmp/openclaw-fixtures/w | preset=scripted/scripted-model | owner={LEAD} | not messageable\n  counter"
-        )),
-        "{listing}"
+        ),
     );
     // Titles: the first prompt, not OpenClaw's display name for an explicit session.
-    assert!(listing.contains("\n  Check the tests"), "{listing}");
-    assert!(listing.contains("\n  Delegate the count"), "{listing}");
+    host_shim_testkit::has(&listing, "\n  Check the tests");
+    host_shim_testkit::has(&listing, "\n  Delegate the count");
     // A prompt OpenClaw stored compressed is still the title.
-    assert!(
-        listing.contains("\n  Summarise this log: lorem ipsum"),
-        "{listing}"
-    );
-    assert!(!listing.contains("explicit:"), "{listing}");
-    assert!(listing.contains("5 of 5 considered sessions"), "{listing}");
+    host_shim_testkit::has(&listing, "\n  Summarise this log: lorem ipsum");
+    host_shim_testkit::lacks(&listing, "explicit:");
+    host_shim_testkit::has(&listing, "5 of 5 considered sessions");
     // Every row and event the real binary wrote read, the compressed ones too.
     assert_eq!(host_shim::Store::skipped_lines(&store), 0);
 }
@@ -117,11 +114,8 @@ fn a_compressed_prompt_reads_whole_and_a_compacted_session_reads_as_its_model_se
         "sessions_read",
         &format!(r#"{{"session_id": "{BIG}"}}"#),
     );
-    assert!(
-        read.contains("Summarise this log: lorem ipsum dolor"),
-        "{read}"
-    );
-    assert!(read.contains("A long log of lorem ipsum."), "{read}");
+    host_shim_testkit::has(&read, "Summarise this log: lorem ipsum dolor");
+    host_shim_testkit::has(&read, "A long log of lorem ipsum.");
     let (read, _) = call(
         store,
         TESTS,
@@ -129,16 +123,16 @@ fn a_compressed_prompt_reads_whole_and_a_compacted_session_reads_as_its_model_se
         &format!(r#"{{"session_id": "{COMPACTED}", "include_injected": true}}"#),
     );
     // The summary stands for what it replaced; the second answer it kept.
-    assert!(
-        read.contains("(seq 3, openclaw:compaction, harness-injected, replaced)"),
-        "{read}"
+    host_shim_testkit::has(
+        &read,
+        "(seq 3, openclaw:compaction, harness-injected, replaced)",
     );
     // The first turn is no message of its own any more (the summary may quote it).
     assert!(
         !read.contains("(seq 1,") && !read.contains("(seq 2,"),
         "{read}"
     );
-    assert!(read.contains("Second answer."), "{read}");
+    host_shim_testkit::has(&read, "Second answer.");
 }
 
 #[test]
@@ -168,8 +162,8 @@ fn a_top_level_session_takes_a_message_and_a_subagent_does_not() {
         "sessions_send",
         &format!(r#"{{"session_id": "{COUNTER}", "message": "hi"}}"#),
     );
-    assert!(refused.contains("refused"), "{refused}");
-    assert!(refused.contains("subagent"), "{refused}");
+    host_shim_testkit::has(&refused, "refused");
+    host_shim_testkit::has(&refused, "subagent");
 }
 
 #[test]
@@ -192,7 +186,7 @@ fn a_prompt_hooks_hand_over_is_the_plugins_word_and_an_idle_turns_waits_for_the_
     // At a prompt: handed over as the plugin answers (OpenClaw keeps no hook's text), so
     // it never waits again.
     let given = sessions.hand_over(LEAD, Moment::Prompt).unwrap().unwrap();
-    assert!(given.contains("First."), "{given}");
+    host_shim_testkit::has(&given, "First.");
     let settled = inbox.settle(LEAD, Duration::ZERO, nothing_shown).unwrap();
     assert!(settled.waiting_again.is_empty());
 
@@ -200,7 +194,7 @@ fn a_prompt_hooks_hand_over_is_the_plugins_word_and_an_idle_turns_waits_for_the_
     // record does not show it...
     let store = send(store, "Second.");
     let offered = sessions.hand_over(LEAD, Moment::Idle).unwrap().unwrap();
-    assert!(offered.contains("Second."), "{offered}");
+    host_shim_testkit::has(&offered, "Second.");
     assert_eq!(sessions.hand_over(LEAD, Moment::Prompt).unwrap(), None);
     let settled = inbox.settle(LEAD, Duration::ZERO, nothing_shown).unwrap();
     assert_eq!(settled.waiting_again.len(), 1);
@@ -312,31 +306,25 @@ fn every_agents_sessions_are_listed_as_what_made_them_an_archived_one_not() {
     let dir = state("agents");
     with_more_agents(&dir);
     let (listing, _) = call(store(&dir), TESTS, "sessions_list", r#"{"scope": "all"}"#);
-    assert!(
-        listing.contains("- c0000000-0000-4000-8000-0000000000a1 [cold, top-level]\n  Ops desk"),
-        "{listing}"
+    host_shim_testkit::has(
+        &listing,
+        "- c0000000-0000-4000-8000-0000000000a1 [cold, top-level]\n  Ops desk",
     );
-    assert!(
-        listing.contains("- c0000000-0000-4000-8000-00000000c001 [cold, top-level]\n  cron job"),
-        "{listing}"
+    host_shim_testkit::has(
+        &listing,
+        "- c0000000-0000-4000-8000-00000000c001 [cold, top-level]\n  cron job",
     );
     assert!(
         listing
             .contains("- c0000000-0000-4000-8000-00000000c002 [cold, top-level]\n  hook (webhook)"),
         "{listing}"
     );
-    assert!(
-        !listing.contains("c0000000-0000-4000-8000-00000000c003"),
-        "{listing}"
-    );
+    host_shim_testkit::lacks(&listing, "c0000000-0000-4000-8000-00000000c003");
     // Spawned, its owner gone: a subagent still, never messageable (SPEC: a session is
     // a subagent when it has a parent or its origin is `subagent`).
     let orphan = "c0000000-0000-4000-8000-00000000c004";
-    assert!(
-        listing.contains(&format!("- {orphan} [cold, subagent]")),
-        "{listing}"
-    );
-    assert!(listing.contains("9 of 9 considered sessions"), "{listing}");
+    host_shim_testkit::has(&listing, &format!("- {orphan} [cold, subagent]"));
+    host_shim_testkit::has(&listing, "9 of 9 considered sessions");
     let arguments = format!(r#"{{"session_id": "{orphan}", "message": "hi"}}"#);
     let (refused, _) = call(store(&dir), TESTS, "sessions_send", &arguments);
     assert!(
@@ -350,7 +338,7 @@ fn a_state_folder_not_there_yet_is_an_empty_store() {
     let dir = std::env::temp_dir().join(format!("host-shim-openclaw-none-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (listing, store) = call(store(&dir), TESTS, "sessions_list", "{}");
-    assert!(listing.contains("0 of 0 considered sessions"), "{listing}");
+    host_shim_testkit::has(&listing, "0 of 0 considered sessions");
     assert!(
         !dir.join("openclaw").exists(),
         "the store never makes OpenClaw's folder"
@@ -385,15 +373,15 @@ fn an_event_that_does_not_read_is_skipped_and_counted_and_the_rest_read() {
         "sessions_read",
         &format!(r#"{{"session_id": "{TESTS}"}}"#),
     );
-    assert!(!read.contains("Check the tests"), "{read}");
-    assert!(read.contains("The tests pass."), "{read}");
+    host_shim_testkit::lacks(&read, "Check the tests");
+    host_shim_testkit::has(&read, "The tests pass.");
     let (read, store) = call(
         store,
         TESTS,
         "sessions_read",
         &format!(r#"{{"session_id": "{BIG}"}}"#),
     );
-    assert!(!read.contains("lorem ipsum dolor"), "{read}");
-    assert!(read.contains("A long log of lorem ipsum."), "{read}");
+    host_shim_testkit::lacks(&read, "lorem ipsum dolor");
+    host_shim_testkit::has(&read, "A long log of lorem ipsum.");
     assert_eq!(host_shim::Store::skipped_lines(&store), 2);
 }

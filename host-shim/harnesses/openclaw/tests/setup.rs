@@ -11,7 +11,7 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     let refused = setup(&home, "openclaw", &[]);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(said.contains("run `openclaw onboard`"), "{said}");
+    host_shim_testkit::has(&said, "run `openclaw onboard`");
     assert!(!home.join(".openclaw").exists());
     let config = home.join(".openclaw/openclaw.json");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
@@ -20,8 +20,8 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     std::fs::write(&config, mine).unwrap();
     let before = files(&home);
     let said = ok(&setup(&home, "openclaw", &[]));
-    assert!(said.contains("OpenClaw is set up"), "{said}");
-    assert!(said.contains("session-tools__sessions_list"), "{said}");
+    host_shim_testkit::has(&said, "OpenClaw is set up");
+    host_shim_testkit::has(&said, "session-tools__sessions_list");
     let written = json(&config);
     assert_eq!(
         written["agents"]["defaults"]["model"]["primary"],
@@ -79,12 +79,12 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&started.stderr);
-    assert!(said.contains("3 tools over stdio"), "{said}");
+    host_shim_testkit::has(&said, "3 tools over stdio");
     ok(&setup(&home, "openclaw", &[]));
     // Again: nothing changes.
     let set_up = files(&home);
     let said = ok(&setup(&home, "openclaw", &[]));
-    assert!(said.contains("set up already: nothing changed"), "{said}");
+    host_shim_testkit::has(&said, "set up already: nothing changed");
     assert_eq!(files(&home), set_up);
     // Removed: the person's files as they were, byte for byte, and no plugin folder.
     ok(&setup(&home, "openclaw", &["--remove"]));
@@ -94,10 +94,8 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     // A plugin of that name that is not setup's is named and left alone.
     std::fs::create_dir_all(&plugin).unwrap();
     std::fs::write(plugin.join("index.js"), "export default {};\n").unwrap();
-    let refused = setup(&home, "openclaw", &[]);
-    assert!(!refused.status.success());
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(said.contains("is not setup's"), "{said}");
+    let said = host_shim_testkit::command::failed(&setup(&home, "openclaw", &[]));
+    host_shim_testkit::has(&said, "is not setup's");
     assert_eq!(read(&plugin.join("index.js")), "export default {};\n");
     assert_eq!(read(&config), mine);
 }

@@ -22,10 +22,7 @@ const FIXTURE: &str = include_str!("../fixtures/1.18.33/opencode.sql");
 const MODEL: &str = r#"{"id":"scripted-model","providerID":"scripted","variant":"default"}"#;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("opencode-unit-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    host_shim_testkit::scratch("opencode-unit", name)
 }
 
 /// A database as OpenCode writes it, and the writer's connection.

@@ -10,24 +10,24 @@ fn opencode_s_plugin_file_and_the_server_it_runs_are_checked() {
     // command that sets it up.
     let (ok, text) = home.doctor();
     assert!(ok, "{text}");
-    assert!(
-        text.contains("OpenCode 1.18.33, the version the tools are tested with"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "OpenCode 1.18.33, the version the tools are tested with",
     );
     let state = home.state();
-    assert!(
-        text.contains(&format!(
+    host_shim_testkit::has(
+        &text,
+        &format!(
             "note     OpenCode is here but not set up for the tools; to set it up: host-shim setup opencode --state-dir {}",
             state.display()
-        )),
-        "{text}"
+        ),
     );
     home.setup("opencode");
     let (ok, text) = home.doctor();
     assert!(ok, "{text}");
-    assert!(
-        text.contains("starts and lists sessions_list, sessions_read, sessions_send"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        "starts and lists sessions_list, sessions_read, sessions_send",
     );
     assert!(
         text.contains("@opencode-ai/plugin is not in ") && text.contains("no database at "),

@@ -12,11 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("host-shim-opencode-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    host_shim_testkit::scratch("opencode", name)
 }
 
 /// The fixture as a database file, in WAL mode as OpenCode keeps it.
@@ -102,7 +98,7 @@ fn the_listing_has_what_opencode_wrote_newest_first_without_the_archived() {
     assert!(
         rows[3].contains("preset=scripted/scripted-model") && rows[3].ends_with("| this session")
     );
-    assert!(listing.contains("  Long talk\n"), "{listing}");
+    host_shim_testkit::has(&listing, "  Long talk\n");
 }
 
 #[test]
@@ -116,12 +112,9 @@ fn a_read_shows_the_surface_after_the_last_compaction_and_the_calls_made() {
         &format!(r#"{{"session_id": "{long}"}}"#),
         &garden,
     );
-    assert!(
-        read.contains("Summary: the conversation so far, in short."),
-        "{read}"
-    );
+    host_shim_testkit::has(&read, "Summary: the conversation so far, in short.");
     assert!(read.contains(", replaced) ---\nSummary:"), "{read}");
-    assert!(read.contains("After the summary."), "{read}");
+    host_shim_testkit::has(&read, "After the summary.");
     assert!(
         !read.contains("Everything, at length."),
         "before the compaction: {read}"
@@ -132,13 +125,10 @@ fn a_read_shows_the_surface_after_the_last_compaction_and_the_calls_made() {
         &format!(r#"{{"session_id": "{garden}", "include_actions": true}}"#),
         &long,
     );
-    assert!(read.contains("[action] bash: echo beans (ok)"), "{read}");
-    assert!(read.contains("[action] task: "), "{read}");
-    assert!(read.contains("Four pots, says the helper."), "{read}");
-    assert!(
-        read.contains("--- user (seq 1, user) ---\nPlant the beans"),
-        "{read}"
-    );
+    host_shim_testkit::has(&read, "[action] bash: echo beans (ok)");
+    host_shim_testkit::has(&read, "[action] task: ");
+    host_shim_testkit::has(&read, "Four pots, says the helper.");
+    host_shim_testkit::has(&read, "--- user (seq 1, user) ---\nPlant the beans");
 }
 
 #[test]
@@ -183,14 +173,14 @@ fn a_handed_over_message_reads_as_its_frame_and_a_subagent_takes_none() {
     let frame = format!(
         "--- user (seq 3, user) ---\nCross-session message from another session of this harness.\nfrom-session: {garden} (\"Plan the garden\")"
     );
-    assert!(read.contains(&frame), "{read}");
-    assert!(read.contains("The beans are in."), "{read}");
-    assert!(!read.contains("harness-injected"), "{read}");
+    host_shim_testkit::has(&read, &frame);
+    host_shim_testkit::has(&read, "The beans are in.");
+    host_shim_testkit::lacks(&read, "harness-injected");
     let refused = call(
         &db,
         "sessions_send",
         &format!(r#"{{"session_id": "{helper}", "message": "hello"}}"#),
         &garden,
     );
-    assert!(refused.contains("not-messageable"), "{refused}");
+    host_shim_testkit::has(&refused, "not-messageable");
 }

@@ -19,7 +19,7 @@ fn plugin_host(home: &Path) -> serde_json::Value {
 fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
     let home = scratch("setup-opencode", "opencode");
     let said = ok(&setup(&home, "opencode", &[]));
-    assert!(said.contains("OpenCode is set up"), "{said}");
+    host_shim_testkit::has(&said, "OpenCode is set up");
     let db = home.join(".local/share/opencode/opencode.db");
     assert_eq!(
         plugin_host(&home),
@@ -27,7 +27,7 @@ fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
     );
     let before = files(&home);
     let said = ok(&setup(&home, "opencode", &[]));
-    assert!(said.contains("set up already: nothing changed"), "{said}");
+    host_shim_testkit::has(&said, "set up already: nothing changed");
     assert_eq!(files(&home), before);
     ok(&setup(&home, "opencode", &["--remove"]));
     assert_eq!(files(&home), vec![]);
@@ -36,12 +36,9 @@ fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
     assert!(home.join(".config/opencode").is_dir());
     // A file of that name that is not setup's is named and left alone.
     let plugin = home.join(".config/opencode/plugin/session-tools.js");
-    std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
-    std::fs::write(&plugin, "export const Mine = async () => ({});\n").unwrap();
-    let refused = setup(&home, "opencode", &[]);
-    assert!(!refused.status.success());
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(said.contains("is not setup's file"), "{said}");
+    host_shim_testkit::command::put(&plugin, "export const Mine = async () => ({});\n");
+    let said = host_shim_testkit::command::failed(&setup(&home, "opencode", &[]));
+    host_shim_testkit::has(&said, "is not setup's file");
     assert_eq!(read(&plugin), "export const Mine = async () => ({});\n");
 }
 
@@ -50,8 +47,7 @@ fn setup_links_every_harness_it_finds_into_one_listing() {
     std::fs::create_dir_all(home.join(".claude/projects")).unwrap();
     std::fs::create_dir_all(home.join(".codex")).unwrap();
     let db = home.join(".local/share/opencode/opencode.db");
-    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
-    std::fs::write(&db, "").unwrap();
+    host_shim_testkit::command::put(&db, "");
     let all = serde_json::json!([
         "mcp",
         "--claude-projects",

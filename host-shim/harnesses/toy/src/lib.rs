@@ -10,10 +10,11 @@
 
 use anyhow::{Context, Result, bail};
 use clap::ArgMatches;
+use host_shim::harnesses::surface::Surface;
 use host_shim::inbox::{Desk, HookReport, Recipient, Takes, Witness, hand_over_waiting, shown_in};
 use host_shim::{
-    DeliveryRefusal, InboxCount, McpClient, MessageContent, MessageEntry, Role, SessionHeader,
-    SessionIndex, SessionQuery, Store, SurfaceIndex,
+    DeliveryRefusal, InboxCount, McpClient, MessageContent, SessionHeader, SessionIndex,
+    SessionQuery, Store, SurfaceIndex,
 };
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
@@ -224,34 +225,12 @@ impl SessionQuery for ToyStore {
 
     fn get_surface(&mut self, id: &str, lead_chars: u32) -> Option<SurfaceIndex> {
         let (_, messages) = self.read(id)?;
-        let mut index = SurfaceIndex::new(messages.len() as u64);
-        for (at, text) in messages.iter().enumerate() {
-            let entry = MessageEntry {
-                seq: at as u64 + 1,
-                role: Role::User,
-                replaced: false,
-                injected: false,
-                source_lead_len: 0,
-                text_lead_len: 0,
-                text_chars: text.chars().count() as u32,
-            };
-            index.push(entry, "user", text, lead_chars);
-        }
-        Some(index)
+        Some(Surface::of_person_texts(&messages).index(lead_chars))
     }
 
     fn get_messages(&mut self, id: &str, seqs: &[u64]) -> Vec<Option<MessageContent>> {
-        let messages = self.read(id).map(|(_, m)| m).unwrap_or_default();
-        (seqs.iter())
-            .map(|&seq| {
-                let text = messages.get(usize::try_from(seq).ok()?.checked_sub(1)?)?;
-                Some(MessageContent {
-                    source: "user".to_string(),
-                    text: text.clone(),
-                    injected: false,
-                })
-            })
-            .collect()
+        let surface = self.read(id).map(|(_, m)| Surface::of_person_texts(&m));
+        Surface::messages(surface.as_ref(), seqs)
     }
 
     fn inbox_status(&mut self, target: &str, sender: &str) -> InboxCount {

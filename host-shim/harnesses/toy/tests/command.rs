@@ -81,11 +81,11 @@ fn help_names_the_toy() {
         "{help}"
     );
     let (_, setup, _) = command.run(&["setup", "--help"], "");
-    assert!(
-        setup.contains("gemini (Gemini CLI), openclaw (OpenClaw) or toy (Toy)"),
-        "{setup}"
+    host_shim_testkit::has(
+        &setup,
+        "gemini (Gemini CLI), openclaw (OpenClaw) or toy (Toy)",
     );
-    assert!(setup.contains("--toy-config <DIR>"), "{setup}");
+    host_shim_testkit::has(&setup, "--toy-config <DIR>");
 }
 
 fn a_message_to_a_toy_session_waits_for_its_hook() {
@@ -98,16 +98,10 @@ fn a_message_to_a_toy_session_waits_for_its_hook() {
         out
     };
     let list = call("sessions_list", r#"{"scope": "all"}"#);
-    assert!(
-        list.contains("- b [cold, top-level] | cwd=/toy\n  Order the seeds"),
-        "{list}"
-    );
-    assert!(
-        list.contains("- a [cold, top-level] | cwd=/toy | this session"),
-        "{list}"
-    );
+    host_shim_testkit::has(&list, "- b [cold, top-level] | cwd=/toy\n  Order the seeds");
+    host_shim_testkit::has(&list, "- a [cold, top-level] | cwd=/toy | this session");
     let read = call("sessions_read", r#"{"session_id": "b"}"#);
-    assert!(read.contains("Tomatoes, basil."), "{read}");
+    host_shim_testkit::has(&read, "Tomatoes, basil.");
     // With its call's id, so the message names its sender (and counts as the caller's).
     let send = r#"{"session_id": "b", "message": "Plant the basil by the tomatoes."}"#;
     let (ok, sent, err) = command.run(
@@ -132,16 +126,13 @@ fn a_message_to_a_toy_session_waits_for_its_hook() {
     let (ok, out, _) = command.run(&["toy-hook"], &input);
     assert!(ok && out.is_empty(), "{out}");
     let read = call("sessions_read", r#"{"session_id": "b"}"#);
-    assert!(read.contains("your messages to it: 1 waiting"), "{read}");
+    host_shim_testkit::has(&read, "your messages to it: 1 waiting");
     // The toy took it (its record shows it): handed over at its next hook.
     std::fs::write(&record, &given).unwrap();
     let (ok, out, _) = command.run(&["toy-hook"], &input);
     assert!(ok && out.is_empty(), "{out}");
     let read = call("sessions_read", r#"{"session_id": "b"}"#);
-    assert!(
-        read.contains("your messages to it: 1 handed over"),
-        "{read}"
-    );
+    host_shim_testkit::has(&read, "your messages to it: 1 handed over");
     let (ok, _, err) = command.run(&["toy-hook"], "not json");
     assert!(
         !ok && err.contains(r#"the toy hook reads {"session": ID, "record": FILE} on stdin"#),
@@ -178,20 +169,14 @@ fn listed_over_mcp(command: &Command, meta: &str, env: &[(&str, &str)]) -> Strin
 fn the_toy_client_names_the_caller() {
     let command = &Command::new("the_toy_client_names_the_caller");
     let text = listed_over_mcp(command, "{}", &[("TOY_SESSION_ID", "a")]);
-    assert!(
-        text.contains("- a [cold, top-level] | cwd=/toy | this session"),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "- a [cold, top-level] | cwd=/toy | this session");
     let text = listed_over_mcp(command, r#"{"toy/session": "b"}"#, &[]);
-    assert!(
-        text.contains("- b [cold, top-level] | cwd=/toy | this session"),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "- b [cold, top-level] | cwd=/toy | this session");
     // Without either, the call says every way to name it, the toy's among them.
     let text = listed_over_mcp(command, "{}", &[]);
-    assert!(
-        text.contains(r#"names it in each call's _meta["toy/session"] (the toy client does)"#),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        r#"names it in each call's _meta["toy/session"] (the toy client does)"#,
     );
 }
 
@@ -219,13 +204,10 @@ fn setup_writes_the_toy_s_file_and_doctor_checks_its_server() {
     );
     let (ok, out, err) = command.run(&["doctor", "--state-dir", state], "");
     assert!(ok, "{out}{err}");
-    assert!(
-        out.contains("Toy\n  note     Toy's command is not on PATH here"),
-        "{out}"
-    );
-    assert!(
-        out.contains("starts and lists sessions_list, sessions_read, sessions_send"),
-        "{out}"
+    host_shim_testkit::has(&out, "Toy\n  note     Toy's command is not on PATH here");
+    host_shim_testkit::has(
+        &out,
+        "starts and lists sessions_list, sessions_read, sessions_send",
     );
     let (ok, out, _) = command.run(&["setup", "toy", "--remove", "--state-dir", state], "");
     assert!(ok && !file.exists(), "{out}");

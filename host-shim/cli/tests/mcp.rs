@@ -100,12 +100,7 @@ fn a_retry_under_a_new_tool_use_id_is_a_repeat_over_the_corpus_too() {
         &lines,
     );
     assert!(status.success(), "{status}");
-    let text = |id: u32| {
-        by_id(&responses, json!(id))["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let text = |id: u32| host_shim_testkit::mcp::text_of(&responses, id);
     assert!(text(1).starts_with("accepted for s-live"), "{}", text(1));
     assert_eq!(
         text(1),

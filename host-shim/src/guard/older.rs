@@ -70,9 +70,30 @@ impl<H: Harness> Guard<H> {
 
 /// The session lookups every contract before 0.4.0 answers alike (its types differ by
 /// version only in name, so no `with:` can share them): inside a version's
-/// `impl query::Host for Guard<H>`, with that version's `query` module in scope.
+/// `impl query::Host for Guard<H>`, with that version's `query` module in scope; a
+/// surface's index and a message converted to its shape by `$surface` (given the
+/// index and the lead's length) and `$message`.
 macro_rules! older_session_lookups {
-    () => {
+    (surface: $surface:expr, message: $message:expr $(,)?) => {
+        fn get_surface(
+            &mut self,
+            id: String,
+            lead_chars: u32,
+        ) -> wasmtime::Result<Option<query::SurfaceIndex>> {
+            let index = self.older_surface_index(&id, lead_chars)?;
+            let convert = $surface;
+            Ok(index.map(|index| convert(index, lead_chars)))
+        }
+
+        fn get_messages(
+            &mut self,
+            id: String,
+            seqs: Vec<u64>,
+        ) -> wasmtime::Result<Vec<Option<query::MessageContent>>> {
+            let messages = self.older_messages(&id, &seqs)?;
+            Ok(messages.into_iter().map(|m| m.map($message)).collect())
+        }
+
         fn list_sessions(&mut self) -> wasmtime::Result<query::SessionIndex> {
             Ok(Guard::list_sessions(self)?.into())
         }

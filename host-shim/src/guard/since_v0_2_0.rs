@@ -4,7 +4,7 @@
 
 use super::Guard;
 use crate::contract::injected::marked_injected;
-use crate::contract::latest::Delivered;
+use crate::contract::latest::{Delivered, MessageContent};
 use crate::contract::since_v0_2_0::harness::sessions::{inbox, session_query as query};
 use crate::contract::since_v0_2_0::{Plugin, surface_index};
 use crate::harness::Harness;
@@ -13,31 +13,12 @@ use wasmtime::component::{HasSelf, Linker};
 super::world_linker!();
 
 impl<H: Harness> query::Host for Guard<H> {
-    super::older::older_session_lookups!();
-
-    fn get_surface(
-        &mut self,
-        id: String,
-        lead_chars: u32,
-    ) -> wasmtime::Result<Option<query::SurfaceIndex>> {
-        let index = self.older_surface_index(&id, lead_chars)?;
-        Ok(index.map(|index| surface_index(index, lead_chars)))
-    }
-
-    fn get_messages(
-        &mut self,
-        id: String,
-        seqs: Vec<u64>,
-    ) -> wasmtime::Result<Vec<Option<query::MessageContent>>> {
-        let messages = self.older_messages(&id, &seqs)?;
-        Ok((messages.into_iter())
-            .map(|m| {
-                m.map(|m| query::MessageContent {
-                    text: marked_injected(&m.text, m.injected).into_owned(),
-                    source: m.source,
-                })
-            })
-            .collect())
+    super::older::older_session_lookups! {
+        surface: surface_index,
+        message: |m: MessageContent| query::MessageContent {
+            text: marked_injected(&m.text, m.injected).into_owned(),
+            source: m.source,
+        },
     }
 }
 

@@ -4,7 +4,7 @@
 //! loop guard of a deployment running both versions still counts its hop.
 
 use super::Guard;
-use crate::contract::latest::{Delivered, DeliveryState};
+use crate::contract::latest::{Delivered, DeliveryState, MessageContent};
 use crate::contract::since_v0_3_0::harness::sessions::{inbox, session_query as query};
 use crate::contract::since_v0_3_0::{Plugin, surface_index};
 use crate::harness::Harness;
@@ -13,33 +13,13 @@ use wasmtime::component::{HasSelf, Linker};
 super::world_linker!();
 
 impl<H: Harness> query::Host for Guard<H> {
-    super::older::older_session_lookups!();
-
-    fn get_surface(
-        &mut self,
-        id: String,
-        lead_chars: u32,
-    ) -> wasmtime::Result<Option<query::SurfaceIndex>> {
-        Ok(self
-            .older_surface_index(&id, lead_chars)?
-            .map(surface_index))
-    }
-
-    fn get_messages(
-        &mut self,
-        id: String,
-        seqs: Vec<u64>,
-    ) -> wasmtime::Result<Vec<Option<query::MessageContent>>> {
-        let messages = self.older_messages(&id, &seqs)?;
-        Ok((messages.into_iter())
-            .map(|m| {
-                m.map(|m| query::MessageContent {
-                    source: m.source,
-                    text: m.text,
-                    injected: m.injected,
-                })
-            })
-            .collect())
+    super::older::older_session_lookups! {
+        surface: |index, _| surface_index(index),
+        message: |m: MessageContent| query::MessageContent {
+            source: m.source,
+            text: m.text,
+            injected: m.injected,
+        },
     }
 
     fn inbox_status(

@@ -771,34 +771,33 @@ mod tests {
         assert_eq!(message.text(), Some("hi"));
     }
 
+    /// Why `json` (from `origin`) is no corpus.
+    fn refusal_of(json: &str, origin: &str) -> String {
+        Corpus::from_json(json, origin).unwrap_err().to_string()
+    }
+
     #[test]
     fn errors_name_the_origin_the_path_and_the_expectation() {
-        let err = Corpus::from_json(
+        let err = refusal_of(
             r#"{"sessions":[{"id":"a","created_at":"2026-01-01T00:00:00Z"},{"id":"b","created_at":"yesterday"}]}"#,
             "corpus.json",
-        )
-        .unwrap_err()
-        .to_string();
+        );
         assert!(
             err.starts_with("corpus.json: at sessions[1].created_at: expected an RFC 3339 time"),
             "{err}"
         );
-        let err = Corpus::from_json(
+        let err = refusal_of(
             r#"{"sessions":[{"id":"a","created_at":"2026-01-01T00:00:00Z","messages":[{"seq":1,"role":"robot"}]}]}"#,
             "c.json",
-        )
-        .unwrap_err()
-        .to_string();
+        );
         assert!(
             err.starts_with("c.json: at sessions[0].messages[0].role: unknown variant `robot`"),
             "{err}"
         );
-        let err = Corpus::from_json(
+        let err = refusal_of(
             r#"{"sessions":[{"id":"a","created_at":"2026-01-01T00:00:00Z","titel":"x"}]}"#,
             "c.json",
-        )
-        .unwrap_err()
-        .to_string();
+        );
         assert!(err.contains("unknown field `titel`"), "{err}");
     }
 
@@ -811,12 +810,10 @@ mod tests {
             err,
             "c.json: at the top level: expected an object with named fields, got an array"
         );
-        let err = Corpus::from_json(
+        let err = refusal_of(
             r#"{"sessions":[["me","2026-01-01T00:00:00Z",true]]}"#,
             "c.json",
-        )
-        .unwrap_err()
-        .to_string();
+        );
         assert_eq!(
             err,
             "c.json: at sessions[0]: expected an object with named fields, got an array"

@@ -19,6 +19,7 @@
 //! in one write each, so processes appending at once do not interleave within a line.
 
 use super::{InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, now_ns};
+use super::{ReadShown, Settled};
 use crate::contract::latest::{DeliveryMode, InboxCount};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// The size past which the newest file is rotated.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -336,12 +338,7 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
         Ok(given)
     }
 
-    fn settle(
-        &self,
-        session: &str,
-        expire_after: std::time::Duration,
-        shown: super::ReadShown,
-    ) -> Result<super::Settled> {
+    fn settle(&self, session: &str, expire_after: Duration, shown: ReadShown) -> Result<Settled> {
         let settled = self.inner.settle(session, expire_after, shown)?;
         for message in &settled.handed_over {
             self.record(message, AuditEvent::HandedOver);

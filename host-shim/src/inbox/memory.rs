@@ -9,6 +9,7 @@
 use super::{
     Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting, now_ns,
 };
+use super::{ReadShown, Settled};
 use crate::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
 use anyhow::{Result, bail};
 use std::collections::HashMap;
@@ -256,12 +257,7 @@ impl InboxBackend for MemoryInbox {
 
     /// A claim here belongs to a hand-over running in this process (one that failed
     /// gave it back): only offers are settled.
-    fn settle(
-        &self,
-        session: &str,
-        expire_after: std::time::Duration,
-        shown: super::ReadShown,
-    ) -> Result<super::Settled> {
+    fn settle(&self, session: &str, expire_after: Duration, shown: ReadShown) -> Result<Settled> {
         let offered = |at: &Place| matches!(at, Place::Offered(_));
         if !self.sessions().of(session).any(|e| offered(&e.at)) {
             return Ok(super::Settled::default());

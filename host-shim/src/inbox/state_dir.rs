@@ -51,6 +51,7 @@ use super::{
     Handle, InboxBackend, InboxContents, Located, Put, Sent, SpooledMessage, Waiting, checked_id,
     now_ns,
 };
+use super::{ReadShown, Settled};
 use crate::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
 use crate::os::pid_alive;
 use anyhow::{Context, Result};
@@ -60,6 +61,7 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// The largest message file read (a delivered body is at most 256 KiB).
 pub const MAX_MESSAGE_BYTES: u64 = 1 << 20;
@@ -500,12 +502,7 @@ impl InboxBackend for StateDir {
 
     /// A dead hook's claim becomes an offer stamped when it is found (its claimant's
     /// last moment is not known); each offer is then settled by the record.
-    fn settle(
-        &self,
-        session: &str,
-        expire_after: std::time::Duration,
-        shown: super::ReadShown,
-    ) -> Result<super::Settled> {
+    fn settle(&self, session: &str, expire_after: Duration, shown: ReadShown) -> Result<Settled> {
         let inbox = self.session_path("inbox", session)?;
         let now = now_ns();
         let mut offers: Vec<(PathBuf, u128)> = Vec::new();

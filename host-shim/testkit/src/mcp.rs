@@ -80,6 +80,17 @@ pub fn ended_within(child: &mut std::process::Child, limit: Duration) -> std::pr
     }
 }
 
+/// The result of the response with `id`.
+pub fn result_of(responses: &[Value], id: u32) -> Value {
+    by_id(responses, json!(id))["result"].clone()
+}
+
+/// The text of the response with `id` (its result's first content).
+pub fn text_of(responses: &[Value], id: u32) -> String {
+    let text = &by_id(responses, json!(id))["result"]["content"][0]["text"];
+    text.as_str().unwrap().to_string()
+}
+
 /// The response with `id`.
 pub fn by_id(responses: &[Value], id: Value) -> &Value {
     responses

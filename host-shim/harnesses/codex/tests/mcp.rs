@@ -1,7 +1,7 @@
 //! `host-shim mcp` at the wire as Codex's client speaks to it: how it names the
 //! calling session and the call.
 
-use host_shim_testkit::mcp::{by_id, exchange_over};
+use host_shim_testkit::mcp::exchange_over;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -41,22 +41,9 @@ fn codex_names_the_calling_thread_and_the_call_in_meta() {
         &lines,
     );
     assert!(status.success(), "{status}");
-    let text = |id: u32| {
-        by_id(&responses, json!(id))["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    assert!(
-        text(1).contains(&format!("- {GARDEN} [cold, top-level]")),
-        "{}",
-        text(1)
-    );
-    assert!(
-        text(1).contains("| this session\n  Plan the vegetable garden beds"),
-        "{}",
-        text(1)
-    );
+    let text = |id: u32| host_shim_testkit::mcp::text_of(&responses, id);
+    host_shim_testkit::has(&text(1), &format!("- {GARDEN} [cold, top-level]"));
+    host_shim_testkit::has(&text(1), "| this session\n  Plan the vegetable garden beds");
     assert!(
         text(2).starts_with(&format!("accepted for {ORCHARD} | mode=queue")),
         "{}",

@@ -1,7 +1,7 @@
 //! `host-shim mcp` at the wire as Copilot CLI's client speaks to it: how it names the
 //! calling session and the call.
 
-use host_shim_testkit::mcp::{by_id, exchange_over};
+use host_shim_testkit::mcp::exchange_over;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -116,13 +116,8 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
         &lines,
     );
     assert!(status.success(), "{status}");
-    let result = |id: u32| by_id(&responses, json!(id))["result"].clone();
-    let text = |id: u32| {
-        result(id)["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let result = |id: u32| host_shim_testkit::mcp::result_of(&responses, id);
+    let text = |id: u32| host_shim_testkit::mcp::text_of(&responses, id);
     assert_eq!(result(1)["isError"], true);
     assert!(
         text(1).contains("cannot tell which session made this call")
@@ -130,11 +125,7 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
         "{}",
         text(1)
     );
-    assert!(
-        text(2).contains(&format!("- {HANDED} [cold, top-level]")),
-        "{}",
-        text(2)
-    );
+    host_shim_testkit::has(&text(2), &format!("- {HANDED} [cold, top-level]"));
     let own_row = text(2)
         .lines()
         .find(|l| l.contains(HANDED))
@@ -142,11 +133,7 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
         .to_string();
     assert!(own_row.ends_with("| this session"), "{own_row}");
     assert_eq!(result(3)["isError"], true);
-    assert!(
-        text(3).contains("not made by the harness's hook for this call"),
-        "{}",
-        text(3)
-    );
+    host_shim_testkit::has(&text(3), "not made by the harness's hook for this call");
     assert!(
         text(4).starts_with(&format!("accepted for {TESTS}")),
         "{}",

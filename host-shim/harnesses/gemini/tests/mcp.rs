@@ -1,7 +1,7 @@
 //! `host-shim mcp` at the wire as Gemini CLI's client speaks to it: how it names the
 //! calling session and the call.
 
-use host_shim_testkit::mcp::{by_id, exchange_over};
+use host_shim_testkit::mcp::exchange_over;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -54,13 +54,8 @@ fn under_gemini_each_call_is_the_session_its_hook_stamped_into_the_arguments() {
         &lines,
     );
     assert!(status.success(), "{status}");
-    let result = |id: u32| by_id(&responses, json!(id))["result"].clone();
-    let text = |id: u32| {
-        result(id)["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let result = |id: u32| host_shim_testkit::mcp::result_of(&responses, id);
+    let text = |id: u32| host_shim_testkit::mcp::text_of(&responses, id);
     // Gemini checks the arguments its hook rewrote against the schema: the stamp is in
     // it, for the hook to set and the model to leave alone.
     for tool in result(9)["tools"].as_array().unwrap() {
@@ -74,11 +69,7 @@ fn under_gemini_each_call_is_the_session_its_hook_stamped_into_the_arguments() {
         );
     }
     assert_eq!(result(1)["isError"], true);
-    assert!(
-        text(1).contains("Run `host-shim setup gemini`"),
-        "{}",
-        text(1)
-    );
+    host_shim_testkit::has(&text(1), "Run `host-shim setup gemini`");
     let own_row = text(2)
         .lines()
         .find(|l| l.contains(HANDED))
@@ -87,11 +78,7 @@ fn under_gemini_each_call_is_the_session_its_hook_stamped_into_the_arguments() {
     assert!(own_row.ends_with("| this session"), "{}", text(2));
     assert!(text(2).contains(TESTS), "{}", text(2));
     assert_eq!(result(3)["isError"], true);
-    assert!(
-        text(3).contains("not made by the harness's hook for this call"),
-        "{}",
-        text(3)
-    );
+    host_shim_testkit::has(&text(3), "not made by the harness's hook for this call");
 }
 
 host_shim_testkit::tests![

@@ -8,10 +8,6 @@ cluster is three `nats-server` 2.15.1 nodes on loopback (`target/nats-venv`, whi
 `.ci/run` installs by hash, or $NATS_SERVER), stopped at the end. Each harness talks to
 its own scripted endpoint (host-shim/harnesses/claude-code/suite/endpoint.py, host-shim/harnesses/codex/suite/endpoint.py,
 host-shim/harnesses/openclaw/suite/endpoint.py); OpenClaw runs on the Node `.ci/run` installs for it.
-
-    HOST_SHIM=target/debug/host-shim python3 tests/machines/suite.py
-
-Exits non-zero when any check fails, naming each.
 """
 
 import json
@@ -28,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import check, finish, load  # noqa: E402
+from suite_kit.real_client import check, finish  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 WORK = ROOT / "target" / "machines-suite"

@@ -35,7 +35,11 @@ class ClaudeCodePeer:
 
     @staticmethod
     def installed():
-        return CLAUDE.exists()
+        """Whether the pinned Claude Code is installed, as a check of the suite that
+        needs it."""
+        return real_client.holds(
+            "the pinned Claude Code is installed (npm ci in host-shim/harnesses/claude-code/suite)",
+            CLAUDE.exists())
 
     def run(self, *args):
         """One `claude -p` turn; a failure is printed, and the checks after it fail."""

@@ -79,6 +79,26 @@ def events_named(state, kind, to):
     return [e for e in audit(state) if e.get("event") == kind and e.get("to") == to]
 
 
+def script(text, *steps):
+    """A prompt the scripted endpoints follow: `text`, then the model's steps as JSON
+    after the script mark."""
+    from .chat_completions import SCRIPT_MARK
+    return f"{text} {SCRIPT_MARK}{json.dumps(list(steps))}"
+
+
+def the_prompt_is_read(read):
+    """The check every suite makes of a read of the reviewer: its prompt ("Review the
+    docs …") as its model saw it."""
+    holds("sessions_read shows the other session's prompt as its model saw it",
+          read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
+
+
+def send_and_retry(call, target):
+    """A send to `target` and the model's retry of it in the same words: two steps of
+    a script, each `call("sessions_send", …)` in the harness's own tool call."""
+    return [call("sessions_send", session_id=target, message="Docs can ship.")] * 2
+
+
 def a_send_and_its_retry(answers, target, state):
     """The checks every suite makes of a send and the model's retry of it in the same
     words (a new call): the first is accepted and waits for `target`'s next turn, the

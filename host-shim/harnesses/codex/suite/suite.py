@@ -5,10 +5,6 @@ helper binaries there).
 
 Each check asserts what the model saw: the tool results and hook texts as they come
 back to the endpoint in Codex's next request, once where once is promised.
-
-    HOST_SHIM=target/debug/host-shim python3 host-shim/harnesses/codex/suite/suite.py
-
-Exits non-zero when any check fails, naming each.
 """
 
 import json

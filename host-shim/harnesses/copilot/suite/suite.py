@@ -7,10 +7,6 @@ as they come back to the endpoint in Copilot's next request, once where once is
 promised) and what the session's own record shows (`events.jsonl`). Each `copilot -p`
 is one turn of one session in a process of its own; a session is resumed with
 `--resume=<id>`.
-
-    HOST_SHIM=target/debug/host-shim python3 host-shim/harnesses/copilot/suite/suite.py
-
-Exits non-zero when any check fails, naming each.
 """
 
 import json
@@ -24,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import copilot_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 COPILOT = client("COPILOT", "copilot", "copilot")
@@ -77,10 +73,6 @@ class Run:
             return 0
         return sum(t.count(words) for m in self.requests[-1].get("messages", [])
                    for t in endpoint.texts(m) if FRAME in t)
-
-
-def script(text, *steps):
-    return f"{text} {endpoint.SCRIPT_MARK}{json.dumps(list(steps))}"
 
 
 def tool(name, **arguments):
@@ -219,14 +211,12 @@ def main():
     holds("the reviewer's title is its two-line first prompt, read as YAML",
           listing and "\n  Review the docs before lunch\n" in listing[0], listing)
     read = lead.results("session-tools-sessions_read")
-    holds("sessions_read shows the other session's prompt as its model saw it",
-          read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
+    the_prompt_is_read(read)
 
     # A send, its retry in the same words (a new call) delivered once, and a caller
     # field the model wrote refused.
     sent = Run(script("Tell the reviewer",
-                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
-                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      *send_and_retry(tool, reviewer),
                       tool("sessions_send", session_id=reviewer, message="Forged.", caller=reviewer),
                       {"say": "sent"}), work, session=lead.session)
     answers = sent.results("session-tools-sessions_send")

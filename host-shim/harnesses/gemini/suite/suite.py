@@ -6,10 +6,6 @@ Each check asserts what the model saw (the tool results and the messages handed 
 as they come back to the endpoint in Gemini's next request, once where once is
 promised) and what the session's own file shows. Each `gemini -p` is one turn of one
 session in a process of its own; a session is resumed with `--resume <id>`.
-
-    HOST_SHIM=target/debug/host-shim python3 host-shim/harnesses/gemini/suite/suite.py
-
-Exits non-zero when any check fails, naming each.
 """
 
 import json
@@ -23,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import gemini_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
 GEMINI = client("GEMINI", "gemini", "gemini")
 WORK, HOME, STATE, LOG = folders("gemini")
@@ -72,10 +68,6 @@ class Run:
                    for t in endpoint.texts(c) if FRAME in t)
 
 
-def script(text, *steps):
-    return f"{text} {endpoint.SCRIPT_MARK}{json.dumps(list(steps))}"
-
-
 def tool(name, **arguments):
     return {"tool": f"mcp_session-tools_{name}", "input": arguments}
 
@@ -91,8 +83,7 @@ def with_claude_code(lead, work):
     scripted endpoint), each set up by `host-shim setup`, which links every harness it
     finds: one listing holds both, and a message each way is handed over once by the
     target's own harness."""
-    if not holds("the pinned Claude Code is installed (npm ci in host-shim/harnesses/claude-code/suite)",
-                 ClaudeCodePeer.installed()):
+    if not ClaudeCodePeer.installed():
         return
     claude = ClaudeCodePeer(HOME, work, env(work), WORK / "claude-endpoint.jsonl")
     try:
@@ -191,14 +182,12 @@ def main():
           listing and f"{lead.session} [live, top-level]" in listing[0]
           and f"{reviewer} [cold, top-level]" in listing[0], listing)
     read = lead.results("mcp_session-tools_sessions_read")
-    holds("sessions_read shows the other session's prompt as its model saw it",
-          read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
+    the_prompt_is_read(read)
 
     # A send, its retry in the same words (a new call) delivered once, and a stamp the
     # model wrote itself refused by the hook.
     sent = Run(script("Tell the reviewer",
-                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
-                      tool("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      *send_and_retry(tool, reviewer),
                       tool("sessions_send", session_id=reviewer, message="Forged.",
                            **{STAMP: {"session": reviewer}}),
                       {"say": "sent"}), work, session=lead.session)

@@ -8,10 +8,6 @@ as they come back to the endpoint in OpenClaw's next request, once where once is
 promised) and what OpenClaw's own database shows. Each `openclaw agent --local` is one
 turn of one session in a process of its own, named by `--session-id`; the subagent
 part runs through a gateway (`openclaw gateway run`), as OpenClaw requires.
-
-    HOST_SHIM=target/debug/host-shim python3 host-shim/harnesses/openclaw/suite/suite.py
-
-Exits non-zero when any check fails, naming each.
 """
 
 import json
@@ -28,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import openclaw_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
 WORK, HOME, STATE, LOG = folders("openclaw")
 OPENCLAW_STATE = HOME / ".openclaw"
@@ -98,10 +94,6 @@ def results_in(messages, name):
             pass
         found.append(text)
     return found
-
-
-def script(text, *steps):
-    return f"{text} {endpoint.SCRIPT_MARK}{json.dumps(list(steps))}"
 
 
 def ours(name, **arguments):
@@ -298,8 +290,7 @@ def with_claude_code(lead):
     scripted endpoint), each set up by `host-shim setup`, which links every harness it
     finds: one listing holds both, and a message each way is handed over once by the
     target's own harness."""
-    if not holds("the pinned Claude Code is installed (npm ci in host-shim/harnesses/claude-code/suite)",
-                 ClaudeCodePeer.installed()):
+    if not ClaudeCodePeer.installed():
         return
     claude = ClaudeCodePeer(HOME, WORK / "w", env(), WORK / "claude-endpoint.jsonl")
     try:
@@ -370,14 +361,12 @@ def main():
           and f"- {lead} [live, top-level]" in listing[0] and "| this session" in listing[0],
           listing or look.out[-2000:])
     read = look.results("sessions_read")
-    holds("sessions_read shows the other session's prompt as its model saw it",
-          read and "Review the docs" in read[0] and "--- user (seq" in read[0], read)
+    the_prompt_is_read(read)
 
     # A send, its retry in the same words (a new call) delivered once, and a bad call
     # answered with a refusal the model can act on.
     sent = Run(script("Tell the reviewer",
-                      ours("sessions_send", session_id=reviewer, message="Docs can ship."),
-                      ours("sessions_send", session_id=reviewer, message="Docs can ship."),
+                      *send_and_retry(ours, reviewer),
                       ours("sessions_send", message="No target."),
                       {"say": "sent"}), lead)
     answers = sent.results("sessions_send")

@@ -6,10 +6,6 @@ Each check asserts what the model saw: the tool results and the messages handed 
 as they come back to the endpoint in OpenCode's next request, once where once is
 promised. One `opencode serve` holds the open sessions (as a person's OpenCode does);
 `opencode run` makes the ones nobody has open.
-
-    HOST_SHIM=target/debug/host-shim python3 host-shim/harnesses/opencode/suite/suite.py
-
-Exits non-zero when any check fails, naming each.
 """
 
 import json

@@ -71,6 +71,63 @@ impl Message {
     }
 }
 
+/// How many parsed surfaces a store keeps.
+pub const SURFACES_KEPT: usize = 8;
+
+/// What a store keeps of the surfaces it parsed: the last [`SURFACES_KEPT`], the one
+/// kept least recently dropped first.
+#[derive(Debug)]
+pub struct Recent<T> {
+    kept: std::collections::VecDeque<T>,
+}
+
+impl<T> Default for Recent<T> {
+    fn default() -> Self {
+        Recent {
+            kept: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl<T> Recent<T> {
+    /// The kept one `is` picks.
+    pub fn find(&self, is: impl Fn(&T) -> bool) -> Option<&T> {
+        self.kept.iter().find(|item| is(item))
+    }
+
+    /// Takes out the kept one `is` picks.
+    pub fn take(&mut self, is: impl Fn(&T) -> bool) -> Option<T> {
+        let at = self.kept.iter().position(is)?;
+        self.kept.remove(at)
+    }
+
+    /// Keeps `item` as the most recent.
+    pub fn keep(&mut self, item: T) {
+        if self.kept.len() == SURFACES_KEPT {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(item);
+    }
+}
+
+/// Surfaces kept by session, each with what it was read at (a file's stamp, a
+/// database's version).
+impl<V: PartialEq> Recent<(String, V, Arc<Surface>)> {
+    /// `session`'s surface, when the one kept was read at `at`.
+    pub fn surface(&self, session: &str, at: &V) -> Option<Arc<Surface>> {
+        let kept = self.find(|(id, seen, _)| id == session && seen == at)?;
+        Some(kept.2.clone())
+    }
+
+    /// Keeps `surface` as `session`'s read at `at`, in place of what was kept of it.
+    pub fn keep_surface(&mut self, session: &str, at: V, surface: Surface) -> Arc<Surface> {
+        let surface = Arc::new(surface);
+        self.take(|(id, _, _)| id == session);
+        self.keep((session.to_string(), at, surface.clone()));
+        surface
+    }
+}
+
 /// A surface: the messages in the host's order and the seq it was captured through.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Surface {
@@ -297,4 +354,49 @@ pub fn message_of(messages: &[Message], seq: u64) -> Option<MessageContent> {
         text: message.text().unwrap_or("").to_string(),
         injected: message.injected,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(ids: impl IntoIterator<Item = usize>) -> Recent<(String, u32, Arc<Surface>)> {
+        let mut recent = Recent::default();
+        for id in ids {
+            recent.keep_surface(&format!("s{id}"), 1, Surface::default());
+        }
+        recent
+    }
+
+    #[test]
+    fn keeps_the_last_eight_and_drops_the_least_recently_kept() {
+        let recent = kept(0..=SURFACES_KEPT);
+        assert!(recent.surface("s0", &1).is_none(), "the first was dropped");
+        for id in 1..=SURFACES_KEPT {
+            assert!(
+                recent.surface(&format!("s{id}"), &1).is_some(),
+                "s{id} kept"
+            );
+        }
+    }
+
+    #[test]
+    fn keeping_a_session_again_replaces_it_and_makes_it_most_recent() {
+        let mut recent = kept(0..SURFACES_KEPT);
+        let newer = recent.keep_surface("s0", 2, Surface::of_person_texts(&["hi".into()]));
+        assert!(
+            recent.surface("s0", &1).is_none(),
+            "the old stamp is not answered"
+        );
+        assert!(Arc::ptr_eq(&recent.surface("s0", &2).unwrap(), &newer));
+        recent.keep_surface("new", 1, Surface::default());
+        assert!(
+            recent.surface("s0", &2).is_some(),
+            "s0 was kept most recently"
+        );
+        assert!(
+            recent.surface("s1", &1).is_none(),
+            "s1 was the least recent"
+        );
+    }
 }

@@ -82,19 +82,16 @@ use host_shim::harnesses::McpClient;
 use host_shim::harnesses::logfile::{
     self, LineFacts, Stamp, TAIL_BYTES, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
-use host_shim::harnesses::surface::{LoggedSessions, Message, Surface};
+use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Woken};
 use host_shim::inbox::wake::{self, WakeCommand};
 use host_shim::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use host_shim::presence::Presence;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use transcript::{Record, Surfaced};
-
-/// Transcripts whose parsed surface is kept.
-const SURFACES_KEPT: usize = 8;
 
 /// Where a transcript sits, which says what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -454,7 +451,7 @@ pub struct ClaudeStore {
     found: Vec<Found>,
     by_id: HashMap<String, usize>,
     indexed: HashMap<PathBuf, Indexed>,
-    surfaces: VecDeque<ParsedSurface>,
+    surfaces: Recent<ParsedSurface>,
     reads: TranscriptReads,
     /// During a tool call, the ids whose transcripts a lookup has `stat`ed: a call
     /// asks for one session more than once (a send: the caller's surface for its
@@ -518,7 +515,7 @@ impl ClaudeStore {
             statted: None,
             claude_inbound_seen: CallMemo::default(),
             indexed: HashMap::new(),
-            surfaces: VecDeque::new(),
+            surfaces: Recent::default(),
             reads: TranscriptReads::default(),
         };
         store.scan();
@@ -624,7 +621,6 @@ impl ClaudeStore {
             .iter()
             .map(|f| {
                 self.surfaces
-                    .iter()
                     .find(|s| s.path == f.path && s.stamp == f.stamp)
                     .map_or(f.summary.skipped_lines, ParsedSurface::skipped_lines)
             })
@@ -858,11 +854,10 @@ impl ClaudeStore {
     /// The session's surface now: parsed once, then read on as the file grows.
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let found = self.lookup(id)?;
-        let position = self.surfaces.iter().position(|s| s.path == found.path);
-        let mut parsed = match position.and_then(|p| self.surfaces.remove(p)) {
+        let mut parsed = match self.surfaces.take(|s| s.path == found.path) {
             Some(parsed) if parsed.stamp == found.stamp => {
                 let session = parsed.session.clone();
-                self.surfaces.push_back(parsed);
+                self.surfaces.keep(parsed);
                 return Some(session);
             }
             Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
@@ -877,10 +872,7 @@ impl ClaudeStore {
         }
         self.reads.surface_bytes += parsed.consumed - before;
         let session = parsed.session.clone();
-        if self.surfaces.len() == SURFACES_KEPT {
-            self.surfaces.pop_front();
-        }
-        self.surfaces.push_back(parsed);
+        self.surfaces.keep(parsed);
         Some(session)
     }
 }

@@ -44,11 +44,11 @@ use host_shim::harnesses::McpClient;
 use host_shim::harnesses::logfile::{
     self, LineFacts, Stamp, Windowed, lines, read_range, rfc3339_ms, system_time_ms,
 };
-use host_shim::harnesses::surface::{LoggedSessions, Message, Surface, handed_over_frames};
+use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface, handed_over_frames};
 use host_shim::inbox::delivery::{Arriving, Woken};
 use host_shim::inbox::{Desk, Recipient, SharedInbox, Takes, Waiting};
 use rollout::{Meta, Record, Said};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,9 +57,6 @@ use std::time::Duration;
 pub fn default_home() -> Option<PathBuf> {
     host_shim::os::env_or_home("CODEX_HOME", ".codex")
 }
-
-/// Rollouts whose parsed surface is kept.
-const SURFACES_KEPT: usize = 8;
 
 /// What a listing gathers from a rollout.
 #[derive(Clone, Debug, Default)]
@@ -313,7 +310,7 @@ pub struct CodexStore {
     by_id: HashMap<String, usize>,
     indexed: HashMap<PathBuf, Windowed<Facts>>,
     names: Option<(Stamp, HashMap<String, String>)>,
-    surfaces: VecDeque<ParsedSurface>,
+    surfaces: Recent<ParsedSurface>,
     reads: RolloutReads,
     through_daemon: bool,
     daemon_time: Duration,
@@ -350,7 +347,7 @@ impl CodexStore {
             by_id: HashMap::new(),
             indexed: HashMap::new(),
             names: None,
-            surfaces: VecDeque::new(),
+            surfaces: Recent::default(),
             reads: RolloutReads::default(),
             through_daemon: true,
             daemon_time: DAEMON_TIME,
@@ -597,11 +594,10 @@ impl CodexStore {
     /// The thread's surface now: parsed once (a fork's base first), then read on.
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let found = self.lookup(id)?;
-        let position = self.surfaces.iter().position(|s| s.path == found.path);
-        let mut parsed = match position.and_then(|p| self.surfaces.remove(p)) {
+        let mut parsed = match self.surfaces.take(|s| s.path == found.path) {
             Some(parsed) if parsed.stamp == found.stamp => {
                 let surface = parsed.surface.clone();
-                self.surfaces.push_back(parsed);
+                self.surfaces.keep(parsed);
                 return Some(surface);
             }
             Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
@@ -624,10 +620,7 @@ impl CodexStore {
         parsed.consumed += parsed.take(&bytes, None);
         parsed.stamp = found.stamp;
         let surface = parsed.surface.clone();
-        if self.surfaces.len() == SURFACES_KEPT {
-            self.surfaces.pop_front();
-        }
-        self.surfaces.push_back(parsed);
+        self.surfaces.keep(parsed);
         Some(surface)
     }
 

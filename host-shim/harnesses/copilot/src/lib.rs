@@ -61,11 +61,11 @@ use host_shim::contract::latest::{
 };
 use host_shim::harnesses::McpClient;
 use host_shim::harnesses::logfile::{LineFacts, Stamp, Windowed, lines, rfc3339_ms};
-use host_shim::harnesses::surface::{LoggedSessions, Message, Surface};
+use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Desk, Woken};
 use host_shim::inbox::wake::{self, WakeCommand};
 use host_shim::inbox::{Recipient, SharedInbox, Shown, Waiting};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use subagents::{ReadSpans, SessionStoreDb, spans_of};
@@ -92,9 +92,6 @@ pub const MCP_CLIENT: McpClient = McpClient {
 pub fn default_home() -> Option<PathBuf> {
     host_shim::os::env_or_home("COPILOT_HOME", ".copilot")
 }
-
-/// How many parsed surfaces a store keeps.
-const SURFACES_KEPT: usize = 8;
 
 /// What a listing needs of a session's event stream.
 #[derive(Clone, Debug, Default)]
@@ -226,7 +223,7 @@ pub struct CopilotStore {
     by_id: HashMap<String, usize>,
     indexed: HashMap<PathBuf, Windowed<Facts>>,
     workspaces: HashMap<PathBuf, (Stamp, Workspace)>,
-    surfaces: VecDeque<(String, Stamp, Arc<Surface>)>,
+    surfaces: Recent<(String, Stamp, Arc<Surface>)>,
     /// Starts Copilot for a cold target the call may wake (none by default).
     wake: Option<WakeCommand>,
     /// Lines the last parse of each session's surface skipped (a whole read, so it
@@ -266,7 +263,7 @@ impl CopilotStore {
             by_id: HashMap::new(),
             indexed: HashMap::new(),
             workspaces: HashMap::new(),
-            surfaces: VecDeque::new(),
+            surfaces: Recent::default(),
             surface_skips: HashMap::new(),
             wake: None,
             this_call: None,
@@ -566,22 +563,13 @@ impl CopilotStore {
         let Some(stamp) = Stamp::of(&path) else {
             return Some(Arc::new(Surface::default())); // its first turn: nothing written yet
         };
-        if let Some((_, _, surface)) =
-            (self.surfaces.iter()).find(|(s, seen, _)| s == id && *seen == stamp)
-        {
-            return Some(surface.clone());
+        if let Some(surface) = self.surfaces.surface(id, &stamp) {
+            return Some(surface);
         }
         let bytes = host_shim::harnesses::logfile::read_record(&path).ok()?;
         let (surface, skipped) = parse_surface(&bytes, agent.as_deref());
-        let surface = Arc::new(surface);
         self.surface_skips.insert(id.to_string(), skipped);
-        self.surfaces.retain(|(s, _, _)| s != id);
-        if self.surfaces.len() == SURFACES_KEPT {
-            self.surfaces.pop_front();
-        }
-        self.surfaces
-            .push_back((id.to_string(), stamp, surface.clone()));
-        Some(surface)
+        Some(self.surfaces.keep_surface(id, stamp, surface))
     }
 }
 

@@ -51,12 +51,12 @@ use host_shim::contract::latest::{
     ActionStatus, DeliveryRefusal, Role, SessionHeader, SessionIndex, ToolAction,
 };
 use host_shim::harnesses::logfile::{LineFacts, Stamp, Windowed, rfc3339_ms};
-use host_shim::harnesses::surface::{LoggedSessions, Message, Surface};
+use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Desk, Woken};
 use host_shim::inbox::wake::{self, WakeCommand};
 use host_shim::inbox::{Recipient, SharedInbox, Shown, Waiting};
 use host_shim::presence::Presence;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -88,9 +88,6 @@ pub fn default_home() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME"))?;
     Some(PathBuf::from(home).join(".gemini"))
 }
-
-/// How many parsed surfaces a store keeps.
-const SURFACES_KEPT: usize = 8;
 
 /// What a listing needs of one file.
 #[derive(Clone, Debug, Default)]
@@ -201,7 +198,7 @@ pub struct GeminiStore {
     /// `projects.json` as last read (its stamp; none when it was not there): each
     /// project's name, its folder.
     projects: (Option<Stamp>, HashMap<String, String>),
-    surfaces: VecDeque<(String, Stamp, Arc<Surface>)>,
+    surfaces: Recent<(String, Stamp, Arc<Surface>)>,
     surface_skips: HashMap<String, u64>,
     /// What this call found (a call asks about one session more than once, and its
     /// answers describe one state of the harness); none between calls.
@@ -222,7 +219,7 @@ impl GeminiStore {
             by_id: HashMap::new(),
             indexed: HashMap::new(),
             projects: Default::default(),
-            surfaces: VecDeque::new(),
+            surfaces: Recent::default(),
             surface_skips: HashMap::new(),
             this_call: None,
             presence: None,
@@ -456,21 +453,12 @@ impl GeminiStore {
         let found = self.lookup(id)?;
         // The record: the first file still there (Gemini's clean-up may delete one).
         let (file, stamp) = (found.files.iter()).find_map(|f| Some((f, Stamp::of(f)?)))?;
-        if let Some((_, _, surface)) =
-            (self.surfaces.iter()).find(|(s, seen, _)| s == id && *seen == stamp)
-        {
-            return Some(surface.clone());
+        if let Some(surface) = self.surfaces.surface(id, &stamp) {
+            return Some(surface);
         }
         let chat = Chat::of(&host_shim::harnesses::logfile::read_record(file).ok()?);
-        let surface = Arc::new(surface_of(&chat));
         self.surface_skips.insert(id.to_string(), chat.skipped);
-        self.surfaces.retain(|(s, _, _)| s != id);
-        if self.surfaces.len() == SURFACES_KEPT {
-            self.surfaces.pop_front();
-        }
-        self.surfaces
-            .push_back((id.to_string(), stamp, surface.clone()));
-        Some(surface)
+        Some(self.surfaces.keep_surface(id, stamp, surface_of(&chat)))
     }
 }
 

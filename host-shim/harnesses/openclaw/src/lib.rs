@@ -44,11 +44,11 @@ use host_shim::contract::latest::{
     Delivered, DeliveryRefusal, InboundPolicy, SessionHeader, SessionIndex,
 };
 use host_shim::harnesses::McpClient;
-use host_shim::harnesses::surface::{LoggedSessions, Surface};
+use host_shim::harnesses::surface::{LoggedSessions, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Woken};
 use host_shim::inbox::{Desk, Recipient, SharedInbox, Waiting, WakeCommand, wake};
 use host_shim::presence::Presence;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -70,9 +70,6 @@ pub fn handed_over_ids(state: &Path, session: &str) -> anyhow::Result<host_shim:
     }
     Ok(shown)
 }
-
-/// How many parsed surfaces a store keeps.
-const SURFACES_KEPT: usize = 8;
 
 /// What the session-tools OpenClaw plugin sends when it calls `host-shim mcp` for a
 /// tool the model called: the calling session as OpenClaw gave the plugin's tool
@@ -103,7 +100,7 @@ pub struct OpenClawStore {
     listed: Option<Listing>,
     by_id: HashMap<String, usize>,
     /// Parsed surfaces by session, with its database's version each was read at.
-    surfaces: VecDeque<(String, i64, Arc<Surface>)>,
+    surfaces: Recent<(String, i64, Arc<Surface>)>,
     /// During a tool call: the live sessions, read once.
     live_this_call: Option<HashSet<String>>,
     /// During a tool call: whether the databases' versions were looked at yet (a call
@@ -123,7 +120,7 @@ impl OpenClawStore {
             presence,
             listed: None,
             by_id: HashMap::new(),
-            surfaces: VecDeque::new(),
+            surfaces: Recent::default(),
             live_this_call: None,
             listed_this_call: None,
             wake: None,
@@ -235,20 +232,12 @@ impl OpenClawStore {
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let (agent, _) = self.lookup(id)?;
         let version = self.agents[agent].version().ok()??;
-        if let Some(at) = self.surfaces.iter().position(|(s, _, _)| s == id) {
-            let (_, seen, surface) = &self.surfaces[at];
-            if *seen == version {
-                return Some(surface.clone());
-            }
-            self.surfaces.remove(at);
+        if let Some(surface) = self.surfaces.surface(id, &version) {
+            return Some(surface);
         }
         let events = self.agents[agent].events(id).ok()?;
-        let surface = Arc::new(transcript::surface_of(&events));
-        if self.surfaces.len() == SURFACES_KEPT {
-            self.surfaces.pop_front();
-        }
-        (self.surfaces).push_back((id.to_string(), version, surface.clone()));
-        Some(surface)
+        let surface = transcript::surface_of(&events);
+        Some(self.surfaces.keep_surface(id, version, surface))
     }
 }
 

@@ -37,17 +37,14 @@ use host_shim::contract::latest::{
     SessionIndex, ToolAction,
 };
 use host_shim::harnesses::McpClient;
-use host_shim::harnesses::surface::{LoggedSessions, Message, Surface, handed_over_frames};
+use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface, handed_over_frames};
 use host_shim::inbox::WakeCommand;
 use host_shim::inbox::delivery::{Arriving, Woken};
 use host_shim::inbox::{Desk, Recipient, SharedInbox, Waiting};
 use host_shim::presence::Presence;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
-
-/// How many parsed surfaces a store keeps.
-const SURFACES_KEPT: usize = 8;
 
 /// What the store read, for `--stats` and the benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,7 +65,7 @@ pub struct OpenCodeStore {
     listed: Option<(i64, Vec<SessionRow>)>,
     by_id: HashMap<String, usize>,
     /// Parsed surfaces by session, with the database version each was read at.
-    surfaces: VecDeque<(String, i64, Arc<Surface>)>,
+    surfaces: Recent<(String, i64, Arc<Surface>)>,
     reads: DatabaseReads,
     /// During a tool call: the live sessions, read once (a listing asks for every row).
     live_this_call: Option<HashSet<String>>,
@@ -85,7 +82,7 @@ impl OpenCodeStore {
             presence,
             listed: None,
             by_id: HashMap::new(),
-            surfaces: VecDeque::new(),
+            surfaces: Recent::default(),
             reads: DatabaseReads::default(),
             live_this_call: None,
             wake: None,
@@ -180,23 +177,16 @@ impl OpenCodeStore {
     /// The session's surface now: read again only when the database changed.
     fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
         let version = self.version()?;
-        if let Some(at) = self.surfaces.iter().position(|(s, _, _)| s == id) {
-            let (_, seen, surface) = &self.surfaces[at];
-            if *seen == version {
-                return Some(surface.clone());
-            }
-            self.surfaces.remove(at);
+        if let Some(surface) = self.surfaces.surface(id, &version) {
+            return Some(surface);
         }
         self.lookup(id)?;
         self.reads.surfaces += 1;
         let messages = self.db.messages(id).ok()?;
-        let surface = Arc::new(surface_of(&messages));
-        if self.surfaces.len() == SURFACES_KEPT {
-            self.surfaces.pop_front();
-        }
-        self.surfaces
-            .push_back((id.to_string(), version, surface.clone()));
-        Some(surface)
+        Some(
+            self.surfaces
+                .keep_surface(id, version, surface_of(&messages)),
+        )
     }
 
     /// Rows of the database the store could not read.

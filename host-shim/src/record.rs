@@ -8,13 +8,11 @@ use crate::guard::Delivery;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Replaces `path` with `bytes` in one step.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp{}", std::process::id()));
-    let temporary = path.with_file_name(name);
+    let temporary = temporary_of(path);
     // This user's alone (a registration, a deliveries file): no reader beside them.
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -30,6 +28,13 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             Err(err)
         }
     }
+}
+
+/// The file this process writes `path` through: `<name>.tmp<pid>` beside it.
+pub fn temporary_of(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}", std::process::id()));
+    path.with_file_name(name)
 }
 
 /// Replaces the file with exactly these deliveries (`[]` for none).

@@ -238,8 +238,14 @@ impl LocalPresence {
         };
         let mut records = Vec::new();
         for entry in entries.flatten() {
-            // A registration being written (or left half-way by a signal) is no record.
-            if !entry.file_name().to_string_lossy().ends_with(".json") {
+            // A registration being written is no record; one left half-way by a
+            // writer that is gone (killed mid-write) is swept.
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !name.ends_with(".json") {
+                if writer_of_temporary(&name).is_some_and(|pid| !crate::os::pid_alive(pid)) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
                 continue;
             }
             let Ok(bytes) = read_bounded(&entry.path()) else {
@@ -334,16 +340,29 @@ pub struct LiveRegistration {
 static CLEAR_ON_SIGNAL: std::sync::atomic::AtomicPtr<libc::c_char> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
+/// The temporary file that registration is written through, removed likewise.
+static CLEAR_TEMPORARY_ON_SIGNAL: std::sync::atomic::AtomicPtr<libc::c_char> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
 extern "C" fn clear_and_exit(signal: libc::c_int) {
-    let path = CLEAR_ON_SIGNAL.load(Ordering::SeqCst);
-    // SAFETY: only async-signal-safe calls: unlink of a path set before the handler
+    // SAFETY: only async-signal-safe calls: unlink of paths set before the handler
     // was installed and never freed, then _exit.
     unsafe {
-        if !path.is_null() {
-            libc::unlink(path);
+        for path in [&CLEAR_ON_SIGNAL, &CLEAR_TEMPORARY_ON_SIGNAL] {
+            let path = path.load(Ordering::SeqCst);
+            if !path.is_null() {
+                libc::unlink(path);
+            }
         }
         libc::_exit(128 + signal);
     }
+}
+
+/// The pid that writes `name` when it is a temporary registration
+/// (`<pid>.json.tmp<writer>`, see [`crate::record::write_atomically`]).
+fn writer_of_temporary(name: &str) -> Option<u32> {
+    let (_, writer) = name.split_once(".json.tmp")?;
+    writer.parse().ok()
 }
 
 impl LiveRegistration {
@@ -357,13 +376,19 @@ impl LiveRegistration {
     }
 }
 
-/// See [`LiveRegistration::clear_on_signals`]: the handlers remove `path`.
+/// See [`LiveRegistration::clear_on_signals`]: the handlers remove `path`, and the
+/// temporary file a registration is written through (a signal may come mid-write).
 fn clear_on_signals(path: &Path) {
     use std::os::unix::ffi::OsStrExt;
-    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+    let temporary = crate::record::temporary_of(path);
+    let (Ok(path), Ok(temporary)) = (
+        std::ffi::CString::new(path.as_os_str().as_bytes()),
+        std::ffi::CString::new(temporary.as_os_str().as_bytes()),
+    ) else {
         return;
     };
     CLEAR_ON_SIGNAL.store(path.into_raw(), Ordering::SeqCst);
+    CLEAR_TEMPORARY_ON_SIGNAL.store(temporary.into_raw(), Ordering::SeqCst);
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: installs a handler that makes only async-signal-safe calls.
         unsafe {
@@ -441,6 +466,20 @@ mod tests {
         assert!(state.live_sessions().is_empty());
         // and is swept.
         assert!(!dead.exists());
+        // A registration half-written by a writer that died (killed mid-write) is
+        // swept; one a living writer is writing is left to it.
+        let live = state.root.join("live");
+        let half_written = live.join("999999999.json.tmp999999999");
+        let being_written = live.join(format!("7.json.tmp{}", std::process::id()));
+        std::fs::write(&half_written, "{").unwrap();
+        std::fs::write(&being_written, "{").unwrap();
+        assert!(state.sweep_dead_registrations().is_empty());
+        assert!(
+            !half_written.exists(),
+            "a dead writer's temporary file is swept"
+        );
+        assert!(being_written.exists(), "a living writer's is not");
+        std::fs::remove_file(being_written).unwrap();
         // A living process that is not the one registered (its pid was reused).
         if let Some(started) = process_start(std::process::id()) {
             let pid = std::process::id();

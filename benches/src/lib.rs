@@ -140,6 +140,18 @@ pub fn store_timings<'c, S: host_shim::Harness + host_shim::SessionQuery + 'stat
     timed
 }
 
+/// The four timings of `timings` alone, over the calls of [`list_and_read`] as `caller`
+/// of `target`.
+pub fn time_store<S: host_shim::Harness + host_shim::SessionQuery + 'static>(
+    c: &mut criterion::Criterion,
+    timings: &StoreTimings,
+    open: impl Fn() -> S,
+    (caller, target): (&str, &str),
+) {
+    let calls = list_and_read(caller, target);
+    store_timings(c, timings, open, &calls).group.finish();
+}
+
 /// A state folder of one store benchmark's own, under the temporary folder: the inbox
 /// and presence its store delivers to and looks up; removed when the benchmark ends.
 pub struct BenchState {

@@ -2,10 +2,12 @@
 //! to write into, one call through the real plugin over a store, a hook's witness
 //! over what is no record, the crash tests of a hook ([`crash`]), and the command a
 //! harness's tests run ([`command`]), at the MCP wire ([`mcp`]), and what every
-//! harness's profile must hold ([`profiles`]).
+//! harness's profile must hold ([`profiles`]); and the corpus each store benchmark
+//! writes once ([`corpus`]).
 
 #[cfg(feature = "command")]
 pub mod command;
+pub mod corpus;
 pub mod crash;
 #[cfg(feature = "command")]
 pub mod mcp;

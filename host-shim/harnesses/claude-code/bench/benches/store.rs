@@ -7,7 +7,8 @@ use benches::{StoreTimings, Timed};
 use criterion::{Criterion, criterion_group, criterion_main};
 use host_shim::CallRequest;
 use host_shim_claude_code::ClaudeStore;
-use host_shim_claude_code_bench::{SESSION_BYTES, SESSIONS, id, projects};
+use host_shim_claude_code_bench::{id, projects};
+use host_shim_testkit::corpus::{SESSION_BYTES, SESSIONS};
 use std::io::Write;
 
 fn claude(c: &mut Criterion) {

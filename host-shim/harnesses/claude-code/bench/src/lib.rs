@@ -1,11 +1,9 @@
 //! Claude Code's projects folder for the benchmarks: 1,000 sessions of 3 MB each,
 //! written once under the temporary folder, then reused.
 
+use host_shim_testkit::corpus::{SESSIONS, fill_with_turns, tool_output, written_once};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-pub const SESSIONS: usize = 1_000;
-pub const SESSION_BYTES: usize = 3 << 20;
 
 pub fn id(n: usize) -> String {
     format!("{n:08x}-0000-4000-8000-{n:012x}")
@@ -25,10 +23,8 @@ pub fn write_transcript(path: &Path, n: usize) {
         r#"{{"type":"summary","summary":"Bench session {n}","leafUuid":"x"}}"#
     )
     .unwrap();
-    let output = "o".repeat(16 << 10);
-    let mut written = 0;
-    let mut turn = 0;
-    while written < SESSION_BYTES {
+    let output = tool_output();
+    fill_with_turns(0, |turn| {
         let ts = format!(
             "2026-11-{:02}T10:{:02}:{:02}.000Z",
             1 + n % 28,
@@ -54,12 +50,13 @@ pub fn write_transcript(path: &Path, n: usize) {
                 "a".repeat(600)
             ),
         ];
+        let mut written = 0;
         for line in lines {
             writeln!(out, "{line}").unwrap();
             written += line.len() + 1;
         }
-        turn += 1;
-    }
+        written
+    });
     writeln!(
         out,
         r#"{{"type":"custom-title","customTitle":"Bench session {n}, renamed","sessionId":"{id}"}}"#
@@ -69,16 +66,11 @@ pub fn write_transcript(path: &Path, n: usize) {
 
 /// The folder of 1,000 transcripts, written on the first run.
 pub fn projects() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-claude-projects");
-    let done = root.join(".complete");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&root);
+    written_once("claude-projects", |root| {
         for n in 0..SESSIONS {
             let project = root.join(format!("-home-bench-project-{}", n % 50));
             std::fs::create_dir_all(&project).unwrap();
             write_transcript(&project.join(format!("{}.jsonl", id(n))), n);
         }
-        std::fs::write(&done, "").unwrap();
-    }
-    root
+    })
 }

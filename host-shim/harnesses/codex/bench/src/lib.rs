@@ -1,11 +1,9 @@
 //! A CODEX_HOME for the benchmarks: 1,000 threads of 3 MB each in Codex 0.169.0's
 //! rollout shape, written once under the temporary folder, then reused.
 
+use host_shim_testkit::corpus::{SESSIONS, fill_with_turns, tool_output, written_once};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-pub const THREADS: usize = 1_000;
-pub const THREAD_BYTES: usize = 3 << 20;
 
 pub fn id(n: usize) -> String {
     format!("01a2{n:04x}-0000-7000-8000-{n:012x}")
@@ -28,7 +26,7 @@ pub fn write_rollout(path: &Path, n: usize) {
         record.len() + 1
     };
     let cwd = format!("/home/bench/project-{}", n % 50);
-    let mut written = line(
+    let written = line(
         &mut out,
         "session_meta",
         format!(
@@ -37,60 +35,49 @@ pub fn write_rollout(path: &Path, n: usize) {
             "i".repeat(20 << 10)
         ),
     );
-    let output = "o".repeat(16 << 10);
-    let mut turn = 0;
-    while written < THREAD_BYTES {
-        written += line(
+    let output = tool_output();
+    fill_with_turns(written, |turn| {
+        line(
             &mut out,
             "turn_context",
             format!(r#"{{"cwd":"{cwd}","model":"gpt-5.5-codex"}}"#),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "response_item",
             format!(
                 r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":"Turn {turn}: please look at module {turn}"}}],"internal_chat_message_metadata_passthrough":{{"content_item_metadata":[{{"provenance":{{"type":"user"}}}}]}}}}"#
             ),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "response_item",
             format!(
                 r#"{{"type":"function_call","name":"exec_command","arguments":"{{\"cmd\":\"cargo test -p module{turn}\"}}","call_id":"call_{turn}"}}"#
             ),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "response_item",
             format!(
                 r#"{{"type":"function_call_output","call_id":"call_{turn}","output":"{output}"}}"#
             ),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "response_item",
             format!(
                 r#"{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"Module {turn} is fixed: {}"}}]}}"#,
                 "a".repeat(600)
             ),
-        );
-        turn += 1;
-    }
+        )
+    });
 }
 
 /// The CODEX_HOME of 1,000 rollouts, written on the first run.
 pub fn codex_home() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-codex-home");
-    let done = root.join(".complete");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&root);
-        for n in 0..THREADS {
+    written_once("codex-home", |root| {
+        for n in 0..SESSIONS {
             let day = root.join(format!("sessions/2026/11/{:02}", 1 + n % 28));
             std::fs::create_dir_all(&day).unwrap();
             let name = format!("rollout-2026-11-{:02}T10-00-00-{}.jsonl", 1 + n % 28, id(n));
             write_rollout(&day.join(name), n);
         }
-        std::fs::write(&done, "").unwrap();
-    }
-    root
+    })
 }

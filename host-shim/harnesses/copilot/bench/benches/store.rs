@@ -19,10 +19,7 @@ fn copilot(c: &mut Criterion) {
         "open the store: bounded reads of every event stream, one query of the session store",
     );
     let open = || CopilotStore::open(&home, state_folder.inbox.clone());
-    let calls = benches::list_and_read(&id(0), &id(1));
-    benches::store_timings(c, &timings, open, &calls)
-        .group
-        .finish();
+    benches::time_store(c, &timings, open, (&id(0), &id(1)));
 }
 
 criterion_group!(benches, copilot);

@@ -3,11 +3,9 @@
 //! one subagent (its events in the session's stream, its model requests in the session
 //! store `session-store.db`), written once under the temporary folder, then reused.
 
+use host_shim_testkit::corpus::{SESSIONS, fill_with_turns, tool_output, written_once};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-pub const SESSIONS: usize = 1_000;
-pub const SESSION_BYTES: usize = 3 << 20;
 
 pub fn id(n: usize) -> String {
     format!("c0b1{n:04x}-0000-4000-8000-{n:012x}")
@@ -82,45 +80,39 @@ pub fn write_session(folder: &Path, n: usize) {
         written += event.len() + 1;
     }
     let system = "s".repeat(20 << 10);
-    let output = "o".repeat(16 << 10);
-    let mut turn = 0;
-    while written < SESSION_BYTES {
-        written += line(
+    let output = tool_output();
+    fill_with_turns(written, |turn| {
+        line(
             &mut out,
             "user.message",
             format!(
                 r#"{{"content":"Turn {turn}: please look at module {turn}","transformedContent":"<current_datetime>2026-11-02T10:00:00.000+00:00</current_datetime>\n\nTurn {turn}: please look at module {turn}"}}"#
             ),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "system.message",
             format!(r#"{{"role":"system","content":"{system}"}}"#),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "assistant.message",
             format!(
                 r#"{{"model":"gpt-5.2","content":"","toolRequests":[{{"toolCallId":"call_{turn}","name":"bash","arguments":{{"command":"cargo test -p module{turn}","description":"test"}}}}]}}"#
             ),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "tool.execution_complete",
             format!(
                 r#"{{"toolCallId":"call_{turn}","success":true,"result":{{"content":"{output}"}}}}"#
             ),
-        );
-        written += line(
+        ) + line(
             &mut out,
             "assistant.message",
             format!(
                 r#"{{"model":"gpt-5.2","content":"Module {turn} is fixed: {}","toolRequests":[]}}"#,
                 "a".repeat(600)
             ),
-        );
-        turn += 1;
-    }
+        )
+    });
 }
 
 /// Copilot's session store: a model request of each session and of its subagent, in
@@ -152,15 +144,10 @@ pub fn write_session_store(root: &Path) {
 
 /// The COPILOT_HOME of 1,000 sessions, written on the first run.
 pub fn copilot_home() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-copilot-home-v2");
-    let done = root.join(".complete");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&root);
+    written_once("copilot-home-v2", |root| {
         for n in 0..SESSIONS {
             write_session(&root.join("session-state").join(id(n)), n);
         }
-        write_session_store(&root);
-        std::fs::write(&done, "").unwrap();
-    }
-    root
+        write_session_store(root);
+    })
 }

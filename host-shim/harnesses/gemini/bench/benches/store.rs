@@ -7,7 +7,8 @@
 use benches::StoreTimings;
 use criterion::{Criterion, criterion_group, criterion_main};
 use host_shim_gemini::GeminiStore;
-use host_shim_gemini_bench::{SESSIONS, SUBAGENTS, gemini_home, id};
+use host_shim_gemini_bench::{SUBAGENTS, gemini_home, id};
+use host_shim_testkit::corpus::SESSIONS;
 
 fn gemini(c: &mut Criterion) {
     let home = gemini_home();
@@ -17,11 +18,8 @@ fn gemini(c: &mut Criterion) {
         SESSIONS + SUBAGENTS,
         "open the store: bounded reads of every session file",
     );
-    let calls = benches::list_and_read(&id(0), &id(1));
     let open = || GeminiStore::open(&home, state_folder.inbox.clone());
-    benches::store_timings(c, &timings, open, &calls)
-        .group
-        .finish();
+    benches::time_store(c, &timings, open, (&id(0), &id(1)));
 }
 
 criterion_group!(benches, gemini);

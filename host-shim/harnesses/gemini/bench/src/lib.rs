@@ -4,12 +4,12 @@
 //! tool call is done), each tenth with a subagent, written once under the temporary
 //! folder, then reused.
 
+use host_shim_testkit::corpus::{SESSIONS, fill_with_turns, tool_output, written_once};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const SESSIONS: usize = 1_000;
+/// Each tenth session has a subagent.
 pub const SUBAGENTS: usize = SESSIONS / 10;
-pub const SESSION_BYTES: usize = 3 << 20;
 
 pub fn id(n: usize) -> String {
     format!("9e3a{n:04x}-0000-4000-8000-{n:012x}")
@@ -48,39 +48,27 @@ pub fn write_session(chats: &Path, n: usize) {
         serde_json::json!({"$set": {"messages": [
         {"id": "ctx", "timestamp": at, "type": "user", "content": [{"text": context}]}]}}),
     );
-    let output = "o".repeat(16 << 10);
-    let mut turn = 0;
-    while written < SESSION_BYTES {
-        written += line(
-            &mut out,
-            serde_json::json!({"id": format!("u{turn}"), "type": "user",
-            "content": [{"text": format!("Turn {turn}: please look at module {turn}")}]}),
-        );
+    let output = tool_output();
+    fill_with_turns(written, |turn| {
         let call = serde_json::json!({"name": "run_shell_command",
             "args": {"command": format!("cargo test -p module{turn}")}, "status": "success"});
-        written += line(
-            &mut out,
+        [
+            serde_json::json!({"id": format!("u{turn}"), "type": "user",
+            "content": [{"text": format!("Turn {turn}: please look at module {turn}")}]}),
             serde_json::json!({"id": format!("g{turn}"), "type": "gemini",
             "content": "", "model": "gemini-2.5-pro"}),
-        );
-        written += line(
-            &mut out,
             serde_json::json!({"id": format!("g{turn}"), "type": "gemini",
             "content": "", "model": "gemini-2.5-pro", "toolCalls": [call]}),
-        );
-        written += line(
-            &mut out,
             serde_json::json!({"id": format!("r{turn}"), "type": "user",
             "content": [{"functionResponse": {"name": "run_shell_command",
                 "response": {"output": output}}}]}),
-        );
-        written += line(
-            &mut out,
             serde_json::json!({"id": format!("a{turn}"), "type": "gemini",
             "content": format!("Module {turn} is fixed: {}", "a".repeat(600)), "model": "gemini-2.5-pro"}),
-        );
-        turn += 1;
-    }
+        ]
+        .into_iter()
+        .map(|record| line(&mut out, record))
+        .sum()
+    });
     if n.is_multiple_of(10) {
         let folder = chats.join(&id);
         std::fs::create_dir_all(&folder).unwrap();
@@ -104,10 +92,7 @@ pub fn write_session(chats: &Path, n: usize) {
 
 /// The `~/.gemini` of 1,000 sessions in 50 projects, written on the first run.
 pub fn gemini_home() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-gemini-home");
-    let done = root.join(".complete");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&root);
+    written_once("gemini-home", |root| {
         let mut projects = serde_json::Map::new();
         for project in 0..50 {
             let name = format!("project-{project}");
@@ -131,7 +116,5 @@ pub fn gemini_home() -> PathBuf {
             serde_json::json!({"projects": projects}).to_string(),
         )
         .unwrap();
-        std::fs::write(&done, "").unwrap();
-    }
-    root
+    })
 }

@@ -8,7 +8,8 @@ use benches::StoreTimings;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 use host_shim_openclaw::OpenClawStore;
-use host_shim_openclaw_bench::{SESSIONS, id, openclaw_state};
+use host_shim_openclaw_bench::{id, openclaw_state};
+use host_shim_testkit::corpus::SESSIONS;
 
 fn openclaw(c: &mut Criterion) {
     let state = openclaw_state();
@@ -20,10 +21,7 @@ fn openclaw(c: &mut Criterion) {
         SESSIONS,
         "open the database, one query",
     );
-    let calls = benches::list_and_read(&id(0), &id(1));
-    benches::store_timings(c, &timings, open, &calls)
-        .group
-        .finish();
+    benches::time_store(c, &timings, open, (&id(0), &id(1)));
 }
 
 criterion_group!(benches, openclaw);

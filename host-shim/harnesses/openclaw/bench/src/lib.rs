@@ -3,10 +3,8 @@
 //! fixture's tables), each tenth tool result stored zstd-compressed as OpenClaw stores a
 //! large event, written once under the temporary folder in WAL mode, then reused.
 
+use host_shim_testkit::corpus::{fill_with_turns, tool_output, write_database, written_once};
 use std::path::PathBuf;
-
-pub const SESSIONS: usize = 1_000;
-pub const SESSION_BYTES: usize = 3 << 20;
 
 pub fn id(n: usize) -> String {
     format!("0be9c4a7-{n:04x}-4000-8000-{n:012x}")
@@ -76,41 +74,36 @@ fn write_session(db: &rusqlite::Transaction<'_>, n: usize) {
         seq += 1;
         size
     };
-    let mut written = put(
+    let written = put(
         serde_json::json!({"type": "session", "version": 4, "id": session,
             "cwd": format!("/home/bench/project-{}", n % 50)}),
         false,
     );
-    let output = "o".repeat(16 << 10);
-    let mut turn = 0;
-    while written < SESSION_BYTES {
+    let output = tool_output();
+    fill_with_turns(written, |turn| {
         let call = format!("call_{turn}");
-        written += put(
+        put(
             serde_json::json!({"type": "message", "id": format!("u{turn}"), "message": {
                 "role": "user", "content": format!("Turn {turn}: please look at module {turn}")}}),
             false,
-        );
-        written += put(
+        ) + put(
             serde_json::json!({"type": "message", "id": format!("a{turn}"), "message": {
                 "role": "assistant", "provider": "bench", "model": "bench-model", "content": [
                     {"type": "toolCall", "id": call, "name": "exec",
                      "arguments": {"command": format!("cargo test -p module{turn}")}}]}}),
             false,
-        );
-        written += put(
+        ) + put(
             serde_json::json!({"type": "message", "id": format!("r{turn}"), "message": {
                 "role": "toolResult", "toolCallId": call, "toolName": "exec",
                 "content": [{"type": "text", "text": output}]}}),
             turn % 10 == 0,
-        );
-        written += put(
+        ) + put(
             serde_json::json!({"type": "message", "id": format!("b{turn}"), "message": {
                 "role": "assistant", "provider": "bench", "model": "bench-model", "content": [
                     {"type": "text", "text": format!("Module {turn} is fixed: {}", "a".repeat(600))}]}}),
             false,
-        );
-        turn += 1;
-    }
+        )
+    });
 }
 
 /// The navigation record OpenClaw's check asks of a compressed row.
@@ -118,27 +111,14 @@ const NAVIGATION: &str = r#"{"version":1,"report":{"kind":"canonical"},"navigati
 
 /// The state folder of 1,000 sessions, written on the first run.
 pub fn openclaw_state() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-openclaw");
-    let done = root.join(".complete");
-    let agent = root.join("agents/main/agent");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&root);
+    written_once("openclaw", |root| {
+        let agent = root.join("agents/main/agent");
         std::fs::create_dir_all(&agent).unwrap();
-        let mut db = rusqlite::Connection::open(agent.join("openclaw-agent.sqlite")).unwrap();
-        db.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
-        db.execute_batch(FIXTURE).unwrap();
-        db.execute_batch(
+        write_database(
+            &agent.join("openclaw-agent.sqlite"),
+            FIXTURE,
             "DELETE FROM transcript_events; DELETE FROM session_windows; DELETE FROM session_nodes;",
-        )
-        .unwrap();
-        let writing = db.transaction().unwrap();
-        for n in 0..SESSIONS {
-            write_session(&writing, n);
-        }
-        writing.commit().unwrap();
-        db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
-            .unwrap();
-        std::fs::write(&done, "").unwrap();
-    }
-    root
+            write_session,
+        );
+    })
 }

@@ -25,10 +25,7 @@ fn opencode(c: &mut Criterion) {
             "open the database, one query",
         )
     };
-    let calls = benches::list_and_read(&id(0), &id(1));
-    benches::store_timings(c, &timings, open, &calls)
-        .group
-        .finish();
+    benches::time_store(c, &timings, open, (&id(0), &id(1)));
 }
 
 criterion_group!(benches, opencode);

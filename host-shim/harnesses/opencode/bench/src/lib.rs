@@ -2,10 +2,8 @@
 //! table layout the real OpenCode 1.18.33 wrote (the fixture's), written once under the
 //! temporary folder in WAL mode, then reused.
 
+use host_shim_testkit::corpus::{fill_with_turns, tool_output, write_database, written_once};
 use std::path::PathBuf;
-
-pub const SESSIONS: usize = 1_000;
-pub const SESSION_BYTES: usize = 3 << 20;
 
 pub fn id(n: usize) -> String {
     format!("ses_bench{n:05}aaaaaaaaaaaaaaaa")
@@ -38,9 +36,9 @@ fn write_session(db: &rusqlite::Transaction<'_>, n: usize) {
     let mut part = db
         .prepare_cached("INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)")
         .unwrap();
-    let output = "o".repeat(16 << 10);
-    let (mut written, mut turn, mut at) = (0, 0, created);
-    while written < SESSION_BYTES {
+    let output = tool_output();
+    let mut at = created;
+    fill_with_turns(0, |turn| {
         let prompt = format!("msg_{n:05}_{turn:05}_a");
         let answer = format!("msg_{n:05}_{turn:05}_b");
         at += 10;
@@ -89,33 +87,19 @@ fn write_session(db: &rusqlite::Transaction<'_>, n: usize) {
             said
         ])
         .unwrap();
-        written += call.len() + said.len() + text.len() + 200;
-        turn += 1;
-    }
+        call.len() + said.len() + text.len() + 200
+    });
 }
 
 /// The database of 1,000 sessions, written on the first run.
 pub fn opencode_db() -> PathBuf {
-    let root = std::env::temp_dir().join("session-tools-bench-opencode");
-    let done = root.join(".complete");
-    let path = root.join("opencode.db");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
-        let mut db = rusqlite::Connection::open(&path).unwrap();
-        db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = OFF;")
-            .unwrap();
-        db.execute_batch(FIXTURE).unwrap();
-        db.execute_batch("DELETE FROM part; DELETE FROM message; DELETE FROM session;")
-            .unwrap();
-        let writing = db.transaction().unwrap();
-        for n in 0..SESSIONS {
-            write_session(&writing, n);
-        }
-        writing.commit().unwrap();
-        db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
-            .unwrap();
-        std::fs::write(&done, "").unwrap();
-    }
-    path
+    let root = written_once("opencode", |root| {
+        write_database(
+            &root.join("opencode.db"),
+            FIXTURE,
+            "DELETE FROM part; DELETE FROM message; DELETE FROM session;",
+            write_session,
+        );
+    });
+    root.join("opencode.db")
 }

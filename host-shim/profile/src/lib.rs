@@ -74,8 +74,6 @@ pub struct Facts {
     pub name: &'static str,
     /// How a person calls it (`Claude Code`).
     pub title: &'static str,
-    /// The command a person runs it with (`claude`), for `doctor`'s version check.
-    pub command: &'static str,
     /// The version its real-client suite runs (that suite's package.json).
     pub tested_version: &'static str,
     /// Its folder as a person knows it (`~/.claude`), for `doctor`'s "none found".
@@ -85,10 +83,13 @@ pub struct Facts {
     pub set_up: &'static str,
     /// The flag naming where its sessions are, on `call`, `mcp`, `watch` and `demo`.
     pub sessions: PathFlag,
+    /// That flag's help on `setup` and `doctor`, where the same folder also holds the
+    /// harness's own files (its home); none where it does not.
+    pub place_help: Option<&'static str>,
     /// Where its sessions are when no flag names them, for the default
     /// [`HarnessProfile::sessions_place`]; none for a profile that says it itself.
     pub home: Option<Home>,
-    /// The flags naming where its own files are, on `setup` and `doctor`.
+    /// The other flags naming where its own files are, on `setup` and `doctor`.
     pub places: &'static [PathFlag],
     /// The flag of a wake command for a cold session, on `call`, `mcp` and `setup`.
     pub wake: Option<WakeFlag>,
@@ -124,7 +125,11 @@ pub struct PathFlag {
 impl PathFlag {
     /// The flag, read as a path.
     pub fn arg(&self) -> Arg {
-        path_flag(self.id, self.long, self.value_name, self.help)
+        self.arg_with(self.help)
+    }
+
+    fn arg_with(&self, help: &'static str) -> Arg {
+        path_flag(self.id, self.long, self.value_name, help)
     }
 }
 
@@ -209,9 +214,14 @@ pub trait HarnessProfile: Sync {
         &self.facts().tour
     }
 
-    /// Flags of `setup` and `doctor` naming where its own files are: its places.
+    /// Flags of `setup` and `doctor` naming where its own files are: its places, and
+    /// its sessions flag where that folder holds them.
     fn place_flags(&self) -> Vec<Arg> {
-        self.facts().places.iter().map(PathFlag::arg).collect()
+        let facts = self.facts();
+        let home = (facts.place_help).map(|help| facts.sessions.arg_with(help));
+        (facts.places.iter().map(PathFlag::arg))
+            .chain(home)
+            .collect()
     }
 
     /// Flags of `setup` for this harness only (each is refused for another harness):
@@ -251,9 +261,10 @@ pub trait HarnessProfile: Sync {
         self.facts().set_up
     }
 
-    /// The command a person runs it with (`claude`), for `doctor`'s version check.
+    /// The command a person runs it with, for `doctor`'s version check: by default its
+    /// name (`claude`).
     fn command(&self) -> &'static str {
-        self.facts().command
+        self.name()
     }
 
     /// The version its real-client suite runs (that suite's package.json).

@@ -32,7 +32,6 @@ const CONFIG: &str = "toy_config";
 static FACTS: Facts = Facts {
     name: "toy",
     title: "Toy",
-    command: "toy",
     tested_version: "1.0.0",
     home_hint: "~/.toy",
     set_up: "the toy's sessions have the tools (sessions_list, sessions_read, sessions_send).",
@@ -42,6 +41,7 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "The toy's sessions, from this folder",
     },
+    place_help: None,
     home: None,
     places: &[PathFlag {
         id: CONFIG,

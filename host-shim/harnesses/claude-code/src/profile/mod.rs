@@ -28,7 +28,6 @@ const CONFIG: &str = "claude_config";
 static FACTS: Facts = Facts {
     name: "claude",
     title: "Claude Code",
-    command: "claude",
     tested_version: "2.1.328",
     home_hint: "~/.claude",
     set_up: "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
@@ -40,6 +39,7 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Claude Code's sessions, from this projects folder (usually ~/.claude/projects)",
     },
+    place_help: None,
     home: None,
     places: &[PathFlag {
         id: CONFIG,

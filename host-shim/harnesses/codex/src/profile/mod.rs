@@ -26,7 +26,6 @@ const HOOKS_ONLY: &str = "codex_hooks_only";
 static FACTS: Facts = Facts {
     name: "codex",
     title: "Codex",
-    command: "codex",
     tested_version: "0.169.0",
     home_hint: "~/.codex",
     set_up: "a new `codex` session has the tools (mcp__session_tools.sessions_list, \
@@ -39,16 +38,12 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Codex's threads, from this CODEX_HOME (usually ~/.codex)",
     },
+    place_help: Some("Codex's home (default: $CODEX_HOME, else ~/.codex)"),
     home: Some(Home {
         env: "CODEX_HOME",
         find: crate::default_home,
     }),
-    places: &[PathFlag {
-        id: HOME,
-        long: "codex-home",
-        value_name: "DIR",
-        help: "Codex's home (default: $CODEX_HOME, else ~/.codex)",
-    }],
+    places: &[],
     wake: None,
     mcp_client: crate::MCP_CLIENT,
     hooks: &[Hook {

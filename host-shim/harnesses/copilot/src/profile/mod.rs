@@ -24,7 +24,6 @@ const HOME: &str = "copilot_home";
 static FACTS: Facts = Facts {
     name: "copilot",
     title: "GitHub Copilot CLI",
-    command: "copilot",
     tested_version: "1.0.102",
     home_hint: "~/.copilot",
     set_up: "a new `copilot` session has the tools (session-tools-sessions_list, \
@@ -36,16 +35,12 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Copilot CLI's sessions, from this COPILOT_HOME (usually ~/.copilot)",
     },
+    place_help: Some("Copilot CLI's home (default: $COPILOT_HOME, else ~/.copilot)"),
     home: Some(Home {
         env: "COPILOT_HOME",
         find: crate::default_home,
     }),
-    places: &[PathFlag {
-        id: HOME,
-        long: "copilot-home",
-        value_name: "DIR",
-        help: "Copilot CLI's home (default: $COPILOT_HOME, else ~/.copilot)",
-    }],
+    places: &[],
     wake: Some(WakeFlag {
         id: "copilot_wake_command",
         long: "copilot-wake-command",

@@ -24,7 +24,6 @@ const HOME: &str = "gemini_home";
 static FACTS: Facts = Facts {
     name: "gemini",
     title: "Gemini CLI",
-    command: "gemini",
     tested_version: "0.61.0",
     home_hint: "~/.gemini",
     set_up: "a new `gemini` session has the tools (mcp_session-tools_sessions_list, \
@@ -37,16 +36,12 @@ static FACTS: Facts = Facts {
         value_name: "DIR",
         help: "Gemini CLI's sessions, from this folder (usually ~/.gemini)",
     },
+    place_help: Some("Gemini CLI's folder (default: $GEMINI_CLI_HOME/.gemini, else ~/.gemini)"),
     home: Some(Home {
         env: "GEMINI_CLI_HOME",
         find: crate::default_home,
     }),
-    places: &[PathFlag {
-        id: HOME,
-        long: "gemini-home",
-        value_name: "DIR",
-        help: "Gemini CLI's folder (default: $GEMINI_CLI_HOME/.gemini, else ~/.gemini)",
-    }],
+    places: &[],
     wake: Some(WakeFlag {
         id: "gemini_wake_command",
         long: "gemini-wake-command",

@@ -26,7 +26,6 @@ const STATE: &str = "openclaw_state";
 static FACTS: Facts = Facts {
     name: "openclaw",
     title: "OpenClaw",
-    command: "openclaw",
     tested_version: "2026.9.6",
     home_hint: "~/.openclaw",
     set_up: "a new OpenClaw turn has the tools session-tools__sessions_list, \
@@ -42,17 +41,15 @@ static FACTS: Facts = Facts {
         help: "OpenClaw's sessions, from its state folder (usually ~/.openclaw; its agents' \
              databases are under agents/)",
     },
+    place_help: Some(
+        "OpenClaw's state folder (default: $OPENCLAW_STATE_DIR, else ~/.openclaw); its \
+             config is $OPENCLAW_CONFIG_PATH, else openclaw.json there",
+    ),
     home: Some(Home {
         env: "OPENCLAW_STATE_DIR",
         find: crate::db::default_state_dir,
     }),
-    places: &[PathFlag {
-        id: STATE,
-        long: "openclaw-state",
-        value_name: "DIR",
-        help: "OpenClaw's state folder (default: $OPENCLAW_STATE_DIR, else ~/.openclaw); its \
-             config is $OPENCLAW_CONFIG_PATH, else openclaw.json there",
-    }],
+    places: &[],
     wake: Some(WakeFlag {
         id: "openclaw_wake_command",
         long: "openclaw-wake-command",

@@ -26,7 +26,6 @@ const CONFIG: &str = "opencode_config";
 static FACTS: Facts = Facts {
     name: "opencode",
     title: "OpenCode",
-    command: "opencode",
     tested_version: "1.18.33",
     home_hint: "~/.config/opencode",
     set_up: "a new OpenCode session has the tools sessions_list, sessions_read and \
@@ -39,26 +38,21 @@ static FACTS: Facts = Facts {
         help: "OpenCode's sessions, from its database (usually \
                  ~/.local/share/opencode/opencode.db; `opencode db path` prints it)",
     },
+    place_help: Some(
+        "OpenCode's database (default: $XDG_DATA_HOME/opencode/opencode.db, else \
+                     ~/.local/share/opencode/opencode.db; `opencode db path` prints it)",
+    ),
     home: Some(Home {
         env: "XDG_DATA_HOME",
         find: crate::db::default_path,
     }),
-    places: &[
-        PathFlag {
-            id: CONFIG,
-            long: "opencode-config",
-            value_name: "DIR",
-            help: "OpenCode's configuration folder (default: $XDG_CONFIG_HOME/opencode, else \
+    places: &[PathFlag {
+        id: CONFIG,
+        long: "opencode-config",
+        value_name: "DIR",
+        help: "OpenCode's configuration folder (default: $XDG_CONFIG_HOME/opencode, else \
                      ~/.config/opencode)",
-        },
-        PathFlag {
-            id: DATABASE,
-            long: "opencode-db",
-            value_name: "FILE",
-            help: "OpenCode's database (default: $XDG_DATA_HOME/opencode/opencode.db, else \
-                     ~/.local/share/opencode/opencode.db; `opencode db path` prints it)",
-        },
-    ],
+    }],
     wake: Some(WakeFlag {
         id: "opencode_wake_command",
         long: "opencode-wake-command",

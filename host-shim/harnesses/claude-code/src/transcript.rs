@@ -29,49 +29,42 @@ use std::fmt;
 
 /// The fields of a record the store reads.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Record {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type")]
     pub kind: String,
-    #[serde(default)]
     pub subtype: Option<String>,
-    #[serde(rename = "sessionId", default)]
+    #[serde(rename = "sessionId")]
     pub session_id: Option<String>,
-    #[serde(rename = "agentId", default)]
+    #[serde(rename = "agentId")]
     pub agent_id: Option<String>,
-    #[serde(default)]
     pub timestamp: Option<String>,
-    #[serde(default)]
     pub cwd: Option<String>,
-    #[serde(default)]
     pub slug: Option<String>,
-    #[serde(rename = "isMeta", default)]
+    #[serde(rename = "isMeta")]
     pub is_meta: bool,
-    #[serde(rename = "isCompactSummary", default)]
+    #[serde(rename = "isCompactSummary")]
     pub is_compact_summary: bool,
-    #[serde(rename = "customTitle", default)]
+    #[serde(rename = "customTitle")]
     pub custom_title: Option<String>,
-    #[serde(rename = "agentName", default)]
+    #[serde(rename = "agentName")]
     pub agent_name: Option<String>,
-    #[serde(rename = "aiTitle", default)]
+    #[serde(rename = "aiTitle")]
     pub ai_title: Option<String>,
-    #[serde(default)]
     pub summary: Option<String>,
-    #[serde(default)]
     pub message: Option<MessageRecord>,
-    #[serde(default)]
     pub attachment: Option<Attachment>,
     /// What Claude Code put into the model's input for an attachment.
-    #[serde(default)]
     pub rendered: Option<Vec<Rendered>>,
 }
 
 /// `attachment` of an attachment record: its kind and, for hook context, the texts
 /// the hooks returned.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Attachment {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type")]
     pub kind: String,
-    #[serde(default)]
     pub content: Texts,
 }
 
@@ -106,13 +99,11 @@ impl<'de> Deserialize<'de> for Texts {
 
 /// `message` of a user or assistant record.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct MessageRecord {
     /// The API message id: the records of one assistant message share it.
-    #[serde(default)]
     pub id: Option<String>,
-    #[serde(default)]
     pub model: Option<String>,
-    #[serde(default)]
     pub content: Content,
 }
 
@@ -153,21 +144,16 @@ impl Content {
 
 /// One element of a content list: its type, its text when it is a text part, and
 /// what a tool call or result part says (a result's own content is skipped).
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
+#[serde(default)]
 struct Part {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type")]
     kind: String,
-    #[serde(default)]
     text: Option<String>,
-    #[serde(default)]
     id: Option<String>,
-    #[serde(default)]
     name: Option<String>,
-    #[serde(default)]
     input: Option<Box<serde_json::value::RawValue>>,
-    #[serde(default)]
     tool_use_id: Option<String>,
-    #[serde(default)]
     is_error: Option<bool>,
 }
 

@@ -40,16 +40,14 @@ pub struct ChatMessage {
 
 /// One tool call of a model's message.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct ToolCall {
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub args: serde_json::Value,
     /// `success`, `error`, `cancelled`; none while it runs.
-    #[serde(default)]
     pub status: Option<String>,
     /// The subagent a call started (`invoke_agent`).
-    #[serde(rename = "agentId", default)]
+    #[serde(rename = "agentId")]
     pub agent_id: Option<String>,
 }
 

@@ -40,19 +40,17 @@ pub struct MessageRow {
 
 /// What the store reads of a message's `data`.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct MessageInfo {
-    #[serde(default)]
     pub role: String,
-    #[serde(rename = "providerID", default)]
+    #[serde(rename = "providerID")]
     pub provider: Option<String>,
-    #[serde(rename = "modelID", default)]
+    #[serde(rename = "modelID")]
     pub model: Option<String>,
     /// An assistant message that summarises what came before (a compaction's).
-    #[serde(default)]
     pub summary: SummaryFlag,
-    #[serde(default)]
     pub finish: Option<String>,
-    #[serde(rename = "parentID", default)]
+    #[serde(rename = "parentID")]
     pub parent: Option<String>,
 }
 
@@ -70,30 +68,25 @@ impl<'de> Deserialize<'de> for SummaryFlag {
 
 /// What the store reads of a part's `data`.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct PartData {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type")]
     pub kind: String,
-    #[serde(default)]
     pub text: Option<String>,
     /// Put there by OpenCode or a plugin, not typed by the person.
-    #[serde(default)]
     pub synthetic: bool,
     /// Kept but not given to the model.
-    #[serde(default)]
     pub ignored: bool,
     /// A tool part's tool.
-    #[serde(default)]
     pub tool: Option<String>,
     /// A tool part's state: `status` and `input`.
-    #[serde(default)]
     pub state: Option<ToolState>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct ToolState {
-    #[serde(default)]
     pub status: String,
-    #[serde(default)]
     pub input: Option<serde_json::Value>,
 }
 

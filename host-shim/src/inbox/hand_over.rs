@@ -52,6 +52,47 @@ pub struct HookReport {
     pub unreadable: Vec<String>,
 }
 
+/// What a command hook's input says that Claude Code's and Codex's hooks both send
+/// (each sends more): the session and the event, and what our hooks read besides.
+#[derive(Debug)]
+pub struct CommandHookInput {
+    /// The session the hook runs in, a plain id.
+    pub session: String,
+    /// The event (`Stop`, `UserPromptSubmit`, …).
+    pub event: String,
+    /// The subagent it runs for, when it runs in one.
+    pub agent_id: Option<String>,
+    /// The session's working folder.
+    pub cwd: Option<String>,
+    /// The session's record (a transcript, a rollout): what witnesses a hand-over.
+    pub transcript_path: Option<String>,
+}
+
+impl CommandHookInput {
+    /// The input of `host-shim <command>`, run as `harness`'s command hook; an error
+    /// naming what was wrong and how the hook is run.
+    pub fn read(input: &[u8], command: &str, harness: &str) -> Result<CommandHookInput> {
+        let (json, session) = hook_json(input, command, harness, "session_id")?;
+        let text = |field: &str| json.get(field).and_then(|v| v.as_str()).map(str::to_string);
+        let Some(event) = text("hook_event_name") else {
+            anyhow::bail!(
+                "the hook input has no hook_event_name; run host-shim {command} as a {harness} command hook"
+            );
+        };
+        Ok(CommandHookInput {
+            session,
+            event,
+            agent_id: text("agent_id"),
+            cwd: text("cwd"),
+            transcript_path: text("transcript_path"),
+        })
+    }
+}
+
+/// The most text one answer of a Claude Code or Codex hook carries: Claude Code's cap on
+/// what a hook adds to the context, which Codex's hooks share.
+pub const COMMAND_HOOK_ANSWER_CHARS: usize = 10_000;
+
 /// A hook's stdin read as JSON, and the session it names at `field`, made a plain id;
 /// an error naming what was wrong and that `host-shim <command>` runs as `harness`'s
 /// command hook.

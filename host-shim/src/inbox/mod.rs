@@ -37,8 +37,8 @@ use std::time::Duration;
 pub use audit::{AuditLog, Audited};
 pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
 pub use hand_over::{
-    HookReport, Takes, Witness, hand_over_waiting, hook_json, joined, within_answer_cap,
-    write_hook_answer,
+    COMMAND_HOOK_ANSWER_CHARS, CommandHookInput, HookReport, Takes, Witness, hand_over_waiting,
+    hook_json, joined, within_answer_cap, write_hook_answer,
 };
 pub use memory::MemoryInbox;
 pub use replies::{REPLY_POLL, await_reply, inbound_or_accept, send_history, send_history_or_none};

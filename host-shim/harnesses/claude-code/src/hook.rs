@@ -33,31 +33,17 @@
 //! clears that. An open idle session's own `host-shim mcp` hands messages to it through
 //! Claude Code's messaging socket (`idle.rs`).
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use host_shim::inbox::{
-    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+    CommandHookInput, HookReport, InboxBackend, Takes, Witness, hand_over_waiting,
+    write_hook_answer,
 };
 use host_shim::presence::Presence;
-use serde::Deserialize;
 use std::io::Write;
 
 /// The most text one answer carries: Claude Code's cap on what a hook adds to the
 /// context.
-pub const ANSWER_CHARS: usize = 10_000;
-
-/// The fields of a hook's input this hook reads (Claude Code sends more).
-#[derive(Debug, Deserialize)]
-struct HookInput {
-    session_id: Option<String>,
-    hook_event_name: Option<String>,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    cwd: Option<String>,
-    /// The session's transcript: the record that witnesses each hand-over.
-    #[serde(default)]
-    transcript_path: Option<String>,
-}
+pub use host_shim::inbox::COMMAND_HOOK_ANSWER_CHARS as ANSWER_CHARS;
 
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
 /// come from `inbox`, and the session's idle mark is kept in `presence`. Nothing is
@@ -71,18 +57,12 @@ pub fn answer(
     input: &[u8],
     out: &mut dyn Write,
 ) -> Result<HookReport> {
-    let input: HookInput = host_shim::json::from_slice(input).context(
-        "the hook input is not a JSON object; run host-shim claude-hook as a Claude Code command hook (it reads the hook's JSON on stdin)",
-    )?;
-    let (Some(session), Some(event)) = (input.session_id, input.hook_event_name) else {
-        bail!(
-            "the hook input has no session_id or hook_event_name; run host-shim claude-hook as a Claude Code command hook"
-        );
-    };
+    let input = CommandHookInput::read(input, "claude-hook", "Claude Code")?;
+    let (session, event) = (&input.session, input.event.as_str());
     if input.agent_id.is_some() {
         return Ok(HookReport::default());
     }
-    let takes = match event.as_str() {
+    let takes = match event {
         "PostToolUse" => Takes::Steer,
         "Stop" => Takes::SteerAndOldestQueued,
         "UserPromptSubmit" | "SessionStart" => Takes::All,
@@ -90,12 +70,12 @@ pub fn answer(
     };
     // The session works from here on (a Stop that hands something over continues
     // it); a Stop that hands nothing over leaves it idle, below.
-    presence.set_idle(&session, false)?;
+    presence.set_idle(session, false)?;
     let cwd = input.cwd.as_deref().map(std::path::Path::new);
     let claude_says = super::settings::inbound(claude_config, cwd);
     if claude_says == host_shim::contract::latest::InboundPolicy::Hold {
         if event == "Stop" {
-            presence.set_idle(&session, true)?;
+            presence.set_idle(session, true)?;
         }
         return Ok(HookReport::default());
     }
@@ -103,7 +83,7 @@ pub fn answer(
     // it exits without success, and Claude Code drops what it said).
     let transcript = input.transcript_path.as_deref().map(std::path::Path::new);
     let witness = Witness::file(transcript, super::transcript::handed_over_ids);
-    let report = hand_over_waiting(inbox, &session, takes, ANSWER_CHARS, witness, |text| {
+    let report = hand_over_waiting(inbox, session, takes, ANSWER_CHARS, witness, |text| {
         // Every event hands over as context: at Stop, Claude Code 2.1.328 then
         // continues the session with the text shown once, where `decision: block`
         // would show it twice, once as a hook error.
@@ -113,7 +93,7 @@ pub fn answer(
         write_hook_answer(out, &output)
     })?;
     if report.picked == 0 && event == "Stop" {
-        presence.set_idle(&session, true)?;
+        presence.set_idle(session, true)?;
     }
     Ok(report)
 }

@@ -15,45 +15,29 @@
 //! and offered again when the rollout still does not after its time (see
 //! [`host_shim::inbox`]); without `transcript_path` the answer alone hands it over.
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use host_shim::inbox::{
-    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+    CommandHookInput, HookReport, InboxBackend, Takes, Witness, hand_over_waiting,
+    write_hook_answer,
 };
-use serde::Deserialize;
 use std::io::Write;
 
 /// The most text one answer carries (as for Claude Code's hooks).
-pub const ANSWER_CHARS: usize = 10_000;
-
-/// The fields of a hook's input this hook reads (Codex sends more: `turn_id`, …).
-#[derive(Debug, Deserialize)]
-struct HookInput {
-    session_id: Option<String>,
-    hook_event_name: Option<String>,
-    /// The thread's rollout: the record that witnesses each hand-over.
-    #[serde(default)]
-    transcript_path: Option<String>,
-}
+pub use host_shim::inbox::COMMAND_HOOK_ANSWER_CHARS as ANSWER_CHARS;
 
 /// Answers one hook: `input` is the hook's JSON, the answer goes to `out`; messages
 /// come from `inbox`.
 pub fn answer(inbox: &dyn InboxBackend, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
-    let input: HookInput = host_shim::json::from_slice(input).context(
-        "the hook input is not a JSON object; run host-shim codex-hook as a Codex command hook (it reads the hook's JSON on stdin)",
-    )?;
-    let (Some(thread), Some(event)) = (input.session_id, input.hook_event_name) else {
-        bail!(
-            "the hook input has no session_id or hook_event_name; run host-shim codex-hook as a Codex command hook"
-        );
-    };
-    let takes = match event.as_str() {
+    let input = CommandHookInput::read(input, "codex-hook", "Codex")?;
+    let (thread, event) = (&input.session, input.event.as_str());
+    let takes = match event {
         "Stop" => Takes::SteerAndOldestQueued,
         "UserPromptSubmit" | "SessionStart" => Takes::All,
         _ => return Ok(HookReport::default()),
     };
     let rollout = input.transcript_path.as_deref().map(std::path::Path::new);
     let witness = Witness::file(rollout, super::rollout::handed_over_ids);
-    hand_over_waiting(inbox, &thread, takes, ANSWER_CHARS, witness, |text| {
+    hand_over_waiting(inbox, thread, takes, ANSWER_CHARS, witness, |text| {
         let output = if event == "Stop" {
             serde_json::json!({"decision": "block", "reason": text})
         } else {
@@ -136,9 +120,21 @@ mod tests {
         let state = state();
         let mut out = Vec::new();
         let err = answer(&state, b"nope", &mut out).unwrap_err().to_string();
-        assert!(err.contains("not a JSON object"), "{err}");
+        assert!(err.contains("the hook input is not JSON"), "{err}");
+        assert!(
+            err.contains("run host-shim codex-hook as a Codex command hook"),
+            "{err}"
+        );
         let err = answer(&state, b"{}", &mut out).unwrap_err().to_string();
         assert!(err.contains("no session_id"), "{err}");
+        let err = answer(&state, br#"{"session_id": "t1"}"#, &mut out).unwrap_err();
+        assert!(err.to_string().contains("no hook_event_name"), "{err}");
+        let err = answer(
+            &state,
+            br#"{"session_id": "../t", "hook_event_name": "Stop"}"#,
+            &mut out,
+        );
+        assert!(format!("{:#}", err.unwrap_err()).contains("is not a session id"));
         assert!(out.is_empty());
     }
 }

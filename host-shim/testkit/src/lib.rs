@@ -139,3 +139,53 @@ pub fn witness_refuses_what_is_no_record(
             .is_empty()
     );
 }
+
+/// A live registry as a test sets it: the sessions in it run, a registration adds its
+/// session until it is dropped, and none is ever idle.
+#[derive(Clone, Default)]
+pub struct Live(std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>);
+
+impl Live {
+    /// A registry in which `sessions` run.
+    pub fn of(sessions: &[&str]) -> Live {
+        let live = Live::default();
+        live.0
+            .lock()
+            .unwrap()
+            .extend(sessions.iter().map(|s| s.to_string()));
+        live
+    }
+
+    /// `session` runs from now on.
+    pub fn starts(&self, session: &str) {
+        self.0.lock().unwrap().insert(session.to_string());
+    }
+}
+
+impl host_shim::presence::Presence for Live {
+    fn live_sessions(&self) -> std::collections::HashSet<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    fn register_live(&self, session: &str) -> anyhow::Result<host_shim::presence::Registration> {
+        struct Unregister(Live, String);
+        impl Drop for Unregister {
+            fn drop(&mut self) {
+                self.0.0.lock().unwrap().remove(&self.1);
+            }
+        }
+        self.0.lock().unwrap().insert(session.to_string());
+        Ok(host_shim::presence::Registration::new(Unregister(
+            self.clone(),
+            session.to_string(),
+        )))
+    }
+
+    fn set_idle(&self, _session: &str, _idle: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn is_idle(&self, _session: &str) -> bool {
+        false
+    }
+}

@@ -291,29 +291,11 @@ fn each_hooks_context_is_found_where_gemini_records_it() {
     }
 }
 
-/// The live registry as Gemini's hooks write it: only MAIN runs.
-struct OnlyMain;
-
-impl host_shim::presence::Presence for OnlyMain {
-    fn live_sessions(&self) -> std::collections::HashSet<String> {
-        [MAIN.to_string()].into()
-    }
-    fn register_live(&self, _session: &str) -> anyhow::Result<host_shim::presence::Registration> {
-        anyhow::bail!("not in this test")
-    }
-    fn set_idle(&self, _session: &str, _idle: bool) -> anyhow::Result<()> {
-        Ok(())
-    }
-    fn is_idle(&self, _session: &str) -> bool {
-        false
-    }
-}
-
 #[test]
 fn a_session_whose_gemini_process_runs_is_live_and_a_message_for_it_waits_unwoken() {
     use host_shim::Inbox;
     let home = home();
-    let mut store = store(&home).presence(Arc::new(OnlyMain));
+    let mut store = store(&home).presence(Arc::new(host_shim_testkit::Live::of(&[MAIN])));
     assert!(store.get_session(MAIN).unwrap().live);
     assert!(!store.get_session(CHILD).unwrap().live);
     let request = host_shim::inbox::delivery::DeliveryRequest::new(

@@ -8,11 +8,10 @@ use host_shim::harnesses::plugin_session::{Moment, PluginSessions};
 use host_shim::inbox::WakeCommand;
 use host_shim::inbox::delivery::DeliveryRequest;
 use host_shim::inbox::{MemoryInbox, SpooledMessage};
-use host_shim::presence::Registration;
 use host_shim::{Inbox, SessionQuery};
+use host_shim_testkit::Live;
 use rusqlite::Connection;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// What the real OpenCode 1.18.33 wrote (its session, message and part tables), for
@@ -97,37 +96,6 @@ impl Written {
     }
 }
 
-/// Liveness as the test sets it; a registration ends when dropped.
-#[derive(Default)]
-struct Live(Arc<Mutex<HashSet<String>>>);
-
-struct Unregister(Arc<Mutex<HashSet<String>>>, String);
-
-impl Drop for Unregister {
-    fn drop(&mut self) {
-        self.0.lock().unwrap().remove(&self.1);
-    }
-}
-
-impl Presence for Live {
-    fn live_sessions(&self) -> HashSet<String> {
-        self.0.lock().unwrap().clone()
-    }
-    fn register_live(&self, session: &str) -> anyhow::Result<Registration> {
-        self.0.lock().unwrap().insert(session.to_string());
-        Ok(Registration::new(Unregister(
-            self.0.clone(),
-            session.to_string(),
-        )))
-    }
-    fn set_idle(&self, _session: &str, _idle: bool) -> anyhow::Result<()> {
-        Ok(())
-    }
-    fn is_idle(&self, _session: &str) -> bool {
-        false
-    }
-}
-
 fn store(path: &Path) -> (OpenCodeStore, SharedInbox, Arc<Live>) {
     let inbox: SharedInbox = Arc::new(MemoryInbox::new());
     let live = Arc::new(Live::default());
@@ -171,7 +139,7 @@ fn sessions_are_listed_newest_first_without_the_archived_and_subagents_are_owned
         )
         .unwrap();
     let (mut store, _, live) = store(&db.path);
-    live.0.lock().unwrap().insert("ses_b".to_string());
+    live.starts("ses_b");
     store.begin_call("ses_a");
     let index = store.list_sessions();
     assert_eq!(ids(&index), ["ses_c", "ses_b", "ses_a"]);
@@ -312,7 +280,7 @@ fn a_message_goes_to_a_top_level_session_and_never_to_a_subagent() {
     db.session("ses_b", "Shop", None);
     db.session("ses_c", "Lookup", Some("ses_b"));
     let (mut store, inbox, live) = store(&db.path);
-    live.0.lock().unwrap().insert("ses_b".to_string());
+    live.starts("ses_b");
     store.begin_call("ses_a");
     let ids = MessageIds::none();
     let queue = DeliveryMode::Queue;
@@ -497,7 +465,7 @@ fn a_cold_session_is_woken_by_the_wake_command_when_the_call_may_wake() {
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(message["body"], "wake up");
     // A live session is not woken: its plugin hands the message over.
-    live.0.lock().unwrap().insert("ses_b".to_string());
+    live.starts("ses_b");
     store.end_call();
     store.begin_call("ses_a");
     let later = store

@@ -5,7 +5,7 @@
 //! message the session-tools plugin handed over, as the binary writes them, through the
 //! plugin.
 
-use host_shim::{MemoryInbox, Presence, SharedInbox};
+use host_shim::{MemoryInbox, SharedInbox};
 use host_shim_opencode::OpenCodeStore;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -39,27 +39,9 @@ fn id_of(db: &Path, title: &str) -> String {
     .unwrap()
 }
 
-/// No OpenCode process runs any of them.
-struct NoneLive;
-
-impl Presence for NoneLive {
-    fn live_sessions(&self) -> HashSet<String> {
-        HashSet::new()
-    }
-    fn register_live(&self, _session: &str) -> anyhow::Result<host_shim::presence::Registration> {
-        anyhow::bail!("not here")
-    }
-    fn set_idle(&self, _session: &str, _idle: bool) -> anyhow::Result<()> {
-        Ok(())
-    }
-    fn is_idle(&self, _session: &str) -> bool {
-        false
-    }
-}
-
 fn call(db: &Path, tool: &str, arguments: &str, caller: &str) -> String {
     let inbox: SharedInbox = Arc::new(MemoryInbox::new());
-    let store = OpenCodeStore::open(db, inbox, Arc::new(NoneLive));
+    let store = OpenCodeStore::open(db, inbox, Arc::new(host_shim_testkit::Live::default()));
     host_shim_testkit::call_through_plugin(store, caller, &format!("call-{tool}"), tool, arguments)
         .0
 }

@@ -351,3 +351,27 @@ pub fn setup(home: &Path, harness: &str, extra: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// Every file under a home before `setup` ran, to compare with after `--remove`.
+pub type Before = Vec<(PathBuf, Vec<u8>)>;
+
+/// The person's own `mine` written at `file` under `home`, then `setup <harness>` run
+/// there: what it said (that the harness is set up, checked) and every file before it.
+pub fn set_up_over(home: &Path, harness: &str, file: &Path, mine: &str) -> (String, Before) {
+    put(file, mine);
+    let before = files(home);
+    let said = ok(&setup(home, harness, &[]));
+    crate::has(&said, "is set up");
+    (said, before)
+}
+
+/// Setup's promise after a first run over `home`: setup again changes nothing, and
+/// `--remove` gives back every file as `before` held it, byte for byte, file for file.
+pub fn again_then_removed(home: &Path, harness: &str, before: &Before) {
+    let set_up = files(home);
+    let said = ok(&setup(home, harness, &[]));
+    crate::has(&said, "set up already: nothing changed");
+    assert_eq!(&files(home), &set_up, "a second setup changed nothing");
+    ok(&setup(home, harness, &["--remove"]));
+    assert_eq!(&files(home), before, "--remove gave every file back");
+}

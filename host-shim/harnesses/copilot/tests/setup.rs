@@ -3,18 +3,16 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real Copilot CLI running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
+use host_shim_testkit::command::{
+    again_then_removed, binary, json, ok, read, scratch, set_up_over, setup,
+};
 
 fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     let home = scratch("setup-copilot", "copilot");
     let config = home.join(".copilot/mcp-config.json");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     // As a person's own server reads, two-space JSON.
     let mine = "{\n  \"mcpServers\": {\n    \"mine\": {\n      \"type\": \"local\",\n      \"command\": \"my-server\",\n      \"args\": [],\n      \"tools\": [\n        \"*\"\n      ]\n    }\n  }\n}\n";
-    std::fs::write(&config, mine).unwrap();
-    let before = files(&home);
-    let said = ok(&setup(&home, "copilot", &[]));
-    host_shim_testkit::has(&said, "GitHub Copilot CLI is set up");
+    let (_, before) = set_up_over(&home, "copilot", &config, mine);
     let servers = &json(&config)["mcpServers"];
     assert_eq!(servers["mine"]["command"], "my-server");
     let ours = &servers["session-tools"];
@@ -51,14 +49,8 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     std::fs::write(&hooks_path, serde_json::to_string_pretty(&earlier).unwrap()).unwrap();
     ok(&setup(&home, "copilot", &[]));
     assert_eq!(json(&hooks_path), hooks);
-    // Again: nothing changes.
-    let set_up = files(&home);
-    let said = ok(&setup(&home, "copilot", &[]));
-    host_shim_testkit::has(&said, "set up already: nothing changed");
-    assert_eq!(files(&home), set_up);
-    // Removed: the person's files as they were, byte for byte, file for file.
-    ok(&setup(&home, "copilot", &["--remove"]));
-    assert_eq!(files(&home), before);
+    // Again: nothing changes; removed: the person's files as they were, byte for byte, file for file.
+    again_then_removed(&home, "copilot", &before);
     assert!(!home.join(".copilot/hooks").exists());
     // A hooks file of that name that is not setup's is named and left alone.
     let other = home.join(".copilot/hooks/session-tools.json");

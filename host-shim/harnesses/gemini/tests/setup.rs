@@ -3,18 +3,14 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real Gemini CLI running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
+use host_shim_testkit::command::{again_then_removed, binary, json, read, scratch, set_up_over};
 
 fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     let home = scratch("setup-gemini", "gemini");
     let settings = home.join(".gemini/settings.json");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     // As a person's settings read: their auth, a server and a hook of their own.
     let mine = "{\n  \"security\": {\n    \"auth\": {\n      \"selectedType\": \"gemini-api-key\"\n    }\n  },\n  \"mcpServers\": {\n    \"mine\": {\n      \"command\": \"my-server\"\n    }\n  },\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"my-check\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
-    std::fs::write(&settings, mine).unwrap();
-    let before = files(&home);
-    let said = ok(&setup(&home, "gemini", &[]));
-    host_shim_testkit::has(&said, "Gemini CLI is set up");
+    let (said, before) = set_up_over(&home, "gemini", &settings, mine);
     host_shim_testkit::has(&said, "GEMINI_CLI_TRUST_WORKSPACE=true");
     let written = json(&settings);
     assert_eq!(
@@ -48,14 +44,8 @@ fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_b
             .unwrap();
         assert!(command.contains(" gemini-hook"), "{event}: {command}");
     }
-    // Again: nothing changes.
-    let set_up = files(&home);
-    let said = ok(&setup(&home, "gemini", &[]));
-    host_shim_testkit::has(&said, "set up already: nothing changed");
-    assert_eq!(files(&home), set_up);
-    // Removed: the person's file as it was, byte for byte.
-    ok(&setup(&home, "gemini", &["--remove"]));
-    assert_eq!(files(&home), before);
+    // Again: nothing changes; removed: the person's file as it was, byte for byte.
+    again_then_removed(&home, "gemini", &before);
     assert_eq!(read(&settings), mine);
 }
 

@@ -3,7 +3,9 @@
 //! run writes nothing, and that a broken file stops it before anything is written.
 //! (The real OpenClaw running with what it writes: `suite/suite.py`.)
 
-use host_shim_testkit::command::{binary, files, json, ok, read, scratch, setup};
+use host_shim_testkit::command::{
+    again_then_removed, binary, json, ok, read, scratch, set_up_over, setup,
+};
 
 fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() {
     let home = scratch("setup-openclaw", "openclaw");
@@ -14,13 +16,9 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     host_shim_testkit::has(&said, "run `openclaw onboard`");
     assert!(!home.join(".openclaw").exists());
     let config = home.join(".openclaw/openclaw.json");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     // As a person's config reads: a model and a plugin of their own.
     let mine = "{\n  \"agents\": {\n    \"defaults\": {\n      \"model\": {\n        \"primary\": \"openai/gpt-5\"\n      }\n    }\n  },\n  \"plugins\": {\n    \"entries\": {\n      \"mine\": {\n        \"enabled\": true\n      }\n    }\n  }\n}\n";
-    std::fs::write(&config, mine).unwrap();
-    let before = files(&home);
-    let said = ok(&setup(&home, "openclaw", &[]));
-    host_shim_testkit::has(&said, "OpenClaw is set up");
+    let (said, before) = set_up_over(&home, "openclaw", &config, mine);
     host_shim_testkit::has(&said, "session-tools__sessions_list");
     let written = json(&config);
     assert_eq!(
@@ -81,14 +79,8 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     let said = String::from_utf8_lossy(&started.stderr);
     host_shim_testkit::has(&said, "3 tools over stdio");
     ok(&setup(&home, "openclaw", &[]));
-    // Again: nothing changes.
-    let set_up = files(&home);
-    let said = ok(&setup(&home, "openclaw", &[]));
-    host_shim_testkit::has(&said, "set up already: nothing changed");
-    assert_eq!(files(&home), set_up);
-    // Removed: the person's files as they were, byte for byte, and no plugin folder.
-    ok(&setup(&home, "openclaw", &["--remove"]));
-    assert_eq!(files(&home), before);
+    // Again: nothing changes; removed: the person's files as they were, byte for byte, and no plugin folder.
+    again_then_removed(&home, "openclaw", &before);
     assert_eq!(read(&config), mine);
     assert!(!plugin.exists());
     // A plugin of that name that is not setup's is named and left alone.

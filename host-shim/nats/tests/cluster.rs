@@ -542,9 +542,15 @@ fn a_bucket_made_before_is_set_up_when_joined_and_keeps_what_it_held() {
             older.allow_direct = false;
             older.allow_message_ttl = false;
             jetstream.update_stream(older).await.unwrap();
-            // What a person let in, written then.
+            // What a person let in, written then: once the updated stream has a
+            // leader again (a put right after the update may find none yet).
             let kv = jetstream.get_key_value("older").await.unwrap();
-            kv.put("p.tests.ses-b", "hold".into()).await.unwrap();
+            let mut tries = 0;
+            while let Err(err) = kv.put("p.tests.ses-b", "hold".into()).await {
+                tries += 1;
+                assert!(tries < 50, "the seed write never landed: {err}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
         }
     });
     let before = tokio.block_on(config(url.clone()));

@@ -3,12 +3,7 @@ real-client suites whose harness speaks it (host-shim/harnesses/opencode/suite, 
 
 It answers `GET /v1/models` with one model and streams `POST /v1/chat/completions` as
 server-sent events (`data: {chunk}` lines, then `data: [DONE]`). What the "model" does
-is written into the person's prompt, one line:
-
-    @script [{"tool": "NAME", "input": {...}}, {"say": "TEXT"}]
-
-A tool step's input may say `"$newest-message-id"`: the id of the newest cross-session
-message the model was given, as a model answering it would write.
+is the script in the person's prompt (`script`).
 
 Each request continues the conversation's newest script: the number of tool calls made
 since that prompt says which step comes next. A `tool` step calls the tool; a `say`
@@ -23,10 +18,8 @@ import itertools
 import json
 
 from . import real_client
+from .script import SCRIPT_MARK, newest_script, resolved  # noqa: F401
 
-SCRIPT_MARK = "@script "
-NEWEST_MESSAGE_ID = "$newest-message-id"
-ONE_MEBIBYTE = "$one-mebibyte"
 MODEL = "scripted-model"
 _ids = itertools.count(1)
 
@@ -43,25 +36,10 @@ def texts(message, unquote=plain):
     return [unquote(p.get("text", "")) for p in content or [] if isinstance(p, dict)]
 
 
-def newest_script(messages, unquote=plain):
-    """The newest script among the user messages, and the messages after it."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.get("role") != "user":
-            continue
-        for text in texts(message, unquote):
-            for line in text.splitlines():
-                # A frame's header names its sender by title, which may quote the
-                # sender's own script: never this model's.
-                if SCRIPT_MARK in line and not line.startswith("from-session: "):
-                    script = line[line.index(SCRIPT_MARK) + len(SCRIPT_MARK):]
-                    return json.loads(script), messages[index + 1:]
-    return None, []
-
-
 def scripted_action(messages, unquote=plain):
     """What the script says the model does now: ("call", step) or ("say", text)."""
-    script, after = newest_script(messages, unquote)
+    script, after = newest_script(
+        messages, lambda m: m.get("role") == "user", lambda m: texts(m, unquote))
     if script is None:
         return ("say", "ok")
     done = sum(len(m.get("tool_calls") or []) for m in after if m.get("role") == "assistant")
@@ -70,29 +48,8 @@ def scripted_action(messages, unquote=plain):
     step = script[done]
     if "say" in step:
         return ("say", step["say"])
-    return ("call", dict(step, input=resolved(step.get("input", {}), messages, unquote)))
-
-
-def resolved(value, messages, unquote=plain):
-    """A step's input with `$newest-message-id` replaced by the id of the newest
-    cross-session message the model was given (its frame's `message-id:` line, in a
-    message or a tool's output), and `$one-mebibyte` by 1 MiB of text (more than a
-    command line carries)."""
-    if isinstance(value, dict):
-        return {key: resolved(item, messages, unquote) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolved(item, messages, unquote) for item in value]
-    if value == ONE_MEBIBYTE:
-        return ("a line of a very long message\n" * 40000)[:1 << 20]
-    if value != NEWEST_MESSAGE_ID:
-        return value
-    newest = None
-    for message in messages:
-        for text in texts(message, unquote):
-            for line in text.splitlines():
-                if line.startswith("message-id: m-"):
-                    newest = line[len("message-id: "):]
-    return newest or value
+    seen = [text for message in messages for text in texts(message, unquote)]
+    return ("call", dict(step, input=resolved(step.get("input", {}), seen)))
 
 
 def chunks(action):
@@ -131,11 +88,8 @@ def handler(next_action):
                  "data": [{"id": MODEL, "object": "model", "owned_by": "scripted"}]}).encode())
 
         def do_POST(self):
-            raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-            try:
-                request = json.loads(raw)
-            except ValueError:
-                self.reply(400, "application/json", b'{"error": "not JSON"}')
+            request = self.json_body(b'{"error": "not JSON"}')
+            if request is None:
                 return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self.log({"method": "POST", "path": self.path, "request": request})

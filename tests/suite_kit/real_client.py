@@ -29,6 +29,14 @@ def sample_frame(body, sender="5f0c1e2d-0000-4000-8000-00000000beef", title="Lea
             f"message-id: {message_id}\n--- message begins ---\n{body}\n--- message ends ---")
 
 
+def frames_seen(requests, words, texts_of):
+    """How many times `words` came to the model inside a frame in the last of a turn's
+    model `requests` (`texts_of(request)`: every text of one)."""
+    if not requests:
+        return 0
+    return sum(text.count(words) for text in texts_of(requests[-1]) if FRAME in text)
+
+
 def check(condition, what, detail=""):
     """Prints the check; a failed one is kept, with `detail` printed under it."""
     print(("ok   " if condition else "FAIL ") + what, flush=True)
@@ -37,6 +45,13 @@ def check(condition, what, detail=""):
         if detail:
             print("     " + str(detail)[:3000].replace("\n", "\n     "), flush=True)
     return condition
+
+
+def fixture_folders(harness, version):
+    """A fixture generator's folders: its scratch folder under /tmp, the HOME in it, and
+    the fixtures it writes (`host-shim/harnesses/<harness>/fixtures/<version>`)."""
+    work = Path(f"/tmp/{harness}-fixtures")
+    return work, work / "home", ROOT / "host-shim" / "harnesses" / harness / "fixtures" / version
 
 
 def holds(what, condition, detail=""):
@@ -158,6 +173,16 @@ class LoggedHandler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def json_body(self, not_json):
+        """The request's body, read as JSON; None once answered 400 with `not_json` (the
+        API's own error body) when it is not JSON."""
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        try:
+            return json.loads(raw)
+        except ValueError:
+            self.reply(400, "application/json", not_json)
+            return None
 
 
 def serve(handler, port, log_path):

@@ -5,14 +5,8 @@ Loopback only. It answers what Claude Code 2.1.x asks of `ANTHROPIC_BASE_URL`: t
 `POST /v1/messages/count_tokens`, and logs every request (one JSON line: the path,
 the session id header, the body) so a test can assert what the model saw.
 
-The "model" follows a script written into the person's prompt, as one line
-
-    @script [{"tool": "NAME", "input": {...}}, {"say": "TEXT"}, ...]
-
-A tool step's input may say `"$newest-message-id"`: the id of the newest
-cross-session message the model was given, as a model answering it would write.
-
-Each request continues the conversation's newest script: the number of tool calls
+The "model" follows the script written into the person's prompt
+(tests/suite_kit/script.py). Each request continues the conversation's newest script: the number of tool calls
 the model made since that prompt says which step comes next. A `tool` step calls the
 tool (first loading it with `ToolSearch` when Claude Code lists it as deferred, as a
 real model must); a `say` step, or a script run out, answers with text and ends the
@@ -25,8 +19,11 @@ import json
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
-SCRIPT_MARK = "@script "
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
+from suite_kit.script import SCRIPT_MARK, newest_script, resolved  # noqa: E402,F401
+
 _ids = itertools.count(1)
 _log_lock = threading.Lock()
 
@@ -68,24 +65,10 @@ def tool_uses(message):
     return [p for p in content if p.get("type") == "tool_use"]
 
 
-def newest_script(messages):
-    """The newest script in the conversation and the messages after it."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.get("role") != "user":
-            continue
-        for text in texts(message):
-            for line in text.splitlines():
-                line = line.strip()
-                if line.startswith(SCRIPT_MARK):
-                    return json.loads(line[len(SCRIPT_MARK):]), messages[index + 1:]
-    return None, []
-
-
 def next_action(request):
     """What the scripted model does now: ("tool", name, input) or ("say", text)."""
     messages = request.get("messages", [])
-    script, after = newest_script(messages)
+    script, after = newest_script(messages, lambda m: m.get("role") == "user", texts)
     if script is None:
         return ("say", "ok")
     loaded = set()
@@ -106,31 +89,16 @@ def next_action(request):
     deferred = name not in listed or listed[name].get("defer_loading")
     if deferred and name not in loaded:
         return ("tool", "ToolSearch", {"query": f"select:{name}", "max_results": 5})
-    return ("tool", name, resolved(step.get("input", {}), messages))
+    seen = [text for message in messages for text in seen_texts(message)]
+    return ("tool", name, resolved(step.get("input", {}), seen))
 
 
-NEWEST_MESSAGE_ID = "$newest-message-id"
-
-
-def resolved(value, messages):
-    """A step's input with `$newest-message-id` replaced by the id of the newest
-    cross-session message the model was given (its frame's `message-id:` line): what a
-    model answering that message would write."""
-    if isinstance(value, dict):
-        return {key: resolved(item, messages) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolved(item, messages) for item in value]
-    if value != NEWEST_MESSAGE_ID:
-        return value
-    newest = None
-    for message in messages:
-        for text in texts(message) + [t for part in message.get("content") or []
-                                      if isinstance(part, dict) and part.get("type") == "tool_result"
-                                      for t in texts({"content": part.get("content")})]:
-            for line in text.splitlines():
-                if line.startswith("message-id: m-"):
-                    newest = line[len("message-id: "):]
-    return newest or value
+def seen_texts(message):
+    """The texts the model was given in one message: its text parts and its tool
+    results' text."""
+    return texts(message) + [t for part in message.get("content") or []
+                             if isinstance(part, dict) and part.get("type") == "tool_result"
+                             for t in texts({"content": part.get("content")})]
 
 
 def answer(request, action):

@@ -1,15 +1,11 @@
 """A scripted OpenAI Responses API endpoint on loopback, for driving the real Codex CLI
-offline (the Codex counterpart of host-shim/harnesses/claude-code/suite/endpoint.py).
+offline (the Codex counterpart of host-shim/harnesses/claude-code/suite/claude_code_endpoint.py).
 
 Codex is pointed at it with a `[model_providers.scripted]` table whose `base_url` is
 this server and `wire_api = "responses"`. It answers `GET /v1/models` with an empty
 list and streams `POST /v1/responses` as server-sent events. What the "model" does is
-written into the person's prompt, one line:
-
-    @script [{"tool": "NAME", "input": {...}}, {"tool": "NAME", "namespace": "NS", "input": {...}}, {"say": "TEXT"}]
-
-A tool step's input may say `"$newest-message-id"`: the id of the newest
-cross-session message the model was given, as a model answering it would write.
+the script written into the person's prompt (tests/suite_kit/script.py); a tool step
+may name the tool's `namespace`.
 
 A step's `tokens` sets the total token count its response reports (default 15): a large
 one makes Codex compact the thread before its next turn.
@@ -30,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 from suite_kit import real_client  # noqa: E402
+from suite_kit.script import SCRIPT_MARK, newest_script, resolved  # noqa: E402,F401
 
-SCRIPT_MARK = "@script "
 _ids = itertools.count(1)
 
 
@@ -43,25 +39,14 @@ def texts(item):
     return [p.get("text", "") for p in content or [] if isinstance(p, dict)]
 
 
-def newest_script(items):
-    """The newest script among the user messages, and the items after it."""
-    for index in range(len(items) - 1, -1, -1):
-        item = items[index]
-        # The person's messages, and what a hook gave the model (Codex passes hook
-        # context as a developer message).
-        if item.get("type") != "message" or item.get("role") not in ("user", "developer"):
-            continue
-        for text in texts(item):
-            for line in text.splitlines():
-                line = line.strip()
-                if line.startswith(SCRIPT_MARK):
-                    return json.loads(line[len(SCRIPT_MARK):]), items[index + 1:]
-    return None, []
-
-
 def next_action(request):
     """What the scripted model does now: ("call", step) or ("say", text)."""
-    script, after = newest_script(request.get("input", []))
+    # The person's messages, and what a hook gave the model (Codex passes hook context
+    # as a developer message).
+    script, after = newest_script(
+        request.get("input", []),
+        lambda item: item.get("type") == "message" and item.get("role") in ("user", "developer"),
+        texts)
     if script is None:
         return ("say", "ok")
     done = sum(1 for item in after if item.get("type") == "function_call")
@@ -70,35 +55,19 @@ def next_action(request):
     step = script[done]
     if "say" in step:
         return ("say", step["say"], step.get("tokens", 15))
-    items = request.get("input", [])
-    return ("call", dict(step, input=resolved(step.get("input", {}), items)))
+    seen = [text for item in request.get("input", []) for text in seen_texts(item)]
+    return ("call", dict(step, input=resolved(step.get("input", {}), seen)))
 
 
-NEWEST_MESSAGE_ID = "$newest-message-id"
-
-
-def resolved(value, items):
-    """A step's input with `$newest-message-id` replaced by the id of the newest
-    cross-session message the model was given (its frame's `message-id:` line, in a
-    message or a tool's output): what a model answering that message would write."""
-    if isinstance(value, dict):
-        return {key: resolved(item, items) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolved(item, items) for item in value]
-    if value != NEWEST_MESSAGE_ID:
-        return value
-    newest = None
-    for item in items:
-        seen = texts(item) if item.get("type") == "message" else []
-        if item.get("type") == "function_call_output":
-            output = item.get("output")
-            seen = [output] if isinstance(output, str) else [
-                p.get("text", "") for p in output or [] if isinstance(p, dict)]
-        for text in seen:
-            for line in text.splitlines():
-                if line.startswith("message-id: m-"):
-                    newest = line[len("message-id: "):]
-    return newest or value
+def seen_texts(item):
+    """The texts the model was given in one input item: a message's, a call's output."""
+    if item.get("type") == "message":
+        return texts(item)
+    if item.get("type") == "function_call_output":
+        output = item.get("output")
+        return [output] if isinstance(output, str) else [
+            p.get("text", "") for p in output or [] if isinstance(p, dict)]
+    return []
 
 
 def events(request, action):
@@ -134,11 +103,8 @@ class Handler(real_client.LoggedHandler):
         self.reply(200, "application/json", json.dumps({"object": "list", "data": [], "models": []}).encode())
 
     def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-        try:
-            request = json.loads(raw)
-        except ValueError:
-            self.reply(400, "application/json", b'{"error": "not JSON"}')
+        request = self.json_body(b'{"error": "not JSON"}')
+        if request is None:
             return
         if not self.path.rstrip("/").endswith("/responses"):
             self.log({"method": "POST", "path": self.path, "request": request})

@@ -19,16 +19,12 @@ import os
 import shutil
 import sqlite3
 import subprocess
-from pathlib import Path
 
 import copilot_endpoint as endpoint  # noqa: E402
-from suite_kit.real_client import sample_frame  # noqa: E402
+from suite_kit.real_client import ROOT, client, fixture_folders, sample_frame  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[4]
-COPILOT = str(Path(__file__).resolve().parent / "node_modules" / ".bin" / "copilot")
-WORK = Path("/tmp/copilot-fixtures")
-HOME = WORK / "home"
-OUT = ROOT / "host-shim" / "harnesses" / "copilot" / "fixtures" / "1.0.102"
+COPILOT = client("COPILOT", "copilot", "copilot")
+WORK, HOME, OUT = fixture_folders("copilot", "1.0.102")
 PORT = 18795
 FRAME = sample_frame("The docs can ship.")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import copilot_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 COPILOT = client("COPILOT", "copilot", "copilot")
@@ -68,11 +68,8 @@ class Run:
                 if m.get("role") == "tool" and names.get(m.get("tool_call_id")) == tool]
 
     def frames_seen(self, words):
-        """How many times `words` came to the model inside a frame, in its last request."""
-        if not self.requests:
-            return 0
-        return sum(t.count(words) for m in self.requests[-1].get("messages", [])
-                   for t in endpoint.texts(m) if FRAME in t)
+        return frames_seen(self.requests, words, lambda request: [
+            t for m in request.get("messages", []) for t in endpoint.texts(m)])
 
 
 def tool(name, **arguments):

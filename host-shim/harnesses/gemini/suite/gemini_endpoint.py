@@ -76,11 +76,8 @@ class Handler(real_client.LoggedHandler):
         self.reply(404, "application/json", b'{"error": {"code": 404, "message": "not here"}}')
 
     def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-        try:
-            request = json.loads(raw)
-        except ValueError:
-            self.reply(400, "application/json", b'{"error": {"code": 400, "message": "not JSON"}}')
+        request = self.json_body(b'{"error": {"code": 400, "message": "not JSON"}}')
+        if request is None:
             return
         path = self.path.split("?")[0]
         record = {"method": "POST", "path": self.path, "request": request}

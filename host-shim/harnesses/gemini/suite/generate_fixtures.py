@@ -14,16 +14,12 @@ import json
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import gemini_endpoint as endpoint  # noqa: E402
-from suite_kit.real_client import sample_frame  # noqa: E402
+from suite_kit.real_client import client, fixture_folders, sample_frame  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[4]
-GEMINI = str(Path(__file__).resolve().parent / "node_modules" / ".bin" / "gemini")
-WORK = Path("/tmp/gemini-fixtures")
-HOME = WORK / "home"
-OUT = ROOT / "host-shim" / "harnesses" / "gemini" / "fixtures" / "0.61.0"
+GEMINI = client("GEMINI", "gemini", "gemini")
+WORK, HOME, OUT = fixture_folders("gemini", "0.61.0")
 PORT = 18796
 FRAME = sample_frame("The docs can ship.")
 

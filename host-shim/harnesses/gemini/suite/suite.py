@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import gemini_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
 GEMINI = client("GEMINI", "gemini", "gemini")
 WORK, HOME, STATE, LOG = folders("gemini")
@@ -61,11 +61,8 @@ class Run:
                 if e.get("type") == "tool_result" and calls.get(e.get("tool_id")) == tool]
 
     def frames_seen(self, words):
-        """How many times `words` came to the model inside a frame, in its last request."""
-        if not self.requests:
-            return 0
-        return sum(t.count(words) for c in self.requests[-1].get("contents", [])
-                   for t in endpoint.texts(c) if FRAME in t)
+        return frames_seen(self.requests, words, lambda request: [
+            t for c in request.get("contents", []) for t in endpoint.texts(c)])
 
 
 def tool(name, **arguments):

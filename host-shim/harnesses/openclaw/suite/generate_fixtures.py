@@ -20,14 +20,11 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import openclaw_endpoint as endpoint  # noqa: E402
+from suite_kit.real_client import fixture_folders  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[4]
-WORK = Path("/tmp/openclaw-fixtures")
-HOME = WORK / "home"
-OUT = ROOT / "host-shim" / "harnesses" / "openclaw" / "fixtures" / "2026.9.6"
+WORK, HOME, OUT = fixture_folders("openclaw", "2026.9.6")
 PORT = 18797
 GATEWAY_PORT = 18798
 TOKEN = "scripted-gateway-token"

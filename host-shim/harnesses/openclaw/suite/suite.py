@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import openclaw_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
 WORK, HOME, STATE, LOG = folders("openclaw")
 OPENCLAW_STATE = HOME / ".openclaw"
@@ -65,11 +65,8 @@ class Run:
         return results_in(self.requests[-1]["messages"], PREFIX + name)
 
     def frames_seen(self, words):
-        """How many times `words` came to the model inside a frame, in its last request."""
-        if not self.requests:
-            return 0
-        return sum(t.count(words) for m in self.requests[-1]["messages"] if m["role"] == "user"
-                   for t in texts_of(m) if FRAME in t)
+        return frames_seen(self.requests, words, lambda request: [
+            t for m in request["messages"] if m["role"] == "user" for t in texts_of(m)])
 
 
 def results_in(messages, name):

@@ -139,10 +139,7 @@ fn a_toy_harness_beside_the_corpus_is_listed_and_messaged_in_one_listing() {
     // The corpus session messages the toy's; the toy has it at once.
     let send = r#"{"session_id": "toy-a", "message": "Hello from the corpus."}"#;
     let (sent, mut both) = call(both, "corpus-me", "sessions_send", send);
-    assert!(
-        sent.starts_with("accepted for toy-a | mode=queue"),
-        "{sent}"
-    );
+    host_shim_testkit::begins(&sent, "accepted for toy-a | mode=queue");
     let toy = both.find_mut::<Toy>().unwrap();
     assert!(toy.sessions[0].1[0].contains("\nHello from the corpus.\n"));
     // And the toy's session messages the corpus's, and reads its own surface back.

@@ -210,10 +210,8 @@ fn a_lone_surrogate_in_a_call_is_refused_naming_the_argument_never_altered() {
             .as_str()
             .unwrap()
             .to_string();
-        assert!(
-            text.starts_with("sessions_read refused (not-found)") && text.contains(shown),
-            "{text}"
-        );
+        host_shim_testkit::begins(&text, "sessions_read refused (not-found)");
+        host_shim_testkit::has(&text, shown);
     }
 }
 

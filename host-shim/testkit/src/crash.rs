@@ -4,19 +4,14 @@
 //! process is the test binary itself, started again to run its `child` test, which
 //! calls [`child`].
 //!
-//! A harness's test file holds two tests:
+//! A harness's test file holds the two tests [`stop_hook_crash_tests!`](crate::stop_hook_crash_tests)
+//! writes over its [`StopHook`]:
 //!
 //! ```ignore
-//! #[test]
-//! #[ignore = "a child process of the crash tests, not a test by itself"]
-//! fn child() {
-//!     host_shim_testkit::crash::child(Some(&STOP_HOOK));
-//! }
-//!
-//! #[test]
-//! fn a_stop_hook_killed_at_any_step_leaves_the_message_in_the_record_exactly_once() {
-//!     host_shim_testkit::crash::hook_killed_at_any_step(&STOP_HOOK);
-//! }
+//! host_shim_testkit::stop_hook_crash_tests!(
+//!     STOP_HOOK,
+//!     a_stop_hook_killed_at_any_step_leaves_the_message_in_the_record_exactly_once
+//! );
 //! ```
 
 use host_shim::DeliveryMode;
@@ -56,6 +51,26 @@ fn kill_at_named_step(step: Step) {
         // SAFETY: sends a signal to this process; nothing after it runs.
         unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
     }
+}
+
+/// The two crash tests of a harness's Stop hook `$hook` (a [`StopHook`]): `child`, the
+/// killed process's work (run only by the other, in a process of its own), and `$test`,
+/// the hook killed at each step.
+#[macro_export]
+macro_rules! stop_hook_crash_tests {
+    ($hook:expr, $test:ident) => {
+        /// Started by the crash test in a process of its own.
+        #[test]
+        #[ignore = "a child process of the crash tests, not a test by itself"]
+        fn child() {
+            $crate::crash::child(Some(&$hook));
+        }
+
+        #[test]
+        fn $test() {
+            $crate::crash::hook_killed_at_any_step(&$hook);
+        }
+    };
 }
 
 /// The child process's work: put one message (role `writer`), or answer one Stop hook

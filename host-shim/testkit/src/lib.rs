@@ -22,6 +22,15 @@ pub fn has(text: &str, part: &str) {
     assert!(text.contains(part), "{part:?} is not in:\n{text}");
 }
 
+/// Asserts that `text` begins with `prefix`, showing `text` when it does not.
+#[track_caller]
+pub fn begins(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "does not begin with {prefix:?}:\n{text}"
+    );
+}
+
 /// Asserts that `text` does not hold `part`, showing `text` when it does.
 #[track_caller]
 pub fn lacks(text: &str, part: &str) {

@@ -612,10 +612,7 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
         &state,
         &["--settings", no_resume.to_str().unwrap()],
     );
-    assert!(
-        text.starts_with("sessions_send refused (resume-disabled)"),
-        "{text}"
-    );
+    host_shim_testkit::begins(&text, "sessions_send refused (resume-disabled)");
     // While a host-shim process serves the session, it is live.
     let registration = LocalPresence::open(&state)
         .unwrap()
@@ -645,20 +642,14 @@ fn cold_targets_follow_allow_resume_and_live_ones_are_registered() {
         &state,
         &[],
     );
-    assert!(
-        text.starts_with("sessions_send refused (not-found)"),
-        "{text}"
-    );
+    host_shim_testkit::begins(&text, "sessions_send refused (not-found)");
     let (text, _) = call(
         "sessions_send",
         &format!(r#"{{"session_id":"{OLD_LAYOUT_AGENT}","message":"hi"}}"#),
         &state,
         &[],
     );
-    assert!(
-        text.starts_with("sessions_send refused (not-messageable)"),
-        "{text}"
-    );
+    host_shim_testkit::begins(&text, "sessions_send refused (not-messageable)");
     host_shim_testkit::has(&text, SUMMARY);
 }
 
@@ -894,10 +885,7 @@ fn a_spool_that_cannot_take_the_message_is_a_rejection_and_nothing_is_delivered(
         &state,
         &[],
     );
-    assert!(
-        text.starts_with("sessions_send refused (rejected): "),
-        "{text}"
-    );
+    host_shim_testkit::begins(&text, "sessions_send refused (rejected): ");
     host_shim_testkit::has(&text, "the inbox cannot take messages now");
     // What happened, without the machine's paths (the model's result is no place for them).
     host_shim_testkit::lacks(&text, state.to_str().unwrap());
@@ -1007,10 +995,7 @@ fn one_send_stats_each_transcript_it_needs_once_and_reads_the_live_registry_once
         ..CallRequest::default()
     };
     let report = runtime.call(store, &request);
-    assert!(
-        report.answer.unwrap().text.starts_with("accepted for "),
-        "the send is accepted"
-    );
+    host_shim_testkit::begins(&report.answer.unwrap().text, "accepted for ");
     let after = report.harness.reads();
     // The target's header (one stat) and the sender's transcript (one stat, for its
     // surface, whose chain gives the hop, and its title); no transcript summarized
@@ -1590,10 +1575,7 @@ fn claude_codes_own_inbound_setting_is_obeyed_the_stricter_winning() {
     run(&["inbound", RICH, "refuse"], "");
     let again = format!(r#"{{"session_id":"{RICH}","message":"Again?"}}"#);
     let text = call("sessions_send", &again);
-    assert!(
-        text.starts_with("sessions_send refused (refused-by-target):"),
-        "{text}"
-    );
+    host_shim_testkit::begins(&text, "sessions_send refused (refused-by-target):");
 }
 
 fn a_send_the_guard_rails_refuse_is_in_the_audit_log_and_marked_in_watch() {

@@ -94,10 +94,8 @@ fn a_handed_over_message_is_on_the_surface_as_the_frame_and_nothing_injected_sho
     host_shim_testkit::has(&text, "Any news?");
     let frame_at = text.find(FRAME).expect("the frame is on the surface");
     let header = text[..frame_at].lines().last().unwrap();
-    assert!(
-        header.starts_with("--- user (seq ") && header.ends_with(", user) ---"),
-        "{header}"
-    );
+    host_shim_testkit::begins(header, "--- user (seq ");
+    assert!(header.ends_with(", user) ---"), "{header}");
     host_shim_testkit::has(&text, "Hello from the garden.");
     // Reminders, listings, the date and hook context are Claude Code's: hidden.
     for hidden in ["<system-reminder>", "SessionStart hook", "Today's date"] {
@@ -271,14 +269,7 @@ const STOP_HOOK: host_shim_testkit::crash::StopHook = host_shim_testkit::crash::
     },
 };
 
-/// Started by the crash test in a process of its own.
-#[test]
-#[ignore = "a child process of the crash tests, not a test by itself"]
-fn child() {
-    host_shim_testkit::crash::child(Some(&STOP_HOOK));
-}
-
-#[test]
-fn a_stop_hook_killed_at_any_step_leaves_the_message_in_the_transcript_exactly_once() {
-    host_shim_testkit::crash::hook_killed_at_any_step(&STOP_HOOK);
-}
+host_shim_testkit::stop_hook_crash_tests!(
+    STOP_HOOK,
+    a_stop_hook_killed_at_any_step_leaves_the_message_in_the_transcript_exactly_once
+);

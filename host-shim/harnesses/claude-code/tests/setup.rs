@@ -57,9 +57,9 @@ fn a_persons_files_keep_everything_else_and_come_back_byte_for_byte() {
     ok(&setup(&home, "claude", &[]));
     // Everything else kept, in its order; the file's mode and indent kept.
     let written = read(&home.join(".claude.json"));
-    assert!(
-        written.starts_with("{\n  \"numStartups\": 7,\n  \"mcpServers\": {\n    \"github\""),
-        "{written}"
+    host_shim_testkit::begins(
+        &written,
+        "{\n  \"numStartups\": 7,\n  \"mcpServers\": {\n    \"github\"",
     );
     assert!(!written.ends_with('\n'));
     let mode = std::fs::metadata(home.join(".claude.json"))

@@ -84,9 +84,9 @@ fn the_demo_tours_codex_threads() {
         ],
         "",
     ));
-    assert!(
-        out.starts_with("Codex's threads (6 of them), as the model in session "),
-        "{out}"
+    host_shim_testkit::begins(
+        &out,
+        "Codex's threads (6 of them), as the model in session ",
     );
     host_shim_testkit::has(&out, "Plan the vegetable garden beds");
     host_shim_testkit::has(&out, "see host-shim/harnesses/codex/README.md.");
@@ -109,10 +109,7 @@ fn claude_code_and_codex_in_one_listing_messaging_each_other() {
         &state,
         "c1",
     );
-    assert!(
-        sent.starts_with(&format!("accepted for {GARDEN} | mode=queue")),
-        "{sent}"
-    );
+    host_shim_testkit::begins(&sent, &format!("accepted for {GARDEN} | mode=queue"));
     let answer = hook("codex-hook", "Stop", GARDEN, &state).expect("handed over");
     assert_eq!(answer["decision"], "block");
     let reason = answer["reason"].as_str().unwrap();
@@ -133,10 +130,7 @@ fn claude_code_and_codex_in_one_listing_messaging_each_other() {
         &state,
         "x1",
     );
-    assert!(
-        sent.starts_with(&format!("accepted for {CLAUDE} | mode=queue")),
-        "{sent}"
-    );
+    host_shim_testkit::begins(&sent, &format!("accepted for {CLAUDE} | mode=queue"));
     let answer = hook("claude-hook", "Stop", CLAUDE, &state).expect("handed over");
     let context = answer["hookSpecificOutput"]["additionalContext"]
         .as_str()

@@ -44,11 +44,7 @@ fn codex_names_the_calling_thread_and_the_call_in_meta() {
     let text = |id: u32| host_shim_testkit::mcp::text_of(&responses, id);
     host_shim_testkit::has(&text(1), &format!("- {GARDEN} [cold, top-level]"));
     host_shim_testkit::has(&text(1), "| this session\n  Plan the vegetable garden beds");
-    assert!(
-        text(2).starts_with(&format!("accepted for {ORCHARD} | mode=queue")),
-        "{}",
-        text(2)
-    );
+    host_shim_testkit::begins(&text(2), &format!("accepted for {ORCHARD} | mode=queue"));
     assert_eq!(text(2), text(3));
     let spooled = std::fs::read_dir(state.join("inbox").join(ORCHARD))
         .unwrap()

@@ -260,10 +260,7 @@ fn a_file_named_like_a_rollout_without_its_session_record_is_no_thread() {
         r#"{"session_id": "01a23b72-0000-7000-8000-000000000001"}"#,
         GARDEN,
     );
-    assert!(
-        read.starts_with("sessions_read refused (not-found)"),
-        "{read}"
-    );
+    host_shim_testkit::begins(&read, "sessions_read refused (not-found)");
 }
 
 #[test]
@@ -795,14 +792,7 @@ const STOP_HOOK: host_shim_testkit::crash::StopHook = host_shim_testkit::crash::
     },
 };
 
-/// Started by the crash test in a process of its own.
-#[test]
-#[ignore = "a child process of the crash tests, not a test by itself"]
-fn child() {
-    host_shim_testkit::crash::child(Some(&STOP_HOOK));
-}
-
-#[test]
-fn a_stop_hook_killed_at_any_step_leaves_the_message_in_the_rollout_exactly_once() {
-    host_shim_testkit::crash::hook_killed_at_any_step(&STOP_HOOK);
-}
+host_shim_testkit::stop_hook_crash_tests!(
+    STOP_HOOK,
+    a_stop_hook_killed_at_any_step_leaves_the_message_in_the_rollout_exactly_once
+);

@@ -134,11 +134,7 @@ fn under_copilot_each_call_is_the_session_its_hooks_stamp_and_an_unstamped_one_i
     assert!(own_row.ends_with("| this session"), "{own_row}");
     assert_eq!(result(3)["isError"], true);
     host_shim_testkit::has(&text(3), "not made by the harness's hook for this call");
-    assert!(
-        text(4).starts_with(&format!("accepted for {TESTS}")),
-        "{}",
-        text(4)
-    );
+    host_shim_testkit::begins(&text(4), &format!("accepted for {TESTS}"));
     assert_eq!(text(4), text(5));
     let subagent_row = text(6)
         .lines()

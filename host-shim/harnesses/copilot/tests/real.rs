@@ -133,10 +133,8 @@ fn a_subagent_reads_as_its_own_conversation_and_takes_no_message() {
         "sessions_send",
         &format!(r#"{{"session_id": "{LISTER}", "message": "hi"}}"#),
     );
-    assert!(
-        sent.starts_with("sessions_send refused (not-messageable)") && sent.contains(DELEGATED),
-        "{sent}"
-    );
+    host_shim_testkit::begins(&sent, "sessions_send refused (not-messageable)");
+    host_shim_testkit::has(&sent, DELEGATED);
 }
 
 /// SPEC's scopes for a subagent caller (its stamp names it): under `readScope: tree` it

@@ -97,10 +97,8 @@ fn tool_calls_end_as_recorded_and_a_subagent_reads_as_its_own_conversation() {
         "sessions_send",
         &format!(r#"{{"session_id": "{LISTER}", "message": "hi"}}"#),
     );
-    assert!(
-        sent.starts_with("sessions_send refused (not-messageable)") && sent.contains(DELEGATED),
-        "{sent}"
-    );
+    host_shim_testkit::begins(&sent, "sessions_send refused (not-messageable)");
+    host_shim_testkit::has(&sent, DELEGATED);
 }
 
 #[test]

@@ -144,10 +144,7 @@ fn a_top_level_session_takes_a_message_and_a_subagent_does_not() {
         "sessions_send",
         &format!(r#"{{"session_id": "{LEAD}", "message": "The count is in."}}"#),
     );
-    assert!(
-        sent.starts_with(&format!("accepted for {LEAD} | mode=queue")),
-        "{sent}"
-    );
+    host_shim_testkit::begins(&sent, &format!("accepted for {LEAD} | mode=queue"));
     let waiting = store.inbox().waiting(LEAD).unwrap();
     assert_eq!(waiting.messages.len(), 1);
     assert!(

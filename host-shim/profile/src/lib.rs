@@ -74,7 +74,8 @@ pub struct Facts {
     pub name: &'static str,
     /// How a person calls it (`Claude Code`).
     pub title: &'static str,
-    /// The version its real-client suite runs (that suite's package.json).
+    /// The version its real-client suite runs, as that suite's package.json pins it
+    /// ([`pinned_version`]).
     pub tested_version: &'static str,
     /// Its folder as a person knows it (`~/.claude`), for `doctor`'s "none found".
     pub home_hint: &'static str,
@@ -364,6 +365,53 @@ pub fn throwaway_inbox() -> SharedInbox {
     Arc::new(host_shim::MemoryInbox::new())
 }
 
+/// The version of `package` a real-client suite's `package.json` pins
+/// (`"package": "version"`), read as the crate is compiled: the version a profile's
+/// [`Facts::tested_version`] names is the one its suite runs, written once. A pin that
+/// is not there fails the build.
+pub const fn pinned_version(package_json: &'static str, package: &str) -> &'static str {
+    let text = package_json.as_bytes();
+    let name = package.as_bytes();
+    let mut at = 0;
+    while at + name.len() + 2 <= text.len() {
+        if text[at] == b'"' && same_at(text, at + 1, name) && text[at + 1 + name.len()] == b'"' {
+            let mut start = at + name.len() + 2;
+            while start < text.len() && (text[start] == b':' || text[start] == b' ') {
+                start += 1;
+            }
+            if start < text.len() && text[start] == b'"' {
+                let (_, rest) = text.split_at(start + 1);
+                let mut end = 0;
+                while end < rest.len() && rest[end] != b'"' {
+                    end += 1;
+                }
+                let (version, _) = rest.split_at(end);
+                match std::str::from_utf8(version) {
+                    Ok(version) if !version.is_empty() => return version,
+                    _ => panic!("the pinned version is not a version"),
+                }
+            }
+        }
+        at += 1;
+    }
+    panic!("the package is not pinned in the suite's package.json")
+}
+
+/// Whether `name` stands in `text` at `at`.
+const fn same_at(text: &[u8], at: usize, name: &[u8]) -> bool {
+    if at + name.len() > text.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < name.len() {
+        if text[at + i] != name[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// A flag naming a file or folder (`--claude-projects DIR`), read as a path.
 pub fn path_flag(
     id: &'static str,
@@ -524,4 +572,29 @@ pub struct SetupInputs<'a> {
     pub remove: bool,
     /// What the harness is told to run: this binary and the state folder.
     pub commands: &'a crate::change::Commands,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pinned_version;
+
+    const PACKAGE: &str = r#"{
+  "name": "a-suite",
+  "dependencies": {
+    "@scope/tool-plugin": "2.0.0",
+    "@scope/tool": "1.18.33"
+  }
+}"#;
+
+    #[test]
+    fn a_pinned_version_is_read_for_its_package_alone() {
+        assert_eq!(pinned_version(PACKAGE, "@scope/tool"), "1.18.33");
+        assert_eq!(pinned_version(PACKAGE, "@scope/tool-plugin"), "2.0.0");
+    }
+
+    #[test]
+    #[should_panic(expected = "not pinned")]
+    fn a_package_not_pinned_is_refused() {
+        pinned_version(PACKAGE, "tool");
+    }
 }

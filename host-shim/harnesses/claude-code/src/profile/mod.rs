@@ -16,7 +16,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     CallerOfCall, Facts, HarnessProfile, Hook, PathFlag, ServedParts, Serving, SetupInputs,
-    StoreInputs, Tour, WakeFlag, path_of,
+    StoreInputs, Tour, WakeFlag, path_of, pinned_version,
 };
 use std::path::{Path, PathBuf};
 
@@ -28,7 +28,10 @@ const CONFIG: &str = "claude_config";
 static FACTS: Facts = Facts {
     name: "claude",
     title: "Claude Code",
-    tested_version: "2.1.328",
+    tested_version: pinned_version(
+        include_str!("../../suite/package.json"),
+        "@anthropic-ai/claude-code",
+    ),
     home_hint: "~/.claude",
     set_up: "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
          mcp__session-tools__sessions_read, mcp__session-tools__sessions_send); `claude mcp \

@@ -15,6 +15,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, Hook, PathFlag, Purpose, SetupInputs, StoreInputs, Tour,
+    pinned_version,
 };
 use std::path::Path;
 
@@ -26,7 +27,7 @@ const HOOKS_ONLY: &str = "codex_hooks_only";
 static FACTS: Facts = Facts {
     name: "codex",
     title: "Codex",
-    tested_version: "0.169.0",
+    tested_version: pinned_version(include_str!("../../suite/package.json"), "@openai/codex"),
     home_hint: "~/.codex",
     set_up: "a new `codex` session has the tools (mcp__session_tools.sessions_list, \
          mcp__session_tools.sessions_read, mcp__session_tools.sessions_send). Codex runs the hooks once you trust them: the next \

@@ -14,6 +14,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag,
+    pinned_version,
 };
 use std::path::Path;
 
@@ -24,7 +25,7 @@ const HOME: &str = "copilot_home";
 static FACTS: Facts = Facts {
     name: "copilot",
     title: "GitHub Copilot CLI",
-    tested_version: "1.0.102",
+    tested_version: pinned_version(include_str!("../../suite/package.json"), "@github/copilot"),
     home_hint: "~/.copilot",
     set_up: "a new `copilot` session has the tools (session-tools-sessions_list, \
              session-tools-sessions_read, session-tools-sessions_send), interactive or `copilot -p`, in any folder: a user's MCP servers and \

@@ -14,6 +14,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag,
+    pinned_version,
 };
 use std::path::Path;
 
@@ -24,7 +25,10 @@ const HOME: &str = "gemini_home";
 static FACTS: Facts = Facts {
     name: "gemini",
     title: "Gemini CLI",
-    tested_version: "0.61.0",
+    tested_version: pinned_version(
+        include_str!("../../suite/package.json"),
+        "@google/gemini-cli",
+    ),
     home_hint: "~/.gemini",
     set_up: "a new `gemini` session has the tools (mcp_session-tools_sessions_list, \
          mcp_session-tools_sessions_read, mcp_session-tools_sessions_send), the server trusted so headless `gemini -p` is offered them too. Gemini \

@@ -15,7 +15,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
-    WakeFlag, path_of,
+    WakeFlag, path_of, pinned_version,
 };
 use std::path::Path;
 
@@ -26,7 +26,7 @@ const STATE: &str = "openclaw_state";
 static FACTS: Facts = Facts {
     name: "openclaw",
     title: "OpenClaw",
-    tested_version: "2026.9.6",
+    tested_version: pinned_version(include_str!("../../suite/package.json"), "openclaw"),
     home_hint: "~/.openclaw",
     set_up: "a new OpenClaw turn has the tools session-tools__sessions_list, \
          session-tools__sessions_read and session-tools__sessions_send (OpenClaw's own \

@@ -14,7 +14,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
-    WakeFlag, path_of,
+    WakeFlag, path_of, pinned_version,
 };
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,7 @@ const CONFIG: &str = "opencode_config";
 static FACTS: Facts = Facts {
     name: "opencode",
     title: "OpenCode",
-    tested_version: "1.18.33",
+    tested_version: pinned_version(include_str!("../../suite/package.json"), "opencode-ai"),
     home_hint: "~/.config/opencode",
     set_up: "a new OpenCode session has the tools sessions_list, sessions_read and \
          sessions_send (the first start installs @opencode-ai/plugin, which the plugin \

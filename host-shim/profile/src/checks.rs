@@ -48,6 +48,36 @@ impl Report {
         self.problems += 1;
         println!("  PROBLEM  {what}\n           fix: {fix}");
     }
+
+    /// A file doctor could not read: what is wrong with it, and to fix it before `fix`.
+    pub fn unreadable(&mut self, err: &anyhow::Error, fix: &str) {
+        self.problem(&format!("{err:#}"), &format!("fix that file, then {fix}"));
+    }
+}
+
+/// The MCP server `name` setup wrote under `mcpServers` in `config`, the JSON read from
+/// `file`: when it is there, that it starts and lists the tools; when not, a problem
+/// naming the file. Whether it is there.
+pub fn check_server_in(
+    report: &mut Report,
+    config: &crate::json::Object,
+    file: &Path,
+    name: &str,
+    fix: &str,
+) -> bool {
+    match crate::json::server_in(config, name) {
+        (Some(command), args) => {
+            check_server(report, &command, &args, fix);
+            true
+        }
+        (None, _) => {
+            report.problem(
+                &format!("no `{name}` MCP server in {}", file.display()),
+                fix,
+            );
+            false
+        }
+    }
 }
 
 pub fn check_version(report: &mut Report, name: &str, found: Option<String>, tested: &str) {

@@ -2,28 +2,19 @@
 //! the tools; the permission and the hooks are in `settings.json`.
 
 use super::setup::{self as claude_setup, Places};
-use host_shim_profile::checks::{Report, check_hooks, check_server};
-use host_shim_profile::json::{Json, JsonFile, server_in};
+use host_shim_profile::checks::{Report, check_hooks, check_server_in};
+use host_shim_profile::json::{Json, JsonFile};
 
 pub fn check(report: &mut Report, places: &Places, fix: &str) {
     match JsonFile::read(&places.config_file) {
-        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Err(err) => report.unreadable(&err, fix),
         Ok(config) => {
-            let (command, args) = server_in(&config.object, claude_setup::SERVER);
-            match command.as_deref() {
-                None => report.problem(
-                    &format!(
-                        "no `session-tools` MCP server in {}",
-                        places.config_file.display()
-                    ),
-                    fix,
-                ),
-                Some(command) => check_server(report, command, &args, fix),
-            }
+            let file = &places.config_file;
+            check_server_in(report, &config.object, file, claude_setup::SERVER, fix);
         }
     }
     match JsonFile::read(&places.settings_file) {
-        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Err(err) => report.unreadable(&err, fix),
         Ok(settings) => {
             let shown = places.settings_file.display();
             let allowed = match settings

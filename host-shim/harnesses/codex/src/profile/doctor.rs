@@ -13,7 +13,7 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
         .and_then(|text| codex_setup::parse_toml(text.as_deref().unwrap_or(""), &config_file));
     let hooks_file = home.join("hooks.json");
     match &config {
-        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Err(err) => report.unreadable(err, fix),
         Ok(config) => {
             let server = config
                 .get("mcp_servers")
@@ -44,7 +44,7 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
     }
     let shown = hooks_file.display().to_string();
     match JsonFile::read(&hooks_file) {
-        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Err(err) => report.unreadable(&err, fix),
         Ok(hooks_json) => {
             let hooks = hooks_json.object.get("hooks");
             let all_there = check_hooks(

@@ -2,27 +2,22 @@
 //! the tools; setup's hooks file runs the hook at each event.
 
 use super::setup as copilot_setup;
-use host_shim_profile::checks::{Report, check_server};
-use host_shim_profile::json::{JsonFile, server_in};
+use host_shim_profile::checks::{Report, check_server_in};
+use host_shim_profile::json::JsonFile;
 use std::path::Path;
 
 pub fn check(report: &mut Report, home: &Path, fix: &str) {
     let config_file = home.join("mcp-config.json");
     match JsonFile::read(&config_file) {
-        Err(err) => report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}")),
+        Err(err) => report.unreadable(&err, fix),
         Ok(config) => {
-            let (command, args) = server_in(&config.object, copilot_setup::SERVER);
-            match command.as_deref() {
-                None => report.problem(
-                    &format!(
-                        "no `{}` MCP server in {}",
-                        copilot_setup::SERVER,
-                        config_file.display()
-                    ),
-                    fix,
-                ),
-                Some(command) => check_server(report, command, &args, fix),
-            }
+            check_server_in(
+                report,
+                &config.object,
+                &config_file,
+                copilot_setup::SERVER,
+                fix,
+            );
         }
     }
     let hooks = home.join("hooks").join(copilot_setup::HOOKS_FILE);

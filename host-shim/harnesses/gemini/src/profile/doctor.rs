@@ -3,8 +3,8 @@
 //! delete.
 
 use super::setup as gemini_setup;
-use host_shim_profile::checks::{Report, check_hooks, check_server};
-use host_shim_profile::json::{Json, JsonFile, server_in};
+use host_shim_profile::checks::{Report, check_hooks, check_server_in};
+use host_shim_profile::json::{Json, JsonFile};
 use std::path::Path;
 
 pub fn check(report: &mut Report, home: &Path, fix: &str) {
@@ -12,26 +12,16 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
     let settings = match JsonFile::read(&settings_file) {
         Ok(settings) => settings,
         Err(err) => {
-            report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}"));
+            report.unreadable(&err, fix);
             return;
         }
     };
-    let (command, args) = server_in(&settings.object, gemini_setup::SERVER);
-    match command.as_deref() {
-        None => report.problem(
-            &format!(
-                "no `{}` MCP server in {}",
-                gemini_setup::SERVER,
-                settings_file.display()
-            ),
-            fix,
-        ),
-        Some(command) => check_server(report, command, &args, fix),
-    }
+    let server = gemini_setup::SERVER;
+    let found = check_server_in(report, &settings.object, &settings_file, server, fix);
     let trusted = (settings.object.get("mcpServers"))
         .and_then(|servers| servers.get(gemini_setup::SERVER))
         .and_then(|server| server.get("trust"));
-    if command.is_some() && trusted != Some(&Json::Bool(true)) {
+    if found && trusted != Some(&Json::Bool(true)) {
         report.problem(
             "the session-tools server is not trusted: a headless `gemini -p` is not offered its tools",
             fix,

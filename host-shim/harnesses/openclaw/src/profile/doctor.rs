@@ -11,7 +11,7 @@ pub fn check(report: &mut Report, state: &Path, config_path: &Path, fix: &str) {
     let config = match JsonFile::read(config_path) {
         Ok(config) => config,
         Err(err) => {
-            report.problem(&format!("{err:#}"), &format!("fix that file, then {fix}"));
+            report.unreadable(&err, fix);
             return;
         }
     };

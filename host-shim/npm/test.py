@@ -220,6 +220,10 @@ def main():
             check(listed.returncode == 0 and "considered" in listed.stdout,
                   "a call answers with the checkout's target/ gone", listed)
         finally:
+            # A process an earlier step left behind (a failed suite's) may have written
+            # into target/ meanwhile: that goes, and the checkout's target/ comes back.
+            if target.exists():
+                shutil.rmtree(target)
             aside.rename(target)
 
         # An upgrade: a second version, built here, installed over the first.

@@ -217,6 +217,19 @@ class Pane:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
 
 
+def tmux_session(name, *args):
+    """A detached tmux session `name` running what `args` say. Tried again when it met
+    the tmux server ending: the session killed a moment before was its last, and a
+    server with no session exits ("server exited unexpectedly")."""
+    for _ in range(3):
+        done = subprocess.run(["tmux", "new-session", "-d", "-s", name, *args],
+                              capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"tmux new-session {name} failed: {done.stderr.strip()}")
+
+
 def interactive(env, cwd, session, extra=()):
     """Starts `claude` in a terminal, past the first-run questions a person answers
     once (the theme, trusting the folder, using the API key)."""
@@ -229,8 +242,8 @@ def interactive(env, cwd, session, extra=()):
     name = f"cc-{session[:8]}"
     words = ["env", *(f"{k}={v}" for k, v in env.items()), CLAUDE, "--session-id", session,
              *extra]
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "200", "-y", "50",
-                    "-c", str(cwd), " ".join(shlex.quote(w) for w in words)], check=True)
+    tmux_session(name, "-x", "200", "-y", "50", "-c", str(cwd),
+                 " ".join(shlex.quote(w) for w in words))
     pane = Pane(name)
     if wait_for(lambda: "Do you want to use this API key" in pane.screen()
                 or "❯" in pane.screen(), 30) and "API key" in pane.screen():
@@ -328,8 +341,8 @@ def main():
     subprocess.run(["tmux", "kill-session", "-t", "st-watch"], capture_output=True)
     watch_words = [HOST_SHIM, "watch", "--claude-projects", str(HOME / ".claude" / "projects"),
                    "--state-dir", str(state_dir())]
-    subprocess.run(["tmux", "new-session", "-d", "-s", "st-watch", "-x", "220", "-y", "40",
-                    " ".join(shlex.quote(w) for w in watch_words)], check=True)
+    tmux_session("st-watch", "-x", "220", "-y", "40",
+                 " ".join(shlex.quote(w) for w in watch_words))
     watch = Pane("st-watch")
 
     # 2. Another session lists, reads and messages the first.

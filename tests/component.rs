@@ -2,18 +2,33 @@
 //! imports, what it asks the host for, and what it never does.
 
 use conformance::{
-    PLUGIN_V0_1_0, PLUGIN_V0_2_0, PLUGIN_V0_3_0, PLUGIN_V0_4_0, TestHost, call, call_on, corpus,
-    runtime, runtime_v0_2_0, runtime_v0_3_0, text,
+    PLUGIN_V0_1_0, PLUGIN_V0_2_0, PLUGIN_V0_3_0, PLUGIN_V0_4_0, PLUGIN_V0_5_0, TestHost, call,
+    call_on, corpus, runtime, runtime_v0_2_0, runtime_v0_3_0, text,
 };
 use host_shim::{CallRequest, ContractVersion, CorpusHost, HostStats, Refusal, Runtime};
 use host_shim_plugin::PLUGIN_WASM;
 use wasmtime::component::Component;
 
 #[test]
-fn the_component_imports_exactly_the_two_interfaces() {
+fn the_component_imports_exactly_the_contracts_interfaces() {
     let engine = runtime().engine();
+    let component = Component::from_binary(engine, PLUGIN_WASM).unwrap();
+    let ty = component.component_type();
+    let mut imports: Vec<String> = ty
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    imports.sort();
+    assert_eq!(
+        imports,
+        [
+            "harness:sessions/claims@0.6.0",
+            "harness:sessions/inbox@0.6.0",
+            "harness:sessions/session-query@0.6.0"
+        ]
+    );
     for (plugin, version) in [
-        (PLUGIN_WASM, "0.5.0"),
+        (PLUGIN_V0_5_0, "0.5.0"),
         (PLUGIN_V0_4_0, "0.4.0"),
         (PLUGIN_V0_3_0, "0.3.0"),
         (PLUGIN_V0_2_0, "0.2.0"),
@@ -44,7 +59,9 @@ fn the_component_imports_exactly_the_two_interfaces() {
 #[test]
 fn every_contract_version_loads_and_says_which() {
     let current: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_WASM).unwrap();
-    assert_eq!(current.contract_version(), ContractVersion::V0_5_0);
+    assert_eq!(current.contract_version(), ContractVersion::V0_6_0);
+    let v0_5_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_5_0).unwrap();
+    assert_eq!(v0_5_0.contract_version(), ContractVersion::V0_5_0);
     let v0_4_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_4_0).unwrap();
     assert_eq!(v0_4_0.contract_version(), ContractVersion::V0_4_0);
     let v0_3_0: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_V0_3_0).unwrap();
@@ -59,14 +76,18 @@ fn every_contract_version_loads_and_says_which() {
             .map(|t| (t.name, t.description, t.input_schema))
             .collect()
     };
-    // 0.5.0 changed no tool: the same catalog, annotations included.
-    assert_eq!(current.catalog("").unwrap(), v0_4_0.catalog("").unwrap());
+    // 0.5.0 changed no tool: the same catalog, annotations included; 0.6.0 added a
+    // fourth after the three.
+    assert_eq!(v0_5_0.catalog("").unwrap(), v0_4_0.catalog("").unwrap());
+    let current_tools = current.catalog("").unwrap();
+    assert_eq!(current_tools[..3], v0_5_0.catalog("").unwrap()[..]);
+    assert_eq!(current_tools[3].name, "sessions_claim");
     assert_eq!(bare(&v0_3_0), bare(&v0_2_0));
     assert_eq!(bare(&v0_3_0), bare(&v0_1_0));
     let names = |tools: Vec<(String, String, String)>| -> Vec<String> {
         tools.into_iter().map(|t| t.0).collect()
     };
-    assert_eq!(names(bare(&current)), names(bare(&v0_3_0)));
+    assert_eq!(names(bare(&current))[..3], names(bare(&v0_3_0))[..]);
     assert!(bare(&current)[2].2.contains("\"reply_to\""));
     let annotated = |runtime: &Runtime<CorpusHost>| {
         (runtime.catalog("").unwrap().iter()).all(|t| t.annotations.is_some())
@@ -85,8 +106,16 @@ fn every_contract_version_loads_and_says_which() {
     let new = current.call(host(), &request).answer.unwrap();
     let middle = v0_2_0.call(host(), &request).answer.unwrap();
     let old = v0_1_0.call(host(), &request).answer.unwrap();
-    assert_eq!(new.text, old.text);
-    assert_eq!(new, middle);
+    // 0.6.0 names its fourth tool; the rest of the refusal is as 0.1.0 wrote it.
+    assert_eq!(
+        new.text,
+        old.text.replace(
+            "sessions_read and sessions_send.",
+            "sessions_read, sessions_send and sessions_claim."
+        )
+    );
+    assert_eq!(middle.text, old.text);
+    assert_eq!(new.refusal, middle.refusal);
     assert_eq!(
         (new.refusal, old.refusal),
         (Some(Refusal::UnknownTool), None)
@@ -94,13 +123,18 @@ fn every_contract_version_loads_and_says_which() {
 }
 
 #[test]
-fn a_linker_with_only_the_two_interfaces_loads_it() {
-    // Runtime links session-query and inbox and nothing else (no WASI).
+fn a_linker_with_only_the_contracts_interfaces_loads_it() {
+    // Runtime links session-query, claims and inbox and nothing else (no WASI).
     let runtime: Runtime<CorpusHost> = Runtime::from_component(PLUGIN_WASM).unwrap();
     let tools = runtime.catalog("").unwrap();
     assert_eq!(
         tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
-        ["sessions_list", "sessions_read", "sessions_send"]
+        [
+            "sessions_list",
+            "sessions_read",
+            "sessions_send",
+            "sessions_claim"
+        ]
     );
 }
 
@@ -111,7 +145,7 @@ fn the_catalog_is_small_and_disabled_deployments_have_none() {
         .iter()
         .map(|t| t.name.len() + t.description.len() + t.input_schema.len())
         .sum();
-    assert!(bytes <= 1500, "catalog is {bytes} bytes");
+    assert!(bytes <= 2000, "catalog is {bytes} bytes");
     for tool in &tools {
         let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap();
         assert_eq!(schema["type"], "object");
@@ -270,6 +304,7 @@ fn a_read_never_wakes_delivers_or_resumes() {
                 message_batches: u32::from(shown > 0),
                 messages_asked: shown,
                 inbox_status_reads: 1,
+                claim_reads: 1,
                 ..untouched()
             },
             "{target}"
@@ -549,6 +584,7 @@ fn a_listing_copies_headers_and_titles_only_for_the_rows_shown() {
             header_ids_asked: 20,
             title_batches: 1,
             title_ids_asked: 20,
+            claim_reads: 1,
             ..untouched()
         }
     );
@@ -667,4 +703,60 @@ fn a_released_plugin_counts_the_hops_of_a_current_frame() {
         "{old}"
     );
     assert!(!old.contains("message-id:"), "{old}");
+}
+
+/// Claims through the real component: a claim made by one session keeps another
+/// session's write out (the harness asks `check-write`), shows in listings, and ends
+/// when released; a plugin before 0.6.0 is never asked.
+#[test]
+fn a_claim_keeps_other_sessions_writes_out_until_released() {
+    let corpus = corpus("harness");
+    let host = TestHost::new(corpus.clone());
+    let claimed = call_on(
+        host,
+        "s-live",
+        "",
+        "sessions_claim",
+        r#"{"paths": ["lib.rs"], "reason": "parser rewrite"}"#,
+    );
+    let answer = claimed.answer.unwrap();
+    assert!(answer.text.starts_with("claimed c-"), "{}", answer.text);
+    assert!(answer.text.contains("/w/parser/lib.rs"), "{}", answer.text);
+    assert_eq!(claimed.stats.claim_writes, 1);
+
+    let paths = vec!["/w/parser/lib.rs".to_string(), "/w/me/notes.md".to_string()];
+    let (check, host) = runtime().check_write(claimed.harness, "s-me", "", &paths);
+    let host_shim::WriteCheck::Refused(text) = check.unwrap() else {
+        panic!("the write was not refused");
+    };
+    assert!(
+        text.starts_with(
+            "write refused (claimed): /w/parser/lib.rs is claimed by another session:\n- s-live "
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\"parser rewrite\""), "{text}");
+
+    let listed = call_on(host, "s-me", "", "sessions_list", "{}");
+    let listing = listed.answer.unwrap().text;
+    let row = listing
+        .lines()
+        .find(|l| l.starts_with("- s-live "))
+        .unwrap();
+    assert!(row.contains(" | claims=1"), "{row}");
+
+    let released = call_on(
+        listed.harness,
+        "s-live",
+        "",
+        "sessions_claim",
+        r#"{"release": true}"#,
+    );
+    assert!(released.answer.unwrap().text.starts_with("released c-"));
+    let (check, host) = runtime().check_write(released.harness, "s-me", "", &paths);
+    assert_eq!(check.unwrap(), host_shim::WriteCheck::Allowed);
+
+    let older: Runtime<TestHost> = Runtime::from_component(PLUGIN_V0_5_0).unwrap();
+    let (check, _) = older.check_write(host, "s-me", "", &paths);
+    assert_eq!(check.unwrap(), host_shim::WriteCheck::Allowed);
 }

@@ -4,7 +4,8 @@
 
 use conformance::{
     TestHost, case_files, case_files_for, parse_cases, refusal_in_text, run_case, run_case_on,
-    runtime, runtime_v0_1_0, runtime_v0_2_0, runtime_v0_3_0, runtime_v0_4_0, too_new_for,
+    runtime, runtime_v0_1_0, runtime_v0_2_0, runtime_v0_3_0, runtime_v0_4_0, runtime_v0_5_0,
+    too_new_for,
 };
 use host_shim::{ContractVersion, Runtime};
 
@@ -20,7 +21,7 @@ fn every_case_file_passes() {
             }
         }
     }
-    assert_eq!(runtime().contract_version(), ContractVersion::V0_5_0);
+    assert_eq!(runtime().contract_version(), ContractVersion::V0_6_0);
     assert!(
         count >= 60,
         "expected the case files to hold at least 60 cases, found {count}"
@@ -66,6 +67,11 @@ fn every_case_of_a_released_version_passes(runtime: &Runtime<TestHost>, version:
         version.as_str(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn every_case_passes_through_the_released_0_5_0_plugin() {
+    every_case_of_a_released_version_passes(runtime_v0_5_0(), ContractVersion::V0_5_0);
 }
 
 #[test]

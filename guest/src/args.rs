@@ -126,6 +126,49 @@ impl Args {
         Ok(id)
     }
 
+    /// An optional array of at most `max_items` strings, each of at most `max_chars`
+    /// chars (an empty array is `Some` of none).
+    pub fn strings(
+        &self,
+        name: &str,
+        max_items: usize,
+        max_chars: usize,
+    ) -> ArgResult<Option<Vec<String>>> {
+        let items = match self.get(name) {
+            None => return Ok(None),
+            Some(JsonValue::Strings(items)) => items.as_slice(),
+            Some(JsonValue::Array { empty: true, .. }) => &[],
+            // Only an array longer than any argument takes is not kept.
+            Some(JsonValue::Array { strings: true, .. }) => {
+                return Err(invalid(format!(
+                    "{name} must have at most {max_items} items (got more than {})",
+                    crate::json_object::MAX_ITEMS
+                )));
+            }
+            Some(other) => {
+                return Err(invalid(format!(
+                    "{name} must be an array of strings (got {})",
+                    describe_value(other)
+                )));
+            }
+        };
+        if items.len() > max_items {
+            return Err(invalid(format!(
+                "{name} must have at most {max_items} items (got {})",
+                items.len()
+            )));
+        }
+        for (index, item) in items.iter().enumerate() {
+            if item.chars().nth(max_chars).is_some() {
+                return Err(invalid(format!(
+                    "{name}[{index}] must be at most {max_chars} characters (got {})",
+                    item.chars().count()
+                )));
+            }
+        }
+        Ok(Some(items.to_vec()))
+    }
+
     /// An optional boolean.
     pub fn boolean(&self, name: &str) -> ArgResult<Option<bool>> {
         match self.get(name) {

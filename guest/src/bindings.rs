@@ -9,9 +9,9 @@ wit_bindgen::generate!({
 use crate::host;
 use crate::text::{Answer as CoreAnswer, RefusalCode, ReplyWait as CoreReplyWait};
 use exports::harness::sessions::tools::{
-    Answer, Guest, Refusal, ReplyWait, ToolAnnotations, ToolSpec,
+    Answer, Guest, Refusal, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck,
 };
-use harness::sessions::{inbox, session_query as query};
+use harness::sessions::{claims, inbox, session_query as query};
 
 /// The imports of the world, as the core's host traits.
 struct Imports;
@@ -159,6 +159,72 @@ impl host::SessionQuery for Imports {
     }
 }
 
+fn claim_from(c: claims::Claim) -> host::Claim {
+    host::Claim {
+        id: c.id,
+        holder: c.holder,
+        paths: c.paths,
+        mode: match c.mode {
+            claims::ClaimMode::Exclusive => host::ClaimMode::Exclusive,
+            claims::ClaimMode::Shared => host::ClaimMode::Shared,
+        },
+        reason: c.reason,
+        made_at_ms: c.made_at_ms,
+        ends_at_ms: c.ends_at_ms,
+        seen_live_ms: c.seen_live_ms,
+    }
+}
+
+fn claim_to(c: &host::Claim) -> claims::Claim {
+    claims::Claim {
+        id: c.id.clone(),
+        holder: c.holder.clone(),
+        paths: c.paths.clone(),
+        mode: match c.mode {
+            host::ClaimMode::Exclusive => claims::ClaimMode::Exclusive,
+            host::ClaimMode::Shared => claims::ClaimMode::Shared,
+        },
+        reason: c.reason.clone(),
+        made_at_ms: c.made_at_ms,
+        ends_at_ms: c.ends_at_ms,
+        seen_live_ms: c.seen_live_ms,
+    }
+}
+
+impl host::Claims for Imports {
+    fn read_claims(&mut self) -> Result<host::ClaimSet, String> {
+        let set = claims::read()?;
+        Ok(host::ClaimSet {
+            claims: set.claims.into_iter().map(claim_from).collect(),
+            revision: set.revision,
+            now_ms: set.now_ms,
+        })
+    }
+
+    fn write_claims(
+        &mut self,
+        revision: u64,
+        written: &[host::Claim],
+        changes: &[host::ClaimChange],
+    ) -> Result<u64, host::WriteFailure> {
+        let written: Vec<claims::Claim> = written.iter().map(claim_to).collect();
+        let changes: Vec<claims::ClaimChange> = (changes.iter())
+            .map(|change| claims::ClaimChange {
+                kind: match change.kind {
+                    host::ChangeKind::Made => claims::ChangeKind::Made,
+                    host::ChangeKind::Released => claims::ChangeKind::Released,
+                    host::ChangeKind::Lapsed => claims::ChangeKind::Lapsed,
+                },
+                claim: claim_to(&change.claim),
+            })
+            .collect();
+        claims::write(revision, &written, &changes).map_err(|failure| match failure {
+            claims::WriteFailure::Stale => host::WriteFailure::Stale,
+            claims::WriteFailure::Unavailable(why) => host::WriteFailure::Unavailable(why),
+        })
+    }
+}
+
 impl host::Inbox for Imports {
     fn deliver(
         &mut self,
@@ -219,6 +285,7 @@ fn answer(answer: CoreAnswer) -> Answer {
             RefusalCode::EmptyBody => Refusal::EmptyBody,
             RefusalCode::Rejected => Refusal::Rejected,
             RefusalCode::Undecided => Refusal::Undecided,
+            RefusalCode::Claimed => Refusal::Claimed,
         }),
         await_reply: answer.await_reply.map(|wait| ReplyWait {
             target: wait.target,
@@ -281,6 +348,20 @@ impl Guest for Plugin {
         };
         crate::reply_awaited_with_settings(&settings, &accepted, &wait, reply.as_deref())
             .map(answer)
+    }
+
+    fn check_write(
+        caller_id: String,
+        settings: String,
+        paths: Vec<String>,
+    ) -> Result<WriteCheck, String> {
+        Ok(
+            match crate::check_write_with_settings(&mut Imports, &caller_id, &settings, &paths)? {
+                crate::WriteCheck::Allowed => WriteCheck::Allowed,
+                crate::WriteCheck::Refused(text) => WriteCheck::Refused(text),
+                crate::WriteCheck::Unchecked(text) => WriteCheck::Unchecked(text),
+            },
+        )
     }
 }
 

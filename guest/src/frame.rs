@@ -33,7 +33,7 @@ pub fn is_message_id(text: &str) -> bool {
 }
 
 /// FNV-1a over the parts, each followed by a 0 byte so no two lists run together.
-fn fnv1a(parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for &byte in part.iter().chain(&[0u8]) {

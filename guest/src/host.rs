@@ -359,3 +359,81 @@ pub trait Inbox {
         ids: &MessageIds,
     ) -> Result<Delivered, DeliveryRefusal>;
 }
+
+/// What a claim lets others do (`claims.claim-mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimMode {
+    Exclusive,
+    Shared,
+}
+
+impl ClaimMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimMode::Exclusive => "exclusive",
+            ClaimMode::Shared => "shared",
+        }
+    }
+}
+
+/// One claim as the plugin wrote it (`claims.claim`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// `c-` and 12 lowercase hex digits.
+    pub id: String,
+    pub holder: String,
+    /// Absolute glob patterns, each also covering what lies below it.
+    pub paths: Vec<String>,
+    pub mode: ClaimMode,
+    pub reason: String,
+    pub made_at_ms: i64,
+    pub ends_at_ms: i64,
+    /// When the plugin last saw the holder live.
+    pub seen_live_ms: i64,
+}
+
+/// Every claim the host keeps, at one revision, with the host's clock
+/// (`claims.claim-set`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClaimSet {
+    pub claims: Vec<Claim>,
+    pub revision: u64,
+    pub now_ms: i64,
+}
+
+/// What a write changed, for the host's audit log (`claims.change-kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    Made,
+    Released,
+    Lapsed,
+}
+
+/// One change of a write, with the claim as it was (released, lapsed) or is (made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimChange {
+    pub kind: ChangeKind,
+    pub claim: Claim,
+}
+
+/// Why a claim set was not written (`claims.write-failure`): nothing was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteFailure {
+    /// The set changed since the revision read.
+    Stale,
+    /// The host could not store it; its reason.
+    Unavailable(String),
+}
+
+/// `claims`: the host keeps the set whole and swaps it only at the revision read.
+pub trait Claims {
+    /// Every claim, or why the host could not read them.
+    fn read_claims(&mut self) -> Result<ClaimSet, String>;
+    /// Replaces the set with `claims` when it is still at `revision`; the new revision.
+    fn write_claims(
+        &mut self,
+        revision: u64,
+        claims: &[Claim],
+        changes: &[ClaimChange],
+    ) -> Result<u64, WriteFailure>;
+}

@@ -1,9 +1,10 @@
 //! One JSON object read with serde_json, its members in the order written: the shape of
 //! both the model's arguments and the deployment's settings.
 //!
-//! Only scalars are decoded. Arrays and objects inside it are skipped by serde_json
-//! without recursion and kept as their kind, so no nesting or length of them makes the
-//! plugin hold more than the text it was handed. A key given twice is refused rather
+//! Only scalars, and arrays of at most [`MAX_ITEMS`] strings, are decoded. Other arrays
+//! and objects inside it are skipped by serde_json without recursion and kept as their
+//! kind, so no nesting or length of them makes the plugin hold more than the text it
+//! was handed. A key given twice is refused rather
 //! than resolved, so no two readers of the same text (a harness that checks the
 //! schema, this plugin) can disagree about its value.
 //!
@@ -18,6 +19,10 @@ use std::fmt;
 /// few enough that an object of a million tiny members is refused while it is read.
 pub const MAX_MEMBERS: usize = 64;
 
+/// Most strings an array may hold and still be kept ([`JsonValue::Strings`]): more
+/// than any argument takes, so a longer one is refused by its length, not read.
+pub const MAX_ITEMS: usize = 64;
+
 /// A JSON value as the validators need it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JsonValue {
@@ -30,9 +35,14 @@ pub enum JsonValue {
     /// A number with a fraction or an exponent (its digits are not kept).
     Fraction,
     String(String),
-    /// An array, skipped.
+    /// A non-empty array of at most [`MAX_ITEMS`] items, every one a string.
+    Strings(Vec<String>),
+    /// Any other array, skipped: `items` counts its items (up to one past
+    /// [`MAX_ITEMS`]), `strings` whether every one counted was a string.
     Array {
         empty: bool,
+        items: usize,
+        strings: bool,
     },
     /// An object, skipped.
     Object,
@@ -72,8 +82,8 @@ impl JsonValue {
             JsonValue::String(text) => {
                 serde_json::to_string(text).unwrap_or_else(|_| "a string".to_string())
             }
-            JsonValue::Array { empty: true } => "[]".to_string(),
-            JsonValue::Array { empty: false } => "an array".to_string(),
+            JsonValue::Array { empty: true, .. } => "[]".to_string(),
+            JsonValue::Array { .. } | JsonValue::Strings(_) => "an array".to_string(),
             JsonValue::Object => "an object".to_string(),
         }
     }
@@ -224,11 +234,27 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
-        let mut empty = true;
-        while seq.next_element::<IgnoredAny>()?.is_some() {
-            empty = false;
+        let mut kept = Vec::new();
+        let mut items = 0usize;
+        let mut strings = true;
+        while items <= MAX_ITEMS {
+            match seq.next_element::<Item>()? {
+                None => break,
+                Some(Item::Text(text)) => kept.push(text),
+                Some(Item::Other) => strings = false,
+            }
+            items += 1;
         }
-        value(JsonValue::Array { empty })
+        // Past the bound the rest is only skipped.
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        if strings && (1..=MAX_ITEMS).contains(&items) {
+            return value(JsonValue::Strings(kept));
+        }
+        value(JsonValue::Array {
+            empty: items == 0,
+            items,
+            strings,
+        })
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Parsed, E> {
@@ -261,6 +287,67 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
+/// One item of an array: a string kept, anything else skipped (a nested array or
+/// object without recursion).
+enum Item {
+    Text(String),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Item, D::Error> {
+        deserializer.deserialize_any(ItemVisitor)
+    }
+}
+
+struct ItemVisitor;
+
+impl<'de> Visitor<'de> for ItemVisitor {
+    type Value = Item;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Item, E> {
+        Ok(Item::Text(text.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Item, E> {
+        Ok(Item::Text(text))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Item, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Item::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Item::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Item, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Item, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Item, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Item, E> {
+        Ok(Item::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Item, E> {
+        Ok(Item::Other)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,7 +362,14 @@ mod tests {
             TopLevel::parse(r#"{"b": 1, "a": [true, null], "c": {"d": []}, "e": "x"}"#),
             Ok(TopLevel::Object(vec![
                 ("b".to_string(), JsonValue::Unsigned(1)),
-                ("a".to_string(), JsonValue::Array { empty: false }),
+                (
+                    "a".to_string(),
+                    JsonValue::Array {
+                        empty: false,
+                        items: 2,
+                        strings: false
+                    }
+                ),
                 ("c".to_string(), JsonValue::Object),
                 ("e".to_string(), string("x")),
             ]))
@@ -288,7 +382,11 @@ mod tests {
         assert_eq!(TopLevel::parse(" null "), Ok(TopLevel::Null));
         assert_eq!(
             TopLevel::parse("[]"),
-            Ok(TopLevel::Other(JsonValue::Array { empty: true }))
+            Ok(TopLevel::Other(JsonValue::Array {
+                empty: true,
+                items: 0,
+                strings: true
+            }))
         );
         assert_eq!(TopLevel::parse("\"x\""), Ok(TopLevel::Other(string("x"))));
     }
@@ -348,8 +446,47 @@ mod tests {
             TopLevel::parse(&deep),
             Ok(TopLevel::Object(vec![(
                 "q".to_string(),
-                JsonValue::Array { empty: false }
+                JsonValue::Array {
+                    empty: false,
+                    items: 1,
+                    strings: false
+                }
             )]))
+        );
+    }
+
+    #[test]
+    fn arrays_of_strings_are_kept_up_to_the_bound() {
+        assert_eq!(
+            TopLevel::parse(r#"["a", "b\u00e9"]"#),
+            Ok(TopLevel::Other(JsonValue::Strings(vec![
+                "a".to_string(),
+                "bé".to_string()
+            ])))
+        );
+        let many: Vec<String> = (0..=MAX_ITEMS).map(|i| format!("\"{i}\"")).collect();
+        assert_eq!(
+            TopLevel::parse(&format!("[{}]", many.join(","))),
+            Ok(TopLevel::Other(JsonValue::Array {
+                empty: false,
+                items: MAX_ITEMS + 1,
+                strings: true
+            }))
+        );
+        assert_eq!(
+            TopLevel::parse(r#"{"p": ["a", ["\ud800"]]}"#),
+            Ok(TopLevel::Object(vec![(
+                "p".to_string(),
+                JsonValue::Array {
+                    empty: false,
+                    items: 2,
+                    strings: false
+                }
+            )]))
+        );
+        assert_eq!(
+            TopLevel::parse(r#"{"p": ["a", "\ud800"]}"#),
+            Err(ObjectError::NotUnicode("p".to_string()))
         );
     }
 }

@@ -1,13 +1,17 @@
-//! The session tools: `sessions_list`, `sessions_read` and `sessions_send`.
+//! The session tools: `sessions_list`, `sessions_read`, `sessions_send` and
+//! `sessions_claim`, and the check a harness asks before a session writes files.
 //!
-//! Everything here is plain Rust over the [`host::SessionQuery`] and [`host::Inbox`]
-//! traits, so it runs natively in tests and benchmarks. The wasm build adds one thin
+//! Everything here is plain Rust over the [`host::SessionQuery`], [`host::Claims`] and
+//! [`host::Inbox`] traits, so it runs natively in tests and benchmarks. The wasm build adds one thin
 //! adapter (`bindings.rs`) that implements those traits over the component's imports.
 
 pub mod actions;
 pub mod args;
 pub mod catalog;
+pub mod claim;
+pub mod claims;
 pub mod frame;
+pub mod glob;
 pub mod host;
 pub mod hygiene;
 pub mod json_object;
@@ -18,6 +22,7 @@ pub mod scope;
 pub mod send;
 pub mod settings;
 pub mod text;
+pub mod write_check;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod invariants;
@@ -32,8 +37,9 @@ mod bindings;
 pub use catalog::ToolSpec;
 pub use settings::Settings;
 pub use text::{Answer, RefusalCode, ReplyWait};
+pub use write_check::WriteCheck;
 
-use host::{HostError, Inbox, SessionQuery};
+use host::{Claims, HostError, Inbox, SessionQuery};
 
 /// The tools a deployment registers: none when it is disabled.
 pub fn catalog(settings: &Settings) -> Vec<ToolSpec> {
@@ -51,7 +57,7 @@ pub fn catalog_for(settings_json: &str) -> Result<Vec<ToolSpec>, String> {
 
 /// Runs one tool call and returns what the model sees, refusals included (with their
 /// code). The error is the host's: its answers broke the contract.
-pub fn call<H: SessionQuery + Inbox>(
+pub fn call<H: SessionQuery + Claims + Inbox>(
     host: &mut H,
     caller: &str,
     call_id: &str,
@@ -73,10 +79,15 @@ pub fn call<H: SessionQuery + Inbox>(
             Ok(request) => send::run(host, caller, call_id, settings, &request),
             Err(text) => invalid(text),
         },
+        claim::NAME => match claim::ClaimRequest::parse(arguments, settings) {
+            Ok(request) => Ok(claim::run(host, caller, call_id, &request)),
+            Err(text) => invalid(text),
+        },
         unknown => Ok(Answer::refused(
             RefusalCode::UnknownTool,
             format!(
-                "unknown tool \"{}\": the tools are sessions_list, sessions_read and sessions_send.",
+                "unknown tool \"{}\": the tools are sessions_list, sessions_read, sessions_send \
+                 and sessions_claim.",
                 text::shorten(unknown, 60)
             ),
         )),
@@ -86,7 +97,7 @@ pub fn call<H: SessionQuery + Inbox>(
 /// [`call`] from the deployment's settings JSON. The error is for the harness author:
 /// invalid settings, tools called on a disabled deployment, or a host that broke the
 /// contract.
-pub fn call_with_settings<H: SessionQuery + Inbox>(
+pub fn call_with_settings<H: SessionQuery + Claims + Inbox>(
     host: &mut H,
     caller: &str,
     call_id: &str,
@@ -103,6 +114,22 @@ pub fn call_with_settings<H: SessionQuery + Inbox>(
         );
     }
     call(host, caller, call_id, &settings, tool, arguments).map_err(|HostError(fault)| fault)
+}
+
+/// Whether `caller` may write `paths` now (`tools.check-write`), from the deployment's
+/// settings JSON. A disabled deployment makes no claims and checks nothing. The error
+/// is for the harness author: invalid settings.
+pub fn check_write_with_settings<H: SessionQuery + Claims>(
+    host: &mut H,
+    caller: &str,
+    settings_json: &str,
+    paths: &[String],
+) -> Result<WriteCheck, String> {
+    let settings = Settings::from_json(settings_json)?;
+    if !settings.enabled {
+        return Ok(WriteCheck::Allowed);
+    }
+    Ok(write_check::run(host, caller, &settings, paths))
 }
 
 /// The end of a send that awaited its reply (`tools.reply-awaited`): `accepted` is
@@ -138,7 +165,7 @@ mod tests {
             call(&mut host, "me", "", &Settings::default(), "sessions_kill", "{}"),
             Ok(Answer::refused(
                 RefusalCode::UnknownTool,
-                "unknown tool \"sessions_kill\": the tools are sessions_list, sessions_read and sessions_send.".to_string()
+                "unknown tool \"sessions_kill\": the tools are sessions_list, sessions_read, sessions_send and sessions_claim.".to_string()
             ))
         );
     }
@@ -146,7 +173,7 @@ mod tests {
     #[test]
     fn a_disabled_deployment_has_no_tools() {
         assert!(catalog_for(r#"{"enabled": false}"#).unwrap().is_empty());
-        assert_eq!(catalog_for("").unwrap().len(), 3);
+        assert_eq!(catalog_for("").unwrap().len(), 4);
         let mut host = FakeHost::default();
         host.add(session("a", 1));
         assert!(

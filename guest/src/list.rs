@@ -1,7 +1,7 @@
 //! `sessions_list`: discover peer sessions.
 
 use crate::args::{ArgResult, Args};
-use crate::host::{HostError, Inbound, SessionHeader, SessionQuery};
+use crate::host::{Claims, HostError, Inbound, SessionHeader, SessionQuery};
 use crate::hygiene::{fold_line, fold_lower, show_title, write_id, write_row_field};
 use crate::repeats::repeats;
 use crate::scope::{Places, Reach};
@@ -38,6 +38,8 @@ pub struct ListRequest {
     pub lowered_from: Option<u64>,
     /// What the deployment lets the caller see (`readScope`).
     pub reach: Reach,
+    /// How long a claim outlives its holder's last sight live (`claimGraceMinutes`).
+    pub claim_grace_minutes: u32,
 }
 
 impl ListRequest {
@@ -74,6 +76,7 @@ impl ListRequest {
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
             lowered_from: asked.filter(|asked| *asked > cap),
             reach: settings.read_scope.reach(),
+            claim_grace_minutes: settings.claim_grace_minutes,
         })
     }
 }
@@ -112,7 +115,7 @@ struct Details {
 }
 
 pub fn run(
-    host: &mut impl SessionQuery,
+    host: &mut (impl SessionQuery + Claims),
     caller: &str,
     request: &ListRequest,
 ) -> Result<String, HostError> {
@@ -168,7 +171,10 @@ pub fn run(
         fetch_headers(host, shown, &mut details, |_| true);
         fetch_titles(host, shown, &mut details, |_| true);
         let owners = owners_in_sight(host, &mut places, request.reach, shown, &details);
-        return Ok(render(request, shown, &details, &owners, considered));
+        let claims = claim_counts(host, request, shown);
+        return Ok(render(
+            request, shown, &details, &owners, &claims, considered,
+        ));
     }
 
     candidates.sort_unstable_by(in_order);
@@ -215,7 +221,20 @@ pub fn run(
     let considered = candidates.len();
     let shown = &candidates[..considered.min(request.limit)];
     let owners = owners_in_sight(host, &mut places, request.reach, shown, &details);
-    Ok(render(request, shown, &details, &owners, considered))
+    let claims = claim_counts(host, request, shown);
+    Ok(render(
+        request, shown, &details, &owners, &claims, considered,
+    ))
+}
+
+/// How many running claims each shown row holds, from one read of the claims (none
+/// read for an empty listing).
+fn claim_counts(host: &mut impl Claims, request: &ListRequest, shown: &[Candidate]) -> Vec<usize> {
+    if shown.is_empty() {
+        return Vec::new();
+    }
+    let holders: Vec<(&str, bool)> = shown.iter().map(|row| (row.id, row.live)).collect();
+    crate::claims::counts(host, &holders, request.claim_grace_minutes)
 }
 
 /// Whether each shown row's owner is inside `reach` (a subagent row names its owner
@@ -396,6 +415,7 @@ fn render(
     shown: &[Candidate],
     details: &[Details],
     owners_in_sight: &[bool],
+    claims: &[usize],
     considered: usize,
 ) -> String {
     let mut out = String::new();
@@ -431,6 +451,9 @@ fn render(
             }
         } else if let Some(header) = header.filter(|h| h.inbound != Inbound::Accept) {
             let _ = write!(out, " | inbound={}", header.inbound.as_str());
+        }
+        if let Some(count) = claims.get(at).filter(|count| **count > 0) {
+            let _ = write!(out, " | claims={count}");
         }
         if row.subagent {
             out.push_str(" | not messageable");

@@ -4,7 +4,7 @@
 use crate::actions::write_actions;
 use crate::args::{ArgResult, Args};
 use crate::host::{
-    HostError, InboxCount, MessageContent, MessageEntry, Role, SessionQuery, SurfaceIndex,
+    Claims, HostError, InboxCount, MessageContent, MessageEntry, Role, SessionQuery, SurfaceIndex,
     ToolAction,
 };
 use crate::hygiene::{
@@ -52,6 +52,8 @@ pub struct ReadRequest {
     pub max_message_chars: usize,
     /// What the deployment lets the caller see (`readScope`).
     pub reach: Reach,
+    /// How long a claim outlives its holder's last sight live (`claimGraceMinutes`).
+    pub claim_grace_minutes: u32,
 }
 
 impl ReadRequest {
@@ -83,6 +85,7 @@ impl ReadRequest {
             before_seq: args.integer("before_seq", 1, MAX_SEQ_ARGUMENT)?,
             max_message_chars: usize::try_from(settings.max_message_chars).unwrap_or(usize::MAX),
             reach: settings.read_scope.reach(),
+            claim_grace_minutes: settings.claim_grace_minutes,
         })
     }
 }
@@ -184,7 +187,7 @@ pub(crate) fn kind_from_leads(entry: &MessageEntry, source_lead: &str, text_lead
 }
 
 pub fn run(
-    host: &mut impl SessionQuery,
+    host: &mut (impl SessionQuery + Claims),
     caller: &str,
     request: &ReadRequest,
 ) -> Result<Answer, HostError> {
@@ -305,6 +308,12 @@ pub fn run(
         surface.captured_through_seq
     );
     write_own_messages(&mut out, host.inbox_status(&header.id, caller));
+    crate::claims::write_held(
+        &mut out,
+        host,
+        (&header.id, header.live),
+        request.claim_grace_minutes,
+    );
     for (at, item) in readable[..window_len].iter().enumerate() {
         let message = &surface.messages[item.entry];
         let (source, text, unsent) = match &item.content {
@@ -803,7 +812,8 @@ mod tests {
                 "get-surface s1",
                 "title-snapshots s1",
                 "get-messages s1 [407, 396]",
-                "inbox-status s1 me"
+                "inbox-status s1 me",
+                "read-claims"
             ]
         );
         assert!(host.deliveries.is_empty());
@@ -1031,7 +1041,8 @@ mod tests {
             [
                 "get-messages s [1, 2, 3, 4]",
                 "get-messages s [5]",
-                "inbox-status s me"
+                "inbox-status s me",
+                "read-claims"
             ]
         );
         let out = read(
@@ -1086,6 +1097,19 @@ mod tests {
                 key: &str,
             ) -> crate::host::SendCounts {
                 self.0.send_history(sender, target, window, limit, key)
+            }
+        }
+        impl crate::host::Claims for Gone {
+            fn read_claims(&mut self) -> Result<crate::host::ClaimSet, String> {
+                self.0.read_claims()
+            }
+            fn write_claims(
+                &mut self,
+                revision: u64,
+                claims: &[crate::host::Claim],
+                changes: &[crate::host::ClaimChange],
+            ) -> Result<u64, crate::host::WriteFailure> {
+                self.0.write_claims(revision, claims, changes)
             }
         }
         let request = ReadRequest::parse(r#"{"session_id":"s"}"#, &Settings::default()).unwrap();

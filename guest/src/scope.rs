@@ -186,7 +186,7 @@ impl Places {
     }
 
     /// The roots of `ids`, following parents a batch per step.
-    fn roots(&mut self, host: &mut impl SessionQuery, ids: &[&str]) -> Vec<Option<String>> {
+    pub fn roots(&mut self, host: &mut impl SessionQuery, ids: &[&str]) -> Vec<Option<String>> {
         let mut at: Vec<Option<String>> = ids.iter().map(|id| Some(id.to_string())).collect();
         let mut roots: Vec<Option<String>> = vec![None; ids.len()];
         for _ in 0..=MAX_STEPS {
@@ -212,7 +212,7 @@ impl Places {
         roots
     }
 
-    fn caller_root(&mut self, host: &mut impl SessionQuery) -> Option<String> {
+    pub fn caller_root(&mut self, host: &mut impl SessionQuery) -> Option<String> {
         if self.caller_root.is_none() {
             let caller = self.caller.clone();
             let root = self.roots(host, &[&caller]).pop().flatten();

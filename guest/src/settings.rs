@@ -32,6 +32,10 @@ pub struct Settings {
     pub send_window_minutes: u32,
     /// Whether a read may show tool calls (`include_actions`).
     pub allow_actions: bool,
+    /// The longest claim a session may make, in minutes.
+    pub max_claim_minutes: u32,
+    /// How long a claim outlives its holder's last sight live, in minutes.
+    pub claim_grace_minutes: u32,
 }
 
 /// `maxHops`'s range.
@@ -43,6 +47,9 @@ pub const MAX_AWAIT_RANGE: std::ops::RangeInclusive<u64> = 0..=3600;
 
 /// `sendWindowMinutes`'s range: a minute to a week.
 pub const SEND_WINDOW_RANGE: std::ops::RangeInclusive<u64> = 1..=10_080;
+
+/// `maxClaimMinutes`' and `claimGraceMinutes`' range: a minute to a week.
+pub const CLAIM_MINUTES_RANGE: std::ops::RangeInclusive<u64> = 1..=10_080;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -64,6 +71,8 @@ impl Default for Settings {
             max_sends: 60,
             send_window_minutes: 60,
             allow_actions: true,
+            max_claim_minutes: 240,
+            claim_grace_minutes: 10,
         }
     }
 }
@@ -71,7 +80,7 @@ impl Default for Settings {
 const KNOWN_KEYS: &str = "enabled, maxListResults, maxReadMessages, maxMessageChars, \
      maxSendChars, defaultSendMode, frameMessages, allowResume, includeInjectedByDefault, \
      maxHops, readScope, sendScope, maxAwaitSeconds, maxSendsPerTarget, maxSends, \
-     sendWindowMinutes, allowActions";
+     sendWindowMinutes, allowActions, maxClaimMinutes, claimGraceMinutes";
 
 impl Settings {
     /// Parses the deployment JSON. Empty text or `null` means all defaults. The error
@@ -175,6 +184,19 @@ impl Settings {
                     )?
                 }
                 "allowActions" => settings.allow_actions = flag(key, value)?,
+                "maxClaimMinutes" | "claimGraceMinutes" => {
+                    let minutes = ranged(
+                        key,
+                        value,
+                        CLAIM_MINUTES_RANGE,
+                        "an integer from 1 to 10080 (a week)",
+                    )?;
+                    if key == "maxClaimMinutes" {
+                        settings.max_claim_minutes = minutes;
+                    } else {
+                        settings.claim_grace_minutes = minutes;
+                    }
+                }
                 unknown => {
                     return Err(format!(
                         "invalid settings: unknown key \"{}\" (known keys: {KNOWN_KEYS})",
@@ -236,7 +258,8 @@ mod tests {
             "maxSendChars":6,"defaultSendMode":"steer","frameMessages":false,
             "allowResume":false,"includeInjectedByDefault":true,"maxHops":64,
             "readScope":"tree","sendScope":"none","maxAwaitSeconds":0,"maxSendsPerTarget":0,
-            "maxSends":7,"sendWindowMinutes":10080,"allowActions":false}"#,
+            "maxSends":7,"sendWindowMinutes":10080,"allowActions":false,
+            "maxClaimMinutes":30,"claimGraceMinutes":2}"#,
         )
         .unwrap();
         assert_eq!(
@@ -259,6 +282,8 @@ mod tests {
                 max_sends: 7,
                 send_window_minutes: 10080,
                 allow_actions: false,
+                max_claim_minutes: 30,
+                claim_grace_minutes: 2,
             }
         );
     }
@@ -323,6 +348,10 @@ mod tests {
             (
                 r#"{"sendWindowMinutes": 0}"#,
                 "sendWindowMinutes must be an integer from 1 to 10080 (a week) (got 0)",
+            ),
+            (
+                r#"{"claimGraceMinutes": 0}"#,
+                "claimGraceMinutes must be an integer from 1 to 10080 (a week) (got 0)",
             ),
             (
                 r#"{"sendScope": "self"}"#,

@@ -280,6 +280,52 @@ pub struct FakeHost {
     /// Who calls now: the sender deliveries are counted for (empty: every delivery
     /// counts as the sender's asked about).
     pub caller: String,
+    /// The claim set the host keeps, its revision, and every change written.
+    pub claims: Vec<Claim>,
+    pub claims_revision: u64,
+    pub claim_changes: Vec<ClaimChange>,
+    /// The claims store answers this instead (a store that cannot be reached).
+    pub claims_unavailable: Option<String>,
+    /// Writes answered `stale` before one is taken (others changing the set).
+    pub stale_writes: u32,
+}
+
+impl Claims for FakeHost {
+    fn read_claims(&mut self) -> Result<ClaimSet, String> {
+        self.calls.push("read-claims".to_string());
+        if let Some(why) = &self.claims_unavailable {
+            return Err(why.clone());
+        }
+        Ok(ClaimSet {
+            claims: self.claims.clone(),
+            revision: self.claims_revision,
+            now_ms: self.now_ms,
+        })
+    }
+
+    fn write_claims(
+        &mut self,
+        revision: u64,
+        claims: &[Claim],
+        changes: &[ClaimChange],
+    ) -> Result<u64, WriteFailure> {
+        self.calls.push("write-claims".to_string());
+        if let Some(why) = &self.claims_unavailable {
+            return Err(WriteFailure::Unavailable(why.clone()));
+        }
+        if self.stale_writes > 0 {
+            self.stale_writes -= 1;
+            self.claims_revision += 1;
+            return Err(WriteFailure::Stale);
+        }
+        if revision != self.claims_revision {
+            return Err(WriteFailure::Stale);
+        }
+        self.claims = claims.to_vec();
+        self.claims_revision += 1;
+        self.claim_changes.extend_from_slice(changes);
+        Ok(self.claims_revision)
+    }
 }
 
 impl FakeHost {

@@ -93,6 +93,8 @@ pub enum RefusalCode {
     Rejected,
     /// The host could not tell whether a send's message was stored.
     Undecided,
+    /// Another tree's claim covers what was asked (`sessions_claim`).
+    Claimed,
 }
 
 impl RefusalCode {
@@ -110,6 +112,7 @@ impl RefusalCode {
             RefusalCode::EmptyBody => "empty-body",
             RefusalCode::Rejected => "rejected",
             RefusalCode::Undecided => "undecided",
+            RefusalCode::Claimed => "claimed",
         }
     }
 }

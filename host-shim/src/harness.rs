@@ -1,5 +1,5 @@
 //! What a harness implements to serve the plugin: the WIT's two imported interfaces
-//! (`harness:sessions@0.4.0`), one method per WIT function, over the WIT's own types.
+//! (`harness:sessions@0.6.0`; `claims` is the inbox's, [`Inbox::claims_inbox`]), one method per WIT function, over the WIT's own types.
 //! The runtime calls these during a tool call only, one call at a time per store. A
 //! plugin built against an older contract is served over the same methods.
 
@@ -114,6 +114,14 @@ pub trait Inbox {
     fn arrived(&mut self, _target: &str, _handle: &str, _may_wake: bool) -> Option<Delivered> {
         None
     }
+
+    /// Not a WIT function: the inbox whose claims this harness's sessions share
+    /// (contract 0.6.0's `claims`, kept beside the messages: every process and machine
+    /// sharing the inbox shares the claims). `None` (the default): the harness keeps
+    /// none, and a claim is answered as unavailable.
+    fn claims_inbox(&mut self) -> Option<SharedInbox> {
+        None
+    }
 }
 
 /// Every store that says what its harness adds to the delivery path (a [`Recipient`])
@@ -129,6 +137,10 @@ impl<R: Recipient> Inbox for R {
 
     fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
         delivery::arrived(self, target, handle, may_wake)
+    }
+
+    fn claims_inbox(&mut self) -> Option<SharedInbox> {
+        Some(self.desk().inbox().clone())
     }
 }
 
@@ -213,5 +225,8 @@ impl<H: Inbox> Inbox for Shared<H> {
     }
     fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
         self.lock().arrived(target, handle, may_wake)
+    }
+    fn claims_inbox(&mut self) -> Option<SharedInbox> {
+        self.lock().claims_inbox()
     }
 }

@@ -61,7 +61,7 @@ pub use contract::CallRequest;
 pub use contract::latest::{
     Answer, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
     MessageEntry, Refusal, Role, SessionEntry, SessionHeader, SessionIndex, SurfaceIndex, Tool,
-    ToolAnnotations, ToolSpec,
+    ToolAnnotations, ToolSpec, WriteCheck,
 };
 pub use guard::{Delivery, HostBounds, HostStats, HostStop};
 pub use harness::{Harness, HistoryAsk, Inbox, SessionQuery, Shared};

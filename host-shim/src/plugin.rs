@@ -10,7 +10,7 @@
 //! calls [`PluginPre::call`] in its own [`Store`]. [`crate::Runtime`] is the
 //! convenience on top (engine, limits, pool, cache).
 
-use crate::contract::latest::{Answer, Tool};
+use crate::contract::latest::{Answer, Tool, WriteCheck};
 use crate::contract::{self, CallRequest};
 use crate::guard::{self, Guard};
 use crate::harness::Harness;
@@ -118,6 +118,7 @@ versions! {
     V0_3_0 => since_v0_3_0, "0.3.0";
     V0_4_0 => since_v0_4_0, "0.4.0";
     V0_5_0 => since_v0_5_0, "0.5.0";
+    V0_6_0 => since_v0_6_0, "0.6.0";
 }
 
 impl<T: 'static> PluginPre<T> {
@@ -133,6 +134,14 @@ impl<T: 'static> PluginPre<T> {
         reply: Option<&str>,
     ) -> wasmtime::Result<Result<Answer, String>> {
         match (self, &accepted.await_reply) {
+            (PluginPre::V0_6_0(pre), Some(wait)) => contract::since_v0_6_0::reply_awaited(
+                pre,
+                store,
+                request,
+                &accepted.text,
+                wait,
+                reply,
+            ),
             (PluginPre::V0_5_0(pre), Some(wait)) => contract::since_v0_5_0::reply_awaited(
                 pre,
                 store,
@@ -150,6 +159,24 @@ impl<T: 'static> PluginPre<T> {
                 reply,
             ),
             _ => Ok(Ok(accepted.clone())),
+        }
+    }
+
+    /// Whether `caller` may write `paths` now (`tools.check-write`), in a fresh
+    /// instance in `store`. A plugin before 0.6.0 makes no claims: the write is
+    /// allowed without asking it.
+    pub fn check_write(
+        &self,
+        store: &mut Store<T>,
+        caller: &str,
+        settings: &str,
+        paths: &[String],
+    ) -> wasmtime::Result<Result<WriteCheck, String>> {
+        match self {
+            PluginPre::V0_6_0(pre) => {
+                contract::since_v0_6_0::check_write(pre, store, caller, settings, paths)
+            }
+            _ => Ok(Ok(WriteCheck::Allowed)),
         }
     }
 }

@@ -41,7 +41,7 @@ fn names(dir: &Path) -> Vec<String> {
 fn recompiles_and_serves(dir: &Path) {
     let runtime = load(PLUGIN_WASM, dir);
     assert_eq!(runtime.load_kind(), LoadKind::Compiled);
-    assert_eq!(runtime.catalog("").unwrap().len(), 3);
+    assert_eq!(runtime.catalog("").unwrap().len(), 4);
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn the_first_load_compiles_and_later_loads_do_not() {
     assert_eq!(first.load_kind(), LoadKind::Compiled);
     let second = load(PLUGIN_WASM, &dir);
     assert_eq!(second.load_kind(), LoadKind::FromCache);
-    assert_eq!(second.catalog("").unwrap().len(), 3);
+    assert_eq!(second.catalog("").unwrap().len(), 4);
     let entry = cache::entry_path(&dir, second.engine(), PLUGIN_WASM);
     assert_eq!(
         names(&dir),
@@ -112,7 +112,15 @@ fn another_plugins_entry_under_this_name_is_not_loaded() {
         .into_iter()
         .map(|t| t.name)
         .collect();
-    assert_eq!(names, ["sessions_list", "sessions_read", "sessions_send"]);
+    assert_eq!(
+        names,
+        [
+            "sessions_list",
+            "sessions_read",
+            "sessions_send",
+            "sessions_claim"
+        ]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -210,6 +210,17 @@ fn every_limit_holds_without_the_spectre_hardening() {
         Err(CallError::HostBound(HostStop::Deliveries { limit: 1 }))
     ));
     assert_eq!(report.deliveries.len(), 1);
+    // A plugin writing the claims past the bound is stopped at it.
+    let report = call(&runtime, "claim-writes", "");
+    assert!(
+        matches!(
+            report.answer,
+            Err(CallError::HostBound(HostStop::ClaimWrites { limit: 16 }))
+        ),
+        "{:?}",
+        report.answer
+    );
+    assert_eq!(report.stats.claim_writes, 16);
     // The real plugin answers as it does with the hardening.
     let real: Runtime<CorpusHost> = Runtime::with_options(
         PLUGIN_WASM,

@@ -26,9 +26,9 @@ fn a_harness_links_the_plugin_into_its_own_engine_and_store() {
     let engine = Engine::default();
     let component = Component::from_binary(&engine, PLUGIN_WASM).unwrap();
     let mut linker: Linker<MyStoreData> = Linker::new(&engine);
-    add_to_linker(&mut linker, ContractVersion::V0_5_0, guard).unwrap();
+    add_to_linker(&mut linker, ContractVersion::V0_6_0, guard).unwrap();
     let pre = PluginPre::new(
-        ContractVersion::V0_5_0,
+        ContractVersion::V0_6_0,
         linker.instantiate_pre(&component).unwrap(),
     )
     .unwrap();
@@ -64,5 +64,5 @@ fn a_harness_links_the_plugin_into_its_own_engine_and_store() {
     // The guard counted what the plugin asked of the harness.
     assert_eq!(store.data().guard.stats.header_lists, 1);
     assert_eq!(store.data().calls_made, 1);
-    assert_eq!(pre.version(), ContractVersion::V0_5_0);
+    assert_eq!(pre.version(), ContractVersion::V0_6_0);
 }

@@ -1,5 +1,5 @@
-// A JavaScript host for plugin.wasm under jco: the harness side of `session-query`
-// and `inbox` over the same corpus JSON as host-shim, and one tool call per fresh
+// A JavaScript host for plugin.wasm under jco: the harness side of `session-query`,
+// `claims` and `inbox` over the same corpus JSON as host-shim, and one tool call per fresh
 // instance. This is what a TypeScript harness would write; the tests run it against
 // host-shim on the shared cases.
 
@@ -245,7 +245,20 @@ export function corpusHost(shared) {
     accepted.push({ target, sender, body, ok, key, at: Date.now(), inReplyTo: ids.inReplyTo, taken: state === 'handed-over' });
     return { ok };
   };
+  // Claims as host-shim's in-memory inbox keeps them: the whole set, swapped only at
+  // the revision read.
+  let claimSet = { claims: [], revision: 0n };
   const imports = {
+    'harness:sessions/claims': {
+      read() {
+        return { claims: claimSet.claims, revision: claimSet.revision, nowMs: BigInt(Date.now()) };
+      },
+      write(revision, claims, _changes) {
+        if (revision !== claimSet.revision) throw { payload: { tag: 'stale' } };
+        claimSet = { claims, revision: revision + 1n };
+        return claimSet.revision;
+      },
+    },
     'harness:sessions/session-query': {
       listSessions() {
         const entries = corpus.sessions.map(({ header: h }) => ({

@@ -82,15 +82,29 @@ for (const file of files) {
   });
 }
 
-test('the catalog is the same three tools under jco', () => {
+test('the catalog is the same four tools under jco', () => {
   const tools = instantiate(corpusHost(parseCorpus('{"sessions": []}')).imports);
-  assert.deepEqual(tools.catalog('').map((t) => t.name), ['sessions_list', 'sessions_read', 'sessions_send']);
+  assert.deepEqual(tools.catalog('').map((t) => t.name), ['sessions_list', 'sessions_read', 'sessions_send', 'sessions_claim']);
   assert.deepEqual(tools.catalog('{"enabled": false}'), []);
   // The MCP annotations cross as the WIT records them (an absent hint is undefined).
   assert.deepEqual(tools.catalog('').map((t) => t.annotations), [
     { title: 'List sessions', readOnlyHint: true, destructiveHint: undefined, idempotentHint: undefined, openWorldHint: false },
     { title: 'Read a session', readOnlyHint: true, destructiveHint: undefined, idempotentHint: undefined, openWorldHint: false },
     { title: 'Send to a session', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    { title: 'Claim files', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   ]);
   assert.throws(() => tools.catalog('{"nope": 1}'), (err) => String(err.payload).startsWith('invalid settings: unknown key "nope"'));
+});
+
+test('a claim made under jco keeps another session\'s write out until released', () => {
+  const host = corpusHost(corpus('harness'));
+  const claimed = callOn(instantiate, host, { caller: 's-live', tool: 'sessions_claim', args: '{"paths": ["lib.rs"], "reason": "parser rewrite"}' });
+  assert.match(claimed.text, /^claimed c-[0-9a-f]{12} \(exclusive, until .* UTC, "parser rewrite"\): \/w\/parser\/lib\.rs\n/);
+  const check = () => instantiate(host.imports).checkWrite('s-me', '', ['/w/parser/lib.rs']);
+  const refused = check();
+  assert.equal(refused.tag, 'refused');
+  assert.match(refused.val, /^write refused \(claimed\): \/w\/parser\/lib\.rs is claimed by another session:\n- s-live /);
+  const released = callOn(instantiate, host, { caller: 's-live', tool: 'sessions_claim', args: '{"release": true}' });
+  assert.match(released.text, /^released c-/);
+  assert.deepEqual(check(), { tag: 'allowed' });
 });

@@ -56,8 +56,8 @@ async def the_tools_and_their_answers():
 
     async def body(client):
         listed = (await client.list_tools()).tools
-        check([t.name for t in listed] == ["sessions_list", "sessions_read", "sessions_send"],
-              "tools/list gives the plugin's three tools")
+        check([t.name for t in listed] == ["sessions_list", "sessions_read", "sessions_send", "sessions_claim"],
+              "tools/list gives the plugin's four tools")
         for tool, spec in zip(listed, catalog):
             check(tool.description == spec["description"] and tool.input_schema == spec["input_schema"],
                   f"{tool.name}: description and inputSchema are the plugin's own, unchanged")
@@ -82,6 +82,14 @@ async def the_tools_and_their_answers():
         bad = await client.call_tool("sessions_list", {"limit": 500})
         check(bad.is_error and text(bad) == "invalid arguments: limit must be an integer from 1 to 200 (got 500)",
               f"bad arguments are a refusal with isError:\n{text(bad)}")
+
+        claimed = await client.call_tool("sessions_claim", {"paths": ["notes.md"], "reason": "MCP check"})
+        check(not claimed.is_error and text(claimed).startswith("claimed c-")
+              and "/w/me/notes.md" in text(claimed),
+              f"a claim is granted as a text result without isError:\n{text(claimed)}")
+        released = await client.call_tool("sessions_claim", {"release": True})
+        check(not released.is_error and text(released).startswith("released c-"),
+              f"the claim is released:\n{text(released)}")
 
         not_messageable = await client.call_tool("sessions_send", {"session_id": "s-kid", "message": "hi"})
         check(not_messageable.is_error and "(not-messageable)" in text(not_messageable),
@@ -156,7 +164,7 @@ async def no_caller():
     empty.write_text('{"sessions": [{"id": "a", "created_at": "2026-01-01T00:00:00Z"}]}')
 
     async def body(client):
-        check(len((await client.list_tools()).tools) == 3, "without a caller the server still lists its tools")
+        check(len((await client.list_tools()).tools) == 4, "without a caller the server still lists its tools")
         answer = await client.call_tool("sessions_list", {})
         check(answer.is_error and "--caller ID" in text(answer) and "CLAUDE_CODE_SESSION_ID" in text(answer),
               f"without a caller a call says how to name one:\n{text(answer)}")

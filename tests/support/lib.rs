@@ -102,6 +102,11 @@ impl Inbox for TestHost {
     fn reply_inbox(&mut self) -> Option<SharedInbox> {
         Some(self.corpus.inbox().clone())
     }
+
+    /// Claims are the corpus inbox's too.
+    fn claims_inbox(&mut self) -> Option<SharedInbox> {
+        Some(self.corpus.inbox().clone())
+    }
 }
 
 /// The runtime with the embedded plugin, compiled once per test binary.
@@ -130,6 +135,16 @@ pub const PLUGIN_V0_3_0: &[u8] = include_bytes!("../fixtures/plugin-v0.3.0.wasm"
 /// The plugin as released with contract 0.4.0 (built from the commit that froze it,
 /// 947f517).
 pub const PLUGIN_V0_4_0: &[u8] = include_bytes!("../fixtures/plugin-v0.4.0.wasm");
+
+/// The plugin as released with contract 0.5.0 (built from f2c26f3, the last commit
+/// before 0.6.0).
+pub const PLUGIN_V0_5_0: &[u8] = include_bytes!("../fixtures/plugin-v0.5.0.wasm");
+
+/// A runtime over the 0.5.0 plugin, compiled once per test binary.
+pub fn runtime_v0_5_0() -> &'static Runtime<TestHost> {
+    static RUNTIME: OnceLock<Runtime<TestHost>> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::from_component(PLUGIN_V0_5_0).expect("the 0.5.0 plugin loads"))
+}
 
 /// A runtime over the 0.4.0 plugin, compiled once per test binary.
 pub fn runtime_v0_4_0() -> &'static Runtime<TestHost> {

@@ -23,7 +23,7 @@ pub fn run(out: &mut impl Write, cache_dir: Option<PathBuf>) -> Result<()> {
         Runtime::with_options(host_shim_plugin::PLUGIN_WASM, &options)?;
     writeln!(
         out,
-        "Loaded plugin.wasm ({} bytes; contract harness:sessions@{}; imports: session-query, inbox) in {:.1} ms ({}).\n",
+        "Loaded plugin.wasm ({} bytes; contract harness:sessions@{}; imports: session-query, claims, inbox) in {:.1} ms ({}).\n",
         host_shim_plugin::PLUGIN_WASM.len(),
         runtime.contract_version().as_str(),
         started.elapsed().as_secs_f64() * 1e3,

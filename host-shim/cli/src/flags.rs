@@ -221,6 +221,9 @@ pub enum Command {
     /// model's): accept (the default), hold (kept until you release them with accept)
     /// or refuse. Without a policy, print the session's and what waits for it.
     Inbound(InboundArgs),
+    /// List the claims sessions hold on files (sessions_claim), or release one:
+    /// `claims release ID` ends it for every session at once (a person's say).
+    Claims(ClaimsArgs),
     /// Set a harness up to run the tools: its MCP server, hooks and permission, in its
     /// own configuration files, pointing at this binary (everything else in them is
     /// kept; each file's previous bytes are kept beside it as FILE.before-session-tools,
@@ -332,6 +335,17 @@ pub struct InboundArgs {
     /// accept, hold or refuse; none prints the session's now.
     #[arg(value_parser = ["accept", "hold", "refuse"])]
     pub policy: Option<String>,
+    #[command(flatten)]
+    pub state: StateArgs,
+}
+
+#[derive(clap::Args)]
+pub struct ClaimsArgs {
+    /// `release`: end the claim ID, whoever holds it.
+    #[arg(value_parser = ["release"])]
+    pub action: Option<String>,
+    /// The claim's id (c-…), as `host-shim claims` lists it.
+    pub id: Option<String>,
     #[command(flatten)]
     pub state: StateArgs,
 }

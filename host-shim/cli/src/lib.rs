@@ -9,6 +9,7 @@
 
 mod call;
 mod catalog;
+mod claims;
 mod demo;
 pub mod doctor;
 pub mod flags;
@@ -66,6 +67,7 @@ pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
         Command::Mcp(args) => serve::run(args, cache_dir),
         Command::Log(args) => log::run(&args),
         Command::Inbound(args) => inbound::run(&args),
+        Command::Claims(args) => claims::run(&args),
         Command::Setup(args) => setup::run(&args),
         Command::RemoveState(args) => remove_state::run(&args, cache_dir),
         Command::Watch(args) => watch::run(&args),

@@ -60,12 +60,38 @@ fn line(record: &AuditRecord) -> String {
         AuditEvent::HandedOver => "handed-over",
         AuditEvent::WaitingAgain => "waiting-again",
         AuditEvent::Refused => "refused",
+        AuditEvent::Claimed => "claimed",
+        AuditEvent::Released => "released",
+        AuditEvent::Lapsed => "lapsed",
+        AuditEvent::WriteRefused => "write-refused",
     };
     let from = if record.from.is_empty() {
         "?"
     } else {
         &record.from
     };
+    if let Some(claim) = &record.claim {
+        // `… claimed     s-a c-… exclusive until … /w/src/** ("why")`; a refused
+        // write names the writer first, then the holder.
+        let holder = match record.to.as_str() {
+            "" => String::new(),
+            holder => format!(" in {holder}'s"),
+        };
+        let until = chrono::DateTime::from_timestamp_millis(claim.ends_at_ms).map_or_else(
+            || claim.ends_at_ms.to_string(),
+            |t| t.format("%Y-%m-%dT%H:%MZ").to_string(),
+        );
+        let mut line = format!(
+            "{at} {event:<11} {from}{holder} {} {} until {until} {}",
+            claim.id,
+            claim.mode,
+            claim.paths.join(" ")
+        );
+        if !claim.reason.is_empty() {
+            line.push_str(&format!(" ({:?})", claim.reason));
+        }
+        return line;
+    }
     let mut line = format!(
         "{at} {event:<11} {from} -> {} {} hop={} {} chars sha256={}",
         record.to,

@@ -239,8 +239,14 @@ fn pair(messages: &mut Vec<MessageRow>, records: Vec<AuditRecord>, cluster: bool
                 accepted: record,
                 handed_ms: None,
             }),
-            // Still waiting, for `watch`, until its target's record shows it.
-            AuditEvent::Offered | AuditEvent::WaitingAgain => {}
+            // Still waiting, for `watch`, until its target's record shows it; claims
+            // are not messages (watch reads the claims themselves).
+            AuditEvent::Offered
+            | AuditEvent::WaitingAgain
+            | AuditEvent::Claimed
+            | AuditEvent::Released
+            | AuditEvent::Lapsed
+            | AuditEvent::WriteRefused => {}
             AuditEvent::HandedOver => {
                 let open = messages.iter_mut().find(|m| {
                     m.handed_ms.is_none()
@@ -583,6 +589,7 @@ mod tests {
             sha256: sha.into(),
             body: None,
             refusal: None,
+            claim: None,
         }
     }
 

@@ -34,7 +34,7 @@ fn the_demo_is_the_default_and_tours_the_tools() {
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
     for expected in [
-        "Catalog (3 tools,",
+        "Catalog (4 tools,",
         "$ sessions_list {}",
         "considered sessions",
         "$ sessions_read",
@@ -174,7 +174,15 @@ fn the_catalog_is_json_and_empty_when_disabled() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["sessions_list", "sessions_read", "sessions_send"]);
+    assert_eq!(
+        names,
+        [
+            "sessions_list",
+            "sessions_read",
+            "sessions_send",
+            "sessions_claim"
+        ]
+    );
     assert_eq!(tools[0]["input_schema"]["type"], "object");
     assert_eq!(
         tools[0]["annotations"],
@@ -547,5 +555,78 @@ fn a_fifo_among_a_harnesss_records_never_stops_a_listing() {
         stdout(&output).contains("considered sessions"),
         "{}",
         stdout(&output)
+    );
+}
+
+/// A person lists every session's claims and releases any of them; the release is the
+/// claims' own write, so the audit log records it.
+#[test]
+fn claims_are_listed_and_a_person_releases_one() {
+    use host_shim::contract::latest::{ChangeKind, Claim, ClaimChange, ClaimMode};
+    use host_shim::inbox::{InboxBackend, StateDir};
+    let state = scratch("claims-state");
+    let state_arg = state.to_str().unwrap();
+    let listed = host_shim(&["claims", "--state-dir", state_arg]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert_eq!(stdout(&listed), "no claims\n");
+    let claim = Claim {
+        id: "c-0123456789ab".into(),
+        holder: "s-a".into(),
+        paths: vec!["/w/src/**".into()],
+        mode: ClaimMode::Shared,
+        reason: "split".into(),
+        made_at_ms: 0,
+        ends_at_ms: 4_102_444_800_000,
+        seen_live_ms: 0,
+    };
+    let made = ClaimChange {
+        kind: ChangeKind::Made,
+        claim: claim.clone(),
+    };
+    StateDir::open(&state)
+        .unwrap()
+        .write_claims(0, &[claim], &[made])
+        .unwrap();
+    let listed = host_shim(&["claims", "--state-dir", state_arg]);
+    assert_eq!(
+        stdout(&listed),
+        "c-0123456789ab s-a shared until 2100-01-01 00:00 UTC: /w/src/** (\"split\")\n"
+    );
+    let unknown = host_shim(&[
+        "claims",
+        "release",
+        "c-ffffffffffff",
+        "--state-dir",
+        state_arg,
+    ]);
+    assert!(!unknown.status.success());
+    assert!(
+        stderr(&unknown)
+            .contains("no claim has the id c-ffffffffffff (the claims now: c-0123456789ab)"),
+        "{}",
+        stderr(&unknown)
+    );
+    let released = host_shim(&[
+        "claims",
+        "release",
+        "c-0123456789ab",
+        "--state-dir",
+        state_arg,
+    ]);
+    assert!(released.status.success(), "{}", stderr(&released));
+    assert_eq!(
+        stdout(&released),
+        "released c-0123456789ab (held by s-a): /w/src/**\n"
+    );
+    assert_eq!(
+        stdout(&host_shim(&["claims", "--state-dir", state_arg])),
+        "no claims\n"
+    );
+    let log = stdout(&host_shim(&["log", "--state-dir", state_arg]));
+    assert!(
+        log.contains(
+            " released    s-a c-0123456789ab shared until 2100-01-01T00:00Z /w/src/** (\"split\")"
+        ),
+        "{log}"
     );
 }

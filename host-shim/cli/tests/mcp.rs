@@ -57,7 +57,7 @@ fn malformed_lines_get_json_rpc_errors_and_the_next_request_is_served() {
     let tools = by_id(&responses, json!(12))["result"]["tools"]
         .as_array()
         .unwrap();
-    assert_eq!(tools.len(), 3);
+    assert_eq!(tools.len(), 4);
     // The plugin's MCP annotations, passed on: a client that refuses tools without
     // readOnlyHint under a no-approval policy can run the two readers.
     assert_eq!(

@@ -140,8 +140,16 @@ pub fn check_hooks(
     missing.is_empty()
 }
 
+/// The tools the plugin offers (contract 0.6.0), in catalog order.
+pub const TOOLS: [&str; 4] = [
+    "sessions_list",
+    "sessions_read",
+    "sessions_send",
+    "sessions_claim",
+];
+
 /// The registered server is there, is this command's version, starts and lists the
-/// three tools; a server in a Cargo build folder is noted (`cargo clean` removes it).
+/// plugin's tools; a server in a Cargo build folder is noted (`cargo clean` removes it).
 pub fn check_server(report: &mut Report, command: &str, args: &[String], fix: &str) {
     if !Path::new(command).is_file() {
         report.problem(
@@ -165,14 +173,15 @@ pub fn check_server(report: &mut Report, command: &str, args: &[String], fix: &s
             ),
             &format!("{fix} (with the host-shim you mean to keep; it writes its own path)"),
         ),
-        Ok((_, tools)) if tools.len() == 3 => report.ok(&format!(
+        Ok((_, tools)) if tools == TOOLS => report.ok(&format!(
             "the MCP server ({command}) starts and lists {}",
             tools.join(", ")
         )),
         Ok((_, tools)) => report.problem(
             &format!(
-                "the MCP server ({command}) lists {} tools, not the three: {}",
+                "the MCP server ({command}) lists {} tools, not the plugin's {}: {}",
                 tools.len(),
+                TOOLS.len(),
                 tools.join(", ")
             ),
             "check the server's --settings (enabled: false lists none)",

@@ -191,8 +191,62 @@ macro_rules! refusals_into_current {
     };
 }
 
+/// What an older version whose answers may await a reply (0.4.0 and later) converts
+/// alike: its reply wait and answer into the current ones (`answer`, for
+/// [`call_fn!`]), and `reply_awaited`. The invoking module has `ReplyWait`, `Refusal`
+/// (into the current one), `PluginPre`, `Store`, `CallRequest` and the current
+/// contract as `current`.
+macro_rules! older_answers {
+    () => {
+        impl From<ReplyWait> for current::ReplyWait {
+            fn from(wait: ReplyWait) -> current::ReplyWait {
+                current::ReplyWait {
+                    target: wait.target,
+                    message_id: wait.message_id,
+                    seconds: wait.seconds,
+                }
+            }
+        }
+
+        fn answer(answer: exports::harness::sessions::tools::Answer) -> current::Answer {
+            current::Answer {
+                text: answer.text,
+                refusal: answer.refusal.map(Into::into),
+                await_reply: answer.await_reply.map(Into::into),
+            }
+        }
+
+        /// The end of a send that awaited its reply, in a fresh instance.
+        pub fn reply_awaited<T: 'static>(
+            pre: &PluginPre<T>,
+            store: &mut Store<T>,
+            request: &CallRequest,
+            accepted: &str,
+            wait: &current::ReplyWait,
+            reply: Option<&str>,
+        ) -> wasmtime::Result<Result<current::Answer, String>> {
+            let plugin = pre.instantiate(&mut *store)?;
+            let wait = ReplyWait {
+                target: wait.target.clone(),
+                message_id: wait.message_id.clone(),
+                seconds: wait.seconds,
+            };
+            let answered = plugin.harness_sessions_tools().call_reply_awaited(
+                store,
+                &request.caller,
+                &request.settings,
+                accepted,
+                &wait,
+                reply,
+            )?;
+            Ok(answered.map(answer))
+        }
+    };
+}
+
 pub(crate) use call_fn;
 pub(crate) use index_conversions;
+pub(crate) use older_answers;
 pub(crate) use older_catalog;
 pub(crate) use refusals_into_current;
 pub(crate) use same_shape_conversions;

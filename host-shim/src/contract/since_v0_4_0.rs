@@ -73,50 +73,8 @@ super::convert::refusals_into_current! {
     RefusedByTarget, LoopGuard, RateLimited, ResumeDisabled, EmptyBody, Rejected
 }
 
-impl From<ReplyWait> for current::ReplyWait {
-    fn from(wait: ReplyWait) -> current::ReplyWait {
-        current::ReplyWait {
-            target: wait.target,
-            message_id: wait.message_id,
-            seconds: wait.seconds,
-        }
-    }
-}
-
-fn answer(answer: exports::harness::sessions::tools::Answer) -> current::Answer {
-    current::Answer {
-        text: answer.text,
-        refusal: answer.refusal.map(Into::into),
-        await_reply: answer.await_reply.map(Into::into),
-    }
-}
+super::convert::older_answers!();
 
 super::convert::older_catalog!(annotated);
 
 super::convert::call_fn!(answer);
-
-/// The end of a send that awaited its reply, in a fresh instance.
-pub fn reply_awaited<T: 'static>(
-    pre: &PluginPre<T>,
-    store: &mut Store<T>,
-    request: &CallRequest,
-    accepted: &str,
-    wait: &current::ReplyWait,
-    reply: Option<&str>,
-) -> wasmtime::Result<Result<current::Answer, String>> {
-    let plugin = pre.instantiate(&mut *store)?;
-    let wait = ReplyWait {
-        target: wait.target.clone(),
-        message_id: wait.message_id.clone(),
-        seconds: wait.seconds,
-    };
-    let answered = plugin.harness_sessions_tools().call_reply_awaited(
-        store,
-        &request.caller,
-        &request.settings,
-        accepted,
-        &wait,
-        reply,
-    )?;
-    Ok(answered.map(answer))
-}

@@ -27,11 +27,14 @@ pub(crate) mod since_v0_2_0;
 pub(crate) mod since_v0_3_0;
 pub(crate) mod since_v0_4_0;
 pub(crate) mod since_v0_5_0;
+pub(crate) mod since_v0_6_0;
 
 use crate::contract::latest::{
-    Delivered, DeliveryMode, DeliveryRefusal, DeliveryState, InboxCount, MessageContent,
-    SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+    Claim, ClaimChange, ClaimSet, Delivered, DeliveryMode, DeliveryRefusal, DeliveryState,
+    InboxCount, MessageContent, SendCounts, SessionHeader, SessionIndex, SurfaceIndex, ToolAction,
+    WriteFailure,
 };
+use crate::inbox::claims::ClaimsWritten;
 
 /// The most bytes of a tool call's input handed to the plugin (the WIT's bound).
 pub const ACTION_INPUT_BYTES: usize = 1024;
@@ -83,6 +86,9 @@ pub struct HostBounds {
     /// Seconds a send may await its reply after the call, whatever the plugin asks
     /// (`answer.await-reply`); the plugin's own `maxAwaitSeconds` is at most an hour.
     pub await_seconds: u32,
+    /// `claims.write` calls per tool call (a claim retries while others write; the
+    /// plugin tries 8 times).
+    pub claim_writes_per_call: u32,
 }
 
 impl Default for HostBounds {
@@ -97,6 +103,7 @@ impl Default for HostBounds {
             id_bytes: 64 << 10,
             lifted_bytes: 64 << 20,
             await_seconds: 3600,
+            claim_writes_per_call: 16,
         }
     }
 }
@@ -140,6 +147,10 @@ pub struct HostStats {
     pub repeats: u32,
     /// Cold sessions woken by a delivery.
     pub wakes: u32,
+    /// `claims.read` calls.
+    pub claim_reads: u32,
+    /// `claims.write` calls, written or not.
+    pub claim_writes: u32,
     /// Bytes of host data handed to the plugin (strings and their records).
     pub lowered_bytes: u64,
     /// Bytes the plugin handed the host (ids, bodies, keys).
@@ -182,6 +193,8 @@ pub enum HostStop {
     },
     /// The plugin was handed more than `lowered_bytes` of host data in one call.
     LoweredBytes { limit: usize },
+    /// The plugin wrote the claims more than `claim_writes_per_call` times.
+    ClaimWrites { limit: u32 },
     /// The plugin passed a session id longer than `id_bytes`.
     IdBytes {
         what: &'static str,
@@ -232,6 +245,10 @@ impl fmt::Display for HostStop {
             HostStop::LoweredBytes { limit } => write!(
                 f,
                 "the plugin asked the host for more than {limit} bytes of session data in one call"
+            ),
+            HostStop::ClaimWrites { limit } => write!(
+                f,
+                "the plugin wrote the claims more than {limit} times in one call; the host stopped it"
             ),
             HostStop::IdBytes { what, limit, size } => write!(
                 f,
@@ -355,6 +372,14 @@ impl<H: Harness> Guard<H> {
         }
         Ok(())
     }
+}
+
+/// Bytes a claim takes in the plugin's memory (or in the host's, lifted).
+fn claim_size(claim: &Claim) -> usize {
+    64 + claim.id.len()
+        + claim.holder.len()
+        + claim.reason.len()
+        + claim.paths.iter().map(|p| 8 + p.len()).sum::<usize>()
 }
 
 /// Bytes a value takes in the plugin's memory once lowered (strings, plus the records
@@ -649,6 +674,53 @@ impl<H: Harness> Guard<H> {
         let size = 40 + 8 * (history.to_target_times.len() + history.to_any_times.len());
         self.lower(|| "a send history".to_string(), size)?;
         Ok(history)
+    }
+
+    pub(crate) fn read_claims(&mut self) -> wasmtime::Result<Result<ClaimSet, String>> {
+        self.stats.claim_reads += 1;
+        let read = match self.harness.claims_inbox() {
+            None => Err("this harness keeps no claims".to_string()),
+            Some(inbox) => inbox.read_claims().map_err(|err| format!("{err:#}")),
+        };
+        let answer = read.map(|at| ClaimSet {
+            claims: at.claims,
+            revision: at.revision,
+            now_ms: crate::call_stamp::now_ms(),
+        });
+        let size = match &answer {
+            Ok(set) => set.claims.iter().fold(24, |total, c| total + claim_size(c)),
+            Err(why) => 8 + why.len(),
+        };
+        self.lower(|| "the claims".to_string(), size)?;
+        Ok(answer)
+    }
+
+    pub(crate) fn write_claims(
+        &mut self,
+        revision: u64,
+        claims: &[Claim],
+        changes: &[ClaimChange],
+    ) -> wasmtime::Result<Result<u64, WriteFailure>> {
+        if self.stats.claim_writes >= self.bounds.claim_writes_per_call {
+            return self.stop(HostStop::ClaimWrites {
+                limit: self.bounds.claim_writes_per_call,
+            });
+        }
+        self.stats.claim_writes += 1;
+        let size = (claims.iter().map(claim_size))
+            .chain(changes.iter().map(|change| claim_size(&change.claim)))
+            .sum();
+        self.lift(size)?;
+        let Some(inbox) = self.harness.claims_inbox() else {
+            return Ok(Err(WriteFailure::Unavailable(
+                "this harness keeps no claims".to_string(),
+            )));
+        };
+        Ok(match inbox.write_claims(revision, claims, changes) {
+            Ok(ClaimsWritten::Written(revision)) => Ok(revision),
+            Ok(ClaimsWritten::Stale) => Err(WriteFailure::Stale),
+            Err(err) => Err(WriteFailure::Unavailable(format!("{err:#}"))),
+        })
     }
 
     pub(crate) fn deliver(

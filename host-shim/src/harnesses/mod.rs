@@ -306,6 +306,13 @@ impl Inbox for Harnesses {
         self.stores.iter_mut().find_map(|store| store.reply_inbox())
     }
 
+    // Every store of one command shares its inbox, and so its claims.
+    fn claims_inbox(&mut self) -> Option<SharedInbox> {
+        self.stores
+            .iter_mut()
+            .find_map(|store| store.claims_inbox())
+    }
+
     fn arrived(&mut self, target: &str, handle: &str, may_wake: bool) -> Option<Delivered> {
         let at = self.holder_of(target)?;
         self.stores[at].arrived(target, handle, may_wake)

@@ -1,5 +1,6 @@
-//! The audit trail: every message an inbox accepted and every hand-over, for the person
-//! running the sessions (`host-shim log`), and the sends the guard rails refused (the
+//! The audit trail: every message an inbox accepted and every hand-over, every claim
+//! made, released or lapsed, for the person running the sessions (`host-shim log`),
+//! and the sends the guard rails refused (the
 //! loop guard, the sending caps, a person's refusal), which a host records with
 //! [`AuditRecord::refused`] since they never reach an inbox. [`Audited`] wraps any [`InboxBackend`] and
 //! records what passes through it, so every store, hook, idle watcher and daemon
@@ -20,7 +21,7 @@
 
 use super::{InboxBackend, InboxContents, Located, Put, SpooledMessage, Waiting, now_ns};
 use super::{ReadShown, Settled};
-use crate::contract::latest::{DeliveryMode, InboxCount};
+use crate::contract::latest::{ChangeKind, Claim, DeliveryMode, InboxCount};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -53,6 +54,16 @@ pub enum AuditEvent {
     WaitingAgain,
     /// The plugin refused the send (`refusal` says which rail); nothing was delivered.
     Refused,
+    /// A session claimed paths, or claimed them again (`claim` says which); `from` is
+    /// the holder.
+    Claimed,
+    /// Its holder released a claim.
+    Released,
+    /// A claim ended: its time was up, or its holder was gone for the grace period.
+    Lapsed,
+    /// A session's write was refused before it happened: `from` is the writer, `to`
+    /// the claim's holder, `claim` the claim it fell in.
+    WriteRefused,
 }
 
 /// One line of the log.
@@ -77,6 +88,21 @@ pub struct AuditRecord {
     /// For a refused send, the refusal's code (`loop-guard`, `rate-limited`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
+    /// For a claim's record, the claim (the message fields are empty then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<ClaimNote>,
+}
+
+/// A claim as the log records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimNote {
+    pub id: String,
+    /// `exclusive` or `shared`.
+    pub mode: String,
+    pub paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    pub ends_at_ms: i64,
 }
 
 impl AuditRecord {
@@ -95,6 +121,7 @@ impl AuditRecord {
             sha256: body_hash(&message.body),
             body: with_body.then(|| message.body.clone()),
             refusal: None,
+            claim: None,
         }
     }
 
@@ -119,6 +146,35 @@ impl AuditRecord {
             sha256: body_hash(message),
             body: with_body.then(|| message.to_string()),
             refusal: Some(code.to_string()),
+            claim: None,
+        }
+    }
+
+    /// The record of `event` (a claim's) about `claim`, now: from its holder, or for a
+    /// refused write from `writer` to the holder.
+    pub fn of_claim(event: AuditEvent, claim: &Claim, writer: Option<&str>) -> AuditRecord {
+        let (from, to) = match writer {
+            Some(writer) => (writer.to_string(), claim.holder.clone()),
+            None => (claim.holder.clone(), String::new()),
+        };
+        AuditRecord {
+            at_ms: u64::try_from(now_ns() / 1_000_000).unwrap_or(u64::MAX),
+            event,
+            from,
+            to,
+            mode: DeliveryMode::Queue,
+            hop: 0,
+            chars: 0,
+            sha256: String::new(),
+            body: None,
+            refusal: None,
+            claim: Some(ClaimNote {
+                id: claim.id.clone(),
+                mode: claim.mode.as_str().to_string(),
+                paths: claim.paths.clone(),
+                reason: claim.reason.clone(),
+                ends_at_ms: claim.ends_at_ms,
+            }),
         }
     }
 }
@@ -288,8 +344,11 @@ impl<B: InboxBackend> Audited<B> {
     }
 
     fn record(&self, message: &SpooledMessage, event: AuditEvent) {
-        let record = AuditRecord::of(message, event, self.log.with_bodies);
-        if let Err(err) = self.log.append(&record) {
+        self.append(&AuditRecord::of(message, event, self.log.with_bodies));
+    }
+
+    fn append(&self, record: &AuditRecord) {
+        if let Err(err) = self.log.append(record) {
             eprintln!("host-shim: the audit log missed a record: {err:#}");
         }
     }
@@ -353,6 +412,30 @@ impl<B: InboxBackend> InboxBackend for Audited<B> {
         self.inner.sent_since(sender, since_ns)
     }
 
+    fn read_claims(&self) -> Result<super::claims::ClaimsAt> {
+        self.inner.read_claims()
+    }
+
+    fn write_claims(
+        &self,
+        revision: u64,
+        claims: &[crate::contract::latest::Claim],
+        changes: &[crate::contract::latest::ClaimChange],
+    ) -> Result<super::claims::ClaimsWritten> {
+        let written = self.inner.write_claims(revision, claims, changes)?;
+        if matches!(written, super::claims::ClaimsWritten::Written(_)) {
+            for change in changes {
+                let event = match change.kind {
+                    ChangeKind::Made => AuditEvent::Claimed,
+                    ChangeKind::Released => AuditEvent::Released,
+                    ChangeKind::Lapsed => AuditEvent::Lapsed,
+                };
+                self.append(&AuditRecord::of_claim(event, &change.claim, None));
+            }
+        }
+        Ok(written)
+    }
+
     fn inbound(&self, session: &str) -> Result<crate::contract::latest::InboundPolicy> {
         self.inner.inbound(session)
     }
@@ -412,6 +495,50 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir.join("log")), 0o700);
         assert_eq!(mode(&dir.join("log/audit.jsonl")), 0o600);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn each_claim_written_is_recorded_and_a_stale_write_records_nothing() {
+        let dir = scratch("claims");
+        let inbox = Audited::new(MemoryInbox::new(), AuditLog::open(&dir, false).unwrap());
+        let claim = Claim {
+            id: "c-0123456789ab".into(),
+            holder: "s-a".into(),
+            paths: vec!["/w/src/**".into()],
+            mode: crate::contract::latest::ClaimMode::Exclusive,
+            reason: "split".into(),
+            made_at_ms: 1,
+            ends_at_ms: 2,
+            seen_live_ms: 1,
+        };
+        let change = |kind| crate::contract::latest::ClaimChange {
+            kind,
+            claim: claim.clone(),
+        };
+        inbox
+            .write_claims(0, std::slice::from_ref(&claim), &[change(ChangeKind::Made)])
+            .unwrap();
+        // Written from an old revision: nothing changed, nothing recorded.
+        let stale = inbox.write_claims(0, &[], &[change(ChangeKind::Released)]);
+        assert_eq!(stale.unwrap(), super::super::claims::ClaimsWritten::Stale);
+        inbox
+            .write_claims(1, &[], &[change(ChangeKind::Lapsed)])
+            .unwrap();
+        let (records, bad, _) = AuditLog::open(&dir, false).unwrap().read_all();
+        assert!(bad.is_empty(), "{bad:?}");
+        let events: Vec<AuditEvent> = records.iter().map(|r| r.event).collect();
+        assert_eq!(events, [AuditEvent::Claimed, AuditEvent::Lapsed]);
+        let note = records[0].claim.as_ref().unwrap();
+        assert_eq!(
+            (
+                records[0].from.as_str(),
+                note.id.as_str(),
+                note.mode.as_str()
+            ),
+            ("s-a", "c-0123456789ab", "exclusive")
+        );
+        assert_eq!(note.paths, ["/w/src/**"]);
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -31,6 +31,8 @@ struct Sessions {
     next_place: u64,
     /// What each session's person lets in, when they said.
     inbound: HashMap<String, InboundPolicy>,
+    /// The claim set and its revision.
+    claims: super::claims::ClaimsAt,
 }
 
 #[derive(Debug)]
@@ -313,5 +315,26 @@ impl InboxBackend for MemoryInbox {
             _ => sessions.inbound.insert(session.to_string(), policy),
         };
         Ok(())
+    }
+
+    fn read_claims(&self) -> Result<super::claims::ClaimsAt> {
+        Ok(self.sessions().claims.clone())
+    }
+
+    fn write_claims(
+        &self,
+        revision: u64,
+        claims: &[crate::contract::latest::Claim],
+        _changes: &[crate::contract::latest::ClaimChange],
+    ) -> Result<super::claims::ClaimsWritten> {
+        let mut sessions = self.sessions();
+        if sessions.claims.revision != revision {
+            return Ok(super::claims::ClaimsWritten::Stale);
+        }
+        sessions.claims = super::claims::ClaimsAt {
+            claims: claims.to_vec(),
+            revision: revision + 1,
+        };
+        Ok(super::claims::ClaimsWritten::Written(revision + 1))
     }
 }

@@ -19,6 +19,7 @@
 //! backend to record each acceptance and hand-over in the audit log (`host-shim log`).
 
 pub mod audit;
+pub mod claims;
 pub mod delivery;
 mod hand_over;
 mod memory;
@@ -28,7 +29,9 @@ mod state_dir;
 pub mod suite;
 pub mod wake;
 
-use crate::contract::latest::{DeliveryMode, DeliveryState, InboundPolicy, InboxCount, MessageIds};
+use crate::contract::latest::{
+    Claim, ClaimChange, DeliveryMode, DeliveryState, InboundPolicy, InboxCount, MessageIds,
+};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -218,6 +221,25 @@ pub trait InboxBackend: Send + Sync {
     /// Sets what the person using `session` lets in. Only a person sets it (a CLI
     /// command, a harness's own setting), never a model's tool call.
     fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()>;
+
+    /// Every claim kept, at its revision (contract 0.6.0's `claims.read`). By default
+    /// the backend keeps none, and says so: the plugin then tells the model claims
+    /// are unavailable, and lets every write through unchecked.
+    fn read_claims(&self) -> Result<claims::ClaimsAt> {
+        anyhow::bail!("this inbox keeps no claims")
+    }
+
+    /// Replaces the claim set with `claims` when it is still at `revision`, atomically
+    /// for every process (and machine) sharing the backend; `changes` say what the
+    /// write did, for a log. By default the backend keeps none.
+    fn write_claims(
+        &self,
+        _revision: u64,
+        _claims: &[Claim],
+        _changes: &[ClaimChange],
+    ) -> Result<claims::ClaimsWritten> {
+        anyhow::bail!("this inbox keeps no claims")
+    }
 
     /// [`InboxBackend::put_unseen`] after looking the key up: a key accepted before
     /// is a repeat.

@@ -16,6 +16,8 @@
 //!                                      and sending caps count it)
 //! inbound/<session>                    `hold` or `refuse`: what the session's person
 //!                                      lets in (no file: accept)
+//! claims/<revision>.json               every session's claims at that revision (the
+//!                                      newest is the set: `super::claims`)
 //! tmp/                                 messages being written
 //! ```
 //!
@@ -606,6 +608,19 @@ impl InboxBackend for StateDir {
                 path.display(),
             )
         })
+    }
+
+    fn read_claims(&self) -> Result<super::claims::ClaimsAt> {
+        (super::claims::ClaimFiles { root: &self.root }).read()
+    }
+
+    fn write_claims(
+        &self,
+        revision: u64,
+        claims: &[crate::contract::latest::Claim],
+        _changes: &[crate::contract::latest::ClaimChange],
+    ) -> Result<super::claims::ClaimsWritten> {
+        (super::claims::ClaimFiles { root: &self.root }).write(revision, claims)
     }
 
     /// Written whole (a temporary file renamed into place); accept removes the file.

@@ -15,7 +15,7 @@ pub mod cache;
 pub(crate) mod policy;
 
 use crate::contract::CallRequest;
-use crate::contract::latest::{Answer, Tool};
+use crate::contract::latest::{Answer, Tool, WriteCheck};
 use crate::guard::{Delivery, Guard, HostBounds, HostStats, HostStop};
 use crate::harness::Harness;
 use crate::plugin::ContractVersion;
@@ -778,6 +778,28 @@ impl<H: Harness> Runtime<H> {
 }
 
 impl<H: Harness> Runtime<H> {
+    /// Whether session `caller` may write `paths` now (`tools.check-write`), asked by a
+    /// harness's pre-tool hook before a file-writing tool runs, over `harness` in a
+    /// fresh store: `Refused` carries what the model reads instead of the write. A
+    /// plugin before contract 0.6.0 makes no claims: every write is allowed. The error
+    /// is the call's as for [`Runtime::call`] (a host bound, a trap, the plugin's
+    /// settings error); the harness then lets the write through and may say why.
+    pub fn check_write(
+        &self,
+        harness: H,
+        caller: &str,
+        settings: &str,
+        paths: &[String],
+    ) -> (Result<WriteCheck, CallError>, H) {
+        let mut store = self.store(harness, caller);
+        let answer = match self.pre.check_write(&mut store, caller, settings, paths) {
+            Ok(answer) => answer.map_err(|message| self.refused(message)),
+            Err(err) => Err(self.failure(store.data(), err)),
+        };
+        let state = store.into_data();
+        (answer, state.guard.into_harness())
+    }
+
     /// The end of a send whose answer asked to await its reply
     /// ([`Answer::await_reply`]), in a fresh store: `reply` is the body the host took
     /// for the caller, none when none came. An answer that asked nothing comes back

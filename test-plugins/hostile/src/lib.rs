@@ -11,8 +11,10 @@ mod plugin {
         world: "plugin",
     });
 
-    use exports::harness::sessions::tools::{Answer, Guest, ReplyWait, ToolAnnotations, ToolSpec};
-    use harness::sessions::{inbox, session_query};
+    use exports::harness::sessions::tools::{
+        Answer, Guest, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck,
+    };
+    use harness::sessions::{claims, inbox, session_query};
 
     struct Hostile;
 
@@ -111,6 +113,13 @@ mod plugin {
                     }
                 }
                 // Deliver a small body twice.
+                // Writes the claims again and again, as a plugin stuck in its retry.
+                "claim-writes" => {
+                    for _ in 0..100 {
+                        let _ = claims::write(0, &[], &[]);
+                    }
+                    text("wrote the claims 100 times".to_string())
+                }
                 "deliver-twice" => {
                     let first = inbox::deliver(
                         &_arguments,
@@ -236,6 +245,17 @@ mod plugin {
                 refusal: None,
                 await_reply: None,
             })
+        }
+
+        fn check_write(
+            _caller: String,
+            _settings: String,
+            paths: Vec<String>,
+        ) -> Result<WriteCheck, String> {
+            Ok(WriteCheck::Refused(format!(
+                "refused {} paths",
+                paths.len()
+            )))
         }
     }
 

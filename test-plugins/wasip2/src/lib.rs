@@ -9,7 +9,7 @@ mod plugin {
         world: "plugin",
     });
 
-    use exports::harness::sessions::tools::{Answer, Guest, ReplyWait, ToolSpec};
+    use exports::harness::sessions::tools::{Answer, Guest, ReplyWait, ToolSpec, WriteCheck};
 
     fn outcome<T: ToString, E: std::fmt::Display>(result: Result<T, E>) -> String {
         match result {
@@ -74,6 +74,14 @@ mod plugin {
                 refusal: None,
                 await_reply: None,
             })
+        }
+
+        fn check_write(
+            _caller: String,
+            _settings: String,
+            _paths: Vec<String>,
+        ) -> Result<WriteCheck, String> {
+            Ok(WriteCheck::Allowed)
         }
     }
 

@@ -77,7 +77,7 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&started.stderr);
-    host_shim_testkit::has(&said, "3 tools over stdio");
+    host_shim_testkit::has(&said, "4 tools over stdio");
     ok(&setup(&home, "openclaw", &[]));
     // Again: nothing changes; removed: the person's files as they were, byte for byte, and no plugin folder.
     again_then_removed(&home, "openclaw", &before);

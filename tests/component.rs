@@ -726,9 +726,11 @@ fn a_claim_keeps_other_sessions_writes_out_until_released() {
 
     let paths = vec!["/w/parser/lib.rs".to_string(), "/w/me/notes.md".to_string()];
     let (check, host) = runtime().check_write(claimed.harness, "s-me", "", &paths);
-    let host_shim::WriteCheck::Refused(text) = check.unwrap() else {
+    let host_shim::WriteCheck::Refused(refusal) = check.unwrap() else {
         panic!("the write was not refused");
     };
+    assert_eq!(refusal.claims.len(), 1);
+    let text = refusal.text;
     assert!(
         text.starts_with(
             "write refused (claimed): /w/parser/lib.rs is claimed by another session:\n- s-live "

@@ -9,7 +9,7 @@ wit_bindgen::generate!({
 use crate::host;
 use crate::text::{Answer as CoreAnswer, RefusalCode, ReplyWait as CoreReplyWait};
 use exports::harness::sessions::tools::{
-    Answer, Guest, Refusal, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck,
+    Answer, Guest, Refusal, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck, WriteRefusal,
 };
 use harness::sessions::{claims, inbox, session_query as query};
 
@@ -358,7 +358,9 @@ impl Guest for Plugin {
         Ok(
             match crate::check_write_with_settings(&mut Imports, &caller_id, &settings, &paths)? {
                 crate::WriteCheck::Allowed => WriteCheck::Allowed,
-                crate::WriteCheck::Refused(text) => WriteCheck::Refused(text),
+                crate::WriteCheck::Refused { text, claims } => {
+                    WriteCheck::Refused(WriteRefusal { text, claims })
+                }
                 crate::WriteCheck::Unchecked(text) => WriteCheck::Unchecked(text),
             },
         )

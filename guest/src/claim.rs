@@ -429,7 +429,7 @@ mod tests {
         host.add(session("carol", 4).cwd("/work/repo").live(true));
         assert!(matches!(
             check(&mut host, "carol", &["src/a.rs"]),
-            WriteCheck::Refused(_)
+            WriteCheck::Refused { .. }
         ));
     }
 
@@ -441,10 +441,12 @@ mod tests {
             "alice",
             r#"{"paths": ["src/**"], "minutes": 5, "reason": "split"}"#,
         );
-        let WriteCheck::Refused(text) = check(&mut host, "bob", &["src/lib.rs", "README.md"])
+        let WriteCheck::Refused { text, claims } =
+            check(&mut host, "bob", &["src/lib.rs", "README.md"])
         else {
             panic!("not refused");
         };
+        assert_eq!(claims, [host.claims[0].id.clone()]);
         assert!(
             text.starts_with(
                 "write refused (claimed): /work/repo/src/lib.rs is claimed by another session:\n\
@@ -478,7 +480,7 @@ mod tests {
         host.now_ms = NOW + 9 * 60_000;
         assert!(matches!(
             check(&mut host, "bob", &["src/a.rs"]),
-            WriteCheck::Refused(_)
+            WriteCheck::Refused { .. }
         ));
         host.now_ms = NOW + 10 * 60_000;
         assert_eq!(check(&mut host, "bob", &["src/a.rs"]), WriteCheck::Allowed);
@@ -492,7 +494,7 @@ mod tests {
         host.now_ms = NOW + 39 * 60_000;
         assert!(matches!(
             check(&mut host, "bob", &["src/a.rs"]),
-            WriteCheck::Refused(_)
+            WriteCheck::Refused { .. }
         ));
     }
 

@@ -16,8 +16,11 @@ use crate::text::shorten;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WriteCheck {
     Allowed,
-    /// Not performed; the text for the model.
-    Refused(String),
+    /// Not performed: the text for the model, and the ids of the claims it fell in.
+    Refused {
+        text: String,
+        claims: Vec<String>,
+    },
     /// Performed unchecked; the text says why.
     Unchecked(String),
 }
@@ -97,7 +100,10 @@ pub fn run<H: SessionQuery + Claims>(
          the files, wait until the claim ends (the same write goes through then), or work on \
          other files.",
     );
-    WriteCheck::Refused(text)
+    WriteCheck::Refused {
+        text,
+        claims: blocking.iter().map(|c| c.id.clone()).collect(),
+    }
 }
 
 /// Writes the set once when the caller's claims are due to be marked seen (it is

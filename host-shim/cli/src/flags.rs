@@ -44,6 +44,7 @@ pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
     };
     match &mut cli.command {
         Some(Command::Call(args)) => args.source.harnesses = given,
+        Some(Command::CheckWrite(args)) => args.source.harnesses = given,
         Some(Command::Mcp(args)) => args.source.harnesses = given,
         Some(Command::Watch(args)) => args.harnesses = given,
         Some(Command::Demo(args)) => args.harnesses = given,
@@ -83,6 +84,7 @@ pub fn command(profiles: &[&'static dyn HarnessProfile]) -> clap::Command {
             listed(&titles_only, "and")
         ))
         .mut_subcommand("call", serving)
+        .mut_subcommand("check-write", serving)
         .mut_subcommand("mcp", serving)
         .mut_subcommand("watch", |c| c.args(sessions.iter().cloned()))
         // A tour is of one harness's sessions.
@@ -209,6 +211,11 @@ pub enum Command {
     /// Run one tool call and print its text exactly as the model sees it. A refusal is
     /// a normal answer (exit 0); only a host failure exits non-zero.
     Call(CallArgs),
+    /// Ask the plugin whether a session may write these files now (the check a
+    /// harness's hook makes before a file-writing tool runs): prints `allowed`, or the
+    /// refusal the model would read (exit status 2; the audit log records it), or why
+    /// the claims could not be checked (the write goes ahead).
+    CheckWrite(CheckWriteArgs),
     /// Serve the tools over the Model Context Protocol on stdio, for any MCP client
     /// (Claude Code, Codex, Cursor, Zed, …): each tools/call runs in a fresh sandboxed
     /// instance.
@@ -337,6 +344,21 @@ pub struct InboundArgs {
     pub policy: Option<String>,
     #[command(flatten)]
     pub state: StateArgs,
+}
+
+#[derive(clap::Args)]
+pub struct CheckWriteArgs {
+    /// The files the tool would write (relative ones are taken from the session's
+    /// workspace).
+    #[arg(required = true)]
+    pub paths: Vec<String>,
+    /// The writing session's id.
+    #[arg(long)]
+    pub caller: String,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub limits: LimitFlags,
 }
 
 #[derive(clap::Args)]

@@ -9,6 +9,7 @@
 
 mod call;
 mod catalog;
+mod check_write;
 mod claims;
 mod demo;
 pub mod doctor;
@@ -64,6 +65,11 @@ pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
             catalog::catalog(settings.as_deref(), plugin.as_deref(), cache_dir)
         }
         Command::Call(args) => call::run(args, cache_dir),
+        Command::CheckWrite(args) => match check_write::run(&args, cache_dir) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(2),
+            Err(err) => Err(err),
+        },
         Command::Mcp(args) => serve::run(args, cache_dir),
         Command::Log(args) => log::run(&args),
         Command::Inbound(args) => inbound::run(&args),

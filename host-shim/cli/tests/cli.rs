@@ -630,3 +630,65 @@ fn claims_are_listed_and_a_person_releases_one() {
         "{log}"
     );
 }
+
+/// A harness's hook asks `check-write` before a write: over Claude Code's own sessions,
+/// a claim one session made keeps another's write out (exit status 2, the model's
+/// text, a `write-refused` record), and leaves its other files alone.
+#[test]
+fn check_write_refuses_a_write_into_another_sessions_claim() {
+    let state = scratch("check-write-state");
+    let projects = common::claude_projects();
+    let over = |args: &[&str]| -> Output {
+        common::host_shim()
+            .env("XDG_CACHE_HOME", scratch("cache"))
+            .args(args)
+            .args(["--claude-projects", projects.to_str().unwrap()])
+            .args(["--state-dir", state.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let (shop, notes) = (
+        "11111111-aaaa-4aaa-8aaa-000000000001",
+        "33333333-cccc-4ccc-8ccc-000000000003",
+    );
+    let claimed = over(&[
+        "call",
+        "--caller",
+        shop,
+        "sessions_claim",
+        r#"{"paths": ["src/**"], "reason": "checkout"}"#,
+    ]);
+    assert!(
+        stdout(&claimed).starts_with("claimed c-"),
+        "{}{}",
+        stdout(&claimed),
+        stderr(&claimed)
+    );
+    let refused = over(&[
+        "check-write",
+        "--caller",
+        notes,
+        "/home/ada/shop/src/main.rs",
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stdout(&refused).starts_with(&format!(
+            "write refused (claimed): /home/ada/shop/src/main.rs is claimed by another session:\n- {shop} \"Checkout: split into steps\" holds c-"
+        )),
+        "{}",
+        stdout(&refused)
+    );
+    let elsewhere = over(&["check-write", "--caller", notes, "/home/ada/shop/README.md"]);
+    assert_eq!(
+        (elsewhere.status.code(), stdout(&elsewhere).as_str()),
+        (Some(0), "allowed\n")
+    );
+    // The holder's own write is its to make.
+    let own = over(&["check-write", "--caller", shop, "src/main.rs"]);
+    assert_eq!(stdout(&own), "allowed\n");
+    let log = stdout(&host_shim(&["log", "--state-dir", state.to_str().unwrap()]));
+    assert!(
+        log.contains(&format!(" write-refused {notes} in {shop}'s c-")),
+        "{log}"
+    );
+}

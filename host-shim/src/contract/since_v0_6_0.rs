@@ -21,7 +21,7 @@ use super::request::CallRequest;
 use wasmtime::Store;
 
 pub use exports::harness::sessions::tools::{
-    Answer, Refusal, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck,
+    Answer, Refusal, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck, WriteRefusal,
 };
 pub use harness::sessions::claims::{
     ChangeKind, Claim, ClaimChange, ClaimMode, ClaimSet, WriteFailure,

@@ -12,7 +12,7 @@ mod plugin {
     });
 
     use exports::harness::sessions::tools::{
-        Answer, Guest, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck,
+        Answer, Guest, ReplyWait, ToolAnnotations, ToolSpec, WriteCheck, WriteRefusal,
     };
     use harness::sessions::{claims, inbox, session_query};
 
@@ -252,10 +252,10 @@ mod plugin {
             _settings: String,
             paths: Vec<String>,
         ) -> Result<WriteCheck, String> {
-            Ok(WriteCheck::Refused(format!(
-                "refused {} paths",
-                paths.len()
-            )))
+            Ok(WriteCheck::Refused(WriteRefusal {
+                text: format!("refused {} paths", paths.len()),
+                claims: Vec::new(),
+            }))
         }
     }
 

@@ -1,24 +1,33 @@
-//! `host-shim check-write --caller ID PATH…`: the check a harness's hook makes before a
-//! session's file-writing tool runs (contract 0.6.0's `tools.check-write`), over the
-//! sessions the flags name and the state folder's claims. A refused write is recorded
-//! in the audit log (`write-refused`, the writer and each claim it fell in).
+//! The check before a session writes files (contract 0.6.0's `tools.check-write`),
+//! over the sessions the flags name and the state folder's claims: `host-shim
+//! check-write --caller ID PATH…` for a person or a script, and each harness's
+//! pre-write hook (`host-shim claude-write-hook` …), which reads the session and the
+//! files from the hook's input and answers a refusal in the hook's words. A refused
+//! write is recorded in the audit log (`write-refused`, the writer and each claim it
+//! fell in).
+//!
+//! A hook fails open: when the check cannot be made (no plugin, a store that does not
+//! read), it says why on stderr and exits 1, which the harnesses take as an error that
+//! does not block the tool; only a refusal keeps the write out.
 
-use crate::flags::CheckWriteArgs;
-use anyhow::Result;
+use crate::flags::{CheckWriteArgs, LimitFlags, SourceArgs, WriteHookArgs};
+use anyhow::{Context, Result};
 use host_shim::inbox::AuditLog;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord};
 use host_shim::{Harnesses, Runtime, WriteCheck};
+use host_shim_profile::WriteHook;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
-/// Prints the outcome; false when the write is refused.
+/// `host-shim check-write`: prints the outcome; false when the write is refused.
 pub fn run(args: &CheckWriteArgs, cache_dir: Option<PathBuf>) -> Result<bool> {
-    let options = args.limits.options(cache_dir, None, &args.source.state)?;
-    let stores = args.source.stores(options.limits.deadline)?;
-    let runtime: Runtime<Harnesses> = Runtime::with_options(&args.source.plugin()?, &options)?;
-    let settings = args.source.settings()?;
-    let (check, _) = runtime.check_write(stores.harnesses, &args.caller, &settings, &args.paths);
-    let settings_path = args.source.settings.as_deref();
-    match check.map_err(|err| crate::call::call_error(settings_path, err))? {
+    match check(
+        &args.source,
+        &args.limits,
+        cache_dir,
+        &args.caller,
+        &args.paths,
+    )? {
         WriteCheck::Allowed => {
             println!("allowed");
             Ok(true)
@@ -28,19 +37,72 @@ pub fn run(args: &CheckWriteArgs, cache_dir: Option<PathBuf>) -> Result<bool> {
             Ok(true)
         }
         WriteCheck::Refused(refusal) => {
-            if let Some(inbox) = &stores.inbox {
-                record(args, inbox.as_ref(), &refusal.claims);
-            }
             println!("{}", refusal.text);
             Ok(false)
         }
     }
 }
 
+/// One run of a harness's pre-write hook: its input from stdin, a refusal's answer to
+/// stdout; nothing for a write that may go ahead.
+pub fn hook_run(hook: &WriteHook, args: &WriteHookArgs) -> Result<()> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut input)
+        .context("cannot read the hook's input from stdin")?;
+    let Some(ask) = (hook.ask)(&input)? else {
+        return Ok(());
+    };
+    let cache_dir = host_shim::runtime::cache::default_dir();
+    match check(
+        &args.source,
+        &args.limits,
+        cache_dir,
+        &ask.session,
+        &ask.paths,
+    )? {
+        WriteCheck::Allowed => Ok(()),
+        WriteCheck::Unchecked(why) => {
+            eprintln!("host-shim {}: {why}", hook.command);
+            Ok(())
+        }
+        WriteCheck::Refused(refusal) => {
+            let mut out = std::io::stdout().lock();
+            (hook.refuse)(&refusal.text, &mut out)?;
+            Ok(out.flush()?)
+        }
+    }
+}
+
+/// Asks the plugin whether `caller` may write `paths`, and records a refusal.
+fn check(
+    source: &SourceArgs,
+    limits: &LimitFlags,
+    cache_dir: Option<PathBuf>,
+    caller: &str,
+    paths: &[String],
+) -> Result<WriteCheck> {
+    let options = limits.options(cache_dir, None, &source.state)?;
+    let stores = source.stores(options.limits.deadline)?;
+    let runtime: Runtime<Harnesses> = Runtime::with_options(&source.plugin()?, &options)?;
+    let settings = source.settings()?;
+    let (check, _) = runtime.check_write(stores.harnesses, caller, &settings, paths);
+    let check = check.map_err(|err| crate::call::call_error(source.settings.as_deref(), err))?;
+    if let (WriteCheck::Refused(refusal), Some(inbox)) = (&check, &stores.inbox) {
+        record(source, inbox.as_ref(), caller, &refusal.claims);
+    }
+    Ok(check)
+}
+
 /// The refused write in the audit log, once per claim it fell in (as the claims read
 /// now; one released meanwhile is not named). Never fails the check.
-fn record(args: &CheckWriteArgs, inbox: &dyn host_shim::inbox::InboxBackend, ids: &[String]) {
-    let logged = (args.source.state.root())
+fn record(
+    source: &SourceArgs,
+    inbox: &dyn host_shim::inbox::InboxBackend,
+    caller: &str,
+    ids: &[String],
+) {
+    let logged = (source.state.root())
         .and_then(|root| AuditLog::open(&root, false))
         .and_then(|log| {
             let claims = inbox.read_claims()?.claims;
@@ -48,7 +110,7 @@ fn record(args: &CheckWriteArgs, inbox: &dyn host_shim::inbox::InboxBackend, ids
                 log.append(&AuditRecord::of_claim(
                     AuditEvent::WriteRefused,
                     claim,
-                    Some(&args.caller),
+                    Some(caller),
                 ))?;
             }
             Ok(())

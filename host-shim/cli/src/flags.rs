@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{ArgGroup, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use host_shim::{Corpus, CorpusHost, Harnesses, RuntimeOptions, SharedInbox, Store};
 use host_shim_nats::{Cluster, MachineHost};
-use host_shim_profile::{HarnessProfile, Hook, Purpose, StoreInputs, path_of};
+use host_shim_profile::{HarnessProfile, Hook, Purpose, StoreInputs, WriteHook, path_of};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +20,11 @@ pub enum Invocation {
     Hook {
         hook: &'static Hook,
         state: StateArgs,
+    },
+    /// One run of a harness's pre-write hook.
+    WriteHook {
+        hook: &'static WriteHook,
+        args: Box<WriteHookArgs>,
     },
 }
 
@@ -36,6 +41,21 @@ pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
     {
         let state = StateArgs::from_arg_matches(sub).unwrap_or_else(|err| err.exit());
         return Invocation::Hook { hook, state };
+    }
+    if let Some((name, sub)) = sub
+        && let Some(hook) = (profiles.iter())
+            .filter_map(|profile| profile.write_hook())
+            .find(|hook| hook.command == name)
+    {
+        let mut args = WriteHookArgs::from_arg_matches(sub).unwrap_or_else(|err| err.exit());
+        args.source.harnesses = HarnessFlags {
+            profiles,
+            matches: sub.clone(),
+        };
+        return Invocation::WriteHook {
+            hook,
+            args: Box::new(args),
+        };
     }
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     let given = HarnessFlags {
@@ -106,6 +126,11 @@ pub fn command(profiles: &[&'static dyn HarnessProfile]) -> clap::Command {
         // The state folder's flags, then the hook's own words (over the struct's).
         let run = <StateArgs as clap::Args>::augment_args(clap::Command::new(hook.command));
         command = command.subcommand(run.about(hook.about));
+    }
+    // A pre-write hook takes the flags its harness's server takes.
+    for hook in profiles.iter().filter_map(|profile| profile.write_hook()) {
+        let run = <WriteHookArgs as clap::Args>::augment_args(clap::Command::new(hook.command));
+        command = command.subcommand(serving(run).about(hook.about));
     }
     command
 }
@@ -355,6 +380,15 @@ pub struct CheckWriteArgs {
     /// The writing session's id.
     #[arg(long)]
     pub caller: String,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub limits: LimitFlags,
+}
+
+/// A pre-write hook's flags: those of the server it checks writes for.
+#[derive(clap::Args)]
+pub struct WriteHookArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]

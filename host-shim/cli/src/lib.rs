@@ -38,6 +38,9 @@ pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
         Invocation::Hook { hook, state } => {
             return finish(hook_run(hook, &state));
         }
+        Invocation::WriteHook { hook, args } => {
+            return finish(check_write::hook_run(hook, &args));
+        }
         Invocation::Command(cli) => cli,
     };
     let cache_dir = cli.cache_dir();

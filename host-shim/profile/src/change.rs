@@ -178,6 +178,15 @@ impl Commands {
         }
     }
 
+    /// The shell command line of `host-shim WRITE_HOOK` with the server's flags (its
+    /// sessions flags, `--state-dir`, a wake flag), so the hook reads what the server
+    /// reads.
+    pub fn write_hook(&self, hook: &str) -> String {
+        let mut words = vec![self.binary.clone(), hook.to_string()];
+        words.extend(self.server_args.iter().skip(1).cloned());
+        command_line(&words)
+    }
+
     /// The shell command line of `host-shim HOOK`, with `--state-dir`.
     pub fn hook(&self, hook: &str) -> String {
         let mut words = vec![self.binary.clone(), hook.to_string()];

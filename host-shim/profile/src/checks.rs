@@ -99,6 +99,19 @@ pub fn check_hooks(
     file: &str,
     fix: &str,
 ) -> bool {
+    let without = "messages for its sessions wait";
+    check_hooks_for(report, (hooks, events, hook), file, fix, without)
+}
+
+/// [`check_hooks`] for a hook whose absence means `without` (`its writes are not
+/// checked against claims`).
+pub fn check_hooks_for(
+    report: &mut Report,
+    (hooks, events, hook): (Option<&Json>, &[hooks::Event], &str),
+    file: &str,
+    fix: &str,
+    without: &str,
+) -> bool {
     let mut missing = Vec::new();
     let mut binaries = Vec::new();
     for event in events {
@@ -124,7 +137,7 @@ pub fn check_hooks(
     } else {
         report.problem(
             &format!(
-                "no `host-shim {hook}` hook on {} in {file}: messages for its sessions wait",
+                "no `host-shim {hook}` hook on {} in {file}: {without}",
                 missing.join(", ")
             ),
             fix,

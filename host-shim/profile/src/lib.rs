@@ -210,6 +210,12 @@ pub trait HarnessProfile: Sync {
         self.facts().hooks
     }
 
+    /// Its pre-write hook (`host-shim claude-write-hook`), which asks the plugin before
+    /// a file-writing tool runs; none by default (its writes are not checked).
+    fn write_hook(&self) -> Option<&'static WriteHook> {
+        None
+    }
+
     /// The demo's words for a tour of its sessions.
     fn tour(&self) -> &'static Tour {
         &self.facts().tour
@@ -553,6 +559,30 @@ pub struct Hook {
     pub about: &'static str,
     /// One run over the state folder's inbox.
     pub answer: fn(&dyn StateFolder, &[u8], &mut dyn Write) -> Result<HookReport>,
+}
+
+/// A harness's pre-write hook: `host-shim <command>`, with the flags its MCP server is
+/// given (so it reads the same sessions), reads the hook's input on stdin before a
+/// tool runs; when the tool writes files, the plugin is asked (`check-write`) whether
+/// the session may write them now, and a refused write is answered in the hook's
+/// words: the model reads why, and the tool does not run.
+pub struct WriteHook {
+    /// The subcommand (`claude-write-hook`).
+    pub command: &'static str,
+    /// Its help: which tools it checks.
+    pub about: &'static str,
+    /// The session and the files the tool would write, from the hook's input; `None`
+    /// for a tool that writes no file (or one this hook does not check).
+    pub ask: fn(&[u8]) -> Result<Option<WriteAsk>>,
+    /// Writes the hook's answer refusing the write, `text` what the model reads.
+    pub refuse: fn(&str, &mut dyn Write) -> Result<()>,
+}
+
+/// What a pre-write hook asks: may `session` write `paths` (as the tool names them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteAsk {
+    pub session: String,
+    pub paths: Vec<String>,
 }
 
 /// The demo's words for a harness's sessions.

@@ -66,6 +66,10 @@ pub struct CommandHookInput {
     pub cwd: Option<String>,
     /// The session's record (a transcript, a rollout): what witnesses a hand-over.
     pub transcript_path: Option<String>,
+    /// Before or after a tool call (`PreToolUse`, `PostToolUse`): the tool's name.
+    pub tool_name: Option<String>,
+    /// Before or after a tool call: the tool's input, as the model gave it.
+    pub tool_input: Option<serde_json::Value>,
 }
 
 impl CommandHookInput {
@@ -85,6 +89,8 @@ impl CommandHookInput {
             agent_id: text("agent_id"),
             cwd: text("cwd"),
             transcript_path: text("transcript_path"),
+            tool_name: text("tool_name"),
+            tool_input: json.get("tool_input").cloned(),
         })
     }
 }

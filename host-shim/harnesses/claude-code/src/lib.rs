@@ -56,6 +56,7 @@ pub mod mcp_session;
 pub mod registry;
 pub mod settings;
 pub mod transcript;
+pub mod write_hook;
 /// What a transcript shows of the hand-overs offered to its session.
 pub use transcript::handed_over_ids;
 

@@ -14,6 +14,7 @@ Exits non-zero when any check fails, naming each.
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -749,6 +750,48 @@ def main():
     check("waiting-again" not in events and events.count("handed-over") == len(handed),
           "host-shim log: each offered, then handed over once the transcript showed it",
           {e: events.count(e) for e in set(events)})
+
+    # 14. Claims (contract 0.6.0): one session claims a file; another session's Write
+    # there is denied by its own PreToolUse hook, with the holder and the reason in the
+    # words its model reads, and nothing is written; its write elsewhere goes through;
+    # once the person releases the claim, the same write goes through.
+    shop, yard = HOME / "shop", HOME / "yard"
+    owner, writer = str(uuid.uuid4()), str(uuid.uuid4())
+    new_session(env, shop, owner, "Replant the beds",
+                [tool("sessions_claim", paths=["beds.md"], reason="replanting")])
+    claimed = [c for c in tool_calls(owner) if c[0] == "sessions_claim"]
+    check(bool(claimed) and (claimed[0][2] or "").startswith("claimed c-")
+          and f"{shop}/beds.md" in claimed[0][2] and not claimed[0][3],
+          "a session claims a file through the real client", claimed)
+    target, own = shop / "beds.md", yard / "plan.md"
+    writes = [{"tool": "Write", "input": {"file_path": str(target), "content": "yard was here"}},
+              {"tool": "Write", "input": {"file_path": str(own), "content": "the yard's own"}}]
+    claude(env, yard, ["--allowedTools", "Write", "--session-id", writer,
+                       prompt("Tidy the beds", writes)])
+    wrote = [c for c in tool_calls(writer) if c[0] == "Write"]
+    denied = wrote[0] if wrote else (None, None, "", None)
+    check("write refused (claimed)" in (denied[2] or "") and owner in denied[2]
+          and '"replanting"' in denied[2] and "sessions_send" in denied[2],
+          "the other session's Write into the claim is denied by its PreToolUse hook, naming "
+          "the holder, the reason and the next step", denied)
+    check(not target.exists(), "nothing was written into the claimed file", target)
+    check(own.exists() and own.read_text() == "the yard's own",
+          "its Write outside the claim goes through", own)
+    log = subprocess.run([HOST_SHIM, "log"], env=env, capture_output=True, text=True, cwd=HOME)
+    check(f"write-refused {writer} in {owner}'s c-" in log.stdout,
+          "host-shim log records the refused write", log.stdout[-600:])
+    listed = subprocess.run([HOST_SHIM, "claims"], env=env, capture_output=True, text=True,
+                            cwd=HOME)
+    ids = re.findall(r"^(c-[0-9a-f]{12}) " + re.escape(owner), listed.stdout, re.M)
+    check(len(ids) == 1, "host-shim claims lists the claim", listed.stdout)
+    if ids:
+        subprocess.run([HOST_SHIM, "claims", "release", ids[0]], env=env, check=True,
+                       capture_output=True, cwd=HOME)
+    again = str(uuid.uuid4())
+    claude(env, yard, ["--allowedTools", "Write", "--session-id", again,
+                       prompt("Tidy the beds again", writes[:1])])
+    check(target.exists() and target.read_text() == "yard was here",
+          "once the person released the claim, the same write goes through", target)
 
     # 11. Nothing registered once the sessions ended, nor by a probe.
     time.sleep(0.5)

@@ -29,6 +29,19 @@ fn a_fresh_home_gets_the_server_hooks_and_permission_once() {
         assert_eq!(groups[0]["hooks"][0]["command"], hook.as_str(), "{event}");
     }
     assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "*");
+    // Before each file-writing tool, the pre-write hook, reading the server's sessions.
+    let projects = home.join(".claude/projects");
+    assert_eq!(
+        settings["hooks"]["PreToolUse"],
+        serde_json::json!([{"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{
+            "type": "command",
+            "command": format!(
+                "{} claude-write-hook --claude-projects {}",
+                binary(),
+                projects.to_string_lossy()
+            ),
+        }]}])
+    );
     // Twice: nothing changes.
     let before = files(&home);
     let said = ok(&setup(&home, "claude", &[]));

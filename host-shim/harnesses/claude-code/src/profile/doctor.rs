@@ -2,7 +2,7 @@
 //! the tools; the permission and the hooks are in `settings.json`.
 
 use super::setup::{self as claude_setup, Places};
-use host_shim_profile::checks::{Report, check_hooks, check_server_in};
+use host_shim_profile::checks::{Report, check_hooks, check_hooks_for, check_server_in};
 use host_shim_profile::json::{Json, JsonFile};
 
 pub fn check(report: &mut Report, places: &Places, fix: &str) {
@@ -49,6 +49,14 @@ pub fn check(report: &mut Report, places: &Places, fix: &str) {
                 claude_setup::HOOK,
                 &shown.to_string(),
                 fix,
+            );
+            let write_hook = crate::write_hook::WRITE_HOOK;
+            check_hooks_for(
+                report,
+                (hooks, &claude_setup::WRITE_EVENTS, write_hook),
+                &shown.to_string(),
+                fix,
+                "its sessions' writes are not checked against other sessions' claims",
             );
         }
     }

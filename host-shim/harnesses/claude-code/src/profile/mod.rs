@@ -16,7 +16,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     CallerOfCall, Facts, HarnessProfile, Hook, PathFlag, ServedParts, Serving, SetupInputs,
-    StoreInputs, Tour, WakeFlag, path_of, pinned_version,
+    StoreInputs, Tour, WakeFlag, WriteHook, path_of, pinned_version,
 };
 use std::path::{Path, PathBuf};
 
@@ -34,8 +34,9 @@ static FACTS: Facts = Facts {
     ),
     home_hint: "~/.claude",
     set_up: "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
-         mcp__session-tools__sessions_read, mcp__session-tools__sessions_send); `claude mcp \
-         list` shows the server.",
+         mcp__session-tools__sessions_read, mcp__session-tools__sessions_send, \
+         mcp__session-tools__sessions_claim), and its file writes keep out of other \
+         sessions' claims; `claude mcp list` shows the server.",
     sessions: PathFlag {
         id: SESSIONS,
         long: "claude-projects",
@@ -77,9 +78,25 @@ static FACTS: Facts = Facts {
     resume: Some("claude --resume {id}"),
 };
 
+/// `host-shim claude-write-hook`: the plugin asked before Claude Code writes a file.
+static WRITE_HOOK: WriteHook = WriteHook {
+    command: crate::write_hook::WRITE_HOOK,
+    about: "A Claude Code PreToolUse hook (Edit, Write, MultiEdit, NotebookEdit): reads the \
+            hook's JSON on stdin and asks the plugin whether the session may write the file \
+            now; a write into another session's claim is denied with the reason the model \
+            reads. Takes the flags of `host-shim mcp`, so it reads the sessions the server \
+            reads",
+    ask: crate::write_hook::ask,
+    refuse: crate::write_hook::refuse,
+};
+
 impl HarnessProfile for Claude {
     fn facts(&self) -> &'static Facts {
         &FACTS
+    }
+
+    fn write_hook(&self) -> Option<&'static WriteHook> {
+        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

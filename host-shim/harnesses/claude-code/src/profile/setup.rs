@@ -25,6 +25,11 @@ pub const EVENTS: [Event; 4] = [
 ];
 /// The hook's subcommand.
 pub const HOOK: &str = "claude-hook";
+/// The pre-write hook's event: before each tool that writes a file.
+pub const WRITE_EVENTS: [Event; 1] = [Event::matching(
+    "PreToolUse",
+    crate::write_hook::WRITING_TOOLS,
+)];
 
 /// Where Claude Code keeps what setup edits.
 pub struct Places {
@@ -63,6 +68,7 @@ impl Places {
 pub fn changes(places: &Places, setup: &SetupInputs) -> Result<Vec<Change>> {
     let commands = setup.commands;
     let hook = commands.hook(HOOK);
+    let write_hook = commands.write_hook(crate::write_hook::WRITE_HOOK);
     // As `claude mcp add --scope user` writes it.
     let server = Json::Object(Object::of([
         ("type", Json::str("stdio")),
@@ -81,7 +87,11 @@ pub fn changes(places: &Places, setup: &SetupInputs) -> Result<Vec<Change>> {
         remove_hooks_and_permission(&mut settings.object, &places.settings_file)?;
     } else {
         object_at(&mut config.object, "mcpServers", &places.config_file)?.insert(SERVER, server);
-        add_hooks_and_permission(&mut settings.object, &hook, &places.settings_file)?;
+        add_hooks_and_permission(
+            &mut settings.object,
+            (&hook, &write_hook),
+            &places.settings_file,
+        )?;
     }
     Ok(vec![
         Change {
@@ -99,14 +109,21 @@ pub fn changes(places: &Places, setup: &SetupInputs) -> Result<Vec<Change>> {
     ])
 }
 
-fn add_hooks_and_permission(settings: &mut Object, hook: &str, file: &Path) -> Result<()> {
+/// `commands`: the hand-over hook's command line and the pre-write hook's.
+fn add_hooks_and_permission(
+    settings: &mut Object,
+    (hook, write_hook): (&str, &str),
+    file: &Path,
+) -> Result<()> {
     let permissions = object_at(settings, "permissions", file)?;
     let allow = array_at(permissions, "allow", file)?;
     if !allow.iter().any(|p| p.as_str() == Some(PERMISSION)) {
         allow.push(Json::str(PERMISSION));
     }
     let hooks = object_at(settings, "hooks", file)?;
-    hooks::add(hooks, &EVENTS, HOOK, hook, file)
+    hooks::add(hooks, &EVENTS, HOOK, hook, file)?;
+    let write_hook_name = crate::write_hook::WRITE_HOOK;
+    hooks::add(hooks, &WRITE_EVENTS, write_hook_name, write_hook, file)
 }
 
 fn remove_hooks_and_permission(settings: &mut Object, file: &Path) -> Result<()> {
@@ -125,10 +142,12 @@ fn remove_hooks_and_permission(settings: &mut Object, file: &Path) -> Result<()>
             drop_if_empty(settings, "permissions");
         }
     }
-    if let Some(Json::Object(hooks)) = settings.get_mut("hooks")
-        && hooks::remove(hooks, &EVENTS, HOOK)
-    {
-        drop_if_empty(settings, "hooks");
+    if let Some(Json::Object(hooks)) = settings.get_mut("hooks") {
+        let handing = hooks::remove(hooks, &EVENTS, HOOK);
+        let writing = hooks::remove(hooks, &WRITE_EVENTS, crate::write_hook::WRITE_HOOK);
+        if handing || writing {
+            drop_if_empty(settings, "hooks");
+        }
     }
     Ok(())
 }

@@ -1,0 +1,131 @@
+//! `host-shim claude-write-hook`: Claude Code's `PreToolUse` hook for the tools that
+//! write files (`Edit`, `Write`, `MultiEdit`: `file_path`; `NotebookEdit`:
+//! `notebook_path`). The command asks the plugin whether the session may write there
+//! now (another session's claim may cover it); a refused write is answered
+//! `permissionDecision: "deny"` with the plugin's text as the reason, which Claude
+//! Code shows the model instead of running the tool (Claude Code's hooks reference,
+//! <https://code.claude.com/docs/en/hooks>). Any other tool or event: no answer, so
+//! the tool runs. Bash commands are not parsed for the files they write.
+
+use anyhow::{Result, bail};
+use host_shim::inbox::CommandHookInput;
+use host_shim_profile::WriteAsk;
+use std::io::Write;
+
+/// The hook's subcommand.
+pub const WRITE_HOOK: &str = "claude-write-hook";
+/// The tools it checks, as setup's `PreToolUse` matcher names them.
+pub const WRITING_TOOLS: &str = "Edit|Write|MultiEdit|NotebookEdit";
+
+/// The session and the file a writing tool's call would write.
+pub fn ask(input: &[u8]) -> Result<Option<WriteAsk>> {
+    // Copilot CLI runs a trusted project's Claude Code hooks too (see `hook.rs`).
+    if std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1") {
+        return Ok(None);
+    }
+    let input = CommandHookInput::read(input, WRITE_HOOK, "Claude Code")?;
+    if input.event != "PreToolUse" {
+        return Ok(None);
+    }
+    let tool = input.tool_name.as_deref().unwrap_or("");
+    let field = match tool {
+        "Edit" | "Write" | "MultiEdit" => "file_path",
+        "NotebookEdit" => "notebook_path",
+        _ => return Ok(None),
+    };
+    let path = (input.tool_input.as_ref())
+        .and_then(|given| given.get(field))
+        .and_then(|path| path.as_str());
+    let Some(path) = path.filter(|p| !p.trim().is_empty()) else {
+        bail!("the {tool} call's input has no {field}: its write was not checked");
+    };
+    Ok(Some(WriteAsk {
+        session: input.session,
+        paths: vec![path.to_string()],
+    }))
+}
+
+/// Claude Code's answer refusing the tool call, `text` the reason the model reads.
+pub fn refuse(text: &str, out: &mut dyn Write) -> Result<()> {
+    let answer = serde_json::json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": text,
+        }
+    });
+    writeln!(out, "{answer}")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(tool: &str, tool_input: serde_json::Value) -> Vec<u8> {
+        serde_json::json!({
+            "session_id": "6f1e0c2a-0000-4000-8000-000000000001",
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": tool_input,
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn each_writing_tool_names_its_file_and_other_tools_are_not_asked_about() {
+        for (tool, field) in [
+            ("Edit", "file_path"),
+            ("Write", "file_path"),
+            ("MultiEdit", "file_path"),
+            ("NotebookEdit", "notebook_path"),
+        ] {
+            let asked = ask(&input(tool, serde_json::json!({ field: "/w/src/a.rs" }))).unwrap();
+            assert_eq!(
+                asked,
+                Some(WriteAsk {
+                    session: "6f1e0c2a-0000-4000-8000-000000000001".into(),
+                    paths: vec!["/w/src/a.rs".into()],
+                }),
+                "{tool}"
+            );
+        }
+        let read = input("Read", serde_json::json!({"file_path": "/w/src/a.rs"}));
+        assert_eq!(ask(&read).unwrap(), None);
+        let bash = input(
+            "Bash",
+            serde_json::json!({"command": "echo hi > /w/src/a.rs"}),
+        );
+        assert_eq!(ask(&bash).unwrap(), None);
+        let after = String::from_utf8(input("Write", serde_json::json!({"file_path": "/w/a"})))
+            .unwrap()
+            .replace("PreToolUse", "PostToolUse");
+        assert_eq!(ask(after.as_bytes()).unwrap(), None);
+    }
+
+    #[test]
+    fn a_writing_call_without_its_file_is_an_error_that_says_so() {
+        let err = ask(&input("Write", serde_json::json!({"content": "x"}))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the Write call's input has no file_path: its write was not checked"
+        );
+        assert!(ask(b"not json").is_err());
+    }
+
+    #[test]
+    fn a_refusal_is_a_deny_with_the_plugins_text() {
+        let mut out = Vec::new();
+        refuse("write refused (claimed): …", &mut out).unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            answer,
+            serde_json::json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "write refused (claimed): …",
+            }})
+        );
+    }
+}

@@ -40,11 +40,13 @@ use crate::config::STEP_TIMEOUT;
 use crate::connection::{Connection, Entry, Work, transient};
 use crate::ledger::Ledger;
 use crate::lookup::{Decided, conditional_publish};
+use crate::permissions::CLAIMS_KEY;
 use crate::watch::Watched;
 use anyhow::{Context, Result, anyhow, bail};
 use async_nats::jetstream::kv;
 use host_shim::contract::frames::{frame_sender, naming_machine};
 use host_shim::contract::latest::{DeliveryState, InboundPolicy, InboxCount};
+use host_shim::inbox::claims::{self, ClaimsAt, ClaimsWritten};
 use host_shim::inbox::{
     Handed, Handing, Handle, InboxBackend, InboxContents, Located, Put, SameWords, Sent,
     SpooledMessage, Step, Waiting, now_ns,
@@ -819,6 +821,32 @@ impl InboxBackend for NatsInbox {
     fn set_inbound(&self, session: &str, policy: InboundPolicy) -> Result<()> {
         let key = format!("p.{}", self.session_keys(session)?);
         (self.connection).put(&self.kv, &key, policy.as_str().as_bytes().to_vec())
+    }
+
+    /// The claims of every machine: one key, its revision the stream's sequence.
+    fn read_claims(&self) -> Result<ClaimsAt> {
+        let Some((value, revision)) = self.connection.entry(&self.kv, CLAIMS_KEY)? else {
+            return Ok(ClaimsAt::default());
+        };
+        let claims = claims::from_json(&value, "the cluster's claims (key c)")?;
+        Ok(ClaimsAt { claims, revision })
+    }
+
+    /// Written only when the key's last write is still `revision` (JetStream checks it
+    /// on the stream's leader, for every machine at once). A write whose
+    /// acknowledgement never came is an error, and the plugin reads and decides again.
+    fn write_claims(
+        &self,
+        revision: u64,
+        claims: &[host_shim::contract::latest::Claim],
+        _changes: &[host_shim::contract::latest::ClaimChange],
+    ) -> Result<ClaimsWritten> {
+        Ok(
+            match self.write_at(CLAIMS_KEY, claims::to_json(claims), revision)? {
+                Some(revision) => ClaimsWritten::Written(revision),
+                None => ClaimsWritten::Stale,
+            },
+        )
     }
 }
 

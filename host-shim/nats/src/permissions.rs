@@ -25,6 +25,9 @@
 use crate::config::MachineName;
 use crate::config::live_bucket;
 
+/// The key of the claim set in the bucket.
+pub const CLAIMS_KEY: &str = "c";
+
 /// The subjects `machine` may publish to and subscribe to, on the deployment's
 /// `bucket`.
 pub fn subjects(bucket: &str, machine: &MachineName) -> (Vec<String>, Vec<String>) {
@@ -57,6 +60,7 @@ pub fn subjects_reaching(
     let readable = [
         "d.*".to_string(),
         "p.*.*".to_string(),
+        CLAIMS_KEY.to_string(),
         format!("m.{machine}.>"),
         format!("s.{machine}.>"),
         format!("m.*.*.{machine}.*"),
@@ -90,6 +94,9 @@ pub fn subjects_reaching(
         format!("$KV.{bucket}.s.{machine}.>"),
         format!("$KV.{bucket}.p.{machine}.*"),
         format!("$KV.{bucket}.d.{machine}"),
+        // The claims, one set every machine shares (a write lands only at the revision
+        // its writer read: `crate::inbox`).
+        format!("$KV.{bucket}.{CLAIMS_KEY}"),
         format!("$KV.{live}.{machine}"),
         format!("st.{bucket}.*.read"),
     ]);

@@ -149,6 +149,24 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
         r#"{"session_id": "beta-s2", "message": "hello"}"#,
     );
     assert!(sent.starts_with("accepted for beta-s2"), "{sent}");
+    // Claims are one set the machines share: alpha's claim, made under its own
+    // credentials (its sessions' store keeping what the cluster's inbox keeps, as the
+    // command's stores do), is read by beta under beta's.
+    let alpha_sessions = Corpus::new(Some("alpha-s0".into()), vec![Session::new("alpha-s0", 1)]);
+    let store = CorpusHost::with_inbox(Arc::new(alpha_sessions), alpha.inbox());
+    let request = CallRequest {
+        caller: "alpha-s0".to_string(),
+        call_id: "claim-1".to_string(),
+        tool: "sessions_claim".to_string(),
+        arguments: r#"{"paths": ["/w/alpha/src/**"], "reason": "shared"}"#.to_string(),
+        ..CallRequest::default()
+    };
+    let harness = Harnesses::new(vec![Box::new(store)]).on_machine("alpha");
+    let claimed = runtime.call(harness, &request).answer.unwrap().text;
+    assert!(claimed.starts_with("claimed c-"), "{claimed}");
+    let seen = host_shim::inbox::InboxBackend::read_claims(&*beta.inbox()).unwrap();
+    let holders: Vec<&str> = seen.claims.iter().map(|c| c.holder.as_str()).collect();
+    assert_eq!(holders, ["alpha-s0"]);
 
     // Now alpha tries beta's place, with a client of its own credentials.
     let tokio = tokio::runtime::Builder::new_multi_thread()

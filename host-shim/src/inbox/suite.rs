@@ -34,6 +34,43 @@ pub fn run_all<B: InboxBackend>(fresh: impl Fn() -> B) {
     an_offer_the_record_does_not_show_waits_again_when_its_time_is_up(&fresh());
     a_message_no_record_can_show_is_handed_over_when_offered(&fresh());
     a_failed_answer_leaves_an_offer_unmade(&fresh());
+    the_claims_are_replaced_only_at_the_revision_read(&fresh());
+}
+
+pub fn the_claims_are_replaced_only_at_the_revision_read(inbox: &dyn InboxBackend) {
+    use super::claims::ClaimsWritten;
+    use crate::contract::latest::{Claim, ClaimMode};
+    let claim = |id: &str| Claim {
+        id: id.to_string(),
+        holder: "s1".to_string(),
+        paths: vec!["/w/src/**".to_string(), "/w/README.md".to_string()],
+        mode: ClaimMode::Shared,
+        reason: "a reason, \"quoted\"".to_string(),
+        made_at_ms: 1,
+        ends_at_ms: 2,
+        seen_live_ms: 3,
+    };
+    // Never written: none, at revision 0.
+    let empty = inbox.read_claims().unwrap();
+    assert!(empty.claims.is_empty());
+    let first = inbox
+        .write_claims(empty.revision, &[claim("c-1")], &[])
+        .unwrap();
+    let ClaimsWritten::Written(revision) = first else {
+        panic!("the first write at the revision read lands: {first:?}");
+    };
+    let read = inbox.read_claims().unwrap();
+    assert_eq!((read.claims, read.revision), (vec![claim("c-1")], revision));
+    // A second writer that read the empty set is told it is stale, and nothing changes.
+    let late = inbox
+        .write_claims(empty.revision, &[claim("c-2")], &[])
+        .unwrap();
+    assert_eq!(late, ClaimsWritten::Stale);
+    assert_eq!(inbox.read_claims().unwrap().claims, [claim("c-1")]);
+    // At the revision read, the set is replaced whole (here by none).
+    let emptied = inbox.write_claims(revision, &[], &[]).unwrap();
+    assert!(matches!(emptied, ClaimsWritten::Written(next) if next != revision));
+    assert!(inbox.read_claims().unwrap().claims.is_empty());
 }
 
 pub fn one_waiting_message_is_found_by_its_handle(inbox: &dyn InboxBackend) {

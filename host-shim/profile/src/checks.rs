@@ -103,9 +103,20 @@ pub fn check_hooks(
     check_hooks_for(report, (hooks, events, hook), file, fix, without)
 }
 
+/// [`check_hooks`] for a harness's pre-write hook ([`crate::WriteHook`]).
+pub fn check_write_hook(
+    report: &mut Report,
+    (hooks, events, hook): (Option<&Json>, &[hooks::Event], &str),
+    file: &str,
+    fix: &str,
+) -> bool {
+    let without = "its sessions' writes are not checked against other sessions' claims";
+    check_hooks_for(report, (hooks, events, hook), file, fix, without)
+}
+
 /// [`check_hooks`] for a hook whose absence means `without` (`its writes are not
 /// checked against claims`).
-pub fn check_hooks_for(
+fn check_hooks_for(
     report: &mut Report,
     (hooks, events, hook): (Option<&Json>, &[hooks::Event], &str),
     file: &str,

@@ -585,6 +585,39 @@ pub struct WriteAsk {
     pub paths: Vec<String>,
 }
 
+impl WriteAsk {
+    /// From a command hook's input in the shape Claude Code, Codex and Gemini CLI share
+    /// (`session_id`, `hook_event_name`, `tool_name`, `tool_input`): at `event`, a call
+    /// of one of `tools` (each a tool's name and the field of its input that names the
+    /// file it writes) asks about that file; any other event or tool asks nothing. A
+    /// writing call without its file is an error that says its write was not checked.
+    pub fn from_hook_input(
+        input: &[u8],
+        (hook, harness): (&str, &str),
+        event: &str,
+        tools: &[(&str, &str)],
+    ) -> Result<Option<WriteAsk>> {
+        let input = host_shim::inbox::CommandHookInput::read(input, hook, harness)?;
+        let tool = input.tool_name.as_deref().unwrap_or("");
+        let Some((_, field)) = (input.event == event)
+            .then(|| tools.iter().find(|(name, _)| *name == tool))
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        let path = (input.tool_input.as_ref())
+            .and_then(|given| given.get(field))
+            .and_then(|path| path.as_str());
+        let Some(path) = path.filter(|p| !p.trim().is_empty()) else {
+            anyhow::bail!("the {tool} call's input has no {field}: its write was not checked");
+        };
+        Ok(Some(WriteAsk {
+            session: input.session,
+            paths: vec![path.to_string()],
+        }))
+    }
+}
+
 /// The demo's words for a harness's sessions.
 pub struct Tour {
     /// What the sessions are, e.g. "Claude Code's sessions".

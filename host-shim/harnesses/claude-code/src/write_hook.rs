@@ -7,8 +7,7 @@
 //! <https://code.claude.com/docs/en/hooks>). Any other tool or event: no answer, so
 //! the tool runs. Bash commands are not parsed for the files they write.
 
-use anyhow::{Result, bail};
-use host_shim::inbox::CommandHookInput;
+use anyhow::Result;
 use host_shim_profile::WriteAsk;
 use std::io::Write;
 
@@ -17,32 +16,21 @@ pub const WRITE_HOOK: &str = "claude-write-hook";
 /// The tools it checks, as setup's `PreToolUse` matcher names them.
 pub const WRITING_TOOLS: &str = "Edit|Write|MultiEdit|NotebookEdit";
 
+/// The tools it checks, each with the field of its input that names the file.
+const TOOLS: [(&str, &str); 4] = [
+    ("Edit", "file_path"),
+    ("Write", "file_path"),
+    ("MultiEdit", "file_path"),
+    ("NotebookEdit", "notebook_path"),
+];
+
 /// The session and the file a writing tool's call would write.
 pub fn ask(input: &[u8]) -> Result<Option<WriteAsk>> {
     // Copilot CLI runs a trusted project's Claude Code hooks too (see `hook.rs`).
     if std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1") {
         return Ok(None);
     }
-    let input = CommandHookInput::read(input, WRITE_HOOK, "Claude Code")?;
-    if input.event != "PreToolUse" {
-        return Ok(None);
-    }
-    let tool = input.tool_name.as_deref().unwrap_or("");
-    let field = match tool {
-        "Edit" | "Write" | "MultiEdit" => "file_path",
-        "NotebookEdit" => "notebook_path",
-        _ => return Ok(None),
-    };
-    let path = (input.tool_input.as_ref())
-        .and_then(|given| given.get(field))
-        .and_then(|path| path.as_str());
-    let Some(path) = path.filter(|p| !p.trim().is_empty()) else {
-        bail!("the {tool} call's input has no {field}: its write was not checked");
-    };
-    Ok(Some(WriteAsk {
-        session: input.session,
-        paths: vec![path.to_string()],
-    }))
+    WriteAsk::from_hook_input(input, (WRITE_HOOK, "Claude Code"), "PreToolUse", &TOOLS)
 }
 
 /// Claude Code's answer refusing the tool call, `text` the reason the model reads.

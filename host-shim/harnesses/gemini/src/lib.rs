@@ -45,6 +45,7 @@ pub mod profile;
 pub use profile::Gemini;
 pub mod chat;
 pub mod hook;
+pub mod write_hook;
 
 use chat::{Chat, ChatMessage, Line, Segment, is_session_context, segments};
 use host_shim::contract::latest::{

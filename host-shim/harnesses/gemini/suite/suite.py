@@ -147,6 +147,31 @@ def woken_by_the_wake_command(lead, work):
     holds("the woken Gemini ends its turn", stopped(sleeper), log.read_text()[-1500:] if log.exists() else "")
 
 
+def claims_keep_writes_out(work):
+    """Contract 0.6.0: one session claims a file; another session's write_file there is
+    denied by its own BeforeTool hook, in words naming the holder and the reason, and
+    nothing is written; its write elsewhere goes through."""
+    owner = Run(script("Replant the beds", tool("sessions_claim", paths=["beds.md"],
+                                                 reason="replanting"), {"say": "claimed"}), work)
+    claimed = owner.results("mcp_session-tools_sessions_claim")
+    holds("a Gemini session claims a file", claimed and claimed[0].startswith("claimed c-")
+          and str(work / "beds.md") in claimed[0], claimed or owner.out[-2000:])
+    target, own = work / "beds.md", work / "notes.md"
+    writer = Run(script("Tidy the beds",
+                        {"tool": "write_file", "input": {"file_path": str(target), "content": "x"}},
+                        {"tool": "write_file", "input": {"file_path": str(own), "content": "mine"}},
+                        {"say": "done"}), work)
+    wrote = writer.results("write_file")
+    holds("another session's write_file into the claim is denied by its BeforeTool hook, "
+          "naming the holder, the reason and the next step",
+          len(wrote) == 2 and "write refused (claimed)" in wrote[0] and owner.session in wrote[0]
+          and '"replanting"' in wrote[0] and "sessions_send" in wrote[0], wrote)
+    holds("nothing was written into the claimed file, and the other write went through",
+          not target.exists() and own.exists() and own.read_text() == "mine",
+          (target.exists(), own.exists()))
+    print("     the model read:", (wrote or [""])[0][:400])
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     GEMINI_HOME.mkdir(parents=True)
@@ -283,6 +308,7 @@ def main():
 
     with_claude_code(lead.session, work)
     woken_by_the_wake_command(lead.session, work)
+    claims_keep_writes_out(work)
 
     doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(WORK),
                                "ordinary headless turns")

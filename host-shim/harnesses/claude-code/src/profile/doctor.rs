@@ -2,7 +2,7 @@
 //! the tools; the permission and the hooks are in `settings.json`.
 
 use super::setup::{self as claude_setup, Places};
-use host_shim_profile::checks::{Report, check_hooks, check_hooks_for, check_server_in};
+use host_shim_profile::checks::{Report, check_hooks, check_server_in, check_write_hook};
 use host_shim_profile::json::{Json, JsonFile};
 
 pub fn check(report: &mut Report, places: &Places, fix: &str) {
@@ -51,13 +51,8 @@ pub fn check(report: &mut Report, places: &Places, fix: &str) {
                 fix,
             );
             let write_hook = crate::write_hook::WRITE_HOOK;
-            check_hooks_for(
-                report,
-                (hooks, &claude_setup::WRITE_EVENTS, write_hook),
-                &shown.to_string(),
-                fix,
-                "its sessions' writes are not checked against other sessions' claims",
-            );
+            let asked = (hooks, &claude_setup::WRITE_EVENTS[..], write_hook);
+            check_write_hook(report, asked, &shown.to_string(), fix);
         }
     }
 }

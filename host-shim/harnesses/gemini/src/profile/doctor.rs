@@ -3,7 +3,7 @@
 //! delete.
 
 use super::setup as gemini_setup;
-use host_shim_profile::checks::{Report, check_hooks, check_server_in};
+use host_shim_profile::checks::{Report, check_hooks, check_server_in, check_write_hook};
 use host_shim_profile::json::{Json, JsonFile};
 use std::path::Path;
 
@@ -35,6 +35,13 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
         &settings_file.display().to_string(),
         fix,
     );
+    let write_hook = crate::write_hook::WRITE_HOOK;
+    let asked = (
+        settings.object.get("hooks"),
+        &gemini_setup::WRITE_EVENTS[..],
+        write_hook,
+    );
+    check_write_hook(report, asked, &settings_file.display().to_string(), fix);
     // Gemini's clean-up at start deletes old session files, and with a resume's stub
     // every file of that session.
     let retention = (settings.object.get("general"))

@@ -14,7 +14,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag,
-    pinned_version,
+    WriteHook, pinned_version,
 };
 use std::path::Path;
 
@@ -31,7 +31,9 @@ static FACTS: Facts = Facts {
     ),
     home_hint: "~/.gemini",
     set_up: "a new `gemini` session has the tools (mcp_session-tools_sessions_list, \
-         mcp_session-tools_sessions_read, mcp_session-tools_sessions_send), the server trusted so headless `gemini -p` is offered them too. Gemini \
+         mcp_session-tools_sessions_read, mcp_session-tools_sessions_send, \
+         mcp_session-tools_sessions_claim), the server trusted so headless `gemini -p` is \
+         offered them too, and its file writes keep out of other sessions' claims. Gemini \
          CLI loads a user's settings only in a trusted folder: trust it when Gemini asks, or set \
          GEMINI_CLI_TRUST_WORKSPACE=true for a headless run.",
     sessions: PathFlag {
@@ -78,9 +80,24 @@ static FACTS: Facts = Facts {
     resume: Some("gemini --resume {id}"),
 };
 
+/// `host-shim gemini-write-hook`: the plugin asked before Gemini CLI writes a file.
+static WRITE_HOOK: WriteHook = WriteHook {
+    command: crate::write_hook::WRITE_HOOK,
+    about: "A Gemini CLI BeforeTool hook (write_file, replace): reads the hook's JSON on \
+            stdin and asks the plugin whether the session may write the file now; a write \
+            into another session's claim is denied with the reason the model reads. Takes \
+            the flags of `host-shim mcp`, so it reads the sessions the server reads",
+    ask: crate::write_hook::ask,
+    refuse: crate::write_hook::refuse,
+};
+
 impl HarnessProfile for Gemini {
     fn facts(&self) -> &'static Facts {
         &FACTS
+    }
+
+    fn write_hook(&self) -> Option<&'static WriteHook> {
+        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

@@ -27,6 +27,12 @@ pub const EVENTS: [Event; 5] = [
     Event::on("AfterAgent"),
 ];
 
+/// The pre-write hook's event: before each tool that writes a file.
+pub const WRITE_EVENTS: [Event; 1] = [Event::matching(
+    "BeforeTool",
+    crate::write_hook::WRITING_TOOLS,
+)];
+
 /// What setup (or `--remove`) would change in Gemini CLI's settings.
 pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
     let commands = setup.commands;
@@ -35,10 +41,12 @@ pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
     let mut settings = JsonFile::read(&settings_file)?;
     if setup.remove {
         remove_our_server(&mut settings.object, SERVER, &settings_file)?;
-        if let Some(Json::Object(hooks)) = settings.object.get_mut("hooks")
-            && hooks::remove(hooks, &EVENTS, HOOK)
-        {
-            drop_if_empty(&mut settings.object, "hooks");
+        if let Some(Json::Object(hooks)) = settings.object.get_mut("hooks") {
+            let handing = hooks::remove(hooks, &EVENTS, HOOK);
+            let writing = hooks::remove(hooks, &WRITE_EVENTS, crate::write_hook::WRITE_HOOK);
+            if handing || writing {
+                drop_if_empty(&mut settings.object, "hooks");
+            }
         }
     } else {
         let server = Json::Object(Object::of([
@@ -54,6 +62,9 @@ pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
         object_at(&mut settings.object, "mcpServers", &settings_file)?.insert(SERVER, server);
         let hooks = object_at(&mut settings.object, "hooks", &settings_file)?;
         hooks::add(hooks, &EVENTS, HOOK, &commands.hook(HOOK), &settings_file)?;
+        let write_hook = crate::write_hook::WRITE_HOOK;
+        let command = commands.write_hook(write_hook);
+        hooks::add(hooks, &WRITE_EVENTS, write_hook, &command, &settings_file)?;
     }
     Ok(vec![Change {
         after: settings.after(),

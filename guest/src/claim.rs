@@ -73,13 +73,7 @@ impl ClaimRequest {
 }
 
 fn refusal(code: RefusalCode, cause: String, next: &str) -> Answer {
-    Refusal {
-        tool: NAME,
-        code,
-        cause,
-        next: next.to_string(),
-    }
-    .answer()
+    Refusal::of(NAME, code, cause, next)
 }
 
 fn failed(failure: ChangeFailure) -> Answer {

@@ -97,13 +97,7 @@ impl SendRequest {
 }
 
 fn refusal(code: RefusalCode, cause: String, next: &str) -> Answer {
-    Refusal {
-        tool: NAME,
-        code,
-        cause,
-        next: next.to_string(),
-    }
-    .answer()
+    Refusal::of(NAME, code, cause, next)
 }
 
 /// The delivery key of one tool call: the same for every attempt of the call, distinct

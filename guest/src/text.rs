@@ -161,6 +161,17 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// The answer of `tool` refusing with `code`: the cause, then the next step.
+    pub fn of(tool: &'static str, code: RefusalCode, cause: String, next: &str) -> Answer {
+        Refusal {
+            tool,
+            code,
+            cause,
+            next: next.to_string(),
+        }
+        .answer()
+    }
+
     pub fn answer(&self) -> Answer {
         let text = format!(
             "{} refused ({}): {}\nNext step: {}",

@@ -133,31 +133,16 @@ impl<T: 'static> PluginPre<T> {
         accepted: &Answer,
         reply: Option<&str>,
     ) -> wasmtime::Result<Result<Answer, String>> {
+        // The same call for each version that awaits (0.4.0 and later).
+        macro_rules! awaited {
+            ($module:ident, $pre:expr, $wait:expr) => {
+                contract::$module::reply_awaited($pre, store, request, &accepted.text, $wait, reply)
+            };
+        }
         match (self, &accepted.await_reply) {
-            (PluginPre::V0_6_0(pre), Some(wait)) => contract::since_v0_6_0::reply_awaited(
-                pre,
-                store,
-                request,
-                &accepted.text,
-                wait,
-                reply,
-            ),
-            (PluginPre::V0_5_0(pre), Some(wait)) => contract::since_v0_5_0::reply_awaited(
-                pre,
-                store,
-                request,
-                &accepted.text,
-                wait,
-                reply,
-            ),
-            (PluginPre::V0_4_0(pre), Some(wait)) => contract::since_v0_4_0::reply_awaited(
-                pre,
-                store,
-                request,
-                &accepted.text,
-                wait,
-                reply,
-            ),
+            (PluginPre::V0_6_0(pre), Some(wait)) => awaited!(since_v0_6_0, pre, wait),
+            (PluginPre::V0_5_0(pre), Some(wait)) => awaited!(since_v0_5_0, pre, wait),
+            (PluginPre::V0_4_0(pre), Some(wait)) => awaited!(since_v0_4_0, pre, wait),
             _ => Ok(Ok(accepted.clone())),
         }
     }

@@ -174,15 +174,7 @@ fn the_catalog_is_json_and_empty_when_disabled() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "sessions_list",
-            "sessions_read",
-            "sessions_send",
-            "sessions_claim"
-        ]
-    );
+    assert_eq!(names, host_shim_profile::checks::TOOLS);
     assert_eq!(tools[0]["input_schema"]["type"], "object");
     assert_eq!(
         tools[0]["annotations"],

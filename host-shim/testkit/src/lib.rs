@@ -37,6 +37,18 @@ pub fn lacks(text: &str, part: &str) {
     assert!(!text.contains(part), "{part:?} is in:\n{text}");
 }
 
+/// What a hook answers, written by `answer` for `text` (a pre-write hook's refusal),
+/// read back as the harness reads it: one JSON value.
+#[track_caller]
+pub fn answer_of(
+    answer: fn(&str, &mut dyn std::io::Write) -> anyhow::Result<()>,
+    text: &str,
+) -> serde_json::Value {
+    let mut out = Vec::new();
+    answer(text, &mut out).unwrap();
+    serde_json::from_slice(&out).unwrap()
+}
+
 /// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
 pub fn scratch(suite: &str, name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir()

@@ -104,16 +104,13 @@ mod tests {
 
     #[test]
     fn a_refusal_is_a_deny_with_the_plugins_text() {
-        let mut out = Vec::new();
-        refuse("write refused (claimed): …", &mut out).unwrap();
-        let answer: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let answer = host_shim_testkit::answer_of(refuse, "write refused (claimed): …");
+        let said = &answer["hookSpecificOutput"];
+        assert_eq!(said["hookEventName"], "PreToolUse");
+        assert_eq!(said["permissionDecision"], "deny");
         assert_eq!(
-            answer,
-            serde_json::json!({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": "write refused (claimed): …",
-            }})
+            said["permissionDecisionReason"],
+            "write refused (claimed): …"
         );
     }
 }

@@ -71,12 +71,7 @@ mod tests {
 
     #[test]
     fn a_refusal_is_a_deny_with_the_plugins_text() {
-        let mut out = Vec::new();
-        refuse("write refused (claimed): …", &mut out).unwrap();
-        let answer: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(
-            answer,
-            serde_json::json!({"decision": "deny", "reason": "write refused (claimed): …"})
-        );
+        let denied = serde_json::json!({"decision": "deny", "reason": "claimed: …"});
+        assert_eq!(host_shim_testkit::answer_of(refuse, "claimed: …"), denied);
     }
 }

@@ -717,4 +717,21 @@ mod tests {
         let listing = crate::list::run(&mut host, "bob", &request).unwrap();
         assert!(!listing.contains("claims="), "{listing}");
     }
+
+    #[test]
+    fn a_write_of_more_files_than_one_check_looks_at_is_said_unchecked() {
+        let mut host = team();
+        let many: Vec<String> = (0..=write_check::MAX_PATHS)
+            .map(|i| format!("f{i}"))
+            .collect();
+        let paths: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            check(&mut host, "bob", &paths),
+            WriteCheck::Unchecked(
+                "claims were not checked for this write: it names 257 files, more than the 256 \
+                 one check looks at."
+                    .to_string()
+            )
+        );
+    }
 }

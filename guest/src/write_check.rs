@@ -36,8 +36,15 @@ pub fn run<H: SessionQuery + Claims>(
 ) -> WriteCheck {
     let mut places = Places::new(caller);
     let workspace = places.lookup(host, caller).and_then(|h| h.cwd);
-    let mut written = Vec::with_capacity(paths.len().min(MAX_PATHS));
-    for path in paths.iter().take(MAX_PATHS) {
+    if paths.len() > MAX_PATHS {
+        return WriteCheck::Unchecked(format!(
+            "claims were not checked for this write: it names {} files, more than the \
+             {MAX_PATHS} one check looks at.",
+            paths.len()
+        ));
+    }
+    let mut written = Vec::with_capacity(paths.len());
+    for path in paths {
         match glob::written(path, workspace.as_deref()) {
             Some(path) => written.push(path),
             None => {

@@ -1,5 +1,6 @@
-//! What a harness implements to serve the plugin: the WIT's two imported interfaces
-//! (`harness:sessions@0.6.0`; `claims` is the inbox's, [`Inbox::claims_inbox`]), one method per WIT function, over the WIT's own types.
+//! What a harness implements to serve the plugin: the WIT's imported interfaces
+//! (`harness:sessions@0.6.0`; `claims` is the inbox's, [`Inbox::claims_inbox`]), one
+//! method per WIT function, over the WIT's own types.
 //! The runtime calls these during a tool call only, one call at a time per store. A
 //! plugin built against an older contract is served over the same methods.
 

@@ -62,7 +62,7 @@ pub fn run(args: &ClaimsArgs) -> Result<()> {
 
 /// One line per claim, soonest end first; a claim whose time is up reads as ended (the
 /// plugin drops it at the next claim or write check).
-fn listing(claims: &[Claim], now_ms: i64) -> String {
+pub(crate) fn listing(claims: &[Claim], now_ms: i64) -> String {
     if claims.is_empty() {
         return "no claims\n".to_string();
     }

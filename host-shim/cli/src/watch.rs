@@ -3,7 +3,9 @@
 //! what each lets in and how many messages wait for it; and the messages between them,
 //! newest first: from, to, mode, hop, size, waiting (for how long) or handed over
 //! (how long after). Keys read a message and set a session's inbound as
-//! `host-shim inbound` does. `--once` prints the same view as text and ends. On a
+//! `host-shim inbound` does. A session's row counts the claims it holds (`claims=N`),
+//! and `--once` lists the claims after the messages. `--once` prints the same view as
+//! text and ends. On a
 //! machine joined to a cluster the inbox is the cluster's: this machine's sessions,
 //! with what waits for them there from any machine, and the messages this machine
 //! accepted and handed over (its audit log).
@@ -15,7 +17,7 @@
 
 use crate::flags::WatchArgs;
 use anyhow::Result;
-use host_shim::contract::latest::InboundPolicy;
+use host_shim::contract::latest::{Claim, InboundPolicy};
 use host_shim::inbox::audit::{AuditEvent, AuditRecord, Cursor, body_hash};
 use host_shim::inbox::{AuditLog, SharedInbox, StateDir};
 use host_shim::{LocalPresence, Store};
@@ -41,6 +43,8 @@ pub struct SessionRow {
     pub idle: bool,
     pub inbound: InboundPolicy,
     pub waiting: usize,
+    /// The claims it holds whose time is not up.
+    pub claims: usize,
     /// The newest message to or from it (ms), for the order.
     pub last_ms: u64,
 }
@@ -58,6 +62,8 @@ pub struct Snapshot {
     pub sessions: Vec<SessionRow>,
     /// Newest first.
     pub messages: Vec<MessageRow>,
+    /// Every session's claims, as the inbox keeps them.
+    pub claims: Vec<Claim>,
 }
 
 /// The sources of the view, read again at each refresh (the audit log from where it
@@ -121,18 +127,26 @@ impl Watched {
         pair(&mut self.messages, new, self.cluster.is_some());
         let excess = self.messages.len().saturating_sub(MESSAGES_KEPT);
         self.messages.drain(..excess);
-        let sessions = self.sessions();
+        // Claims that cannot be read show none (the claims command says why).
+        let claims = self
+            .inbox
+            .read_claims()
+            .map_or_else(|_| Vec::new(), |at| at.claims);
+        let sessions = self.sessions(&claims);
         Snapshot {
             sessions,
             messages: self.messages.iter().rev().cloned().collect(),
+            claims,
         }
     }
 
     /// The sessions a person watches: live ones, and those the state folder or the log
     /// knows of (messages waiting, or in a conversation); a large harness's other
     /// sessions stay out of the way and cost nothing to read.
-    fn sessions(&mut self) -> Vec<SessionRow> {
+    fn sessions(&mut self, claims: &[Claim]) -> Vec<SessionRow> {
         let live = self.presence.live_sessions();
+        let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+        let running: Vec<&Claim> = claims.iter().filter(|c| c.ends_at_ms > now).collect();
         let mut known: HashSet<String> = match (&self.folder, &self.cluster) {
             (Some(folder), _) => folder.sessions().unwrap_or_default(),
             (None, Some(cluster)) => cluster.sessions_waiting().unwrap_or_default(),
@@ -141,6 +155,7 @@ impl Watched {
         .into_iter()
         .collect();
         known.extend(live.iter().cloned());
+        known.extend(running.iter().map(|claim| claim.holder.clone()));
         for message in &self.messages {
             known.insert(message.accepted.to.clone());
             if !message.accepted.from.is_empty() {
@@ -156,6 +171,7 @@ impl Watched {
                 idle: false,
                 inbound: InboundPolicy::Accept,
                 waiting: 0,
+                claims: 0,
                 last_ms: 0,
             };
         let mut rows: Vec<SessionRow> = Vec::new();
@@ -191,6 +207,7 @@ impl Watched {
             row.idle = row.live && self.presence.is_idle(&row.id);
             row.inbound = self.inbox.inbound(&row.id).unwrap_or(InboundPolicy::Accept);
             row.waiting = self.inbox.waiting(&row.id).map_or(0, |w| w.messages.len());
+            row.claims = running.iter().filter(|c| c.holder == row.id).count();
             row.last_ms = (self.messages.iter())
                 .filter(|m| m.accepted.to == row.id || m.accepted.from == row.id)
                 .map(|m| m.handed_ms.unwrap_or(m.accepted.at_ms))
@@ -296,6 +313,9 @@ pub fn session_line(row: &SessionRow) -> String {
     if row.waiting > 0 {
         line.push_str(&format!("  {} waiting", row.waiting));
     }
+    if row.claims > 0 {
+        line.push_str(&format!("  claims={}", row.claims));
+    }
     if let Some(title) = &row.title {
         line.push_str("  ");
         // One line, whatever the title holds.
@@ -359,6 +379,11 @@ pub fn run(args: &WatchArgs) -> Result<()> {
         println!("Messages (newest first)");
         for row in &snapshot.messages {
             println!("  {}", message_line(row, now));
+        }
+        println!("Claims");
+        let now = i64::try_from(now).unwrap_or(i64::MAX);
+        for line in crate::claims::listing(&snapshot.claims, now).lines() {
+            println!("  {line}");
         }
         return Ok(());
     }
@@ -661,17 +686,18 @@ mod tests {
             idle: true,
             inbound: InboundPolicy::Hold,
             waiting: 2,
+            claims: 1,
             last_ms: 0,
         };
         assert_eq!(
             session_line(&row),
-            "s-b  toy         live, idle  inbound=hold  2 waiting  Plan the beds"
+            "s-b  toy         live, idle  inbound=hold  2 waiting  claims=1  Plan the beds"
         );
         // A title of several lines is shown on one.
         let row = SessionRow {
             title: Some("Plan\nthe\tbeds".into()),
             ..row
         };
-        assert!(session_line(&row).ends_with("waiting  Plan the beds"));
+        assert!(session_line(&row).ends_with("claims=1  Plan the beds"));
     }
 }

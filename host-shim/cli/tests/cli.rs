@@ -683,4 +683,59 @@ fn check_write_refuses_a_write_into_another_sessions_claim() {
         log.contains(&format!(" write-refused {notes} in {shop}'s c-")),
         "{log}"
     );
+    // The person's view: the holder's row counts its claim, and the claims are listed.
+    let screen = stdout(&over(&["watch", "--once"]));
+    assert!(
+        (screen.lines()).any(|l| l.starts_with(&format!("  {shop}")) && l.contains("claims=1")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Claims\n  c-") && screen.contains(&format!(" {shop} exclusive until ")),
+        "{screen}"
+    );
+    // Claude Code's pre-write hook, with the server's flags: a deny with the same words.
+    let hook = |tool: &str, path: &str| -> Output {
+        let mut child = common::host_shim()
+            .env("XDG_CACHE_HOME", scratch("cache"))
+            .args([
+                "claude-write-hook",
+                "--claude-projects",
+                projects.to_str().unwrap(),
+            ])
+            .args(["--state-dir", state.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = serde_json::json!({
+            "session_id": notes, "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": {"file_path": path, "content": "x"},
+        });
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.to_string().as_bytes()).unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    };
+    let denied = hook("Write", "/home/ada/shop/src/main.rs");
+    assert!(denied.status.success(), "{}", stderr(&denied));
+    let answer: serde_json::Value = serde_json::from_slice(&denied.stdout).unwrap();
+    let said = &answer["hookSpecificOutput"];
+    assert_eq!(said["permissionDecision"], "deny");
+    assert_eq!(
+        said["permissionDecisionReason"].as_str().unwrap(),
+        stdout(&refused).trim_end()
+    );
+    for (tool, path) in [
+        ("Write", "/home/ada/shop/README.md"),
+        ("Read", "/home/ada/shop/src/main.rs"),
+    ] {
+        let let_through = hook(tool, path);
+        assert!(
+            let_through.status.success() && let_through.stdout.is_empty(),
+            "{tool} {path}: {}",
+            stderr(&let_through)
+        );
+    }
 }

@@ -734,4 +734,23 @@ mod tests {
             )
         );
     }
+
+    #[test]
+    fn a_holder_on_another_machine_is_named_with_it() {
+        let mut host = team();
+        host.add(
+            session("remote", 5)
+                .cwd("/work/repo")
+                .live(true)
+                .machine("beta")
+                .title("Far"),
+        );
+        call(&mut host, "remote", r#"{"paths": ["src/**"]}"#);
+        let answer = call(&mut host, "alice", r#"{"paths": ["src/a.rs"]}"#);
+        assert!(
+            answer.text.contains("\n- remote \"Far\" on beta holds c-"),
+            "{}",
+            answer.text
+        );
+    }
 }

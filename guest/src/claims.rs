@@ -53,7 +53,7 @@ impl Board {
         } = host.read_claims()?;
         let holders: Vec<&str> = claims.iter().map(|c| c.holder.as_str()).collect();
         places.learn(host, &holders);
-        let grace_ms = i64::from(grace_minutes) * 60_000;
+        let grace_ms = grace_of(grace_minutes);
         let mut board = Board {
             revision,
             now_ms,
@@ -67,11 +67,10 @@ impl Board {
                 claim.seen_live_ms = now_ms;
                 board.refreshed = true;
             }
-            let gone = !holder_live && claim.seen_live_ms.saturating_add(grace_ms) <= now_ms;
-            if claim.ends_at_ms <= now_ms || gone {
-                board.lapsed.push(claim);
-            } else {
+            if running(&claim, now_ms, holder_live, grace_ms) {
                 board.live.push(claim);
+            } else {
+                board.lapsed.push(claim);
             }
         }
         Ok(board)
@@ -174,7 +173,13 @@ pub fn utc_minute(ms: i64) -> String {
     )
 }
 
-/// Whether `claim` still runs at `now_ms`, its holder live now or not.
+/// `claimGraceMinutes` in milliseconds.
+fn grace_of(minutes: u32) -> i64 {
+    i64::from(minutes) * 60_000
+}
+
+/// Whether `claim` still runs at `now_ms`, its holder live now or not: its time is not
+/// up, and its holder is live or was seen live within the grace period.
 fn running(claim: &Claim, now_ms: i64, holder_live: bool, grace_ms: i64) -> bool {
     claim.ends_at_ms > now_ms
         && (holder_live || claim.seen_live_ms.saturating_add(grace_ms) > now_ms)
@@ -192,7 +197,7 @@ pub fn write_held<H: Claims>(
     let Ok(set) = host.read_claims() else {
         return;
     };
-    let grace_ms = i64::from(grace_minutes) * 60_000;
+    let grace_ms = grace_of(grace_minutes);
     let held: Vec<&Claim> = (set.claims.iter())
         .filter(|c| c.holder == holder && running(c, set.now_ms, live, grace_ms))
         .collect();
@@ -219,7 +224,7 @@ pub fn counts<H: Claims>(host: &mut H, holders: &[(&str, bool)], grace_minutes: 
     let Ok(set) = host.read_claims() else {
         return vec![0; holders.len()];
     };
-    let grace_ms = i64::from(grace_minutes) * 60_000;
+    let grace_ms = grace_of(grace_minutes);
     (holders.iter())
         .map(|(holder, live)| {
             (set.claims.iter())

@@ -128,6 +128,25 @@ def a_send_and_its_retry(answers, target, state):
           and len(events_named(state, "accepted", target)) == 1, answers)
 
 
+def a_claim_keeps_writes_out(who, claimed, refusal, refused, holder, files):
+    """The checks every suite makes of contract 0.6.0's claims: `who` ("an OpenCode
+    session") claimed `files[0]` (`claimed`: the claim tool's results); `refused`, the
+    texts the writer's model read for each write into the claim, each names `holder`,
+    the reason ("replanting") and the next step, as `refusal` says; nothing was written
+    there, and the writer's other file, `files[1]`, holds `files[2]`."""
+    target, own, text = files
+    holds(f"{who} claims a file", bool(claimed) and claimed[0].startswith("claimed c-")
+          and str(target) in claimed[0], claimed)
+    holds(f"{refusal}, naming the holder, the reason and the next step",
+          bool(refused) and all("write refused (claimed)" in t and holder in t
+                                and '"replanting"' in t and "sessions_send" in t for t in refused),
+          refused)
+    holds("nothing was written into the claimed file, and the other write went through",
+          not target.exists() and own.exists() and own.read_text() == text,
+          (target.exists(), own.exists() and own.read_text()))
+    print("     the model read:", (refused or [""])[0][:400])
+
+
 def finish():
     """Names every failed check and exits 1, or says all held."""
     print()

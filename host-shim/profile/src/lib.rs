@@ -22,6 +22,9 @@ pub mod checks;
 pub mod companion;
 pub mod hooks;
 pub mod json;
+pub mod write;
+
+pub use write::{WriteAsk, WriteHook, Written};
 
 use crate::change::Change;
 use crate::checks::Report;
@@ -559,63 +562,6 @@ pub struct Hook {
     pub about: &'static str,
     /// One run over the state folder's inbox.
     pub answer: fn(&dyn StateFolder, &[u8], &mut dyn Write) -> Result<HookReport>,
-}
-
-/// A harness's pre-write hook: `host-shim <command>`, with the flags its MCP server is
-/// given (so it reads the same sessions), reads the hook's input on stdin before a
-/// tool runs; when the tool writes files, the plugin is asked (`check-write`) whether
-/// the session may write them now, and a refused write is answered in the hook's
-/// words: the model reads why, and the tool does not run.
-pub struct WriteHook {
-    /// The subcommand (`claude-write-hook`).
-    pub command: &'static str,
-    /// Its help: which tools it checks.
-    pub about: &'static str,
-    /// The session and the files the tool would write, from the hook's input; `None`
-    /// for a tool that writes no file (or one this hook does not check).
-    pub ask: fn(&[u8]) -> Result<Option<WriteAsk>>,
-    /// Writes the hook's answer refusing the write, `text` what the model reads.
-    pub refuse: fn(&str, &mut dyn Write) -> Result<()>,
-}
-
-/// What a pre-write hook asks: may `session` write `paths` (as the tool names them).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteAsk {
-    pub session: String,
-    pub paths: Vec<String>,
-}
-
-impl WriteAsk {
-    /// From a command hook's input in the shape Claude Code, Codex and Gemini CLI share
-    /// (`session_id`, `hook_event_name`, `tool_name`, `tool_input`): at `event`, a call
-    /// of one of `tools` (each a tool's name and the field of its input that names the
-    /// file it writes) asks about that file; any other event or tool asks nothing. A
-    /// writing call without its file is an error that says its write was not checked.
-    pub fn from_hook_input(
-        input: &[u8],
-        (hook, harness): (&str, &str),
-        event: &str,
-        tools: &[(&str, &str)],
-    ) -> Result<Option<WriteAsk>> {
-        let input = host_shim::inbox::CommandHookInput::read(input, hook, harness)?;
-        let tool = input.tool_name.as_deref().unwrap_or("");
-        let Some((_, field)) = (input.event == event)
-            .then(|| tools.iter().find(|(name, _)| *name == tool))
-            .flatten()
-        else {
-            return Ok(None);
-        };
-        let path = (input.tool_input.as_ref())
-            .and_then(|given| given.get(field))
-            .and_then(|path| path.as_str());
-        let Some(path) = path.filter(|p| !p.trim().is_empty()) else {
-            anyhow::bail!("the {tool} call's input has no {field}: its write was not checked");
-        };
-        Ok(Some(WriteAsk {
-            session: input.session,
-            paths: vec![path.to_string()],
-        }))
-    }
 }
 
 /// The demo's words for a harness's sessions.

@@ -49,6 +49,25 @@ pub fn answer_of(
     serde_json::from_slice(&out).unwrap()
 }
 
+/// A command hook's input in the shape Claude Code, Codex and Gemini CLI share (and our
+/// OpenCode and OpenClaw plugins give their pre-write hook): `session` at `event`,
+/// about to call `tool` with `tool_input`.
+pub fn hook_input(
+    session: &str,
+    event: &str,
+    tool: &str,
+    tool_input: serde_json::Value,
+) -> Vec<u8> {
+    serde_json::json!({
+        "session_id": session,
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": tool_input,
+    })
+    .to_string()
+    .into_bytes()
+}
+
 /// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
 pub fn scratch(suite: &str, name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir()

@@ -121,3 +121,24 @@ fn hooks_answer_what_is_not_json(profile: &dyn HarnessProfile) {
         }
     }
 }
+
+/// A harness plugin's source (OpenCode's, OpenClaw's) runs `hook` before the calls of
+/// exactly `tools`: it declares both as the plugin's `WRITING` and `WRITE_HOOK`, and
+/// takes the shared write check.
+#[track_caller]
+pub fn assert_plugin_checks_writes(
+    plugin: &str,
+    hook: &str,
+    tools: &[(&str, host_shim_profile::Written)],
+) {
+    let names: Vec<String> = tools.iter().map(|(name, _)| format!("{name:?}")).collect();
+    let writing = format!("const WRITING = new Set([{}]);", names.join(", "));
+    let hook = format!("const WRITE_HOOK = \"{hook}\";");
+    for line in [
+        &*writing,
+        &*hook,
+        host_shim_profile::write::PLUGIN_WRITE_CHECK_MARK,
+    ] {
+        assert!(plugin.contains(line), "the plugin lacks {line}");
+    }
+}

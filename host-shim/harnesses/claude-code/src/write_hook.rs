@@ -8,8 +8,7 @@
 //! the tool runs. Bash commands are not parsed for the files they write.
 
 use anyhow::Result;
-use host_shim_profile::WriteAsk;
-use std::io::Write;
+use host_shim_profile::{WriteAsk, Written};
 
 /// The hook's subcommand.
 pub const WRITE_HOOK: &str = "claude-write-hook";
@@ -17,11 +16,11 @@ pub const WRITE_HOOK: &str = "claude-write-hook";
 pub const WRITING_TOOLS: &str = "Edit|Write|MultiEdit|NotebookEdit";
 
 /// The tools it checks, each with the field of its input that names the file.
-const TOOLS: [(&str, &str); 4] = [
-    ("Edit", "file_path"),
-    ("Write", "file_path"),
-    ("MultiEdit", "file_path"),
-    ("NotebookEdit", "notebook_path"),
+const TOOLS: [(&str, Written); 4] = [
+    ("Edit", Written::File("file_path")),
+    ("Write", Written::File("file_path")),
+    ("MultiEdit", Written::File("file_path")),
+    ("NotebookEdit", Written::File("notebook_path")),
 ];
 
 /// The session and the file a writing tool's call would write.
@@ -33,32 +32,17 @@ pub fn ask(input: &[u8]) -> Result<Option<WriteAsk>> {
     WriteAsk::from_hook_input(input, (WRITE_HOOK, "Claude Code"), "PreToolUse", &TOOLS)
 }
 
-/// Claude Code's answer refusing the tool call, `text` the reason the model reads.
-pub fn refuse(text: &str, out: &mut dyn Write) -> Result<()> {
-    let answer = serde_json::json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": text,
-        }
-    });
-    writeln!(out, "{answer}")?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn input(tool: &str, tool_input: serde_json::Value) -> Vec<u8> {
-        serde_json::json!({
-            "session_id": "6f1e0c2a-0000-4000-8000-000000000001",
-            "hook_event_name": "PreToolUse",
-            "tool_name": tool,
-            "tool_input": tool_input,
-        })
-        .to_string()
-        .into_bytes()
+        host_shim_testkit::hook_input(
+            "6f1e0c2a-0000-4000-8000-000000000001",
+            "PreToolUse",
+            tool,
+            tool_input,
+        )
     }
 
     #[test]
@@ -104,7 +88,10 @@ mod tests {
 
     #[test]
     fn a_refusal_is_a_deny_with_the_plugins_text() {
-        let answer = host_shim_testkit::answer_of(refuse, "write refused (claimed): …");
+        let answer = host_shim_testkit::answer_of(
+            host_shim_profile::write::deny_pre_tool_use,
+            "write refused (claimed): …",
+        );
         let said = &answer["hookSpecificOutput"];
         assert_eq!(said["hookEventName"], "PreToolUse");
         assert_eq!(said["permissionDecision"], "deny");

@@ -6,7 +6,7 @@
 //! answer, so the tool runs. Shell commands are not parsed for the files they write.
 
 use anyhow::Result;
-use host_shim_profile::WriteAsk;
+use host_shim_profile::{WriteAsk, Written};
 use std::io::Write;
 
 /// The hook's subcommand.
@@ -14,7 +14,10 @@ pub const WRITE_HOOK: &str = "gemini-write-hook";
 /// The tools it checks, as setup's `BeforeTool` matcher names them.
 pub const WRITING_TOOLS: &str = "write_file|replace";
 /// The tools it checks, each with the field of its input that names the file.
-const TOOLS: [(&str, &str); 2] = [("write_file", "file_path"), ("replace", "file_path")];
+const TOOLS: [(&str, Written); 2] = [
+    ("write_file", Written::File("file_path")),
+    ("replace", Written::File("file_path")),
+];
 
 /// The session and the file a writing tool's call would write.
 pub fn ask(input: &[u8]) -> Result<Option<WriteAsk>> {
@@ -33,14 +36,12 @@ mod tests {
     use super::*;
 
     fn input(event: &str, tool: &str, tool_input: serde_json::Value) -> Vec<u8> {
-        serde_json::json!({
-            "session_id": "4a9d2f7e-0000-4000-8000-000000000002",
-            "hook_event_name": event,
-            "tool_name": tool,
-            "tool_input": tool_input,
-        })
-        .to_string()
-        .into_bytes()
+        host_shim_testkit::hook_input(
+            "4a9d2f7e-0000-4000-8000-000000000002",
+            event,
+            tool,
+            tool_input,
+        )
     }
 
     #[test]

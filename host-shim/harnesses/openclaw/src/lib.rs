@@ -38,6 +38,7 @@ pub mod profile;
 pub use profile::OpenClaw;
 pub mod db;
 pub mod transcript;
+pub mod write_hook;
 
 use db::{AgentDb, SessionRow};
 use host_shim::contract::latest::{

@@ -24,9 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import openclaw_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_claim_keeps_writes_out, a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 
 WORK, HOME, STATE, LOG = folders("openclaw")
+GATEWAY_LOG = WORK / "gateway.log"
 OPENCLAW_STATE = HOME / ".openclaw"
 PORT = 18793
 GATEWAY_PORT = 18794
@@ -130,8 +131,8 @@ def with_a_subagent(lead, sleeper):
     config["gateway"] = endpoint.gateway(GATEWAY_PORT, TOKEN)
     config_path.write_text(json.dumps(config, indent=2))
     gateway = subprocess.Popen([str(endpoint.OPENCLAW), "gateway", "run", "--bind", "loopback"],
-                               cwd=WORK / "w", env=env(), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+                               cwd=WORK / "w", env=env(), stdout=GATEWAY_LOG.open("w"),
+                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
         endpoint.wait_for_gateway(GATEWAY_PORT)
         task = script("Look around", ours("sessions_list", scope="all"), {"say": "Looked."})
@@ -167,6 +168,37 @@ def with_a_subagent(lead, sleeper):
           and "looker" in listing, listing)
 
 
+def claims_keep_writes_out():
+    """Contract 0.6.0: one session claims a file; another session's `write` and
+    `apply_patch` there are blocked by the plugin's before_tool_call hook, in words
+    naming the holder and the reason, and nothing is written; its write elsewhere goes
+    through."""
+    work = WORK / "w"
+    owner = str(uuid.uuid4())
+    claim = Run(script("Replant the beds", ours("sessions_claim", paths=["beds.md"],
+                                                 reason="replanting"), {"say": "claimed"}), owner)
+    target, own = work / "beds.md", work / "notes.md"
+    patch = "*** Begin Patch\n*** Add File: beds.md\n+x\n*** End Patch"
+    writer = Run(script("Tidy the beds",
+                        {"tool": "write", "input": {"path": str(target), "content": "x"}},
+                        {"tool": "apply_patch", "input": {"input": patch}},
+                        {"tool": "write", "input": {"path": str(own), "content": "mine"}},
+                        {"say": "done"}), str(uuid.uuid4()))
+    messages = writer.requests[-1]["messages"] if writer.requests else []
+    wrote, patched = results_in(messages, "write"), results_in(messages, "apply_patch")
+    a_claim_keeps_writes_out(
+        "an OpenClaw session", claim.results("sessions_claim"),
+        "another session's write and apply_patch into the claim are blocked by the plugin's hook",
+        [wrote[0], patched[0]] if len(wrote) == 2 and len(patched) == 1 else [], owner,
+        (target, own, "mine"))
+
+
+def gateway_reloads():
+    """How many config changes the running gateway has applied (it logs each)."""
+    return sum("[reload] config hot reload applied" in line
+               for line in GATEWAY_LOG.read_text(errors="replace").splitlines())
+
+
 def woken_through_the_gateway(lead, sleeper):
     """A cold session (`sleeper`: its last turn ran in a process that has ended), woken
     by the wake command `setup openclaw --openclaw-wake-command` names: `openclaw agent`
@@ -176,7 +208,15 @@ def woken_through_the_gateway(lead, sleeper):
     woken = (f"{endpoint.OPENCLAW} agent --agent main --session-id {{id}} "
              '--message "A message from another session is waiting." --json')
     # `setsid -f` hands the woken turn to init at once; its output goes to wake.log.
+    reloads = gateway_reloads()
     setup("--openclaw-wake-command", f"setsid -f sh -c 'exec {woken} > {log} 2>&1'")
+    # The gateway takes the new command as it reloads its config (~1 s after the write):
+    # a send before that would reach the plugin's server as it was.
+    deadline = time.time() + 60
+    while time.time() < deadline and gateway_reloads() == reloads:
+        time.sleep(0.2)
+    holds("the running gateway takes setup's new wake command as it reloads its config",
+          gateway_reloads() > reloads, GATEWAY_LOG.read_text()[-2000:])
     before = len(logged(LOG))
     sent = Run(script("Wake the sleeper", ours("sessions_send", session_id=sleeper,
                                               message="Wake up and review."), {"say": "sent"}),
@@ -383,6 +423,7 @@ def main():
     later = Run("Anything else?", reviewer)
     holds("a message handed over is never given again", later.frames_seen("Docs can ship.") == 0)
 
+    claims_keep_writes_out()
     with_a_subagent(lead, reviewer)
     with_claude_code(lead)
 

@@ -41,19 +41,21 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     let plugin = home.join(".openclaw/extensions/session-tools");
     let manifest = json(&plugin.join("openclaw.plugin.json"));
     assert_eq!(manifest["id"], "session-tools");
-    assert_eq!(
-        manifest["contracts"]["tools"],
-        serde_json::json!([
-            "session-tools__sessions_list",
-            "session-tools__sessions_read",
-            "session-tools__sessions_send"
-        ])
-    );
+    // OpenClaw registers only the tools a manifest declares: every tool the plugin
+    // offers, under the name the plugin registers it by.
+    let offered: Vec<String> = (host_shim_profile::checks::TOOLS.iter())
+        .map(|tool| format!("session-tools__{tool}"))
+        .collect();
+    assert_eq!(manifest["contracts"]["tools"], serde_json::json!(offered));
     assert_eq!(
         json(&plugin.join("package.json"))["openclaw"]["extensions"][0],
         "./index.js"
     );
-    assert!(read(&plugin.join("index.js")).starts_with("// session-tools for OpenClaw:"));
+    let index = read(&plugin.join("index.js"));
+    assert!(index.starts_with("// session-tools for OpenClaw:"));
+    // With the write check every plugin shares in place of its mark.
+    assert!(index.contains(host_shim_profile::write::PLUGIN_WRITE_CHECK));
+    assert!(!index.contains(host_shim_profile::write::PLUGIN_WRITE_CHECK_MARK));
     // With a wake command: in the command the plugin runs, which takes it.
     let wake = "openclaw agent --session-id {id} --message 'A message is waiting.'";
     ok(&setup(

@@ -30,6 +30,7 @@
 pub mod profile;
 pub use profile::OpenCode;
 pub mod db;
+pub mod write_hook;
 
 use db::{Database, MessageRow, SessionRow};
 use host_shim::contract::latest::{

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import opencode_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import check, client, doctor_finds_nothing_wrong, finish, folders, logged  # noqa: E402
+from suite_kit.real_client import a_claim_keeps_writes_out, check, client, doctor_finds_nothing_wrong, finish, folders, logged  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 HERE = ROOT / "host-shim" / "harnesses" / "opencode" / "suite"
@@ -203,6 +203,7 @@ def main():
         serve.stop()
     interactive(notes)
     woken(notes)
+    claims_keep_writes_out()
     live = sorted((STATE / "live").glob("*")) if (STATE / "live").is_dir() else []
     check(live == [], "no live registration is left after OpenCode ends", live)
     doctor_finds_nothing_wrong(HOST_SHIM, ["--state-dir", str(STATE)], env(WORK),
@@ -212,6 +213,24 @@ def main():
     finally:
         server.shutdown()
     finish()
+
+
+def claims_keep_writes_out():
+    """Contract 0.6.0: one session claims a file; another session's `write` there is
+    refused by the plugin's tool.execute.before hook, in words naming the holder and the
+    reason, and nothing is written; its write elsewhere goes through."""
+    work = folder("beds")
+    owner = run(script("Replant the beds", [
+        tool("sessions_claim", paths=["beds.md"], reason="replanting"), {"say": "claimed"}]), work)
+    target, own = work / "beds.md", work / "notes.md"
+    writer = run(script("Tidy the beds", [
+        tool("write", filePath=str(target), content="x"),
+        tool("write", filePath=str(own), content="mine"), {"say": "done"}]), work)
+    wrote = tool_results(writer, "write")
+    a_claim_keeps_writes_out(
+        "an OpenCode session", tool_results(owner, "sessions_claim"),
+        "another session's write into the claim is refused by the plugin's hook",
+        wrote[:1] if len(wrote) == 2 else [], owner, (target, own, "mine"))
 
 
 def open_sessions(serve, notes):

@@ -87,7 +87,7 @@ static WRITE_HOOK: WriteHook = WriteHook {
             reads. Takes the flags of `host-shim mcp`, so it reads the sessions the server \
             reads",
     ask: crate::write_hook::ask,
-    refuse: crate::write_hook::refuse,
+    refuse: host_shim_profile::write::deny_pre_tool_use,
 };
 
 impl HarnessProfile for Claude {

@@ -15,7 +15,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
-    WakeFlag, path_of, pinned_version,
+    WakeFlag, WriteHook, path_of, pinned_version, write,
 };
 use std::path::Path;
 
@@ -29,8 +29,10 @@ static FACTS: Facts = Facts {
     tested_version: pinned_version(include_str!("../../suite/package.json"), "openclaw"),
     home_hint: "~/.openclaw",
     set_up: "a new OpenClaw turn has the tools session-tools__sessions_list, \
-         session-tools__sessions_read and session-tools__sessions_send (OpenClaw's own \
-         sessions_list and sessions_send keep their names). With Tool Search on (OpenClaw's \
+         session-tools__sessions_read, session-tools__sessions_send and \
+         session-tools__sessions_claim (OpenClaw's own sessions_list and sessions_send keep \
+         their names), and its file writes (write, edit, apply_patch) keep out of other \
+         sessions' claims. With Tool Search on (OpenClaw's \
          default) the model finds them by tool_search (\"sessions\"); with \
          `tools.toolSearch: false` they are offered directly. A running gateway takes the \
          change as it reloads its config.",
@@ -73,9 +75,25 @@ static FACTS: Facts = Facts {
     resume: None,
 };
 
+static WRITE_HOOK: WriteHook = WriteHook {
+    command: crate::write_hook::WRITE_HOOK,
+    about: "What the OpenClaw plugin runs before write, edit and apply_patch: reads \
+            {session_id, hook_event_name, tool_name, tool_input} on stdin and asks the \
+            plugin whether the session may write those files now; a write into another \
+            session's claim is refused with the text printed, which the plugin blocks the \
+            call with. Takes the flags of `host-shim mcp`, so it reads the sessions the \
+            server reads",
+    ask: crate::write_hook::ask,
+    refuse: write::refuse_in_words,
+};
+
 impl HarnessProfile for OpenClaw {
     fn facts(&self) -> &'static Facts {
         &FACTS
+    }
+
+    fn write_hook(&self) -> Option<&'static WriteHook> {
+        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

@@ -11,9 +11,9 @@
 //! entry and the folder.
 
 use anyhow::{Context, Result, bail};
-use host_shim_profile::SetupInputs;
 use host_shim_profile::change::Change;
 use host_shim_profile::json::{Json, JsonFile, Object, drop_if_empty, object_at};
+use host_shim_profile::{SetupInputs, write};
 use std::path::{Path, PathBuf};
 
 /// The plugin's id (its entry in `plugins.entries` and its folder).
@@ -120,7 +120,7 @@ pub fn changes(state: &Path, config_path: &Path, setup: &SetupInputs) -> Result<
         changes.push(Change {
             path,
             before,
-            after: (!setup.remove).then(|| text.to_string()),
+            after: (!setup.remove).then(|| write::with_write_check(text)),
             own_folder: Some(folder.clone()),
         });
     }

@@ -14,7 +14,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
-    WakeFlag, path_of, pinned_version,
+    WakeFlag, WriteHook, path_of, pinned_version, write,
 };
 use std::path::{Path, PathBuf};
 
@@ -28,9 +28,10 @@ static FACTS: Facts = Facts {
     title: "OpenCode",
     tested_version: pinned_version(include_str!("../../suite/package.json"), "opencode-ai"),
     home_hint: "~/.config/opencode",
-    set_up: "a new OpenCode session has the tools sessions_list, sessions_read and \
-         sessions_send (the first start installs @opencode-ai/plugin, which the plugin \
-         file imports).",
+    set_up: "a new OpenCode session has the tools sessions_list, sessions_read, \
+         sessions_send and sessions_claim, and its file writes (edit, write, apply_patch) \
+         keep out of other sessions' claims (the first start installs @opencode-ai/plugin, \
+         which the plugin file imports).",
     sessions: PathFlag {
         id: DATABASE,
         long: "opencode-db",
@@ -76,9 +77,24 @@ static FACTS: Facts = Facts {
     resume: None,
 };
 
+static WRITE_HOOK: WriteHook = WriteHook {
+    command: crate::write_hook::WRITE_HOOK,
+    about: "What the OpenCode plugin runs before edit, write and apply_patch: reads \
+            {session_id, hook_event_name, tool_name, tool_input} on stdin and asks the \
+            plugin whether the session may write those files now; a write into another \
+            session's claim is refused with the text printed, which the plugin throws. \
+            Takes the flags of `host-shim mcp`, so it reads the sessions the server reads",
+    ask: crate::write_hook::ask,
+    refuse: write::refuse_in_words,
+};
+
 impl HarnessProfile for OpenCode {
     fn facts(&self) -> &'static Facts {
         &FACTS
+    }
+
+    fn write_hook(&self) -> Option<&'static WriteHook> {
+        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

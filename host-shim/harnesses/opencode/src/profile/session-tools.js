@@ -1,5 +1,6 @@
-// session-tools for OpenCode: the tools sessions_list, sessions_read and sessions_send,
-// answered by host-shim, and the hand-over of messages other sessions send.
+// session-tools for OpenCode: the tools sessions_list, sessions_read, sessions_send and
+// sessions_claim, answered by host-shim, the hand-over of messages other sessions send,
+// and a check before each file write that keeps it out of other sessions' claims.
 // Written by `host-shim setup opencode`; `host-shim setup opencode --remove` takes it out.
 //
 // One `host-shim mcp` child per OpenCode process speaks JSON-RPC on its stdio. Each
@@ -14,6 +15,12 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
 const HOST = __HOST__;
+// The tools that write files, and the command that asks before each call whether the
+// session may write those files now (another session's claim may cover them).
+const WRITING = new Set(["edit", "write", "apply_patch"]);
+const WRITE_HOOK = "opencode-write-hook";
+
+/* __WRITE_CHECK__ */
 
 /** The child and its JSON-RPC requests in flight. */
 class Host {
@@ -192,6 +199,12 @@ export const SessionTools = async ({ client }) => {
 
   return {
     tool: defined,
+    // A write into another session's claim is the tool's error: the model reads why.
+    "tool.execute.before": async ({ tool, sessionID }, output) => {
+      if (!WRITING.has(tool)) return;
+      const refusal = await writeRefusal(HOST, WRITE_HOOK, "tool.execute.before", tool, sessionID, output.args, log);
+      if (refusal) throw new Error(refusal);
+    },
     "chat.message": async ({ sessionID }, output) => {
       // A message this plugin handed over is not a person's prompt.
       if (output.parts.length > 0 && output.parts.every((part) => part.synthetic)) return;

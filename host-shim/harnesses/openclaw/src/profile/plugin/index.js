@@ -1,6 +1,8 @@
 // session-tools for OpenClaw: the tools session-tools__sessions_list,
-// session-tools__sessions_read and session-tools__sessions_send, answered by host-shim,
-// and the hand-over of messages other sessions send.
+// session-tools__sessions_read, session-tools__sessions_send and
+// session-tools__sessions_claim, answered by host-shim, the hand-over of messages other
+// sessions send, and a check before each file write (write, edit, apply_patch) that
+// keeps it out of other sessions' claims.
 // Written by `host-shim setup openclaw` (with its entry in openclaw.json, whose
 // `config` names the command); `host-shim setup openclaw --remove` takes both out.
 //
@@ -31,6 +33,12 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 
 const PREFIX = "session-tools__";
+// The tools that write files, and the command that asks before each call whether the
+// session may write those files now (another session's claim may cover them).
+const WRITING = new Set(["write", "edit", "apply_patch"]);
+const WRITE_HOOK = "openclaw-write-hook";
+
+/* __WRITE_CHECK__ */
 // The long-lived gateway, not a one-turn `openclaw agent --local`.
 const IN_GATEWAY = process.title === "openclaw-gateway";
 
@@ -217,7 +225,7 @@ async function watch(logger) {
 export default {
   id: "session-tools",
   name: "Session tools",
-  description: "sessions_list, sessions_read and sessions_send across the sessions of every harness here",
+  description: "sessions_list, sessions_read, sessions_send and sessions_claim across the sessions of every harness here, and claims kept by its writes",
   register(api) {
     const config = api.pluginConfig ?? {};
     if (typeof config.command !== "string" || !Array.isArray(config.args)) {
@@ -270,6 +278,14 @@ export default {
       await opened(ctx.sessionId, true);
       const answer = await started().call("session-tools/hand-over", { sessionID: ctx.sessionId, moment: "prompt" });
       if (answer?.text) return { prependContext: answer.text };
+    });
+
+    // A write into another session's claim is blocked: the model reads why.
+    api.on("before_tool_call", async (event, ctx) => {
+      if (!WRITING.has(event?.toolName) || !ctx?.sessionId) return;
+      const log = (level, message) => api.logger[level]?.(`session-tools: ${message}`);
+      const refusal = await writeRefusal(config, WRITE_HOOK, "before_tool_call", event.toolName, ctx.sessionId, event.params, log);
+      if (refusal) return { block: true, blockReason: refusal };
     });
 
     // In a gateway, a session whose turn ended is idle until its next prompt.

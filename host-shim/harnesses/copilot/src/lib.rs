@@ -54,6 +54,7 @@ pub use profile::Copilot;
 pub mod events;
 pub mod hook;
 pub mod subagents;
+pub mod write_hook;
 
 use events::{Event, reminders, split_transformed};
 use host_shim::contract::latest::{

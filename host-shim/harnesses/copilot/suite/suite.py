@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import copilot_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_claim_keeps_writes_out, a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 COPILOT = client("COPILOT", "copilot", "copilot")
@@ -180,6 +180,24 @@ def woken_by_the_wake_command(lead, work):
           ended and f"--resume={sleeper}" in said, said[-1500:])
 
 
+def claims_keep_writes_out(work):
+    """Contract 0.6.0: one session claims a file; another session's `create` there is
+    denied by its own preToolUse hook, in words naming the holder and the reason, and
+    nothing is written; its write elsewhere goes through."""
+    owner = Run(script("Replant the beds", tool("sessions_claim", paths=["beds.md"],
+                                                 reason="replanting"), {"say": "claimed"}), work)
+    target, own = work / "beds.md", work / "notes.md"
+    writer = Run(script("Tidy the beds",
+                        {"tool": "create", "input": {"path": str(target), "file_text": "x"}},
+                        {"tool": "create", "input": {"path": str(own), "file_text": "mine"}},
+                        {"say": "done"}), work)
+    wrote = writer.results("create")
+    a_claim_keeps_writes_out(
+        "a Copilot session", owner.results("session-tools-sessions_claim"),
+        "another session's create into the claim is denied by its preToolUse hook",
+        wrote[:1] if len(wrote) == 2 else [], owner.session, (target, own, "mine"))
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
@@ -221,6 +239,8 @@ def main():
     holds("the send waits in the reviewer's inbox", answers and "queued in that session's inbox" in answers[0], answers)
     holds("a caller the model writes is refused, naming the arguments sessions_send takes",
           len(answers) == 3 and 'unknown argument "caller"' in answers[2], answers)
+
+    claims_keep_writes_out(work)
 
     # A subagent's call: the same server and environment as its parent's, told apart by
     # the stamp our preMcpToolCall hook puts on each call (in _meta, out of the model's

@@ -38,14 +38,21 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
         let bash = hooks["hooks"][event][0]["bash"].as_str().unwrap();
         assert!(bash.ends_with(" copilot-hook"), "{event}: {bash}");
     }
-    // An earlier setup's hooks file (no preMcpToolCall) is setup's own: brought up to
-    // this version's.
+    // Before each tool, the pre-write hook with the server's flags (it reads the
+    // sessions the server reads).
+    let write_hook = hooks["hooks"]["preToolUse"][0]["bash"].as_str().unwrap();
+    let flags: Vec<&str> = args[1..].iter().map(|a| a.as_str().unwrap()).collect();
+    assert!(
+        write_hook.contains(&format!(" copilot-write-hook {}", flags.join(" "))),
+        "{write_hook}"
+    );
+    // An earlier setup's hooks file (no preMcpToolCall, no preToolUse) is setup's own:
+    // brought up to this version's.
     let hooks_path = home.join(".copilot/hooks/session-tools.json");
     let mut earlier = hooks.clone();
-    earlier["hooks"]
-        .as_object_mut()
-        .unwrap()
-        .remove("preMcpToolCall");
+    for event in ["preMcpToolCall", "preToolUse"] {
+        earlier["hooks"].as_object_mut().unwrap().remove(event);
+    }
     std::fs::write(&hooks_path, serde_json::to_string_pretty(&earlier).unwrap()).unwrap();
     ok(&setup(&home, "copilot", &[]));
     assert_eq!(json(&hooks_path), hooks);

@@ -23,17 +23,21 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
     let hooks = home.join("hooks").join(copilot_setup::HOOKS_FILE);
     match std::fs::read_to_string(&hooks) {
         Ok(text) if copilot_setup::is_complete(&text) => report.ok(&format!(
-            "{} runs host-shim {} at {}",
+            "{} runs host-shim {} at {}, and host-shim {} at {}",
             hooks.display(),
             copilot_setup::HOOK,
-            copilot_setup::EVENTS.join(", ")
+            copilot_setup::EVENTS.join(", "),
+            copilot_setup::WRITE_HOOK,
+            copilot_setup::WRITE_EVENT,
         )),
         Ok(text) if copilot_setup::is_ours(&text) => report.problem(
             &format!(
-                "{} is an earlier setup's hooks file: it does not run host-shim {} at every one of {}, so calls are not stamped with their session and are refused",
+                "{} is an earlier setup's hooks file: it does not run host-shim {} at every one of {} and host-shim {} at {}, so calls may not be stamped with their session (and are refused) and writes are not kept out of other sessions' claims",
                 hooks.display(),
                 copilot_setup::HOOK,
-                copilot_setup::EVENTS.join(", ")
+                copilot_setup::EVENTS.join(", "),
+                copilot_setup::WRITE_HOOK,
+                copilot_setup::WRITE_EVENT,
             ),
             fix,
         ),

@@ -14,7 +14,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag,
-    pinned_version,
+    WriteHook, pinned_version,
 };
 use std::path::Path;
 
@@ -28,7 +28,9 @@ static FACTS: Facts = Facts {
     tested_version: pinned_version(include_str!("../../suite/package.json"), "@github/copilot"),
     home_hint: "~/.copilot",
     set_up: "a new `copilot` session has the tools (session-tools-sessions_list, \
-             session-tools-sessions_read, session-tools-sessions_send), interactive or `copilot -p`, in any folder: a user's MCP servers and \
+             session-tools-sessions_read, session-tools-sessions_send, \
+             session-tools-sessions_claim), and its file writes (create, edit) keep out of \
+             other sessions' claims, interactive or `copilot -p`, in any folder: a user's MCP servers and \
              hooks need no folder trust.",
     sessions: PathFlag {
         id: HOME,
@@ -74,9 +76,24 @@ static FACTS: Facts = Facts {
     resume: Some("copilot --resume={id}"),
 };
 
+static WRITE_HOOK: WriteHook = WriteHook {
+    command: crate::write_hook::WRITE_HOOK,
+    about: "A Copilot CLI preToolUse hook (~/.copilot/hooks/): reads the hook's JSON on \
+            stdin and, for create and edit, asks the plugin whether the session may write \
+            the file now; a write into another session's claim is denied with the reason \
+            the model reads. Takes the flags of `host-shim mcp`, so it reads the sessions \
+            the server reads",
+    ask: crate::write_hook::ask,
+    refuse: crate::write_hook::refuse,
+};
+
 impl HarnessProfile for Copilot {
     fn facts(&self) -> &'static Facts {
         &FACTS
+    }
+
+    fn write_hook(&self) -> Option<&'static WriteHook> {
+        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

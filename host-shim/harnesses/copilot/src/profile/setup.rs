@@ -16,6 +16,8 @@ use std::path::Path;
 pub const SERVER: &str = "session-tools";
 /// The hook's subcommand.
 pub const HOOK: &str = "copilot-hook";
+/// The pre-write hook's subcommand.
+pub use crate::write_hook::WRITE_HOOK;
 /// The events the hook answers, in the order Copilot fires them (`preMcpToolCall`
 /// stamps each call of ours with the session making it).
 pub const EVENTS: [&str; 5] = [
@@ -28,18 +30,30 @@ pub const EVENTS: [&str; 5] = [
 /// Setup's hooks file, in `hooks/`.
 pub const HOOKS_FILE: &str = "session-tools.json";
 
-/// The hooks file setup writes, running `hook` at each event.
-pub fn hooks_file(hook: &str) -> String {
-    let entry = |_: &&str| serde_json::json!([{"type": "command", "bash": hook, "timeoutSec": 30}]);
-    let hooks: serde_json::Map<String, serde_json::Value> = (EVENTS.iter())
-        .map(|event| (event.to_string(), entry(event)))
+/// The hooks file setup writes: `hook` at each of [`EVENTS`], and `write_hook` (the
+/// pre-write hook, with the server's flags) at `preToolUse`.
+pub fn hooks_file(hook: &str, write_hook: &str) -> String {
+    let entry =
+        |bash: &str| serde_json::json!([{"type": "command", "bash": bash, "timeoutSec": 30}]);
+    let mut hooks: serde_json::Map<String, serde_json::Value> = (EVENTS.iter())
+        .map(|event| (event.to_string(), entry(hook)))
         .collect();
+    hooks.insert(WRITE_EVENT.to_string(), entry(write_hook));
     let file = serde_json::json!({"version": 1, "hooks": hooks});
     format!("{}\n", serde_json::to_string_pretty(&file).expect("JSON"))
 }
 
+/// The event of the pre-write hook.
+pub const WRITE_EVENT: &str = crate::write_hook::EVENT;
+
+/// The command setup's hooks file runs at `event`, if it names one.
+fn command_at<'a>(file: &'a serde_json::Value, event: &str) -> Option<&'a str> {
+    file["hooks"][event][0]["bash"].as_str()
+}
+
 /// Whether `text` is a hooks file setup wrote, this version's or an earlier one's:
-/// every event it names runs `host-shim copilot-hook`.
+/// every event it names runs `host-shim copilot-hook` (or, at `preToolUse`, `host-shim
+/// copilot-write-hook`).
 pub fn is_ours(text: &str) -> bool {
     let Ok(file) = serde_json::from_str::<serde_json::Value>(text) else {
         return false;
@@ -47,19 +61,23 @@ pub fn is_ours(text: &str) -> bool {
     let Some(hooks) = file["hooks"].as_object().filter(|h| !h.is_empty()) else {
         return false;
     };
-    hooks
-        .values()
-        .all(|entries| (entries[0]["bash"].as_str()).is_some_and(|bash| bash.contains(HOOK)))
+    hooks.keys().all(|event| {
+        command_at(&file, event).is_some_and(|bash| {
+            bash.contains(HOOK) || (event == WRITE_EVENT && bash.contains(WRITE_HOOK))
+        })
+    })
 }
 
-/// Whether setup's hooks file `text` runs the hook at every event this version needs.
+/// Whether setup's hooks file `text` runs the hook at every event this version needs,
+/// and the pre-write hook before each tool.
 pub fn is_complete(text: &str) -> bool {
     let Ok(file) = serde_json::from_str::<serde_json::Value>(text) else {
         return false;
     };
-    EVENTS.iter().all(|event| {
-        (file["hooks"][event][0]["bash"].as_str()).is_some_and(|bash| bash.contains(HOOK))
-    })
+    EVENTS
+        .iter()
+        .all(|event| command_at(&file, event).is_some_and(|bash| bash.contains(HOOK)))
+        && command_at(&file, WRITE_EVENT).is_some_and(|bash| bash.contains(WRITE_HOOK))
 }
 
 /// What setup (or `--remove`) would change in Copilot CLI's files.
@@ -97,7 +115,8 @@ pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
             hooks_path.display()
         );
     }
-    let hooks_after = (!setup.remove).then(|| hooks_file(&commands.hook(HOOK)));
+    let hooks_after =
+        (!setup.remove).then(|| hooks_file(&commands.hook(HOOK), &commands.write_hook(WRITE_HOOK)));
     Ok(vec![
         Change {
             after: config.after(),

@@ -34,6 +34,7 @@ pub mod daemon;
 pub mod hook;
 pub mod rollout;
 pub mod websocket;
+pub mod write_hook;
 
 use daemon::{AppServer, ThreadStatus};
 use host_shim::contract::latest::{

@@ -49,7 +49,7 @@ def next_action(request):
         texts)
     if script is None:
         return ("say", "ok")
-    done = sum(1 for item in after if item.get("type") == "function_call")
+    done = sum(1 for item in after if item.get("type") in ("function_call", "custom_tool_call"))
     if done >= len(script):
         return ("say", "done")
     step = script[done]
@@ -63,7 +63,7 @@ def seen_texts(item):
     """The texts the model was given in one input item: a message's, a call's output."""
     if item.get("type") == "message":
         return texts(item)
-    if item.get("type") == "function_call_output":
+    if item.get("type") in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         return [output] if isinstance(output, str) else [
             p.get("text", "") for p in output or [] if isinstance(p, dict)]
@@ -79,8 +79,13 @@ def events(request, action):
                 "content": [{"type": "output_text", "text": action[1], "annotations": []}]}
     else:
         step = action[1]
-        item = {"type": "function_call", "id": f"fc_scripted_{n:06d}", "call_id": f"call_scripted_{n:06d}",
-                "name": step["tool"], "arguments": json.dumps(step.get("input", {}))}
+        if isinstance(step.get("input"), str):
+            # A freeform tool's call (apply_patch): its input is the text itself.
+            item = {"type": "custom_tool_call", "id": f"ctc_scripted_{n:06d}",
+                    "call_id": f"call_scripted_{n:06d}", "name": step["tool"], "input": step["input"]}
+        else:
+            item = {"type": "function_call", "id": f"fc_scripted_{n:06d}", "call_id": f"call_scripted_{n:06d}",
+                    "name": step["tool"], "arguments": json.dumps(step.get("input", {}))}
         if step.get("namespace"):
             item["namespace"] = step["namespace"]
     # A step may report a large token count, so Codex compacts before the next turn.
@@ -125,6 +130,18 @@ def codex_config(port):
             f'base_url = "http://127.0.0.1:{port}/v1"\n'
             'env_key = "SCRIPTED_API_KEY"\n'
             'wire_api = "responses"\n')
+
+
+def model_catalog():
+    """A model catalog (`model_catalog_json`) naming the scripted model with what Codex
+    needs to offer it `apply_patch` (a freeform tool, as it offers its own models)."""
+    return json.dumps({"models": [{
+        "slug": "scripted-1", "display_name": "Scripted", "apply_patch_tool_type": "freeform",
+        "base_instructions": "You are a scripted model.", "supported_reasoning_levels": [],
+        "shell_type": "shell_command", "visibility": "list", "supported_in_api": True,
+        "priority": 1, "support_verbosity": False,
+        "truncation_policy": {"mode": "tokens", "limit": 10000},
+        "experimental_supported_tools": []}]}, indent=1)
 
 
 def hooks_json(command):

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import codex_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
 from suite_kit.real_client import client, folders  # noqa: E402
-from suite_kit.real_client import check, finish  # noqa: E402
+from suite_kit.real_client import a_claim_keeps_writes_out, check, finish  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of, suite_of  # noqa: E402
 
 CODEX = client("CODEX", "codex", "codex")
@@ -83,10 +83,11 @@ def requests():
 def results_in(request, name):
     """The results of tool `name` one request carries, in order, as text."""
     calls = {i.get("call_id"): i.get("name") for i in request.get("input", [])
-             if i.get("type") == "function_call"}
+             if i.get("type") in ("function_call", "custom_tool_call")}
     results = []
     for item in request.get("input", []):
-        if item.get("type") == "function_call_output" and calls.get(item.get("call_id")) == name:
+        if (item.get("type") in ("function_call_output", "custom_tool_call_output")
+                and calls.get(item.get("call_id")) == name):
             output = item.get("output")
             # Codex gives an MCP result as a "Wall time: … Output:" part, then the
             # tool's own text.
@@ -479,6 +480,30 @@ def stop_the_daemons_updater():
         pass
 
 
+def claims_keep_writes_out(folder):
+    """Contract 0.6.0: one thread claims a file; another thread's apply_patch there is
+    denied by its own PreToolUse hook, in words naming the holder and the reason, and
+    nothing is written; its patch elsewhere goes through. (The scripted model is given
+    apply_patch through a model catalog, as Codex gives its own models.)"""
+    owner = codex([script("Replant the beds", [
+        tool("sessions_claim", paths=["beds.md"], reason="replanting")])], folder)
+    claimed = tool_results("sessions_claim", owner)
+    catalog = WORK / "model-catalog.json"
+    catalog.write_text(endpoint.model_catalog())
+    target, own = folder / "beds.md", folder / "notes.md"
+    patch = "*** Begin Patch\n*** Add File: {}\n+{}\n*** End Patch\n"
+    writer = codex(["-c", f'model_catalog_json="{catalog}"', "--sandbox", "workspace-write",
+                    script("Tidy the beds", [
+                        {"tool": "apply_patch", "input": patch.format("beds.md", "x")},
+                        {"tool": "apply_patch", "input": patch.format("notes.md", "mine")},
+                        {"say": "done"}])], folder)
+    wrote = tool_results("apply_patch", writer)
+    a_claim_keeps_writes_out(
+        "a Codex thread", claimed,
+        "another thread's apply_patch into the claim is denied by its PreToolUse hook",
+        wrote[:1] if len(wrote) == 2 else [], owner, (target, own, "mine\n"))
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     setup_again = set_up()
@@ -549,6 +574,7 @@ def main():
           replies)
 
     conversations(caller, beds, folder)
+    claims_keep_writes_out(folder)
     claude_code_and_codex(caller, folder)
     through_the_daemon(caller, folder)
 

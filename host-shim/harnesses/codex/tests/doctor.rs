@@ -10,20 +10,31 @@ fn codex_hooks_not_yet_trusted_are_named_until_codex_trusts_them() {
     assert!(!ok);
     assert!(
         text.contains(
-            "Codex has not been told to trust the hook on SessionStart, UserPromptSubmit, Stop"
+            "Codex has not been told to trust the hook on SessionStart, UserPromptSubmit, Stop, PreToolUse"
         ) && text.contains("Trust all and continue"),
         "{text}"
     );
-    // What Codex writes when its person trusts them.
+    // What Codex writes when its person trusts them: the hand-over hooks first, then
+    // the pre-write hook too.
     let hooks = home.root.join(".codex/hooks.json");
-    let mut config = std::fs::read_to_string(home.root.join(".codex/config.toml")).unwrap();
-    for event in ["session_start", "user_prompt_submit", "stop"] {
-        config.push_str(&format!(
-            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
-            hooks.display()
-        ));
-    }
-    std::fs::write(home.root.join(".codex/config.toml"), config).unwrap();
+    let config_file = home.root.join(".codex/config.toml");
+    let trust = |events: &[&str]| {
+        let mut config = std::fs::read_to_string(&config_file).unwrap();
+        for event in events {
+            config.push_str(&format!(
+                "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
+                hooks.display()
+            ));
+        }
+        std::fs::write(&config_file, config).unwrap();
+    };
+    trust(&["session_start", "user_prompt_submit", "stop"]);
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && text.contains("Codex has not been told to trust the hook on PreToolUse ("),
+        "{text}"
+    );
+    trust(&["pre_tool_use"]);
     let (ok, text) = home.doctor();
     assert!(ok && text.contains("Codex trusts the hooks"), "{text}");
 }

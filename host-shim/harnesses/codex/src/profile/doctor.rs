@@ -2,7 +2,7 @@
 //! tools; the hooks are in `hooks.json`, and Codex trusts them.
 
 use super::setup as codex_setup;
-use host_shim_profile::checks::{Report, check_hooks, check_server};
+use host_shim_profile::checks::{Report, check_hooks, check_server, check_write_hook};
 use host_shim_profile::hooks;
 use host_shim_profile::json::{Json, JsonFile};
 use std::path::Path;
@@ -55,17 +55,28 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
                 &shown,
                 fix,
             );
+            let asked = (
+                hooks,
+                &codex_setup::WRITE_EVENTS[..],
+                codex_setup::WRITE_HOOK,
+            );
+            let write_there = check_write_hook(report, asked, &shown, fix);
             // Codex runs a hook only once its person trusted it: config.toml's
             // `[hooks.state."<hooks.json>:<event>:<group>:<hook>"] trusted_hash`.
-            if let (true, Ok(config), Some(Json::Object(events))) = (all_there, &config, hooks) {
-                let untrusted: Vec<&str> = (codex_setup::EVENTS.iter())
-                    .filter(|event| {
+            if let (true, true, Ok(config), Some(Json::Object(events))) =
+                (all_there, write_there, &config, hooks)
+            {
+                let setups = [
+                    (&codex_setup::EVENTS[..], codex_setup::HOOK),
+                    (&codex_setup::WRITE_EVENTS[..], codex_setup::WRITE_HOOK),
+                ];
+                let untrusted: Vec<&str> = (setups.iter())
+                    .flat_map(|(events, hook)| events.iter().map(move |event| (event, *hook)))
+                    .filter(|(event, hook)| {
                         let Some(Json::Array(groups)) = events.get(event.name) else {
                             return true;
                         };
-                        let Some(group) = groups
-                            .iter()
-                            .position(|g| hooks::is_setups(g, codex_setup::HOOK))
+                        let Some(group) = groups.iter().position(|g| hooks::is_setups(g, hook))
                         else {
                             return true;
                         };
@@ -76,7 +87,7 @@ pub fn check(report: &mut Report, home: &Path, fix: &str) {
                             .is_some();
                         !trusted
                     })
-                    .map(|event| event.name)
+                    .map(|(event, _)| event.name)
                     .collect();
                 if untrusted.is_empty() {
                     report.ok("Codex trusts the hooks");

@@ -15,7 +15,7 @@ use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
     Facts, HarnessProfile, Home, Hook, PathFlag, Purpose, SetupInputs, StoreInputs, Tour,
-    pinned_version,
+    WriteHook, pinned_version, write,
 };
 use std::path::Path;
 
@@ -30,7 +30,9 @@ static FACTS: Facts = Facts {
     tested_version: pinned_version(include_str!("../../suite/package.json"), "@openai/codex"),
     home_hint: "~/.codex",
     set_up: "a new `codex` session has the tools (mcp__session_tools.sessions_list, \
-         mcp__session_tools.sessions_read, mcp__session_tools.sessions_send). Codex runs the hooks once you trust them: the next \
+         mcp__session_tools.sessions_read, mcp__session_tools.sessions_send, \
+         mcp__session_tools.sessions_claim), and its patches (apply_patch) keep out of \
+         other sessions' claims. Codex runs the hooks once you trust them: the next \
          interactive `codex` asks (\"Hooks need review\"; choose \"Trust all and \
          continue\"), or type /hooks.",
     sessions: PathFlag {
@@ -63,9 +65,23 @@ static FACTS: Facts = Facts {
     resume: Some("codex resume {id}"),
 };
 
+static WRITE_HOOK: WriteHook = WriteHook {
+    command: crate::write_hook::WRITE_HOOK,
+    about: "A Codex PreToolUse hook (apply_patch): reads the hook's JSON on stdin and asks \
+            the plugin whether the session may write the files the patch names now; a \
+            patch into another session's claim is denied with the reason the model reads. \
+            Takes the flags of `host-shim mcp`, so it reads the sessions the server reads",
+    ask: crate::write_hook::ask,
+    refuse: write::deny_pre_tool_use,
+};
+
 impl HarnessProfile for Codex {
     fn facts(&self) -> &'static Facts {
         &FACTS
+    }
+
+    fn write_hook(&self) -> Option<&'static WriteHook> {
+        Some(&WRITE_HOOK)
     }
 
     fn delivery_flags(&self) -> Vec<Arg> {

@@ -22,6 +22,12 @@ pub const EVENTS: [Event; 3] = [
     Event::on("Stop"),
 ];
 pub const HOOK: &str = "codex-hook";
+/// The pre-write hook: before each `apply_patch`, with the server's flags.
+pub const WRITE_EVENTS: [Event; 1] = [Event::matching(
+    "PreToolUse",
+    crate::write_hook::WRITING_TOOLS,
+)];
+pub use crate::write_hook::WRITE_HOOK;
 
 /// What setup (or `--remove`) would change in Codex's files.
 pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
@@ -35,10 +41,12 @@ pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
     let mut hooks_json = JsonFile::read(&hooks_file)?;
     if setup.remove {
         remove_server(&mut config);
-        if let Some(Json::Object(events)) = hooks_json.object.get_mut("hooks")
-            && hooks::remove(events, &EVENTS, HOOK)
-        {
-            drop_if_empty(&mut hooks_json.object, "hooks");
+        if let Some(Json::Object(events)) = hooks_json.object.get_mut("hooks") {
+            let handing_over = hooks::remove(events, &EVENTS, HOOK);
+            let writing = hooks::remove(events, &WRITE_EVENTS, WRITE_HOOK);
+            if handing_over || writing {
+                drop_if_empty(&mut hooks_json.object, "hooks");
+            }
         }
     } else {
         add_server(
@@ -49,6 +57,8 @@ pub fn changes(home: &Path, setup: &SetupInputs) -> Result<Vec<Change>> {
         )?;
         let events = object_at(&mut hooks_json.object, "hooks", &hooks_file)?;
         hooks::add(events, &EVENTS, HOOK, &hook, &hooks_file)?;
+        let write_hook = commands.write_hook(WRITE_HOOK);
+        hooks::add(events, &WRITE_EVENTS, WRITE_HOOK, &write_hook, &hooks_file)?;
     }
     let config_after = config.to_string();
     Ok(vec![

@@ -316,6 +316,29 @@ def across(alpha, beta, claude_endpoint, claude_server, claude_log, codex_endpoi
     check(any(thread in line for line in handed) and any(figs in line for line in handed),
           "beta's audit log has both hand-overs", log)
 
+    # Claims across machines: beta's OpenClaw session claims a file of its workspace;
+    # alpha sees the claim, and alpha's Claude Code writing that file is denied by its
+    # own pre-write hook, naming the holder on beta.
+    fig_log = orchard / "fig-log.md"
+    openclaw.turn(figs, "Claim the fig log\n" + openclaw.endpoint.SCRIPT_MARK + json.dumps([
+        {"tool": "tool_call", "input": {"id": "session-tools__sessions_claim",
+                                        "args": {"paths": ["fig-log.md"], "reason": "logging figs"}}},
+        {"say": "claimed"}]))
+    claims = subprocess.run([HOST_SHIM, "claims"], env=alpha.env, capture_output=True,
+                            text=True).stdout
+    check(figs in claims and str(fig_log) in claims and "logging figs" in claims,
+          "alpha's `host-shim claims` shows the claim beta's OpenClaw session made", claims)
+    writer = str(uuid.uuid4())
+    before = len(claude_results())
+    claude(["--session-id", writer, "Write the fig log\n" + claude_endpoint.SCRIPT_MARK + json.dumps([
+        {"tool": "Write", "input": {"file_path": str(fig_log), "content": "figs: none"}}])])
+    wrote = [(t, e) for name, t, e in claude_results()[before:] if name == "Write"]
+    check(len(wrote) == 1 and "write refused (claimed)" in wrote[0][0] and figs in wrote[0][0]
+          and " on beta holds c-" in wrote[0][0] and not fig_log.exists(),
+          "alpha's Claude Code write into the claim is denied by its own hook, naming the "
+          "holder on beta, and nothing is written", wrote)
+    print("     Claude Code got: " + (wrote[0][0] if wrote else "")[:400].replace("\n", "\n       "))
+
 
 if __name__ == "__main__":
     main()

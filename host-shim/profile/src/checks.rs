@@ -55,6 +55,30 @@ impl Report {
     }
 }
 
+/// A harness plugin's file is what this host-shim's setup writes (`current`): one an
+/// earlier setup wrote may lack what came since (a tool, the check before each file
+/// write that keeps other sessions' claims). Whether it is; a file that is not there is
+/// the caller's to name.
+pub fn check_plugin_file(report: &mut Report, file: &Path, current: &str, fix: &str) -> bool {
+    match std::fs::read_to_string(file) {
+        Ok(text) if text == current => true,
+        Ok(_) => {
+            report.problem(
+                &format!(
+                    "{} is not what this host-shim's setup writes (an earlier setup's?): it may lack a tool, or the check before each file write that keeps other sessions' claims",
+                    file.display()
+                ),
+                fix,
+            );
+            false
+        }
+        Err(err) => {
+            report.problem(&format!("cannot read {}: {err}", file.display()), fix);
+            false
+        }
+    }
+}
+
 /// The MCP server `name` setup wrote under `mcpServers` in `config`, the JSON read from
 /// `file`: when it is there, that it starts and lists the tools; when not, a problem
 /// naming the file. Whether it is there.

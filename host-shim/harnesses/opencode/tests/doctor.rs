@@ -33,8 +33,26 @@ fn opencode_s_plugin_file_and_the_server_it_runs_are_checked() {
         text.contains("@opencode-ai/plugin is not in ") && text.contains("no database at "),
         "{text}"
     );
-    // The binary the file runs moved away.
+    host_shim_testkit::has(
+        &text,
+        "is this host-shim's plugin file (it asks before edit, write and apply_patch)",
+    );
+    // An earlier setup's file, without the check before each file write: named, with
+    // its fix.
     let file = home.root.join(".config/opencode/plugin/session-tools.js");
+    let current = std::fs::read_to_string(&file).unwrap();
+    let check = host_shim_profile::write::PLUGIN_WRITE_CHECK;
+    std::fs::write(&file, current.replacen(check, "", 1)).unwrap();
+    let (ok, text) = home.doctor();
+    assert!(
+        !ok && problems(&text).iter().any(|p| p.contains(&format!(
+            "{} is not what this host-shim's setup writes",
+            file.display()
+        ))),
+        "{text}"
+    );
+    std::fs::write(&file, current).unwrap();
+    // The binary the file runs moved away.
     let moved = std::fs::read_to_string(&file).unwrap().replacen(
         "\"command\":\"/",
         "\"command\":\"/nowhere/",

@@ -3,7 +3,7 @@
 //! and the agent databases.
 
 use super::setup as openclaw_setup;
-use host_shim_profile::checks::{Report, check_server};
+use host_shim_profile::checks::{Report, check_plugin_file, check_server};
 use host_shim_profile::json::{Json, JsonFile};
 use std::path::Path;
 
@@ -47,7 +47,8 @@ pub fn check(report: &mut Report, state: &Path, config_path: &Path, fix: &str) {
         }
     }
     let folder = openclaw_setup::plugin_dir(state);
-    if !folder.join("index.js").is_file() || !folder.join("openclaw.plugin.json").is_file() {
+    let files: Vec<_> = openclaw_setup::plugin_files().collect();
+    if files.iter().any(|(name, _)| !folder.join(name).is_file()) {
         report.problem(
             &format!(
                 "the plugin's folder {} is missing or incomplete",
@@ -55,6 +56,15 @@ pub fn check(report: &mut Report, state: &Path, config_path: &Path, fix: &str) {
             ),
             fix,
         );
+    } else if (files.iter())
+        .filter(|(name, text)| !check_plugin_file(report, &folder.join(name), text, fix))
+        .count()
+        == 0
+    {
+        report.ok(&format!(
+            "the plugin's folder {} holds this host-shim's plugin (it asks before write, edit and apply_patch)",
+            folder.display()
+        ));
     }
     if crate::db::agent_databases(state).is_empty() {
         report.note(&format!(

@@ -29,6 +29,13 @@ const FILES: [(&str, &str); 3] = [
     ("index.js", include_str!("plugin/index.js")),
 ];
 
+/// The plugin package's files as setup writes them: their names and texts.
+pub fn plugin_files() -> impl Iterator<Item = (&'static str, String)> {
+    FILES
+        .into_iter()
+        .map(|(name, text)| (name, write::with_write_check(text)))
+}
+
 /// OpenClaw's config file: `$OPENCLAW_CONFIG_PATH` when it names the same state, else
 /// `openclaw.json` in the state folder.
 pub fn config_file(state: &Path, state_flag: Option<&Path>) -> PathBuf {
@@ -102,7 +109,7 @@ pub fn changes(state: &Path, config_path: &Path, setup: &SetupInputs) -> Result<
         own_folder: None,
     }];
     let folder = plugin_dir(state);
-    for (name, text) in FILES {
+    for (name, text) in plugin_files() {
         let path = folder.join(name);
         let before = match std::fs::read_to_string(&path) {
             Ok(text) => Some(text),
@@ -120,7 +127,7 @@ pub fn changes(state: &Path, config_path: &Path, setup: &SetupInputs) -> Result<
         changes.push(Change {
             path,
             before,
-            after: (!setup.remove).then(|| write::with_write_check(text)),
+            after: (!setup.remove).then_some(text),
             own_folder: Some(folder.clone()),
         });
     }

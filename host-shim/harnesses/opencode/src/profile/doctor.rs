@@ -3,7 +3,7 @@
 
 use super::setup as opencode_setup;
 use host_shim_profile::HarnessProfile;
-use host_shim_profile::checks::{Report, check_server};
+use host_shim_profile::checks::{Report, check_plugin_file, check_server};
 use std::path::Path;
 
 pub fn check(report: &mut Report, config: &Path, db: &Path, fix: &str) {
@@ -17,7 +17,16 @@ pub fn check(report: &mut Report, config: &Path, db: &Path, fix: &str) {
             ),
             fix,
         ),
-        Ok(Some((command, args))) => check_server(report, &command, &args, fix),
+        Ok(Some((command, args))) => {
+            check_server(report, &command, &args, fix);
+            let current = opencode_setup::plugin_file(&command, &args);
+            if check_plugin_file(report, &file, &current, fix) {
+                report.ok(&format!(
+                    "{} is this host-shim's plugin file (it asks before edit, write and apply_patch)",
+                    file.display()
+                ));
+            }
+        }
     }
     let package = config.join("node_modules/@opencode-ai/plugin/package.json");
     if !package.is_file() {

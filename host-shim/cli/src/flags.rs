@@ -130,7 +130,7 @@ pub fn command(profiles: &[&'static dyn HarnessProfile]) -> clap::Command {
     // A pre-write hook takes the flags its harness's server takes.
     for hook in profiles.iter().filter_map(|profile| profile.write_hook()) {
         let run = <WriteHookArgs as clap::Args>::augment_args(clap::Command::new(hook.command));
-        command = command.subcommand(serving(run).about(hook.about));
+        command = command.subcommand(serving(run).about(hook.about()));
     }
     command
 }

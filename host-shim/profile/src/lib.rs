@@ -101,6 +101,9 @@ pub struct Facts {
     pub mcp_client: McpClient,
     /// Its hook commands (`host-shim claude-hook`).
     pub hooks: &'static [Hook],
+    /// Its pre-write hook (`host-shim claude-write-hook`), which asks the plugin before a
+    /// file-writing tool runs; none: its writes are not checked.
+    pub write_hook: Option<WriteHook>,
     /// The demo's words for a tour of its sessions.
     pub tour: Tour,
     /// The command that resumes a session of its, `{id}` the session (`claude --resume
@@ -214,9 +217,9 @@ pub trait HarnessProfile: Sync {
     }
 
     /// Its pre-write hook (`host-shim claude-write-hook`), which asks the plugin before
-    /// a file-writing tool runs; none by default (its writes are not checked).
+    /// a file-writing tool runs (its facts').
     fn write_hook(&self) -> Option<&'static WriteHook> {
-        None
+        self.facts().write_hook.as_ref()
     }
 
     /// The demo's words for a tour of its sessions.

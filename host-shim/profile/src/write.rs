@@ -13,8 +13,9 @@ use std::io::Write;
 pub struct WriteHook {
     /// The subcommand (`claude-write-hook`).
     pub command: &'static str,
-    /// Its help: which tools it checks.
-    pub about: &'static str,
+    /// Where the harness runs it, before which tools, for its help ("Claude Code's
+    /// PreToolUse hook, before Edit, Write, MultiEdit and NotebookEdit").
+    pub runs: &'static str,
     /// The session and the files the tool would write, from the hook's input; `None`
     /// for a tool that writes no file (or one this hook does not check).
     pub ask: fn(&[u8]) -> Result<Option<WriteAsk>>,
@@ -65,6 +66,19 @@ impl Written {
 pub struct WriteAsk {
     pub session: String,
     pub paths: Vec<String>,
+}
+
+impl WriteHook {
+    /// Its help.
+    pub fn about(&self) -> String {
+        format!(
+            "{}: reads the call on stdin and asks the plugin whether the session may write \
+             those files now; a write into another session's claim is refused with the \
+             reason the model reads. Takes the flags of `host-shim mcp`, so it reads the \
+             sessions the server reads",
+            self.runs
+        )
+    }
 }
 
 impl WriteAsk {

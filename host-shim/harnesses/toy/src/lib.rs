@@ -62,6 +62,7 @@ static FACTS: Facts = Facts {
         about: "The toy's hook: reads {\"session\": ID} on stdin and prints what waits for it",
         answer: hook,
     }],
+    write_hook: None,
     tour: Tour {
         sessions: "The toy's sessions",
         none: "the folder holds no toy sessions",

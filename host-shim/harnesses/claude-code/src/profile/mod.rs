@@ -70,6 +70,12 @@ static FACTS: Facts = Facts {
                 and SessionStart: all that wait)",
         answer: hook,
     }],
+    write_hook: Some(WriteHook {
+        command: crate::write_hook::WRITE_HOOK,
+        runs: "Claude Code's PreToolUse hook, before Edit, Write, MultiEdit and NotebookEdit",
+        ask: crate::write_hook::ask,
+        refuse: host_shim_profile::write::deny_pre_tool_use,
+    }),
     tour: Tour {
         sessions: "Claude Code's sessions",
         none: "the projects folder holds no Claude Code sessions",
@@ -79,24 +85,9 @@ static FACTS: Facts = Facts {
 };
 
 /// `host-shim claude-write-hook`: the plugin asked before Claude Code writes a file.
-static WRITE_HOOK: WriteHook = WriteHook {
-    command: crate::write_hook::WRITE_HOOK,
-    about: "A Claude Code PreToolUse hook (Edit, Write, MultiEdit, NotebookEdit): reads the \
-            hook's JSON on stdin and asks the plugin whether the session may write the file \
-            now; a write into another session's claim is denied with the reason the model \
-            reads. Takes the flags of `host-shim mcp`, so it reads the sessions the server \
-            reads",
-    ask: crate::write_hook::ask,
-    refuse: host_shim_profile::write::deny_pre_tool_use,
-};
-
 impl HarnessProfile for Claude {
     fn facts(&self) -> &'static Facts {
         &FACTS
-    }
-
-    fn write_hook(&self) -> Option<&'static WriteHook> {
-        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

@@ -57,6 +57,12 @@ static FACTS: Facts = Facts {
                 SessionStart: all that wait, as context)",
         answer: hook,
     }],
+    write_hook: Some(WriteHook {
+        command: crate::write_hook::WRITE_HOOK,
+        runs: "Codex's PreToolUse hook, before apply_patch (the files its patch names)",
+        ask: crate::write_hook::ask,
+        refuse: write::deny_pre_tool_use,
+    }),
     tour: Tour {
         sessions: "Codex's threads",
         none: "the CODEX_HOME holds no Codex threads",
@@ -65,23 +71,9 @@ static FACTS: Facts = Facts {
     resume: Some("codex resume {id}"),
 };
 
-static WRITE_HOOK: WriteHook = WriteHook {
-    command: crate::write_hook::WRITE_HOOK,
-    about: "A Codex PreToolUse hook (apply_patch): reads the hook's JSON on stdin and asks \
-            the plugin whether the session may write the files the patch names now; a \
-            patch into another session's claim is denied with the reason the model reads. \
-            Takes the flags of `host-shim mcp`, so it reads the sessions the server reads",
-    ask: crate::write_hook::ask,
-    refuse: write::deny_pre_tool_use,
-};
-
 impl HarnessProfile for Codex {
     fn facts(&self) -> &'static Facts {
         &FACTS
-    }
-
-    fn write_hook(&self) -> Option<&'static WriteHook> {
-        Some(&WRITE_HOOK)
     }
 
     fn delivery_flags(&self) -> Vec<Arg> {

@@ -68,6 +68,12 @@ static FACTS: Facts = Facts {
                 session-tools server with the session making it",
         answer: hook,
     }],
+    write_hook: Some(WriteHook {
+        command: crate::write_hook::WRITE_HOOK,
+        runs: "Copilot CLI's preToolUse hook (~/.copilot/hooks/), before create and edit",
+        ask: crate::write_hook::ask,
+        refuse: crate::write_hook::refuse,
+    }),
     tour: Tour {
         sessions: "Copilot CLI's sessions",
         none: "the COPILOT_HOME holds no Copilot CLI sessions",
@@ -76,24 +82,9 @@ static FACTS: Facts = Facts {
     resume: Some("copilot --resume={id}"),
 };
 
-static WRITE_HOOK: WriteHook = WriteHook {
-    command: crate::write_hook::WRITE_HOOK,
-    about: "A Copilot CLI preToolUse hook (~/.copilot/hooks/): reads the hook's JSON on \
-            stdin and, for create and edit, asks the plugin whether the session may write \
-            the file now; a write into another session's claim is denied with the reason \
-            the model reads. Takes the flags of `host-shim mcp`, so it reads the sessions \
-            the server reads",
-    ask: crate::write_hook::ask,
-    refuse: crate::write_hook::refuse,
-};
-
 impl HarnessProfile for Copilot {
     fn facts(&self) -> &'static Facts {
         &FACTS
-    }
-
-    fn write_hook(&self) -> Option<&'static WriteHook> {
-        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

@@ -72,6 +72,12 @@ static FACTS: Facts = Facts {
                 that makes it the next prompt",
         answer: hook,
     }],
+    write_hook: Some(WriteHook {
+        command: crate::write_hook::WRITE_HOOK,
+        runs: "Gemini CLI's BeforeTool hook, before write_file and replace",
+        ask: crate::write_hook::ask,
+        refuse: crate::write_hook::refuse,
+    }),
     tour: Tour {
         sessions: "Gemini CLI's sessions",
         none: "the Gemini CLI folder holds no sessions",
@@ -81,23 +87,9 @@ static FACTS: Facts = Facts {
 };
 
 /// `host-shim gemini-write-hook`: the plugin asked before Gemini CLI writes a file.
-static WRITE_HOOK: WriteHook = WriteHook {
-    command: crate::write_hook::WRITE_HOOK,
-    about: "A Gemini CLI BeforeTool hook (write_file, replace): reads the hook's JSON on \
-            stdin and asks the plugin whether the session may write the file now; a write \
-            into another session's claim is denied with the reason the model reads. Takes \
-            the flags of `host-shim mcp`, so it reads the sessions the server reads",
-    ask: crate::write_hook::ask,
-    refuse: crate::write_hook::refuse,
-};
-
 impl HarnessProfile for Gemini {
     fn facts(&self) -> &'static Facts {
         &FACTS
-    }
-
-    fn write_hook(&self) -> Option<&'static WriteHook> {
-        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

@@ -67,6 +67,12 @@ static FACTS: Facts = Facts {
     }),
     mcp_client: crate::MCP_CLIENT,
     hooks: &[],
+    write_hook: Some(WriteHook {
+        command: crate::write_hook::WRITE_HOOK,
+        runs: "What the OpenClaw plugin runs before write, edit and apply_patch",
+        ask: crate::write_hook::ask,
+        refuse: write::refuse_in_words,
+    }),
     tour: Tour {
         sessions: "OpenClaw's sessions",
         none: "the OpenClaw state folder holds no sessions",
@@ -75,25 +81,9 @@ static FACTS: Facts = Facts {
     resume: None,
 };
 
-static WRITE_HOOK: WriteHook = WriteHook {
-    command: crate::write_hook::WRITE_HOOK,
-    about: "What the OpenClaw plugin runs before write, edit and apply_patch: reads \
-            {session_id, hook_event_name, tool_name, tool_input} on stdin and asks the \
-            plugin whether the session may write those files now; a write into another \
-            session's claim is refused with the text printed, which the plugin blocks the \
-            call with. Takes the flags of `host-shim mcp`, so it reads the sessions the \
-            server reads",
-    ask: crate::write_hook::ask,
-    refuse: write::refuse_in_words,
-};
-
 impl HarnessProfile for OpenClaw {
     fn facts(&self) -> &'static Facts {
         &FACTS
-    }
-
-    fn write_hook(&self) -> Option<&'static WriteHook> {
-        Some(&WRITE_HOOK)
     }
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {

@@ -5,6 +5,23 @@
 use crate::{Companion, CompanionError};
 use host_shim::plugin_session::{Moment, PluginSessions};
 
+/// What every session-tools harness plugin shares, in JavaScript: `Host` (its `host-shim
+/// mcp` child and the requests in flight) and `writeRefusal` (the check before a file
+/// write, which runs the harness's pre-write hook). Setup writes it into each plugin in
+/// place of [`PLUGIN_JS_MARK`]; the plugin imports `spawn` and `createInterface`.
+pub const PLUGIN_JS: &str = concat!(
+    include_str!("plugin/host.js"),
+    "\n",
+    include_str!("plugin/write_check.js")
+);
+/// Where a plugin's source takes [`PLUGIN_JS`].
+pub const PLUGIN_JS_MARK: &str = "/* __SESSION_TOOLS_PLUGIN__ */\n";
+
+/// A plugin's source with [`PLUGIN_JS`] in place of its mark.
+pub fn with_plugin_js(source: &str) -> String {
+    source.replacen(PLUGIN_JS_MARK, PLUGIN_JS, 1)
+}
+
 /// The prefix of the requests a session-tools harness plugin sends besides MCP's.
 pub const PLUGIN_METHODS: &str = "session-tools/";
 

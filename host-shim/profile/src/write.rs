@@ -110,18 +110,6 @@ impl WriteAsk {
     }
 }
 
-/// The function our harness plugins (OpenCode's, OpenClaw's) ask with before a file
-/// write, `writeRefusal(host, hook, event, tool, sessionId, toolInput, log)`: setup
-/// writes it into each plugin in place of [`PLUGIN_WRITE_CHECK_MARK`].
-pub const PLUGIN_WRITE_CHECK: &str = include_str!("write_check.js");
-/// Where a plugin's source takes [`PLUGIN_WRITE_CHECK`].
-pub const PLUGIN_WRITE_CHECK_MARK: &str = "/* __WRITE_CHECK__ */\n";
-
-/// A plugin's source with [`PLUGIN_WRITE_CHECK`] in place of its mark.
-pub fn with_write_check(source: &str) -> String {
-    source.replacen(PLUGIN_WRITE_CHECK_MARK, PLUGIN_WRITE_CHECK, 1)
-}
-
 /// The answer of a `PreToolUse` command hook refusing the tool call, in the shape Claude
 /// Code and Codex share (`hookSpecificOutput.permissionDecision: "deny"`), `text` the
 /// reason the model reads instead of the tool's result.

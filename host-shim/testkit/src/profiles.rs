@@ -124,7 +124,7 @@ fn hooks_answer_what_is_not_json(profile: &dyn HarnessProfile) {
 
 /// A harness plugin's source (OpenCode's, OpenClaw's) runs `hook` before the calls of
 /// exactly `tools`: it declares both as the plugin's `WRITING` and `WRITE_HOOK`, and
-/// takes the shared write check.
+/// takes what every session-tools plugin shares (`writeRefusal` among it).
 #[track_caller]
 pub fn assert_plugin_checks_writes(
     plugin: &str,
@@ -137,7 +137,7 @@ pub fn assert_plugin_checks_writes(
     for line in [
         &*writing,
         &*hook,
-        host_shim_profile::write::PLUGIN_WRITE_CHECK_MARK,
+        host_shim_profile::companion::PLUGIN_JS_MARK,
     ] {
         assert!(plugin.contains(line), "the plugin lacks {line}");
     }

@@ -45,6 +45,17 @@ fn codex_gets_its_server_and_hooks_once_and_gives_them_back() {
             "{event}"
         );
     }
+    // Before each apply_patch, the pre-write hook with the server's flags.
+    let writing = &hooks["hooks"]["PreToolUse"][0];
+    assert_eq!(writing["matcher"], "apply_patch");
+    assert_eq!(
+        writing["hooks"][0]["command"],
+        format!(
+            "{} codex-write-hook --codex-home {}",
+            binary(),
+            codex.display()
+        )
+    );
     let before = files(&home);
     assert!(ok(&setup_codex(&home, &codex, &[])).contains("set up already: nothing changed"));
     assert_eq!(files(&home), before);

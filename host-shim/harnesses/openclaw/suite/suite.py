@@ -122,6 +122,29 @@ def is_subagents(request):
                for t in texts_of(m))
 
 
+class Gateway:
+    """`openclaw gateway run` on loopback, its output in gateway.log."""
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            [str(endpoint.OPENCLAW), "gateway", "run", "--bind", "loopback"], cwd=WORK / "w",
+            env=env(), stdout=GATEWAY_LOG.open("a"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        endpoint.wait_for_gateway(GATEWAY_PORT)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
+
+    def restart(self):
+        self.stop()
+        self.__init__()
+
+
 def with_a_subagent(lead, sleeper):
     """Subagents need a running gateway: the lead spawns one through it (sessions_spawn,
     found by Tool Search), whose own call is its own; then the cold `sleeper` is woken
@@ -130,11 +153,8 @@ def with_a_subagent(lead, sleeper):
     config = json.loads(config_path.read_text())
     config["gateway"] = endpoint.gateway(GATEWAY_PORT, TOKEN)
     config_path.write_text(json.dumps(config, indent=2))
-    gateway = subprocess.Popen([str(endpoint.OPENCLAW), "gateway", "run", "--bind", "loopback"],
-                               cwd=WORK / "w", env=env(), stdout=GATEWAY_LOG.open("w"),
-                               stderr=subprocess.STDOUT, start_new_session=True)
+    gateway = Gateway()
     try:
-        endpoint.wait_for_gateway(GATEWAY_PORT)
         task = script("Look around", ours("sessions_list", scope="all"), {"say": "Looked."})
         before = len(logged(LOG))
         Run(script("Delegate a look", {"tool": "tool_call", "input": {
@@ -150,16 +170,11 @@ def with_a_subagent(lead, sleeper):
         own = [line for t in seen for line in t.splitlines() if line.endswith("| this session")]
         holds("a subagent's call is its own: listed as a subagent of the lead, this session",
               len(own) == 1 and "subagent]" in own[0] and f"owner={lead}" in own[0], seen)
-        woken_through_the_gateway(lead, sleeper)
+        woken_through_the_gateway(lead, sleeper, gateway)
         idle_in_the_gateway(lead, sleeper)
         steered_in_the_gateway(lead, sleeper)
     finally:
-        gateway.terminate()
-        try:
-            gateway.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(gateway.pid, 9)
-            gateway.wait()
+        gateway.stop()
     after = Run(script("Look again", ours("sessions_list", scope="all"), {"say": "seen"}), lead)
     listing = (after.results("sessions_list") or [""])[-1]
     rows = [line for line in listing.splitlines() if "subagent]" in line]
@@ -194,12 +209,14 @@ def claims_keep_writes_out():
 
 
 def gateway_reloads():
-    """How many config changes the running gateway has applied (it logs each)."""
-    return sum("[reload] config hot reload applied" in line
-               for line in GATEWAY_LOG.read_text(errors="replace").splitlines())
+    """How many config changes the gateway has applied, and how many it failed to
+    apply (it logs each)."""
+    lines = GATEWAY_LOG.read_text(errors="replace").splitlines()
+    return (sum("[reload] config hot reload applied" in line for line in lines),
+            sum("[reload] config reload failed" in line for line in lines))
 
 
-def woken_through_the_gateway(lead, sleeper):
+def woken_through_the_gateway(lead, sleeper, gateway):
     """A cold session (`sleeper`: its last turn ran in a process that has ended), woken
     by the wake command `setup openclaw --openclaw-wake-command` names: `openclaw agent`
     without --local, so the running gateway runs its turn, whose prompt hook hands the
@@ -208,15 +225,22 @@ def woken_through_the_gateway(lead, sleeper):
     woken = (f"{endpoint.OPENCLAW} agent --agent main --session-id {{id}} "
              '--message "A message from another session is waiting." --json')
     # `setsid -f` hands the woken turn to init at once; its output goes to wake.log.
-    reloads = gateway_reloads()
+    applied, failed = gateway_reloads()
     setup("--openclaw-wake-command", f"setsid -f sh -c 'exec {woken} > {log} 2>&1'")
     # The gateway takes the new command as it reloads its config (~1 s after the write):
-    # a send before that would reach the plugin's server as it was.
+    # a send before that would reach the plugin's server as it was. While an agent turn
+    # runs in it (the subagent's may), 2026.9.6 refuses the reload ("still has active
+    # retained work") and does not try again: then, as the page says, restart it.
     deadline = time.time() + 60
-    while time.time() < deadline and gateway_reloads() == reloads:
+    while time.time() < deadline and gateway_reloads() == (applied, failed):
         time.sleep(0.2)
-    holds("the running gateway takes setup's new wake command as it reloads its config",
-          gateway_reloads() > reloads, GATEWAY_LOG.read_text()[-2000:])
+    now_applied, now_failed = gateway_reloads()
+    if now_failed > failed:
+        print("     the gateway refused the reload while a turn ran; restarted, as the page says")
+        gateway.restart()
+    holds("the running gateway takes setup's new wake command (as it reloads its config, or "
+          "once restarted when a turn held the reload)",
+          now_applied > applied or now_failed > failed, GATEWAY_LOG.read_text()[-2000:])
     before = len(logged(LOG))
     sent = Run(script("Wake the sleeper", ours("sessions_send", session_id=sleeper,
                                               message="Wake up and review."), {"say": "sent"}),

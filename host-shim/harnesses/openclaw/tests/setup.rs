@@ -53,9 +53,10 @@ fn openclaw_gets_its_plugin_and_entry_once_keeps_the_rest_and_gives_them_back() 
     );
     let index = read(&plugin.join("index.js"));
     assert!(index.starts_with("// session-tools for OpenClaw:"));
-    // With the write check every plugin shares in place of its mark.
-    assert!(index.contains(host_shim_profile::write::PLUGIN_WRITE_CHECK));
-    assert!(!index.contains(host_shim_profile::write::PLUGIN_WRITE_CHECK_MARK));
+    // With what every session-tools plugin shares (its child, the write check) in place
+    // of its mark.
+    assert!(index.contains(host_shim_profile::companion::PLUGIN_JS));
+    assert!(!index.contains(host_shim_profile::companion::PLUGIN_JS_MARK));
     // With a wake command: in the command the plugin runs, which takes it.
     let wake = "openclaw agent --session-id {id} --message 'A message is waiting.'";
     ok(&setup(

@@ -41,8 +41,9 @@ fn opencode_s_plugin_file_and_the_server_it_runs_are_checked() {
     // its fix.
     let file = home.root.join(".config/opencode/plugin/session-tools.js");
     let current = std::fs::read_to_string(&file).unwrap();
-    let check = host_shim_profile::write::PLUGIN_WRITE_CHECK;
-    std::fs::write(&file, current.replacen(check, "", 1)).unwrap();
+    let refusing = "if (refusal) throw new Error(refusal);";
+    assert!(current.contains(refusing));
+    std::fs::write(&file, current.replacen(refusing, "", 1)).unwrap();
     let (ok, text) = home.doctor();
     assert!(
         !ok && problems(&text).iter().any(|p| p.contains(&format!(

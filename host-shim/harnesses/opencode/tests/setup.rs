@@ -25,10 +25,11 @@ fn opencode_gets_its_plugin_file_once_and_gives_it_back() {
         plugin_host(&home),
         serde_json::json!({"command": binary(), "args": ["mcp", "--opencode-db", db.to_string_lossy()]})
     );
-    // With the write check every plugin shares in place of its mark.
+    // With what every session-tools plugin shares (its child, the write check) in place
+    // of its mark.
     let plugin = read(&home.join(".config/opencode/plugin/session-tools.js"));
-    assert!(plugin.contains(host_shim_profile::write::PLUGIN_WRITE_CHECK));
-    assert!(!plugin.contains(host_shim_profile::write::PLUGIN_WRITE_CHECK_MARK));
+    assert!(plugin.contains(host_shim_profile::companion::PLUGIN_JS));
+    assert!(!plugin.contains(host_shim_profile::companion::PLUGIN_JS_MARK));
     let before = files(&home);
     let said = ok(&setup(&home, "opencode", &[]));
     host_shim_testkit::has(&said, "set up already: nothing changed");

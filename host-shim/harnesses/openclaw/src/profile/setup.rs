@@ -13,7 +13,7 @@
 use anyhow::{Context, Result, bail};
 use host_shim_profile::change::Change;
 use host_shim_profile::json::{Json, JsonFile, Object, drop_if_empty, object_at};
-use host_shim_profile::{SetupInputs, write};
+use host_shim_profile::{SetupInputs, companion};
 use std::path::{Path, PathBuf};
 
 /// The plugin's id (its entry in `plugins.entries` and its folder).
@@ -33,7 +33,7 @@ const FILES: [(&str, &str); 3] = [
 pub fn plugin_files() -> impl Iterator<Item = (&'static str, String)> {
     FILES
         .into_iter()
-        .map(|(name, text)| (name, write::with_write_check(text)))
+        .map(|(name, text)| (name, companion::with_plugin_js(text)))
 }
 
 /// OpenClaw's config file: `$OPENCLAW_CONFIG_PATH` when it names the same state, else

@@ -20,77 +20,7 @@ const HOST = __HOST__;
 const WRITING = new Set(["edit", "write", "apply_patch"]);
 const WRITE_HOOK = "opencode-write-hook";
 
-/* __WRITE_CHECK__ */
-
-/** The child and its JSON-RPC requests in flight. */
-class Host {
-  constructor() {
-    this.next = 1;
-    this.pending = new Map();
-    // stderr is not OpenCode's terminal: what host-shim says there goes to OpenCode's log.
-    this.child = spawn(HOST.command, HOST.args, { stdio: ["pipe", "pipe", "pipe"] });
-    this.said = [];
-    createInterface({ input: this.child.stderr }).on("line", (line) => this.said.push(line));
-    this.exited = null;
-    this.child.on("exit", (code, signal) => {
-      this.exited = `host-shim exited (${signal ?? code}); restart OpenCode, and run host-shim doctor`;
-      for (const { reject } of [...this.pending.values()]) reject(new Error(this.exited));
-      this.pending.clear();
-    });
-    this.child.on("error", (err) => {
-      this.exited = `cannot run ${HOST.command}: ${err.message}; run host-shim setup opencode again`;
-    });
-    createInterface({ input: this.child.stdout }).on("line", (line) => {
-      let message;
-      try {
-        message = JSON.parse(line);
-      } catch {
-        return;
-      }
-      const waiting = this.pending.get(message.id);
-      if (!waiting) return;
-      if (message.error) waiting.reject(new Error(message.error.message));
-      else waiting.resolve(message.result);
-    });
-  }
-
-  send(message) {
-    this.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
-  }
-
-  /** A request's result within `seconds` (else an error naming what did not answer,
-   * and the request is cancelled); `cancel` (if given) gets a function that ends it
-   * early. No request waits forever, whatever the host made of it. */
-  request(method, params, { cancel, seconds = 60 } = {}) {
-    if (this.exited) return Promise.reject(new Error(this.exited));
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      const end = () => {
-        if (!this.pending.has(id)) return false;
-        this.pending.delete(id);
-        clearTimeout(timer);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        if (!end()) return;
-        this.send({ method: "notifications/cancelled", params: { requestId: id, reason: "no answer in time" } });
-        reject(new Error(`host-shim did not answer ${method} within ${seconds} s; run host-shim doctor`));
-      }, seconds * 1000);
-      timer.unref?.();
-      this.pending.set(id, {
-        resolve: (result) => end() && resolve(result),
-        reject: (err) => end() && reject(err),
-      });
-      if (cancel)
-        cancel(() => {
-          if (!end()) return;
-          this.send({ method: "notifications/cancelled", params: { requestId: id } });
-          resolve(null);
-        });
-      this.send({ id, method, params });
-    });
-  }
-}
+/* __SESSION_TOOLS_PLUGIN__ */
 
 /** A tool's arguments for OpenCode: the plugin's own JSON Schema, shown to the model
  * as it is, and no check of OpenCode's, so every bad argument gets the plugin's
@@ -107,19 +37,15 @@ function argsOf(schema) {
 }
 
 export const SessionTools = async ({ client }) => {
-  const host = new Host();
-  await host.request("initialize", {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "session-tools-opencode", version: "1" },
-  });
-  host.send({ method: "notifications/initialized" });
-  const { tools } = await host.request("tools/list", {});
+  // stderr is not OpenCode's terminal: what host-shim says there goes to OpenCode's log.
+  const said = [];
+  const host = new Host(HOST, { name: "opencode", title: "OpenCode" }, (line) => said.push(line));
+  const { tools } = await host.call("tools/list", {});
 
   const log = (level, message) =>
     client.app.log({ body: { service: "session-tools", level, message } }).catch(() => {});
   setInterval(() => {
-    for (const line of host.said.splice(0)) log("info", line);
+    for (const line of said.splice(0)) log("info", line);
   }, 1000).unref();
 
   // The sessions this process runs: "busy" or "idle".

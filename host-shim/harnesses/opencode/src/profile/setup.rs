@@ -39,7 +39,7 @@ pub fn config_dir(flag: Option<&Path>) -> Result<PathBuf> {
 /// The plugin file running `binary` with `args`.
 pub fn plugin_file(binary: &str, args: &[String]) -> String {
     let host = serde_json::json!({ "command": binary, "args": args });
-    host_shim_profile::write::with_write_check(PLUGIN).replacen("__HOST__", &host.to_string(), 1)
+    host_shim_profile::companion::with_plugin_js(PLUGIN).replacen("__HOST__", &host.to_string(), 1)
 }
 
 /// The command and arguments a plugin file of setup's runs; `None` without the file,

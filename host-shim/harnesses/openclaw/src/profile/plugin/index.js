@@ -38,86 +38,9 @@ const PREFIX = "session-tools__";
 const WRITING = new Set(["write", "edit", "apply_patch"]);
 const WRITE_HOOK = "openclaw-write-hook";
 
-/* __WRITE_CHECK__ */
+/* __SESSION_TOOLS_PLUGIN__ */
 // The long-lived gateway, not a one-turn `openclaw agent --local`.
 const IN_GATEWAY = process.title === "openclaw-gateway";
-
-/** The child and its JSON-RPC requests in flight. */
-class Host {
-  constructor({ command, args }, logger) {
-    this.next = 1;
-    this.pending = new Map();
-    this.child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
-    // What host-shim says on stderr goes to OpenClaw's log.
-    createInterface({ input: this.child.stderr }).on("line", (line) => logger.info?.(line));
-    this.exited = null;
-    this.child.on("exit", (code, signal) => {
-      this.exited = `host-shim exited (${signal ?? code}); restart OpenClaw, and run host-shim doctor`;
-      for (const { reject } of [...this.pending.values()]) reject(new Error(this.exited));
-      this.pending.clear();
-    });
-    this.child.on("error", (err) => {
-      this.exited = `cannot run ${command}: ${err.message}; run host-shim setup openclaw again`;
-    });
-    // The child ends with this process; it never keeps OpenClaw running.
-    this.child.unref();
-    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) stream.unref?.();
-    createInterface({ input: this.child.stdout }).on("line", (line) => {
-      let message;
-      try {
-        message = JSON.parse(line);
-      } catch {
-        return;
-      }
-      const waiting = this.pending.get(message.id);
-      if (!waiting) return;
-      if (message.error) waiting.reject(new Error(message.error.message));
-      else waiting.resolve(message.result);
-    });
-    this.ready = this.request("initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "session-tools-openclaw", version: "1" },
-    }).then(() => this.send({ method: "notifications/initialized" }));
-  }
-
-  send(message) {
-    this.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
-  }
-
-  /** A request's result within `seconds` (else an error naming what did not answer,
-   * and the request is cancelled); `cancel` (if given) gets a function that ends it
-   * early. No request waits forever. */
-  request(method, params, { cancel, seconds = 60 } = {}) {
-    if (this.exited) return Promise.reject(new Error(this.exited));
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      const end = () => this.pending.delete(id) && (clearTimeout(timer), true);
-      const timer = setTimeout(() => {
-        if (!end()) return;
-        this.send({ method: "notifications/cancelled", params: { requestId: id, reason: "no answer in time" } });
-        reject(new Error(`host-shim did not answer ${method} within ${seconds} s; run host-shim doctor`));
-      }, seconds * 1000);
-      timer.unref?.();
-      this.pending.set(id, {
-        resolve: (result) => end() && resolve(result),
-        reject: (err) => end() && reject(err),
-      });
-      if (cancel)
-        cancel(() => {
-          if (!end()) return;
-          this.send({ method: "notifications/cancelled", params: { requestId: id } });
-          resolve(null);
-        });
-      this.send({ id, method, params });
-    });
-  }
-
-  async call(method, params, options) {
-    await this.ready;
-    return this.request(method, params, options);
-  }
-}
 
 /** The tools as the plugin's catalog gives them (the server's `--settings` and
  * `--plugin`, if any, apply): read once per command and arguments (OpenClaw registers
@@ -232,7 +155,10 @@ export default {
       api.logger.error?.("session-tools: plugins.entries.session-tools.config has no command and args; run host-shim setup openclaw");
       return;
     }
-    const started = () => (host ??= new Host(config, api.logger));
+    // The child ends with this process; it never keeps OpenClaw running. What it says on
+    // stderr goes to OpenClaw's log.
+    const started = () =>
+      (host ??= new Host(config, { name: "openclaw", title: "OpenClaw", detached: true }, (line) => api.logger.info?.(line)));
     const opened = async (sessionId, busy) => {
       await started().call("session-tools/open", { sessionID: sessionId, busy });
     };

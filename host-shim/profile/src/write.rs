@@ -23,6 +23,19 @@ pub struct WriteHook {
     pub refuse: fn(&str, &mut dyn Write) -> Result<()>,
 }
 
+impl WriteHook {
+    /// Its help.
+    pub fn about(&self) -> String {
+        format!(
+            "{}: reads the call on stdin and asks the plugin whether the session may write \
+             those files now; a write into another session's claim is refused with the \
+             reason the model reads. Takes the flags of `host-shim mcp`, so it reads the \
+             sessions the server reads",
+            self.runs
+        )
+    }
+}
+
 /// Where a writing tool's input names the files it writes.
 #[derive(Clone, Copy, Debug)]
 pub enum Written {
@@ -66,19 +79,6 @@ impl Written {
 pub struct WriteAsk {
     pub session: String,
     pub paths: Vec<String>,
-}
-
-impl WriteHook {
-    /// Its help.
-    pub fn about(&self) -> String {
-        format!(
-            "{}: reads the call on stdin and asks the plugin whether the session may write \
-             those files now; a write into another session's claim is refused with the \
-             reason the model reads. Takes the flags of `host-shim mcp`, so it reads the \
-             sessions the server reads",
-            self.runs
-        )
-    }
 }
 
 impl WriteAsk {
@@ -143,11 +143,9 @@ pub fn patch_paths(patch: &str) -> Vec<String> {
     ];
     let mut paths: Vec<String> = Vec::new();
     for line in patch.lines() {
-        // A hunk's lines start with ' ', '+', '-' or "@@", never "*** ".
-        let Some(path) = HEADERS
-            .iter()
-            .find_map(|h| line.trim_start().strip_prefix(h))
-        else {
+        // A hunk's lines start with ' ', '+', '-' or "@@", never "*** ", so a header is
+        // read only where a line starts with it (as the tools' own parsers read it).
+        let Some(path) = HEADERS.iter().find_map(|h| line.strip_prefix(h)) else {
             continue;
         };
         let path = path.trim();
@@ -167,6 +165,7 @@ mod tests {
         let patch = "*** Begin Patch\n\
                      *** Add File: docs/new.md\n\
                      +*** Add File: not/a/header.md\n\
+                     \x20*** Add File: a/context/line.md\n\
                      *** Update File: src/a.rs\r\n\
                      *** Move to: src/b.rs\n\
                      @@ fn a\n\

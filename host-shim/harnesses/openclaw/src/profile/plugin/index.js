@@ -39,6 +39,7 @@ const WRITING = new Set(["write", "edit", "apply_patch"]);
 const WRITE_HOOK = "openclaw-write-hook";
 
 /* __SESSION_TOOLS_PLUGIN__ */
+
 // The long-lived gateway, not a one-turn `openclaw agent --local`.
 const IN_GATEWAY = process.title === "openclaw-gateway";
 

@@ -16,8 +16,9 @@ use std::path::Path;
 pub const SERVER: &str = "session-tools";
 /// The hook's subcommand.
 pub const HOOK: &str = "copilot-hook";
-/// The pre-write hook's subcommand.
+/// The pre-write hook's subcommand, and the event setup runs it at.
 pub use crate::write_hook::WRITE_HOOK;
+pub const WRITE_EVENT: &str = crate::write_hook::EVENT;
 /// The events the hook answers, in the order Copilot fires them (`preMcpToolCall`
 /// stamps each call of ours with the session making it).
 pub const EVENTS: [&str; 5] = [
@@ -42,9 +43,6 @@ pub fn hooks_file(hook: &str, write_hook: &str) -> String {
     let file = serde_json::json!({"version": 1, "hooks": hooks});
     format!("{}\n", serde_json::to_string_pretty(&file).expect("JSON"))
 }
-
-/// The event of the pre-write hook.
-pub const WRITE_EVENT: &str = crate::write_hook::EVENT;
 
 /// The command setup's hooks file runs at `event`, if it names one.
 fn command_at<'a>(file: &'a serde_json::Value, event: &str) -> Option<&'a str> {

@@ -210,7 +210,7 @@ fn bad_settings_are_a_clear_error_from_catalog_and_call() {
         "",
     );
     let err = outcome.answer.unwrap_err().to_string();
-    assert!(err.contains("maxListResults must be an integer"), "{err}");
+    host_shim_testkit::has(&err, "maxListResults must be an integer");
     let outcome = call(
         &corpus("harness"),
         "s-me",
@@ -515,11 +515,7 @@ fn a_send_retried_with_its_call_id_delivers_once() {
     let retry = runtime().call(first.harness, &request);
     // Two accepted answers, the same text (the wake the first delivery did included).
     let answer = first.answer.unwrap();
-    assert!(
-        answer.text.contains("(woke a cold session)"),
-        "{}",
-        answer.text
-    );
+    host_shim_testkit::has(&answer.text, "(woke a cold session)");
     assert_eq!(answer.refusal, None);
     assert_eq!(retry.answer.unwrap(), answer);
     // One delivery: the retry is a repeat the inbox recognised by its key.
@@ -693,10 +689,7 @@ fn a_released_plugin_counts_the_hops_of_a_current_frame() {
         .answer
         .unwrap()
         .text;
-    assert!(
-        old.contains("delivery: queue\nhop: 1\n\\--- message begins ---"),
-        "{old}"
-    );
+    host_shim_testkit::has(&old, "delivery: queue\nhop: 1\n\\--- message begins ---");
     assert!(!old.contains("message-id:"), "{old}");
 }
 
@@ -732,7 +725,7 @@ fn a_claim_keeps_other_sessions_writes_out_until_released() {
         ),
         "{text}"
     );
-    assert!(text.contains("\"parser rewrite\""), "{text}");
+    host_shim_testkit::has(&text, "\"parser rewrite\"");
 
     let listed = call_on(host, "s-me", "", "sessions_list", "{}");
     let listing = listed.answer.unwrap().text;
@@ -740,7 +733,7 @@ fn a_claim_keeps_other_sessions_writes_out_until_released() {
         .lines()
         .find(|l| l.starts_with("- s-live "))
         .unwrap();
-    assert!(row.contains(" | claims=1"), "{row}");
+    host_shim_testkit::has(row, " | claims=1");
 
     let released = call_on(
         listed.harness,
@@ -756,4 +749,47 @@ fn a_claim_keeps_other_sessions_writes_out_until_released() {
     let older: Runtime<TestHost> = Runtime::from_component(PLUGIN_V0_5_0).unwrap();
     let (check, _) = older.check_write(host, "s-me", "", &paths);
     assert_eq!(check.unwrap(), host_shim::WriteCheck::Allowed);
+}
+
+/// A wake only started (0.6.0's `wake-started`) is never told as "woke": the current
+/// plugin says the wake was started and the message waits; each released plugin reads
+/// it as a message waiting.
+#[test]
+fn a_wake_only_started_is_told_as_woke_by_no_version() {
+    let corpus = host_shim::Corpus::from_json(
+        r#"{"sessions": [
+            {"id": "s-me", "created_at": "2026-12-01T00:00:00Z", "live": true},
+            {"id": "s-cold", "created_at": "2026-12-01T00:00:00Z", "delivery_state": "wake-started"}
+        ]}"#,
+        "test",
+    )
+    .unwrap();
+    let corpus = std::sync::Arc::new(corpus);
+    let send = CallRequest {
+        caller: "s-me".to_string(),
+        tool: "sessions_send".to_string(),
+        arguments: r#"{"session_id": "s-cold", "message": "hi"}"#.to_string(),
+        ..CallRequest::default()
+    };
+    let versions = [
+        PLUGIN_WASM,
+        PLUGIN_V0_5_0,
+        PLUGIN_V0_4_0,
+        PLUGIN_V0_3_0,
+        PLUGIN_V0_2_0,
+        PLUGIN_V0_1_0,
+    ];
+    for (i, plugin) in versions.into_iter().enumerate() {
+        let runtime: Runtime<TestHost> = Runtime::from_component(plugin).unwrap();
+        let report = runtime.call(TestHost::new(corpus.clone()), &send);
+        let text = report.answer.unwrap().text;
+        assert!(text.starts_with("accepted for s-cold"), "{text}");
+        assert!(!text.contains("(woke a cold session)"), "{text}");
+        assert_eq!(
+            text.contains("(started a wake for a cold session)"),
+            i == 0,
+            "{text}"
+        );
+        assert!(!report.deliveries[0].woke);
+    }
 }

@@ -141,8 +141,7 @@ fn refusal_codes_are_read_off_the_text_as_spec_writes_them() {
 
 #[test]
 fn the_case_parser_reads_sections_exactly() {
-    let dir = std::env::temp_dir().join(format!("cases-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = host_shim_testkit::scratch("conformance", "parser");
     let path = dir.join("t.txt");
     std::fs::write(
         &path,

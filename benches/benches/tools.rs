@@ -211,6 +211,7 @@ impl core::Inbox for NativeHost {
                     host_shim::DeliveryState::Waiting => core::DeliveryState::Waiting,
                     host_shim::DeliveryState::HandedOver => core::DeliveryState::HandedOver,
                     host_shim::DeliveryState::Held => core::DeliveryState::Held,
+                    host_shim::DeliveryState::WakeStarted => core::DeliveryState::WakeStarted,
                 },
                 message_id: delivered.message_id,
             }),

@@ -251,6 +251,7 @@ impl host::Inbox for Imports {
                     inbox::DeliveryState::Waiting => host::DeliveryState::Waiting,
                     inbox::DeliveryState::HandedOver => host::DeliveryState::HandedOver,
                     inbox::DeliveryState::Held => host::DeliveryState::Held,
+                    inbox::DeliveryState::WakeStarted => host::DeliveryState::WakeStarted,
                 },
                 message_id: delivered.message_id,
             }),

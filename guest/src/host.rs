@@ -275,6 +275,9 @@ pub enum DeliveryState {
     HandedOver,
     /// Kept in the inbox while the person using the target holds inbound.
     Held,
+    /// In the inbox; the target was cold and the host started its wake without seeing
+    /// it run yet.
+    WakeStarted,
 }
 
 /// The ids a frame carries (`inbox.message-ids`).
@@ -287,7 +290,7 @@ pub struct MessageIds {
 /// The inbox accepted a message (now or, for a repeated key, before).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivered {
-    /// The target was cold and the host woke it.
+    /// The target was cold and the host woke it, and saw it running.
     pub woke: bool,
     /// The key was delivered before; nothing new was delivered.
     pub repeat: bool,

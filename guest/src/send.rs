@@ -452,11 +452,17 @@ fn accepted(
     );
     if delivered.woke {
         out.push_str(" (woke a cold session)");
+    } else if delivered.state == DeliveryState::WakeStarted {
+        out.push_str(" (started a wake for a cold session)");
     }
     out.push_str(" | id=");
     out.push_str(id);
     out.push('\n');
     out.push_str(match (request.mode, delivered.state) {
+        (_, DeliveryState::WakeStarted) => {
+            "The message waits in that session's inbox and is handed over when the woken \
+             session's turn begins (if the wake fails, at its next start)."
+        }
         (_, DeliveryState::Held) => {
             "The person using that session holds incoming messages; it is handed over when \
              they release them."
@@ -824,6 +830,29 @@ mod tests {
             "{out}"
         );
         assert!(host.is_live("cold-peer"));
+    }
+
+    #[test]
+    fn a_wake_only_started_says_the_message_waits_never_woke() {
+        let mut host = host();
+        host.add(session("dozing", 4).wakes_by_command());
+        let out = send(&mut host, r#"{"session_id":"dozing","message":"wake up"}"#);
+        assert!(
+            out.starts_with(
+                "accepted for dozing | mode=queue | chars=7 | hop=1 (started a wake for a cold \
+                 session) | id=m-"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("(woke a cold session)"), "{out}");
+        assert!(
+            out.contains(
+                "\nThe message waits in that session's inbox and is handed over when the woken \
+                 session's turn begins (if the wake fails, at its next start). Its reply will \
+                 not return through this call"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

@@ -185,6 +185,12 @@ impl FakeSession {
         self.delivery_state = DeliveryState::Waiting;
         self
     }
+    /// When cold, a delivery starts its wake command (`wake-started`, not `woke`) and
+    /// the message waits; when live, it waits.
+    pub fn wakes_by_command(mut self) -> Self {
+        self.delivery_state = DeliveryState::WakeStarted;
+        self
+    }
     /// Scripted inbox counts of `sender`'s messages to it.
     pub fn inbox_from(mut self, sender: &str, waiting: u32, handed_over: u32) -> Self {
         let count = InboxCount {
@@ -522,12 +528,13 @@ impl FakeHost {
         if woke && !may_wake {
             return Err(DeliveryRefusal::WouldNeedWake);
         }
-        let state = match session.header.inbound {
-            Inbound::Hold => DeliveryState::Held,
-            _ => session.delivery_state,
+        let state = match (session.header.inbound, session.delivery_state) {
+            (Inbound::Hold, _) => DeliveryState::Held,
+            (_, DeliveryState::WakeStarted) if !woke => DeliveryState::Waiting,
+            (_, state) => state,
         };
         let delivered = Delivered {
-            woke,
+            woke: woke && state != DeliveryState::WakeStarted,
             repeat: false,
             state,
             message_id: ids.message_id.clone(),

@@ -330,10 +330,7 @@ mod tests {
     use serde_json::json;
 
     fn folder(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("call-stamp-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        host_shim_testkit::scratch("call-stamp", name)
     }
 
     fn sub() -> Stamped {

@@ -135,6 +135,23 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Removes the files in `folder` (a cache of this user's alone) whose names `ours` picks
+/// and that were last written more than `kept` ago; one that cannot be read or removed
+/// is left for the next time.
+pub fn remove_older_than(folder: &Path, kept: std::time::Duration, ours: impl Fn(&str) -> bool) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = (entry.metadata().and_then(|meta| meta.modified()).ok())
+            .and_then(|written| written.elapsed().ok())
+            .is_some_and(|age| age > kept);
+        if old && ours(&entry.file_name().to_string_lossy()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Whether a process with this id exists (a zombie counts until it is reaped).
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {

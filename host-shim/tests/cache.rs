@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use test_plugin_artifacts::HOSTILE_PLUGIN;
 
 fn cache_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("host-shim-cache-{name}-{}", std::process::id()));
+    let dir = host_shim_testkit::temp_folder("cache").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }

@@ -28,6 +28,29 @@ fn hostile_with(options: RuntimeOptions) -> Runtime<CorpusHost> {
     Runtime::with_options(HOSTILE_PLUGIN, &options).unwrap()
 }
 
+/// Options giving a call time (30 s) and `memory_bytes`, so that what stops it is the
+/// bound under test, one of `bounds`.
+fn room(memory_bytes: usize, bounds: HostBounds) -> RuntimeOptions {
+    RuntimeOptions {
+        limits: Limits {
+            deadline: Duration::from_secs(30),
+            memory_bytes,
+            ..limits()
+        },
+        bounds,
+        ..RuntimeOptions::default()
+    }
+}
+
+/// The host ended the call at `stop`.
+#[track_caller]
+fn stopped_at<T: std::fmt::Debug>(answer: &Result<T, CallError>, stop: HostStop) {
+    match answer {
+        Err(CallError::HostBound(at)) if *at == stop => {}
+        other => panic!("not stopped at {stop:?}: {other:?}"),
+    }
+}
+
 fn hostile() -> Runtime<CorpusHost> {
     hostile_with(RuntimeOptions {
         limits: limits(),
@@ -90,26 +113,15 @@ fn a_plugin_hammering_its_imports_is_stopped() {
 
 #[test]
 fn the_bytes_a_plugin_is_handed_are_bounded() {
-    let runtime = hostile_with(RuntimeOptions {
-        limits: Limits {
-            deadline: Duration::from_secs(30),
-            ..limits()
-        },
-        bounds: HostBounds {
+    let runtime = hostile_with(room(
+        16 << 20,
+        HostBounds {
             lowered_bytes: 1 << 20,
             ..HostBounds::default()
         },
-        ..RuntimeOptions::default()
-    });
+    ));
     let report = call(&runtime, "hammer", "");
-    let err = report.answer.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CallError::HostBound(HostStop::LoweredBytes { limit: 1048576 })
-        ),
-        "{err}"
-    );
+    stopped_at(&report.answer, HostStop::LoweredBytes { limit: 1048576 });
     assert!(report.stats.lowered_bytes > 1 << 20);
     assert!(report.stats.lowered_bytes < 2 << 20, "stopped at the bound");
     still_serves(&runtime);
@@ -205,21 +217,11 @@ fn every_limit_holds_without_the_spectre_hardening() {
         still_serves(&runtime);
     }
     let report = call(&runtime, "deliver-twice", LIVE_TARGET);
-    assert!(matches!(
-        report.answer,
-        Err(CallError::HostBound(HostStop::Deliveries { limit: 1 }))
-    ));
+    stopped_at(&report.answer, HostStop::Deliveries { limit: 1 });
     assert_eq!(report.deliveries.len(), 1);
     // A plugin writing the claims past the bound is stopped at it.
     let report = call(&runtime, "claim-writes", "");
-    assert!(
-        matches!(
-            report.answer,
-            Err(CallError::HostBound(HostStop::ClaimWrites { limit: 16 }))
-        ),
-        "{:?}",
-        report.answer
-    );
+    stopped_at(&report.answer, HostStop::ClaimWrites { limit: 16 });
     assert_eq!(report.stats.claim_writes, 16);
     // The real plugin answers as it does with the hardening.
     let real: Runtime<CorpusHost> = Runtime::with_options(
@@ -249,53 +251,28 @@ fn every_limit_holds_without_the_spectre_hardening() {
 
 #[test]
 fn a_plugin_flooding_the_inbox_is_stopped_and_host_memory_stays_bounded() {
-    let runtime = hostile_with(RuntimeOptions {
-        limits: Limits {
-            deadline: Duration::from_secs(30),
-            memory_bytes: 64 << 20,
-            ..limits()
-        },
-        ..RuntimeOptions::default()
-    });
+    let runtime = hostile_with(room(64 << 20, HostBounds::default()));
     // 1 MiB bodies are past the default body bound: the first is refused, unforwarded.
     let report = call(&runtime, "deliver-flood", LIVE_TARGET);
-    let err = report.answer.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CallError::HostBound(HostStop::BodyBytes {
-                limit: 262144,
-                size: 1048576
-            })
-        ),
-        "{err}"
-    );
+    let stop = HostStop::BodyBytes {
+        limit: 262144,
+        size: 1048576,
+    };
+    stopped_at(&report.answer, stop);
     // Counted as an attempt; not forwarded.
     assert_eq!(report.stats.delivery_attempts, 1);
     assert!(report.deliveries.is_empty());
     // With a bound that admits the bodies, one delivery is accepted, the next stops
     // the call: the host never holds more than one body.
-    let runtime = hostile_with(RuntimeOptions {
-        limits: Limits {
-            deadline: Duration::from_secs(30),
-            memory_bytes: 64 << 20,
-            ..limits()
-        },
-        bounds: HostBounds {
+    let runtime = hostile_with(room(
+        64 << 20,
+        HostBounds {
             body_bytes: 2 << 20,
             ..HostBounds::default()
         },
-        ..RuntimeOptions::default()
-    });
+    ));
     let report = call(&runtime, "deliver-flood", LIVE_TARGET);
-    assert!(
-        matches!(
-            report.answer,
-            Err(CallError::HostBound(HostStop::Deliveries { limit: 1 }))
-        ),
-        "{:?}",
-        report.answer.err()
-    );
+    stopped_at(&report.answer, HostStop::Deliveries { limit: 1 });
     assert_eq!(report.deliveries.len(), 1);
     assert_eq!(report.deliveries[0].body.len(), 1 << 20);
     still_serves(&runtime);
@@ -712,18 +689,12 @@ fn a_batch_past_the_bound_ends_the_call() {
     };
     let host = CorpusHost::new(Arc::new(Corpus::new(None, sessions)));
     let report = runtime.call(host, &request);
-    assert!(
-        matches!(
-            report.answer,
-            Err(CallError::HostBound(HostStop::Batch {
-                what: "headers",
-                limit: 10,
-                size: 20
-            }))
-        ),
-        "{:?}",
-        report.answer.err()
-    );
+    let stop = HostStop::Batch {
+        what: "headers",
+        limit: 10,
+        size: 20,
+    };
+    stopped_at(&report.answer, stop);
     assert_eq!(report.stats.header_batches, 1);
     assert_eq!(report.stats.title_batches, 0);
 }
@@ -785,18 +756,13 @@ fn child() {
             let harness = host_shim::Shared::new(demo());
             let runtime: Runtime<host_shim::Shared<CorpusHost>> = Runtime::with_options(
                 HOSTILE_PLUGIN,
-                &RuntimeOptions {
-                    limits: Limits {
-                        deadline: Duration::from_secs(30),
-                        memory_bytes: 64 << 20,
-                        ..limits()
-                    },
-                    bounds: HostBounds {
+                &room(
+                    64 << 20,
+                    HostBounds {
                         key_bytes: 2 << 20,
                         ..HostBounds::default()
                     },
-                    ..RuntimeOptions::default()
-                },
+                ),
             )
             .unwrap();
             let before = resident_bytes();
@@ -824,14 +790,7 @@ fn child() {
                 "cwd": big, "messages": [{"seq": 1, "role": "user", "parts": [{"text": big}]}]
             }]});
             let corpus = Corpus::from_json(&corpus.to_string(), "test").unwrap();
-            let runtime = hostile_with(RuntimeOptions {
-                limits: Limits {
-                    deadline: Duration::from_secs(30),
-                    memory_bytes: 64 << 20,
-                    ..limits()
-                },
-                ..RuntimeOptions::default()
-            });
+            let runtime = hostile_with(room(64 << 20, HostBounds::default()));
             let before = resident_bytes();
             let request = CallRequest {
                 caller: "me".into(),
@@ -882,30 +841,15 @@ fn child() {
 fn refused_deliveries_are_bounded_in_number_and_key_size() {
     // Keys past the contract's bound stop the call at the first, forwarding nothing.
     let report = call(&hostile(), "refused-deliver-flood", &(1 << 20).to_string());
-    assert!(
-        matches!(
-            report.answer,
-            Err(CallError::HostBound(HostStop::KeyBytes {
-                limit: 1024,
-                size: 1048577
-            }))
-        ),
-        "{:?}",
-        report.answer.err()
-    );
+    let stop = HostStop::KeyBytes {
+        limit: 1024,
+        size: 1048577,
+    };
+    stopped_at(&report.answer, stop);
     assert_eq!(report.stats.delivery_attempts, 1);
     // Short keys: the attempts bound stops the loop.
     let report = call(&hostile(), "refused-deliver-flood", "8");
-    assert!(
-        matches!(
-            report.answer,
-            Err(CallError::HostBound(HostStop::DeliveryAttempts {
-                limit: 4
-            }))
-        ),
-        "{:?}",
-        report.answer.err()
-    );
+    stopped_at(&report.answer, HostStop::DeliveryAttempts { limit: 4 });
     assert_eq!(report.stats.delivery_attempts, 4);
     // Even with keys of 1 MiB admitted, three calls on one harness leave the host
     // about as big as it was (before: 87,460 attempts a call, 1.1 GiB more).
@@ -1042,26 +986,15 @@ fn a_session_id_past_its_bound_stops_the_call_before_the_harness_is_asked() {
 fn what_a_plugin_hands_the_host_in_one_call_is_bounded() {
     // inbox-status in a loop with ids just under the id bound: stopped by the bytes
     // handed over, not by the deadline.
-    let runtime = hostile_with(RuntimeOptions {
-        limits: Limits {
-            deadline: Duration::from_secs(30),
-            ..limits()
-        },
-        bounds: HostBounds {
+    let runtime = hostile_with(room(
+        16 << 20,
+        HostBounds {
             lifted_bytes: 1 << 20,
             ..HostBounds::default()
         },
-        ..RuntimeOptions::default()
-    });
+    ));
     let report = call(&runtime, "status-flood", "4000");
-    let err = report.answer.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CallError::HostBound(HostStop::LiftedBytes { limit: 1048576 })
-        ),
-        "{err}"
-    );
+    stopped_at(&report.answer, HostStop::LiftedBytes { limit: 1048576 });
     assert!(report.stats.lifted_bytes > 1 << 20);
     assert_eq!(report.stats.inbox_status_reads, 132, "8,000 bytes a call");
     still_serves(&runtime);

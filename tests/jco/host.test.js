@@ -5,10 +5,10 @@
 // the same jco host and must match the case too (the Rust case runner checks them
 // under wasmtime).
 
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { callOn, corpusHost, loadPlugin, parseCases, parseCorpus, refusalNamedIn, repoRoot } from './host.js';
@@ -17,6 +17,7 @@ const casesDir = path.join(repoRoot, 'tests', 'cases');
 const corporaDir = path.join(repoRoot, 'tests', 'corpora');
 const hostShim = process.env.HOST_SHIM ?? path.join(repoRoot, 'target', 'debug', 'host-shim');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'jco-cases-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /**
  * One call through host-shim: its stdout (minus the final newline), the refusal code

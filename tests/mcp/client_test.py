@@ -9,6 +9,7 @@ Each check prints one line; the first failure stops with a message saying what d
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -249,4 +250,7 @@ async def main():
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        shutil.rmtree(SCRATCH, ignore_errors=True)

@@ -6,6 +6,7 @@ module loaded, and processes a suite started stopped."""
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -19,6 +20,34 @@ ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = str((ROOT / os.environ.get("HOST_SHIM", "target/debug/host-shim")).resolve())
 # The first line of every frame a target is given.
 FRAME = "Cross-session message from another session of this harness."
+
+
+# The prompt a suite's wake command starts a cold session with.
+WAKE_PROMPT = "A message from another session is waiting."
+
+
+def a_wake_hands_the_message_over(who, answer, log_path, before, texts_of, wake_log,
+                                  body="Wake up and review.", how=""):
+    """A send to a cold session, with the suite's wake command set up: the answer says
+    the wake was started and the message waits, and the woken session's model, at its
+    first request with WAKE_PROMPT, is given the message once, as its frame (`how` ends
+    that check's words)."""
+    holds(f"a send to a cold {who} session starts the wake command and says the message waits",
+          wake_started(answer), answer)
+    seen = first_request_with(log_path, before, WAKE_PROMPT, texts_of)
+    holds(f"the woken session's model is given the message once, as its frame{how}",
+          seen is not None and sum(t.count(body) for t in seen if FRAME in t) == 1,
+          [seen and seen[-2:], wake_log.read_text()[-2000:] if wake_log.exists() else "no wake.log"])
+    return seen
+
+
+def wake_started(answer):
+    """Whether a send's answer says the wake command was started and the message waits:
+    never "woke", which is said only of a session the host saw running (a real client
+    takes seconds to start, longer than a call waits)."""
+    return ("(started a wake for a cold session)" in answer
+            and "(woke a cold session)" not in answer
+            and "handed over when the woken session's turn begins" in answer)
 
 
 def sample_frame(body, sender="5f0c1e2d-0000-4000-8000-00000000beef", title="Lead",
@@ -66,6 +95,16 @@ def client(variable, harness, command):
     return str((ROOT / os.environ.get(variable, default)).resolve())
 
 
+def run_for_fixture(argv, home, cwd, env):
+    """Runs a real client once for a fixture generator, offline: PATH, the scratch
+    `home`, C.UTF-8 and `env` (its endpoint's); what it said is the error when it fails."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+           **env}
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+    if done.returncode != 0:
+        raise SystemExit(done.stdout + done.stderr)
+
+
 def folders(harness):
     """A suite's folders: its own (target/<harness>-suite, made anew by the suite), the
     scratch HOME in it, the tools' state folder and the scripted endpoint's log."""
@@ -83,7 +122,6 @@ def logged(log_path):
 def audit(state):
     """`host-shim log --json` over the state folder `state`: each message the inbox
     accepted, offered and handed over, in order."""
-    import subprocess
     done = subprocess.run([HOST_SHIM, "log", "--json", "--state-dir", str(state)],
                           capture_output=True, text=True, check=True)
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
@@ -147,6 +185,70 @@ def a_claim_keeps_writes_out(who, claimed, refusal, refused, holder, files):
     print("     the model read:", (refused or [""])[0][:400])
 
 
+class HeadlessRun:
+    """One headless turn of a harness's real client (`args`, in `cwd` with `env`), run
+    to its end: what it printed, and the model requests it made (the endpoint's log at
+    `log_path` grew by them: runs go one at a time). A harness's run says which session
+    it was (`session`), what its model read of a tool (`results`), where a request's
+    texts are (`texts_of`) and what checks call the harness (`who`)."""
+
+    def __init__(self, harness, args, cwd, env, log_path):
+        before = len(logged(log_path))
+        self.done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
+                                   timeout=180)
+        if self.done.returncode != 0:
+            raise SystemExit(f"{harness} failed ({self.done.returncode}):\n"
+                             f"{(self.done.stdout + self.done.stderr)[-3000:]}")
+        self.requests = [r["request"] for r in logged(log_path)[before:] if "request" in r]
+
+    def frames_seen(self, words):
+        return frames_seen(self.requests, words, self.texts_of)
+
+
+def a_wake_by_setups_command(run, harness, woken, send_tool, places, lead, sleeper):
+    """The wake a headless harness's suite checks: `host-shim setup <harness>` given
+    `woken` (the harness's command that resumes `{id}`) as its wake command, run
+    detached (`setsid -f`: the woken session outlives the server that started it) with
+    its output in `wake.log`; `lead` (a [`HeadlessRun`] class, `run`) sends to the cold
+    `sleeper` with `send_tool` (the model's name for sessions_send), and
+    [`a_wake_hands_the_message_over`] checks the answer and the woken model's frame.
+    `places`: (the suite's folder, its state folder, the endpoint's log, the work
+    folder, the harness's environment there). Gives the wake log's path."""
+    root, state, log_path, work, env = places
+    wake_log = root / "wake.log"
+    wake = f"setsid -f sh -c 'exec {woken} > {wake_log} 2>&1'"
+    subprocess.run([HOST_SHIM, "setup", harness, "--state-dir", str(state),
+                    f"--{harness}-wake-command", wake], check=True, capture_output=True, env=env)
+    before = len(logged(log_path))
+    sent = run(script("Wake the sleeper", {"tool": send_tool, "input": {
+        "session_id": sleeper, "message": "Wake up and review."}}, {"say": "sent"}),
+        work, session=lead)
+    answer = (sent.results(send_tool) or [""])[-1]
+    a_wake_hands_the_message_over(run.who, answer, log_path, before, run.texts_of, wake_log)
+    return wake_log
+
+
+def claims_between_two_runs(run, work, who, tools, write, denied_by):
+    """Contract 0.6.0's claims through a harness whose sessions are headless runs
+    (`run(prompt, cwd)`, a [`HeadlessRun`]): one session claims `beds.md` in `work`,
+    another writes there and into `notes.md` with the harness's write tool; the first
+    write is denied by `denied_by` (the harness's hook), naming the holder and the
+    reason, and nothing is written; the second goes through. `tools`: the model's names
+    for the claim tool and the write tool; `write(path, text)`: the write tool's input."""
+    claim_tool, write_tool = tools
+    owner = run(script("Replant the beds",
+                       {"tool": claim_tool, "input": {"paths": ["beds.md"], "reason": "replanting"}},
+                       {"say": "claimed"}), work)
+    target, own = work / "beds.md", work / "notes.md"
+    writer = run(script("Tidy the beds", {"tool": write_tool, "input": write(target, "x")},
+                        {"tool": write_tool, "input": write(own, "mine")}, {"say": "done"}), work)
+    wrote = writer.results(write_tool)
+    a_claim_keeps_writes_out(
+        who, owner.results(claim_tool),
+        f"another session's {write_tool} into the claim is denied by {denied_by}",
+        wrote[:1] if len(wrote) == 2 else [], owner.session, (target, own, "mine"))
+
+
 def finish():
     """Names every failed check and exits 1, or says all held."""
     print()
@@ -161,7 +263,6 @@ def finish():
 def doctor_finds_nothing_wrong(host_shim, args, env, after):
     """`host-shim doctor` after ordinary use of a harness: it exits 0 (a registration of
     a session's process that ended is the host's own bookkeeping, swept). Its report."""
-    import subprocess
     doctor = subprocess.run([host_shim, "doctor", *args], env=env, capture_output=True, text=True)
     check(doctor.returncode == 0 and "PROBLEM" not in doctor.stdout,
           f"host-shim doctor finds nothing wrong after {after}",

@@ -1,9 +1,11 @@
 //! `host-shim remove-state`: removes what the tools keep of their own once no harness
 //! here uses them: the state folder (the inbox, the hand-over and idle marks, the live
-//! registry, the call-stamp key, the audit log) and the compiled-plugin cache.
+//! registry, the call-stamp key, the audit log), the compiled-plugin cache, the
+//! hooks' record marks (`$TMPDIR/session-tools-marks-<uid>`) and the wake commands'
+//! message files (`$TMPDIR/session-tools-wake-<uid>`).
 //! `setup <harness> --remove` leaves both, as a harness still set up needs them.
 //!
-//! Trust model: it removes only the two folders the flags (or the defaults) name, each
+//! Trust model: it removes only the folders the flags (or the defaults) name, each
 //! only when it is a folder of this user's (not a symlink, owned by this user), and
 //! refuses, removing nothing, while any harness here is still set up for the tools or
 //! while messages wait in the inbox (they would be lost), unless `--discard-waiting`.
@@ -60,6 +62,17 @@ pub fn run(args: &RemoveStateArgs, cache_dir: Option<PathBuf>) -> Result<()> {
     if let Some(cache) = cache_dir.filter(|cache| cache.exists()) {
         ours(&cache, "the compiled-plugin cache")?;
         folders.push(("compiled-plugin cache", cache));
+    }
+    let in_temp = [
+        ("record marks", host_shim::inbox::record_marks::folder()),
+        (
+            "wake commands' message files",
+            host_shim::inbox::wake::folder(),
+        ),
+    ];
+    for (what, folder) in in_temp.into_iter().filter(|(_, folder)| folder.exists()) {
+        ours(&folder, &format!("the {what}"))?;
+        folders.push((what, folder));
     }
     if folders.is_empty() {
         println!("Nothing of the tools' own is here: nothing changed.");

@@ -23,7 +23,7 @@ fn stderr(output: &Output) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("host-shim-cli-{}", std::process::id()));
+    let dir = host_shim_testkit::temp_folder("cli");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
@@ -367,11 +367,7 @@ fn two_hundred_thousand_sessions_list_under_the_default_limits() {
         "--stats",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        stdout(&output).contains("\n3 of 200000 considered sessions\n"),
-        "{}",
-        stdout(&output)
-    );
+    host_shim_testkit::has(&stdout(&output), "\n3 of 200000 considered sessions\n");
     let stats: serde_json::Value = serde_json::from_str(stderr(&output).trim()).unwrap();
     assert_eq!(stats["header_ids_asked"], 3);
     assert_eq!(stats["title_ids_asked"], 3);
@@ -391,11 +387,7 @@ fn a_policy_file_sets_the_limits_and_flags_override_it() {
         policy.to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("past the output limit of 100 bytes"),
-        "{}",
-        stderr(&output)
-    );
+    host_shim_testkit::has(&stderr(&output), "past the output limit of 100 bytes");
     let output = host_shim(&[
         "call",
         "sessions_list",
@@ -415,11 +407,7 @@ fn a_policy_file_sets_the_limits_and_flags_override_it() {
         policy.to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("policy.json: unknown field `key_byte`"),
-        "{}",
-        stderr(&output)
-    );
+    host_shim_testkit::has(&stderr(&output), "policy.json: unknown field `key_byte`");
 }
 
 #[test]
@@ -543,11 +531,7 @@ fn a_fifo_among_a_harnesss_records_never_stops_a_listing() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let output = child.wait_with_output().unwrap();
-    assert!(
-        stdout(&output).contains("considered sessions"),
-        "{}",
-        stdout(&output)
-    );
+    host_shim_testkit::has(&stdout(&output), "considered sessions");
 }
 
 /// A person lists every session's claims and releases any of them; the release is the
@@ -679,20 +663,15 @@ fn check_write_refuses_a_write_into_another_sessions_claim() {
     let own = over(&["check-write", "--caller", shop, "src/main.rs"]);
     assert_eq!(stdout(&own), "allowed\n");
     let log = stdout(&host_shim(&["log", "--state-dir", state.to_str().unwrap()]));
-    assert!(
-        log.contains(&format!(" write-refused {notes} in {shop}'s c-")),
-        "{log}"
-    );
+    host_shim_testkit::has(&log, &format!(" write-refused {notes} in {shop}'s c-"));
     // The person's view: the holder's row counts its claim, and the claims are listed.
     let screen = stdout(&over(&["watch", "--once"]));
     assert!(
         (screen.lines()).any(|l| l.starts_with(&format!("  {shop}")) && l.contains("claims=1")),
         "{screen}"
     );
-    assert!(
-        screen.contains("Claims\n  c-") && screen.contains(&format!(" {shop} exclusive until ")),
-        "{screen}"
-    );
+    host_shim_testkit::has(&screen, "Claims\n  c-");
+    host_shim_testkit::has(&screen, &format!(" {shop} exclusive until "));
     // Claude Code's pre-write hook, with the server's flags: a deny with the same words.
     let hook = |tool: &str, path: &str| -> Output {
         let mut child = common::host_shim()

@@ -123,10 +123,25 @@ fn remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them() {
             false,
         ))
         .unwrap();
+    // The hooks' record marks, in a temporary folder of this test's own.
+    let tmp = home.root.join("tmp");
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&home.root).unwrap());
+    let marks = tmp.join(format!("session-tools-marks-{uid}"));
+    host_shim_testkit::command::put(&marks.join("0123456789abcdef"), "");
+    // A wake command's message file its host left.
+    let wake = tmp.join(format!("session-tools-wake-{uid}"));
+    host_shim_testkit::command::put(&wake.join("1-2-0.json"), "{}");
     let remove = |extra: &[&str]| {
-        let mut args = vec!["remove-state", "--state-dir", state.to_str().unwrap()];
-        args.extend(extra);
-        home.run(&args)
+        let output = (host_shim_testkit::command::in_home(&home.root))
+            .env("PATH", home.root.join("bin"))
+            .env("TMPDIR", &tmp)
+            .args(["remove-state", "--state-dir", state.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr);
+        (output.status.success(), text)
     };
     // A harness still set up needs them: nothing removed, and the way out named.
     let (ok, text) = remove(&[]);
@@ -156,7 +171,15 @@ fn remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them() {
             )),
         "{text}"
     );
-    assert!(!state.exists() && !cache.exists());
+    assert!(
+        text.contains(&format!("removed: {} (the record marks)", marks.display()))
+            && text.contains(&format!(
+                "removed: {} (the wake commands' message files)",
+                wake.display()
+            )),
+        "{text}"
+    );
+    assert!(!state.exists() && !cache.exists() && !marks.exists() && !wake.exists());
     let (ok, text) = remove(&[]);
     assert!(ok && text.contains("nothing changed"), "{text}");
 }

@@ -181,11 +181,7 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
     );
     assert!(read.status.success(), "{}", said(&read));
     assert!(text(&read).contains("| machine=beta"), "{}", text(&read));
-    assert!(
-        text(&read).contains("Survey the orchard with a helper"),
-        "{}",
-        text(&read)
-    );
+    host_shim_testkit::has(&text(&read), "Survey the orchard with a helper");
 
     // A message to it, handed over by beta's Codex hook, once.
     let send = format!(r#"{{"session_id":"{CODEX_ORCHARD}","message":"Pears or plums?"}}"#);
@@ -212,11 +208,7 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
             .to_string();
     let handed = beta.run(&["codex-hook"], &hook_input);
     assert!(handed.status.success(), "{}", said(&handed));
-    assert!(
-        text(&handed).contains("Pears or plums?"),
-        "{}",
-        text(&handed)
-    );
+    host_shim_testkit::has(&text(&handed), "Pears or plums?");
     assert!(text(&handed).contains(CLAUDE_CALLER), "{}", text(&handed));
     let again = beta.run(&["codex-hook"], &hook_input);
     assert!(
@@ -226,15 +218,11 @@ fn machines_as_separate_processes_list_read_and_message_each_other() {
     );
     // Accepted on alpha, handed over on beta: each machine's audit log has its part.
     let alpha_log = text(&alpha.run(&["log"], ""));
-    assert!(
-        alpha_log.contains("accepted") && alpha_log.contains(CODEX_ORCHARD),
-        "{alpha_log}"
-    );
+    host_shim_testkit::has(&alpha_log, "accepted");
+    host_shim_testkit::has(&alpha_log, CODEX_ORCHARD);
     let beta_log = text(&beta.run(&["log"], ""));
-    assert!(
-        beta_log.contains("handed-over") && beta_log.contains(CODEX_ORCHARD),
-        "{beta_log}"
-    );
+    host_shim_testkit::has(&beta_log, "handed-over");
+    host_shim_testkit::has(&beta_log, CODEX_ORCHARD);
     // And the watch shows it handed over, nothing waiting.
     let watched = text(&beta.run(&watch_args, ""));
     let handed_row = (watched.lines())
@@ -301,16 +289,8 @@ fn a_cluster_file_that_cannot_be_used_is_named_with_what_to_do() {
     };
     let out = machine.call("sessions_list", "{}");
     assert!(!out.status.success());
-    assert!(
-        said(&out).contains(&format!("the cluster file {}", file.display())),
-        "{}",
-        said(&out)
-    );
-    assert!(
-        said(&out).contains("cannot name a machine"),
-        "{}",
-        said(&out)
-    );
+    host_shim_testkit::has(&said(&out), &format!("the cluster file {}", file.display()));
+    host_shim_testkit::has(&said(&out), "cannot name a machine");
     // A cluster nobody answers at: named, and nothing is delivered or listed.
     let port = support::free_port();
     std::fs::write(
@@ -320,11 +300,7 @@ fn a_cluster_file_that_cannot_be_used_is_named_with_what_to_do() {
     .unwrap();
     let out = machine.call("sessions_list", "{}");
     assert!(!out.status.success());
-    assert!(
-        said(&out).contains("cannot join the cluster"),
-        "{}",
-        said(&out)
-    );
+    host_shim_testkit::has(&said(&out), "cannot join the cluster");
     assert!(
         said(&out).contains(&format!(
             "cannot connect to NATS at nats://127.0.0.1:{port}"

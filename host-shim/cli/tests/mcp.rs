@@ -75,9 +75,7 @@ fn a_retry_under_a_new_tool_use_id_is_a_repeat_over_the_corpus_too() {
     // A model retrying an interrupted send gets a new tool-use id; the same words
     // from the same caller to the same target within ten minutes deliver once
     // (SPEC, "Repeats a host should catch"), in every store, the corpus included.
-    let deliveries =
-        std::env::temp_dir().join(format!("host-shim-mcp-repeat-{}.json", std::process::id()));
-    let _ = std::fs::remove_file(&deliveries);
+    let deliveries = host_shim_testkit::scratch("mcp", "repeat").join("deliveries.json");
     let send = |id: u32, tool_use: &str, message: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
             "name": "sessions_send",
@@ -148,7 +146,7 @@ fn a_host_failure_is_an_error_result_with_its_one_line() {
 }
 
 fn invalid_settings_stop_the_server_before_it_serves() {
-    let settings = std::env::temp_dir().join(format!("mcp-bad-{}.json", std::process::id()));
+    let settings = host_shim_testkit::scratch("mcp", "bad-settings").join("settings.json");
     std::fs::write(&settings, r#"{"maxListResults": "ten"}"#).unwrap();
     let output = host_shim_testkit::command::host_shim()
         .args(["mcp", "--corpus", &corpus(), "--settings"])
@@ -158,10 +156,8 @@ fn invalid_settings_stop_the_server_before_it_serves() {
         .unwrap();
     assert!(!output.status.success());
     let err = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        err.contains("maxListResults") && err.contains(settings.to_str().unwrap()),
-        "{err}"
-    );
+    host_shim_testkit::has(&err, "maxListResults");
+    host_shim_testkit::has(&err, settings.to_str().unwrap());
     std::fs::remove_file(settings).unwrap();
 }
 

@@ -764,7 +764,11 @@ impl InboxBackend for NatsInbox {
         if open.is_empty() {
             return Ok(settled);
         }
-        let (shown, here) = (shown()?, self.handed_over_here()?);
+        let ids: Vec<String> = open
+            .iter()
+            .map(|held| held.message.message_id.clone())
+            .collect();
+        let (shown, here) = (shown(&ids)?, self.handed_over_here()?);
         for held in open {
             let id = &held.message.message_id;
             let seen = (!id.is_empty() && shown.contains(id))

@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn keys_are_remembered_across_openings_and_old_ones_go_when_rewritten() {
-        let dir = std::env::temp_dir().join(format!("ledger-{}", std::process::id()));
+        let dir = host_shim_testkit::temp_folder("ledger");
         let _ = std::fs::remove_dir_all(&dir);
         let ledger = Ledger::in_folder(&dir).unwrap();
         assert!(ledger.handed_over().unwrap().is_empty());

@@ -145,7 +145,7 @@ impl Reply {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Arrival {
     pub woke: bool,
-    /// `handed-over`, `waiting` or `held`.
+    /// `handed-over`, `waiting`, `held` or `wake-started`.
     pub state: String,
 }
 
@@ -166,6 +166,7 @@ impl Arrival {
             state: match self.state.as_str() {
                 "handed-over" => DeliveryState::HandedOver,
                 "held" => DeliveryState::Held,
+                "wake-started" => DeliveryState::WakeStarted,
                 _ => DeliveryState::Waiting,
             },
             message_id: waiting.message_id.clone(),

@@ -370,6 +370,24 @@ fn a_write_unanswered_past_a_step_is_undecided_and_its_retry_stores_it_once() {
 const SENDS: usize = 40;
 
 /// Note `n` for session `ses-b`, under its own key.
+/// What `step` answers, asked again every 100 ms for up to 30 s while it fails.
+async fn answered<T, E: std::fmt::Display, F: std::future::Future<Output = Result<T, E>>>(
+    what: &str,
+    mut step: impl FnMut() -> F,
+) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match step().await {
+            Ok(answer) => return answer,
+            Err(err) if Instant::now() < deadline => {
+                eprintln!("{what}: {err}; again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(err) => panic!("{what} never succeeded: {err}"),
+        }
+    }
+}
+
 fn note(n: usize) -> SpooledMessage {
     let (key, body) = (format!("5:alicek{n}"), format!("note {n}"));
     SpooledMessage::new("ses-b", DeliveryMode::Queue, &body, &key, false)
@@ -377,7 +395,20 @@ fn note(n: usize) -> SpooledMessage {
 
 /// How many messages wait for `ses-b` in `inbox`, and under how many distinct keys.
 fn waiting_keys(inbox: &NatsInbox) -> (usize, usize) {
-    let mut keys: Vec<String> = (inbox.waiting("ses-b").unwrap().messages.into_iter())
+    // Right after a heal a node may not make a consumer yet ("cannot watch the bucket:
+    // timed out" on a loaded machine): asked again, as the next hook would ask.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let waiting = loop {
+        match inbox.waiting("ses-b") {
+            Ok(waiting) => break waiting,
+            Err(err) if Instant::now() < deadline => {
+                eprintln!("what waits, asked again: {err:#}");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(err) => panic!("what waits for ses-b: {err:#}"),
+        }
+    };
+    let mut keys: Vec<String> = (waiting.messages.into_iter())
         .map(|w| w.message.key)
         .collect();
     let all = keys.len();
@@ -430,7 +461,7 @@ fn sends_ride_out(
 fn the_cluster_down_and_back_loses_nothing_and_hands_each_message_over_once() {
     let Some(binary) = server() else { return };
     let mut cluster = Cluster::start(&binary, "down");
-    let state = std::env::temp_dir().join(format!("nats-down-state-{}", std::process::id()));
+    let state = host_shim_testkit::temp_folder("nats-down-state");
     let _ = std::fs::remove_dir_all(&state);
     let host = |url: &str| {
         inbox_at(url, "down")
@@ -447,7 +478,7 @@ fn the_cluster_down_and_back_loses_nothing_and_hands_each_message_over_once() {
     };
     // The session's record: what its harness took of each offer.
     let recorded = std::sync::Mutex::new(Shown::new());
-    let mut record = || Ok(recorded.lock().unwrap().clone());
+    let mut record = |_: &[String]| Ok(recorded.lock().unwrap().clone());
     let before = host(&cluster.urls[0]);
     assert!(matches!(
         before.put(&message("5:alicek1", "before")).unwrap(),
@@ -528,29 +559,30 @@ fn a_bucket_made_before_is_set_up_when_joined_and_keeps_what_it_held() {
         let url = url.clone();
         async move {
             let jetstream = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
-            jetstream
-                .create_key_value(async_nats::jetstream::kv::Config {
+            // Each step as a host would make it: a cluster just healthy may still be
+            // placing a new stream's replicas (a step timed out on a loaded machine).
+            answered("making the bucket", || {
+                jetstream.create_key_value(async_nats::jetstream::kv::Config {
                     bucket: "older".to_string(),
                     history: 1,
                     num_replicas: 3,
                     ..Default::default()
                 })
-                .await
-                .unwrap();
-            let mut stream = jetstream.get_stream("KV_older").await.unwrap();
+            })
+            .await;
+            let mut stream =
+                answered("opening its stream", || jetstream.get_stream("KV_older")).await;
             let mut older = stream.info().await.unwrap().config.clone();
             older.allow_direct = false;
             older.allow_message_ttl = false;
-            jetstream.update_stream(older).await.unwrap();
+            answered("updating its stream", || {
+                jetstream.update_stream(older.clone())
+            })
+            .await;
             // What a person let in, written then: once the updated stream has a
             // leader again (a put right after the update may find none yet).
-            let kv = jetstream.get_key_value("older").await.unwrap();
-            let mut tries = 0;
-            while let Err(err) = kv.put("p.tests.ses-b", "hold".into()).await {
-                tries += 1;
-                assert!(tries < 50, "the seed write never landed: {err}");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            let kv = answered("opening the bucket", || jetstream.get_key_value("older")).await;
+            answered("the seed write", || kv.put("p.tests.ses-b", "hold".into())).await;
         }
     });
     let before = tokio.block_on(config(url.clone()));

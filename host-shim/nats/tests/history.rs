@@ -234,7 +234,7 @@ impl Moments {
 fn every_accepted_message_is_in_its_targets_record_exactly_once() {
     let Some(binary) = server() else { return };
     let mut cluster = Cluster::start(&binary, "history");
-    let dir = std::env::temp_dir().join(format!("nats-history-{}", std::process::id()));
+    let dir = host_shim_testkit::temp_folder("nats-history");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("state")).unwrap();
     let world = World {
@@ -311,8 +311,8 @@ fn every_accepted_message_is_in_its_targets_record_exactly_once() {
     // hooks run on until nothing is left.
     let settler = inbox_on(&world.urls).claims_expire_after(Duration::ZERO);
     for _ in 0..20 {
-        let shown = host_shim_claude_code::handed_over_ids(&world.record).unwrap();
-        (settler.settle(SESSION, Duration::ZERO, &mut || Ok(shown.clone()))).unwrap();
+        let shown = host_shim_claude_code::handed_over_ids(&world.record, 0).unwrap();
+        (settler.settle(SESSION, Duration::ZERO, &mut |_| Ok(shown.clone()))).unwrap();
         let count = settler.count_from(SESSION, "alice").unwrap();
         if count.waiting == 0 {
             break;

@@ -38,10 +38,7 @@ fn fixtures(harness: &str, version: &str) -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nats-machines-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    host_shim_testkit::scratch("nats-machines", name)
 }
 
 /// One machine: its cluster connection and its state folder.
@@ -193,9 +190,9 @@ fn machines_list_read_and_message_each_others_sessions() {
             CODEX_GARDEN,
         )
         .unwrap();
-    assert!(read.contains("| machine=alpha"), "{read}");
-    assert!(read.contains("--- user (seq "), "{read}");
-    assert!(read.contains("--- assistant (seq "), "{read}");
+    host_shim_testkit::has(&read, "| machine=alpha");
+    host_shim_testkit::has(&read, "--- user (seq ");
+    host_shim_testkit::has(&read, "--- assistant (seq ");
 
     // A message from alpha to a thread on beta: stored in the cluster, handed over once
     // by beta's Codex hook, and counted as handed over when alpha reads the thread.
@@ -213,7 +210,7 @@ fn machines_list_read_and_message_each_others_sessions() {
         String::from_utf8(out).unwrap()
     };
     let handed = hook("UserPromptSubmit");
-    assert!(handed.contains("Lunch at one?"), "{handed}");
+    host_shim_testkit::has(&handed, "Lunch at one?");
     assert!(
         handed.contains(CLAUDE_GARDEN),
         "the frame names the sender: {handed}"
@@ -229,10 +226,7 @@ fn machines_list_read_and_message_each_others_sessions() {
             CLAUDE_GARDEN,
         )
         .unwrap();
-    assert!(
-        read.contains("your messages to it: 1 handed over"),
-        "{read}"
-    );
+    host_shim_testkit::has(&read, "your messages to it: 1 handed over");
 
     // Beta's host gone: a read of its thread says why, at once, and reads nothing.
     drop(beta_host);
@@ -350,11 +344,8 @@ fn a_message_to_an_idle_session_on_another_machine_is_handed_over_at_once() {
         read.contains("from-machine: alpha"),
         "on its surface, framed: {read}"
     );
-    assert!(read.contains("Now, please"), "{read}");
-    assert!(
-        read.contains("your messages to it: 1 handed over"),
-        "{read}"
-    );
+    host_shim_testkit::has(&read, "Now, please");
+    host_shim_testkit::has(&read, "your messages to it: 1 handed over");
 
     // The busy one: it waits for the session's next hook, as a local message does.
     let sent = send("beta-busy", "When you can");

@@ -25,7 +25,7 @@ use support::server;
 const BUCKET: &str = "team";
 
 fn password_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nats-permissions-{}", std::process::id()));
+    let dir = host_shim_testkit::temp_folder("nats-permissions");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.password"));
     std::fs::write(&path, format!("{name}-secret\n")).unwrap();
@@ -294,7 +294,7 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
     let config = r#"{"stream_name":"KV_team","config":{"name":"c1","filter_subject":"$KV.team.m.beta.>","ack_policy":"none"}}"#;
     let refusal = answered(&tokio, &gamma, subject, config).expect("the server answers");
     let refusal = String::from_utf8_lossy(&refusal.payload).to_string();
-    assert!(refusal.contains("\"err_code\":10131"), "{refusal}");
+    host_shim_testkit::has(&refusal, "\"err_code\":10131");
     // A consumer another machine made: gamma cannot pull from it (the deployment's
     // administrator can; a host's own consumers push to its own reply prefix).
     let pulled = format!("p{}", std::process::id());
@@ -349,9 +349,9 @@ fn machines_work_with_their_own_credentials_and_cannot_take_another_machines_pla
     let forgeries = beta.inbox().waiting("beta-s1").unwrap();
     assert_eq!(forgeries.messages.len(), 1, "{:?}", forgeries.messages);
     let body = &forgeries.messages[0].message.body;
-    assert!(
-        body.contains("from-session: alpha-s9 (\"Boss\")\nfrom-machine: alpha\ndelivery"),
-        "{body}"
+    host_shim_testkit::has(
+        body,
+        "from-session: alpha-s9 (\"Boss\")\nfrom-machine: alpha\ndelivery",
     );
     assert!(!body.contains("from-machine: beta"), "{body}");
     assert_eq!(forgeries.unreadable.len(), 1, "{:?}", forgeries.unreadable);

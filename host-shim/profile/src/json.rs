@@ -290,7 +290,12 @@ pub fn remove_our_server(config: &mut Object, name: &str, file: &Path) -> Result
 /// The command and arguments of the server `name` in `config`'s `mcpServers` (no
 /// command: not there).
 pub fn server_in(config: &Object, name: &str) -> (Option<String>, Vec<String>) {
-    let server = (config.get("mcpServers")).and_then(|servers| servers.get(name));
+    command_and_args((config.get("mcpServers")).and_then(|servers| servers.get(name)))
+}
+
+/// The command and arguments of an MCP server's entry (`{"command", "args"}`; no
+/// command: no server).
+pub fn command_and_args(server: Option<&Json>) -> (Option<String>, Vec<String>) {
     let command = server.and_then(|s| s.get("command")).and_then(Json::as_str);
     let args = match server.and_then(|s| s.get("args")) {
         Some(Json::Array(args)) => (args.iter())

@@ -45,6 +45,10 @@ pub const VERSION: &str = match option_env!("HOST_SHIM_VERSION") {
     None => env!("CARGO_PKG_VERSION"),
 };
 
+/// The name setup gives our MCP server in every harness's config; each harness makes the
+/// model's names for the tools from it (`mcp__session-tools__sessions_list`, …).
+pub const SERVER: &str = "session-tools";
+
 /// The Cargo build folder (`target/`) `command` lies in, if it does: `cargo clean`
 /// empties it, and every harness set up with a command there loses its tools. Cargo
 /// marks the folder with a `CACHEDIR.TAG` naming it.
@@ -330,6 +334,32 @@ pub trait HarnessProfile: Sync {
         };
         (self.store(place, &with)).is_ok_and(|mut store| store.get_session(session).is_some())
     }
+}
+
+/// [`HarnessProfile::setup`] and [`HarnessProfile::check_place`] of a harness whose own
+/// files are in the folder of its sessions (its home: `~/.codex`, `~/.gemini`): what
+/// `$changes(home, setup)` changes there, and `$check(report, home, fix)` checks.
+/// Written inside the profile's `impl HarnessProfile`.
+#[macro_export]
+macro_rules! files_in_home {
+    ($changes:path, $check:path) => {
+        fn setup(
+            &self,
+            places: &clap::ArgMatches,
+            setup: &$crate::SetupInputs,
+        ) -> anyhow::Result<Vec<$crate::change::Change>> {
+            $changes(&self.sessions_place(places)?, setup)
+        }
+
+        fn check_place(
+            &self,
+            home: &std::path::Path,
+            report: &mut $crate::checks::Report,
+            fix: &str,
+        ) {
+            $check(report, home, fix)
+        }
+    };
 }
 
 /// The state of a store opened only to look: an inbox nothing is delivered through, no

@@ -35,37 +35,86 @@ macro_rules! same_shape_conversions {
             }
         }
 
-        impl From<old_inbox::DeliveryMode> for latest::DeliveryMode {
-            fn from(mode: old_inbox::DeliveryMode) -> Self {
+        $crate::contract::convert::delivery_conversions!(
+            old_inbox,
+            // An older plugin has no word for the person's refusal: the controller's,
+            // in words.
+            refused: old_inbox::DeliveryRefusal::Rejected(
+                $crate::contract::frames::REFUSED_BY_TARGET.to_string()
+            ),
+            undecided: |why: String| old_inbox::DeliveryRefusal::Rejected(
+                $crate::contract::convert::undecided_in_older_words(&why)
+            )
+        );
+    };
+}
+
+/// `From` impls every older version's `inbox` needs (`$old`, its module in scope): its
+/// delivery mode into the current one, and the current refusal into its own, `$refused`
+/// for the person's refusal and `$undecided` making one from an undecided write's
+/// reason (what the version may have no word for).
+macro_rules! delivery_conversions {
+    ($old:ident, refused: $refused:expr, undecided: $undecided:expr) => {
+        impl From<$old::DeliveryMode> for $crate::contract::latest::DeliveryMode {
+            fn from(mode: $old::DeliveryMode) -> Self {
                 match mode {
-                    old_inbox::DeliveryMode::Queue => latest::DeliveryMode::Queue,
-                    old_inbox::DeliveryMode::Steer => latest::DeliveryMode::Steer,
+                    $old::DeliveryMode::Queue => Self::Queue,
+                    $old::DeliveryMode::Steer => Self::Steer,
                 }
             }
         }
 
-        impl From<latest::DeliveryRefusal> for old_inbox::DeliveryRefusal {
-            fn from(refusal: latest::DeliveryRefusal) -> Self {
+        impl From<$crate::contract::latest::DeliveryRefusal> for $old::DeliveryRefusal {
+            fn from(refusal: $crate::contract::latest::DeliveryRefusal) -> Self {
+                use $crate::contract::latest::DeliveryRefusal as Current;
                 match refusal {
-                    latest::DeliveryRefusal::NotFound => old_inbox::DeliveryRefusal::NotFound,
-                    latest::DeliveryRefusal::WouldNeedWake => {
-                        old_inbox::DeliveryRefusal::WouldNeedWake
-                    }
-                    latest::DeliveryRefusal::Rejected(reason) => {
-                        old_inbox::DeliveryRefusal::Rejected(reason)
-                    }
-                    // An older plugin has no word for the person's refusal: the
-                    // controller's, in words.
-                    latest::DeliveryRefusal::RefusedByTarget => {
-                        old_inbox::DeliveryRefusal::Rejected(
-                            $crate::contract::frames::REFUSED_BY_TARGET.to_string(),
-                        )
-                    }
-                    latest::DeliveryRefusal::Undecided(why) => {
-                        old_inbox::DeliveryRefusal::Rejected(
-                            $crate::contract::convert::undecided_in_older_words(&why),
-                        )
-                    }
+                    Current::NotFound => Self::NotFound,
+                    Current::WouldNeedWake => Self::WouldNeedWake,
+                    Current::Rejected(why) => Self::Rejected(why),
+                    Current::RefusedByTarget => $refused,
+                    Current::Undecided(why) => $undecided(why),
+                }
+            }
+        }
+    };
+}
+
+/// `From` impls between `latest` and an older version's `inbox` whose deliveries are
+/// keyed and carry ids (0.4.0 and 0.5.0): a delivery mode and ids across, an
+/// acceptance and a refusal to the old version (`$undecided` makes its refusal of an
+/// undecided write from the reason). A wake only started (0.6.0's `wake-started`) is a
+/// message waiting, nobody woken, in the words of a version that has no other. The
+/// invoking module has `inbox` (its own) and the current contract as `current`.
+macro_rules! keyed_inbox_conversions {
+    (undecided: $undecided:expr) => {
+        $crate::contract::convert::delivery_conversions!(
+            inbox,
+            refused: inbox::DeliveryRefusal::RefusedByTarget,
+            undecided: $undecided
+        );
+
+        impl From<inbox::MessageIds> for current::MessageIds {
+            fn from(ids: inbox::MessageIds) -> Self {
+                current::MessageIds {
+                    message_id: ids.message_id,
+                    in_reply_to: ids.in_reply_to,
+                }
+            }
+        }
+
+        impl From<current::Delivered> for inbox::Delivered {
+            fn from(delivered: current::Delivered) -> Self {
+                inbox::Delivered {
+                    woke: delivered.woke,
+                    repeat: delivered.repeat,
+                    state: match delivered.state {
+                        current::DeliveryState::Waiting | current::DeliveryState::WakeStarted => {
+                            inbox::DeliveryState::Waiting
+                        }
+                        current::DeliveryState::HandedOver => inbox::DeliveryState::HandedOver,
+                        current::DeliveryState::Held => inbox::DeliveryState::Held,
+                    },
+                    message_id: delivered.message_id,
                 }
             }
         }
@@ -245,7 +294,9 @@ macro_rules! older_answers {
 }
 
 pub(crate) use call_fn;
+pub(crate) use delivery_conversions;
 pub(crate) use index_conversions;
+pub(crate) use keyed_inbox_conversions;
 pub(crate) use older_answers;
 pub(crate) use older_catalog;
 pub(crate) use refusals_into_current;

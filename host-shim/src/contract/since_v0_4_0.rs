@@ -21,52 +21,9 @@ wasmtime::component::bindgen!({
 use exports::harness::sessions::tools::{Refusal, ReplyWait};
 use harness::sessions::inbox;
 
-impl From<inbox::DeliveryMode> for current::DeliveryMode {
-    fn from(mode: inbox::DeliveryMode) -> Self {
-        match mode {
-            inbox::DeliveryMode::Queue => current::DeliveryMode::Queue,
-            inbox::DeliveryMode::Steer => current::DeliveryMode::Steer,
-        }
-    }
-}
-
-impl From<inbox::MessageIds> for current::MessageIds {
-    fn from(ids: inbox::MessageIds) -> Self {
-        current::MessageIds {
-            message_id: ids.message_id,
-            in_reply_to: ids.in_reply_to,
-        }
-    }
-}
-
-impl From<current::Delivered> for inbox::Delivered {
-    fn from(delivered: current::Delivered) -> Self {
-        inbox::Delivered {
-            woke: delivered.woke,
-            repeat: delivered.repeat,
-            state: match delivered.state {
-                current::DeliveryState::Waiting => inbox::DeliveryState::Waiting,
-                current::DeliveryState::HandedOver => inbox::DeliveryState::HandedOver,
-                current::DeliveryState::Held => inbox::DeliveryState::Held,
-            },
-            message_id: delivered.message_id,
-        }
-    }
-}
-
-impl From<current::DeliveryRefusal> for inbox::DeliveryRefusal {
-    fn from(refusal: current::DeliveryRefusal) -> Self {
-        match refusal {
-            current::DeliveryRefusal::NotFound => inbox::DeliveryRefusal::NotFound,
-            current::DeliveryRefusal::WouldNeedWake => inbox::DeliveryRefusal::WouldNeedWake,
-            current::DeliveryRefusal::Rejected(why) => inbox::DeliveryRefusal::Rejected(why),
-            current::DeliveryRefusal::RefusedByTarget => inbox::DeliveryRefusal::RefusedByTarget,
-            current::DeliveryRefusal::Undecided(why) => {
-                inbox::DeliveryRefusal::Rejected(super::convert::undecided_in_older_words(&why))
-            }
-        }
-    }
-}
+super::convert::keyed_inbox_conversions!(undecided: |why: String| inbox::DeliveryRefusal::Rejected(
+    super::convert::undecided_in_older_words(&why)
+));
 
 super::convert::refusals_into_current! {
     InvalidArguments, UnknownTool, NotFound, NotMessageable, NotPermitted,

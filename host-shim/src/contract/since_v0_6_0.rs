@@ -133,12 +133,14 @@ impl InboxCount {
 }
 
 impl DeliveryState {
-    /// The state as records name it (`waiting`, `handed-over`, `held`).
+    /// The state as records name it (`waiting`, `handed-over`, `held`,
+    /// `wake-started`).
     pub fn as_str(self) -> &'static str {
         match self {
             DeliveryState::Waiting => "waiting",
             DeliveryState::HandedOver => "handed-over",
             DeliveryState::Held => "held",
+            DeliveryState::WakeStarted => "wake-started",
         }
     }
 }
@@ -155,9 +157,10 @@ impl<'de> serde::Deserialize<'de> for DeliveryState {
             "waiting" => Ok(DeliveryState::Waiting),
             "handed-over" => Ok(DeliveryState::HandedOver),
             "held" => Ok(DeliveryState::Held),
+            "wake-started" => Ok(DeliveryState::WakeStarted),
             other => Err(serde::de::Error::unknown_variant(
                 other,
-                &["waiting", "handed-over", "held"],
+                &["waiting", "handed-over", "held", "wake-started"],
             )),
         }
     }

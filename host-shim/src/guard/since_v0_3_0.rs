@@ -38,9 +38,11 @@ impl<H: Harness> query::Host for Guard<H> {
 super::older::older_inbox!(|delivered: Delivered| inbox::Delivered {
     woke: delivered.woke,
     repeat: delivered.repeat,
-    // Held for its person: waiting, in 0.3.0's words.
+    // Held for its person, or its wake only started: waiting, in 0.3.0's words.
     state: match delivered.state {
         DeliveryState::HandedOver => inbox::DeliveryState::HandedOver,
-        DeliveryState::Waiting | DeliveryState::Held => inbox::DeliveryState::Waiting,
+        DeliveryState::Waiting | DeliveryState::Held | DeliveryState::WakeStarted => {
+            inbox::DeliveryState::Waiting
+        }
     },
 });

@@ -1,21 +1,13 @@
-//! The 0.5.0 imports, answered by the [`Guard`]: `session-query` and `inbox` are the
-//! current ones (the same traits, linked under 0.5.0's names); 0.5.0 imports no claims.
+//! The 0.5.0 imports, answered by the [`Guard`]: `session-query` is the current one
+//! (the same trait, linked under 0.5.0's name); `inbox.deliver` differs by what 0.5.0
+//! has no word for (`wake-started`, converted by the 0.5.0 contract module); 0.5.0
+//! imports no claims.
 
 use super::Guard;
-use crate::contract::latest::harness::sessions::{inbox, session_query};
+use crate::contract::latest::harness::sessions::session_query;
+use crate::contract::since_v0_5_0::harness::sessions::inbox;
 use crate::harness::Harness;
+use crate::inbox::delivery::DeliveryRequest;
 use wasmtime::component::{HasSelf, Linker};
 
-/// Adds the 0.5.0 imports to `linker`, each answered by the [`Guard`] `guard` finds
-/// in the store's data.
-pub fn add_to_linker<T: 'static, H: Harness>(
-    linker: &mut Linker<T>,
-    guard: fn(&mut T) -> &mut Guard<H>,
-) -> wasmtime::Result<()> {
-    // The world's own `add_to_linker` would link the shared interfaces under the
-    // current version's names, which a 0.5.0 plugin does not import.
-    let mut query = linker.instance("harness:sessions/session-query@0.5.0")?;
-    session_query::add_to_linker_instance::<T, HasSelf<Guard<H>>>(&mut query, guard)?;
-    let mut delivery = linker.instance("harness:sessions/inbox@0.5.0")?;
-    inbox::add_to_linker_instance::<T, HasSelf<Guard<H>>>(&mut delivery, guard)
-}
+super::since_v0_4_0::keyed_inbox_host!("0.5.0");

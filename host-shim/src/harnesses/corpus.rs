@@ -16,8 +16,10 @@
 //!   session is live from then on, and the message is in the state the session's
 //!   `delivery_state` scripts: `handed-over` (the default) makes the body its newest
 //!   message (role `user`, source `user`, one text part, seq one past both its highest
-//!   seq and its captured-through seq, which moves to it); `waiting` leaves the
-//!   surface as it was.
+//!   seq and its captured-through seq, which moves to it); `waiting` and `held` leave
+//!   the surface as it was; `wake-started` scripts a wake command: a cold session's
+//!   message is `wake-started` (`woke` false), a live one's `waiting`, the surface as it
+//!   was.
 //! - `inbox-status` answers the session's scripted `inbox` counts for that sender
 //!   (zero when none are scripted), and both zero when the sender or the target is no
 //!   session of the corpus, as the WIT says.
@@ -283,7 +285,7 @@ impl Session {
     /// `seq` is [`Session::next_seq`].
     fn accept(&mut self, body: &str, seq: u64) {
         self.header.live = true;
-        if self.delivery_state == DeliveryState::Waiting {
+        if self.delivery_state != DeliveryState::HandedOver {
             return;
         }
         self.messages.push(Message::new(
@@ -703,7 +705,11 @@ impl Recipient for CorpusHost {
         let session = (self.changed)
             .entry(position)
             .or_insert_with(|| corpus.sessions[position].clone());
-        let state = session.delivery_state;
+        let state = match session.delivery_state {
+            // Only a cold session is woken.
+            DeliveryState::WakeStarted if !waiting.message.woke => DeliveryState::Waiting,
+            state => state,
+        };
         if let Some(seq) = session.next_seq() {
             session.accept(&waiting.message.body, seq);
         }
@@ -713,7 +719,7 @@ impl Recipient for CorpusHost {
             let _ = inbox.hand_over(target, vec![waiting.clone()], &mut |_| Ok(()));
         }
         Delivered {
-            woke: waiting.message.woke,
+            woke: waiting.message.woke && state != DeliveryState::WakeStarted,
             repeat: false,
             state,
             message_id: waiting.message.message_id.clone(),
@@ -750,6 +756,30 @@ mod tests {
             host.deliver(&DeliveryRequest::new("open", "hi", DeliveryMode::Queue)),
             Err(DeliveryRefusal::RefusedByTarget)
         );
+    }
+
+    #[test]
+    fn a_scripted_wake_command_is_told_as_started_and_its_repeat_still_waits() {
+        let corpus = Corpus::from_json(
+            r#"{"sessions":[{"id":"cold","created_at":"2026-01-01T00:00:01Z",
+                "delivery_state":"wake-started"}]}"#,
+            "test",
+        )
+        .unwrap();
+        let mut host = CorpusHost::new(Arc::new(corpus));
+        let send = |host: &mut CorpusHost, key, body| {
+            let request = DeliveryRequest::new("cold", body, DeliveryMode::Queue);
+            let delivered = host.deliver(&request.may_wake(true).key(key)).unwrap();
+            (delivered.woke, delivered.repeat, delivered.state)
+        };
+        let started = (false, false, DeliveryState::WakeStarted);
+        assert_eq!(send(&mut host, "5:alicek1", "hello"), started);
+        assert_eq!(host.session("cold").unwrap().messages.len(), 0);
+        let again = (false, true, DeliveryState::WakeStarted);
+        assert_eq!(send(&mut host, "5:alicek1", "hello"), again);
+        // Live now: another message waits, nothing woken.
+        let next = (false, false, DeliveryState::Waiting);
+        assert_eq!(send(&mut host, "5:alicek2", "and this"), next);
     }
 
     #[test]

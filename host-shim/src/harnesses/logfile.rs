@@ -100,23 +100,29 @@ pub fn read_range(file: &mut std::fs::File, start: u64, end: u64) -> std::io::Re
 /// it; a record of any size costs at most this much per look.
 pub const WITNESS_BYTES: u64 = 32 << 20;
 
-/// The record at `path` as a hand-over's witness reads it: its whole lines within its
-/// last [`WITNESS_BYTES`] (from the first line that starts inside them); empty when it
-/// does not exist yet. Only a regular file is read (opened without blocking: a FIFO or
-/// a device such as `/dev/zero` named by a hook's input is an error, never a wait or a
-/// read without end).
-pub fn witness_tail(path: &Path) -> std::io::Result<Vec<u8>> {
+/// The record at `path` as a hand-over's witness reads it: its whole lines from `from`
+/// (where it stood when the offers to settle were made:
+/// [`crate::inbox::record_marks`]), and within its last [`WITNESS_BYTES`] (from the
+/// first line that starts inside them); empty when it does not exist yet. Only a
+/// regular file is read (opened without blocking: a FIFO or a device such as
+/// `/dev/zero` named by a hook's input is an error, never a wait or a read without
+/// end).
+pub fn witness_since(path: &Path, from: u64) -> std::io::Result<Vec<u8>> {
     let (mut file, meta) = match crate::os::open_regular(path, u64::MAX) {
         Ok(opened) => opened,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(err) => return Err(err),
     };
-    let start = meta.len().saturating_sub(WITNESS_BYTES);
-    let bytes = read_range(&mut file, start, meta.len())?;
+    let start = meta
+        .len()
+        .saturating_sub(WITNESS_BYTES)
+        .max(from.min(meta.len()));
     if start == 0 {
-        return Ok(bytes);
+        return read_range(&mut file, 0, meta.len());
     }
-    // The window began inside a line: that line is not whole here.
+    // One byte before: whether a line starts at `start` or inside the window, whose
+    // part there is not whole here.
+    let bytes = read_range(&mut file, start - 1, meta.len())?;
     let first = bytes
         .iter()
         .position(|&b| b == b'\n')
@@ -124,11 +130,11 @@ pub fn witness_tail(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes[first..].to_vec())
 }
 
-/// Each whole line of the record at `path` as [`witness_tail`] reads it (a last line
-/// without a line feed is left until it is whole); none when it does not exist yet.
-/// What a store reads to witness a hand-over.
-pub fn each_whole_line(path: &Path, mut take: impl FnMut(&[u8])) -> std::io::Result<()> {
-    let bytes = witness_tail(path)?;
+/// Each whole line of the record at `path` as [`witness_since`] reads it from `from`
+/// (a last line without a line feed is left until it is whole); none when it does not
+/// exist yet. What a store reads to witness a hand-over.
+pub fn each_whole_line(path: &Path, from: u64, mut take: impl FnMut(&[u8])) -> std::io::Result<()> {
+    let bytes = witness_since(path, from)?;
     for (line, whole) in lines(&bytes) {
         if whole {
             take(line);
@@ -305,16 +311,14 @@ mod tests {
 
     #[test]
     fn a_device_or_a_fifo_named_as_the_record_is_an_error_at_once() {
-        let fifo =
-            std::env::temp_dir().join(format!("host-shim-witness-fifo-{}", std::process::id()));
-        let _ = std::fs::remove_file(&fifo);
+        let fifo = host_shim_testkit::scratch("logfile", "fifo").join("record");
         let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid C string; mkfifo only makes the file.
         assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
         // What a hook's witness reads and what a listing opens records with, alike (a
         // FIFO would block a plain open); each harness's witness tries its own reader.
         for path in [PathBuf::from("/dev/zero"), fifo.clone()] {
-            let err = ends(witness_tail, &path).unwrap_err();
+            let err = ends(|path| witness_since(path, 0), &path).unwrap_err();
             assert!(err.to_string().contains("not a regular file"), "{err}");
             let err = ends(|path| open_record(path).map(drop), &path).unwrap_err();
             assert!(err.to_string().contains("not a regular file"), "{err}");
@@ -325,8 +329,7 @@ mod tests {
     #[test]
     fn a_huge_record_is_read_at_its_end_only() {
         use std::io::Write;
-        let path =
-            std::env::temp_dir().join(format!("host-shim-witness-huge-{}", std::process::id()));
+        let path = host_shim_testkit::scratch("logfile", "huge").join("record");
         let mut file = std::fs::File::create(&path).unwrap();
         // 200 MiB of earlier lines (a sparse file), then the last lines.
         file.write_all(b"{\"early\": 1}\n").unwrap();
@@ -336,12 +339,35 @@ mod tests {
             .open(&path)
             .unwrap();
         file.write_all(b"\n{\"last\": 1}\n{\"half\": ").unwrap();
-        let tail = witness_tail(&path).unwrap();
+        let tail = witness_since(&path, 0).unwrap();
         assert!(tail.len() as u64 <= WITNESS_BYTES, "{}", tail.len());
         let mut whole = Vec::new();
-        each_whole_line(&path, |line| whole.push(line.to_vec())).unwrap();
+        each_whole_line(&path, 0, |line| whole.push(line.to_vec())).unwrap();
         assert_eq!(whole.last().map(Vec::as_slice), Some(&b"{\"last\": 1}"[..]));
         assert!(!whole.iter().any(|line| line.starts_with(b"{\"early")));
+        // From where it stood at an offer: only what was appended since.
+        let at_offer = std::fs::metadata(&path).unwrap().len();
+        file.write_all(b"1}\n{\"frame\": 1}\n").unwrap();
+        let since = witness_since(&path, at_offer).unwrap();
+        assert_eq!(since, b"{\"frame\": 1}\n");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_line_that_starts_where_the_record_stood_is_read_whole() {
+        let path = host_shim_testkit::scratch("logfile", "from").join("record");
+        std::fs::write(&path, "{\"a\": 1}\n{\"b\": 2}\n").unwrap();
+        let read = |from| {
+            let mut whole = Vec::new();
+            each_whole_line(&path, from, |line| whole.push(line.to_vec())).unwrap();
+            whole
+        };
+        assert_eq!(read(9), [b"{\"b\": 2}".to_vec()]);
+        // Inside a line: that line began before, and is not read.
+        assert_eq!(read(4), [b"{\"b\": 2}".to_vec()]);
+        assert_eq!(read(0).len(), 2);
+        // Past the end (a file cut since): read as the end.
+        assert_eq!(read(1000), Vec::<Vec<u8>>::new());
         std::fs::remove_file(&path).unwrap();
     }
 
@@ -372,7 +398,7 @@ mod tests {
     fn a_line_longer_than_the_tail_step_is_stepped_over_to_the_latest_facts() {
         // What a Copilot stream holds after a 1 MB tool call: lines far longer than a
         // step back, then short ones; the latest facts lie above them.
-        let path = std::env::temp_dir().join(format!("host-shim-long-line-{}", std::process::id()));
+        let path = host_shim_testkit::scratch("logfile", "long-line").join("record");
         let mut text = "head\n".repeat(20_000);
         text.push_str("LATEST\n");
         for _ in 0..3 {

@@ -144,9 +144,11 @@ impl PluginSessions {
         let mut given = None;
         let witness = match &self.record {
             Some((place, read)) if self.unrecorded.contains(&moment) => {
-                Witness::AnswerBesideRecord(Box::new(move || read(place, session)))
+                Witness::AnswerBesideRecord(Box::new(move |_: &[String]| read(place, session)))
             }
-            Some((place, read)) => Witness::Record(Box::new(move || read(place, session))),
+            Some((place, read)) => {
+                Witness::Record(Box::new(move |_: &[String]| read(place, session)))
+            }
             None => Witness::Answer,
         };
         hand_over_waiting(
@@ -174,7 +176,8 @@ impl PluginSessions {
         // An offer past its time that the record does not show waits again here, so
         // the plugin is woken to give it again.
         if let Some((place, read)) = &self.record {
-            let _ = (self.inbox).settle(session, OFFERS_EXPIRE_AFTER, &mut || read(place, session));
+            let _ =
+                (self.inbox).settle(session, OFFERS_EXPIRE_AFTER, &mut |_| read(place, session));
         }
         let Ok(contents) = self.inbox.waiting(session) else {
             return false;

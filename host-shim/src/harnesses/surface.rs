@@ -298,7 +298,7 @@ impl<T: LoggedSessions> SessionQuery for T {
         if !sender.is_empty() && count.waiting == 0 {
             return count;
         }
-        let _ = inbox.settle(target, std::time::Duration::MAX, &mut || {
+        let _ = inbox.settle(target, std::time::Duration::MAX, &mut |_| {
             Ok((self.surface_of(target)).map_or_else(Default::default, |s| s.handed_over_ids()))
         });
         inbox.count_from(target, sender).unwrap_or(InboxCount::NONE)

@@ -257,7 +257,7 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("claims-{name}-{}", std::process::id()));
+        let dir = host_shim_testkit::temp_folder("claims").join(name);
         let _ = std::fs::remove_dir_all(&dir);
         dir
     }

@@ -342,7 +342,8 @@ pub fn deliver<R: Recipient + ?Sized>(
         let retry_of =
             (recipient.desk()).take_undecided_like(request.target, &sender, request.body);
         let mut inbox_failed = false;
-        let answer = accept(
+        let kept = retry_of.clone();
+        let mut answer = accept(
             recipient,
             &*inbox,
             request,
@@ -350,6 +351,14 @@ pub fn deliver<R: Recipient + ?Sized>(
             retry_of,
             &mut inbox_failed,
         );
+        // With an undecided message in the same words, that message was looked up and
+        // put again instead of a new one: the answer is a repeat.
+        match (&mut answer, kept) {
+            (Ok(delivered), kept) => delivered.repeat |= kept.is_some(),
+            // Refused before it was put again: still undecided, for the next retry.
+            (Err(_), Some(first)) => recipient.desk().keep_undecided(first),
+            (Err(_), None) => {}
+        }
         // An undecided answer is never the last word for its key.
         let undecided = matches!(answer, Err(DeliveryRefusal::Undecided(_)));
         (answer, !inbox_failed && !undecided)
@@ -386,8 +395,6 @@ pub fn arrived<R: Recipient + ?Sized>(
     Some(recipient.accepted(&waiting, woken.plan))
 }
 
-/// Steps 2 to 6 of the path, for a key not answered in this process, from `sender`;
-/// `inbox_failed` says when the inbox failed a step, so the answer is not the last word.
 /// The reason the model reads when the inbox failed a step: a failure of this
 /// machine's files (a full disk, a folder it may not write) in the system's words,
 /// without the machine's paths, which are the person's to see (`host-shim doctor`);
@@ -404,28 +411,10 @@ fn inbox_unusable(err: &anyhow::Error) -> String {
     }
 }
 
-/// With `retry_of` (an undecided message in the same words) that message is looked up
-/// and put again instead of a new one, and the answer is a repeat.
+/// Steps 2 to 6 of the path, for a key not answered in this process, from `sender`
+/// (with `retry_of`, an undecided message in the same words, that message again);
+/// `inbox_failed` says when the inbox failed a step, so the answer is not the last word.
 fn accept<R: Recipient + ?Sized>(
-    recipient: &mut R,
-    inbox: &dyn InboxBackend,
-    request: &DeliveryRequest,
-    sender: &str,
-    retry_of: Option<SpooledMessage>,
-    inbox_failed: &mut bool,
-) -> Result<Delivered, DeliveryRefusal> {
-    let kept = retry_of.clone();
-    let mut answer = accept_once(recipient, inbox, request, sender, retry_of, inbox_failed);
-    match (&mut answer, kept) {
-        (Ok(delivered), kept) => delivered.repeat |= kept.is_some(),
-        // Refused before it was put again: still undecided, for the next retry.
-        (Err(_), Some(first)) => recipient.desk().keep_undecided(first),
-        (Err(_), None) => {}
-    }
-    answer
-}
-
-fn accept_once<R: Recipient + ?Sized>(
     recipient: &mut R,
     inbox: &dyn InboxBackend,
     request: &DeliveryRequest,
@@ -450,12 +439,7 @@ fn accept_once<R: Recipient + ?Sized>(
     };
     let key = retry_of.as_ref().map_or(key, |first| first.key.as_str());
     let live = recipient.resolve(target)?;
-    let repeat = |first: Located| Delivered {
-        woke: first.message.woke,
-        repeat: true,
-        state: first.state,
-        message_id: first.message.message_id,
-    };
+    let repeat = |first: Located| repeat_of(&first.message, first.state);
     if let Some(first) = inbox.find(target, key).map_err(&mut unusable)? {
         return Ok(repeat(first));
     }
@@ -504,13 +488,24 @@ fn accept_once<R: Recipient + ?Sized>(
     let message = new_message(woke);
     match put(recipient, inbox, &message).map_err(&mut unusable)? {
         // Another writer of this key landed first, a moment ago.
-        Put::Repeat(first) => Ok(Delivered {
-            woke: first.woke,
-            repeat: true,
-            state: DeliveryState::Waiting,
-            message_id: first.message_id,
-        }),
+        Put::Repeat(first) => Ok(repeat_of(&first, DeliveryState::Waiting)),
         Put::New(handle) => Ok(recipient.accepted(&Waiting { handle, message }, plan)),
+    }
+}
+
+/// The answer to a repeat: the first delivery's, `first` being where `state` says.
+/// A wake decided for a message that still waits is told as started, not as done: the
+/// woken session may not run yet (it ran once the message is handed over).
+fn repeat_of(first: &SpooledMessage, state: DeliveryState) -> Delivered {
+    let started = first.woke && state == DeliveryState::Waiting;
+    Delivered {
+        woke: first.woke && !started,
+        repeat: true,
+        state: match started {
+            true => DeliveryState::WakeStarted,
+            false => state,
+        },
+        message_id: first.message_id.clone(),
     }
 }
 
@@ -844,8 +839,10 @@ mod tests {
         );
         assert_eq!(harness.resolved, resolved);
         // The same words from the same sender under a new call id: a repeat, no wake.
+        // Its message still waits: the wake is told as started, not as seen.
         let again = send(&mut harness, "cold", "hello", true, "5:alicec5").unwrap();
-        assert!(again.repeat && again.woke);
+        assert!(again.repeat && !again.woke);
+        assert_eq!(again.state, DeliveryState::WakeStarted);
         assert_eq!(harness.wakes, 1);
         // Another sender, or other words: new messages.
         assert!(

@@ -12,26 +12,38 @@ use crate::contract::latest::{DeliveryMode, InboundPolicy};
 use anyhow::{Context, Result};
 use std::path::Path;
 
+/// Reads what a record shows, given the message ids of the offers to settle.
+pub type RecordReader<'a> = Box<dyn FnMut(&[String]) -> Result<Shown> + 'a>;
+
 /// What witnesses a hand-over.
 pub enum Witness<'a> {
-    /// The target's own record: what it shows, read when an offer is to be settled.
-    Record(Box<dyn FnMut() -> Result<Shown> + 'a>),
+    /// The target's own record: what it shows, read when offers are to be settled
+    /// (given their message ids).
+    Record(RecordReader<'a>),
+    /// The record in a file the harness appends to (a hook's `transcript_path`): read
+    /// by `read` from where it stood when the offers to settle were made
+    /// ([`super::record_marks`]; 0: its end, as bounded), each offer's place noted
+    /// before it is made.
+    File {
+        path: &'a Path,
+        read: fn(&Path, u64) -> Result<Shown>,
+    },
     /// The answer, for a way in the target's record does not keep (OpenClaw keeps the
     /// turn a plugin starts, not a prompt hook's text): an answer written is a
     /// hand-over, and earlier offers, made the recorded way, are settled against the
     /// record as with [`Witness::Record`].
-    AnswerBesideRecord(Box<dyn FnMut() -> Result<Shown> + 'a>),
+    AnswerBesideRecord(RecordReader<'a>),
     /// Nothing but the answer (a harness whose record does not keep what a hand-over
     /// gave it): an answer written is a hand-over.
     Answer,
 }
 
 impl<'a> Witness<'a> {
-    /// The record in the file at `place` (a hook's `transcript_path`), read by `read`;
-    /// nothing but the answer without one.
-    pub fn file(place: Option<&'a Path>, read: fn(&Path) -> Result<Shown>) -> Witness<'a> {
+    /// The record in the file at `place` (a hook's `transcript_path`), read by `read`
+    /// from a place in it; nothing but the answer without one.
+    pub fn file(place: Option<&'a Path>, read: fn(&Path, u64) -> Result<Shown>) -> Witness<'a> {
         match place {
-            Some(path) => Witness::Record(Box::new(move || read(path))),
+            Some(path) => Witness::File { path, read },
             None => Witness::Answer,
         }
     }
@@ -131,6 +143,35 @@ pub fn write_hook_answer(out: &mut dyn std::io::Write, answer: &serde_json::Valu
         .context("cannot write the hook's answer")
 }
 
+/// A hook's answer of nothing, for a harness that reads only a JSON object (`{}`).
+pub fn answer_nothing(out: &mut dyn std::io::Write) -> Result<HookReport> {
+    write_hook_answer(out, &serde_json::json!({}))?;
+    Ok(HookReport::default())
+}
+
+/// [`hand_over_waiting`] for a harness whose hooks always answer with a JSON object:
+/// the messages' text in the object `answer` makes of it, else `{}`
+/// ([`answer_nothing`]).
+pub fn hand_over_as_json(
+    inbox: &dyn InboxBackend,
+    session: &str,
+    takes: Takes,
+    cap: usize,
+    witness: Witness<'_>,
+    out: &mut dyn std::io::Write,
+    answer: impl FnOnce(&str) -> serde_json::Value,
+) -> Result<HookReport> {
+    let mut answered = false;
+    let report = hand_over_waiting(inbox, session, takes, cap, witness, |text| {
+        answered = true;
+        write_hook_answer(out, &answer(text))
+    })?;
+    if !answered {
+        answer_nothing(out)?;
+    }
+    Ok(report)
+}
+
 /// Which waiting messages a hand-over takes (oldest first, in each case).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Takes {
@@ -156,10 +197,16 @@ pub fn hand_over_waiting(
     witness: Witness<'_>,
     answer: impl FnOnce(&str) -> Result<()>,
 ) -> Result<HookReport> {
-    let (mut shown, offers): (Box<dyn FnMut() -> Result<Shown>>, bool) = match witness {
+    let mut marks = None;
+    let (mut shown, offers): (RecordReader, bool) = match witness {
         Witness::Record(shown) => (shown, true),
+        Witness::File { path, read } => {
+            marks = Some(path);
+            let from = move |ids: &[String]| read(path, super::record_marks::from(path, ids));
+            (Box::new(from), true)
+        }
         Witness::AnswerBesideRecord(shown) => (shown, false),
-        Witness::Answer => (Box::new(|| Ok(Shown::new())), false),
+        Witness::Answer => (Box::new(|_: &[String]| Ok(Shown::new())), false),
     };
     let settled = inbox.settle(session, OFFERS_EXPIRE_AFTER, &mut *shown)?;
     let mut report = HookReport {
@@ -189,6 +236,13 @@ pub fn hand_over_waiting(
             Some(answer) => answer(&joined(messages)),
             None => anyhow::bail!("a hand-over answers once"),
         };
+        if let Some(record) = marks {
+            let ids: Vec<&str> = picked
+                .iter()
+                .map(|w| w.message.message_id.as_str())
+                .collect();
+            super::record_marks::mark(record, &ids);
+        }
         report.handed_over = match offers {
             true => inbox.offer(session, picked, &mut once)?,
             false => inbox.hand_over(session, picked, &mut once)?,
@@ -220,4 +274,57 @@ pub fn within_answer_cap(picked: Vec<Waiting>, cap: usize) -> Vec<Waiting> {
         kept.push(waiting);
     }
     kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::latest::MessageIds;
+    use crate::inbox::MemoryInbox;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Where the last settling read the record from.
+    static READ_FROM: AtomicU64 = AtomicU64::new(u64::MAX);
+
+    /// A record of one frame id per line.
+    fn read_ids(path: &Path, from: u64) -> Result<Shown> {
+        READ_FROM.store(from, Ordering::SeqCst);
+        let bytes = crate::harnesses::logfile::witness_since(path, from)?;
+        Ok(String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(str::to_string)
+            .collect())
+    }
+
+    #[test]
+    fn an_offer_is_settled_from_where_the_record_stood_when_it_was_made() {
+        let dir = host_shim_testkit::scratch("hand-over", "from-mark");
+        let record = dir.join("record.jsonl");
+        std::fs::write(&record, "m-0000000000aa\nearlier lines\n").unwrap();
+        let at_offer = std::fs::metadata(&record).unwrap().len();
+        let inbox = MemoryInbox::new();
+        let ids = MessageIds {
+            message_id: "m-000000000001".to_string(),
+            in_reply_to: None,
+        };
+        let message = SpooledMessage::new("s1", DeliveryMode::Queue, "hi", "k1", false);
+        inbox.put(&message.with_ids(&ids)).unwrap();
+        let hand = |inbox: &MemoryInbox| {
+            let witness = Witness::file(Some(&record), read_ids);
+            hand_over_waiting(inbox, "s1", Takes::All, 100, witness, |_| Ok(())).unwrap()
+        };
+        assert_eq!(hand(&inbox).handed_over.len(), 1);
+        // The harness writes the frame as it takes the answer, then more.
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&record)
+            .unwrap();
+        std::io::Write::write_all(&mut file, b"m-000000000001\nlater\n").unwrap();
+        let report = hand(&inbox);
+        assert_eq!(READ_FROM.load(Ordering::SeqCst), at_offer);
+        assert_eq!(report.confirmed.len(), 1, "{report:?}");
+        // Its marks go with it (the marks folder is this user's, shared).
+        let _ = std::fs::remove_file(super::super::record_marks::marks_file(&record).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -261,11 +261,15 @@ impl InboxBackend for MemoryInbox {
     /// gave it back): only offers are settled.
     fn settle(&self, session: &str, expire_after: Duration, shown: ReadShown) -> Result<Settled> {
         let offered = |at: &Place| matches!(at, Place::Offered(_));
-        if !self.sessions().of(session).any(|e| offered(&e.at)) {
+        let ids: Vec<String> = (self.sessions().of(session))
+            .filter(|e| offered(&e.at))
+            .map(|e| e.message.message_id.clone())
+            .collect();
+        if ids.is_empty() {
             return Ok(super::Settled::default());
         }
         // Read without the lock: the record may take time.
-        let shown = shown()?;
+        let shown = shown(&ids)?;
         let (mut sessions, now) = (self.sessions(), now_ns());
         let mut settled = super::Settled::default();
         for entry in (sessions.by_session.get_mut(session).into_iter()).flatten() {

@@ -23,6 +23,7 @@ pub mod claims;
 pub mod delivery;
 mod hand_over;
 mod memory;
+pub mod record_marks;
 mod replies;
 mod state_dir;
 #[cfg(any(test, feature = "inbox-suite"))]
@@ -40,8 +41,9 @@ use std::time::Duration;
 pub use audit::{AuditLog, Audited};
 pub use delivery::{AnsweredKeys, Desk, KEYS_KEPT, KEYS_KEPT_FOR, REPEAT_WINDOW, Recipient};
 pub use hand_over::{
-    COMMAND_HOOK_ANSWER_CHARS, CommandHookInput, HookReport, Takes, Witness, hand_over_waiting,
-    hook_json, joined, within_answer_cap, write_hook_answer,
+    COMMAND_HOOK_ANSWER_CHARS, CommandHookInput, HookReport, RecordReader, Takes, Witness,
+    answer_nothing, hand_over_as_json, hand_over_waiting, hook_json, joined, within_answer_cap,
+    write_hook_answer,
 };
 pub use memory::MemoryInbox;
 pub use replies::{REPLY_POLL, await_reply, inbound_or_accept, send_history, send_history_or_none};
@@ -80,8 +82,10 @@ impl<'a> SameWords<'a> {
     }
 }
 
-/// Reads which frames the target's own record shows ([`InboxBackend::settle`]).
-pub type ReadShown<'a> = &'a mut dyn FnMut() -> Result<Shown>;
+/// Reads which frames the target's own record shows ([`InboxBackend::settle`]), given
+/// the message ids of the offers to settle (a record read from where it stood when
+/// they were offered: [`record_marks`]).
+pub type ReadShown<'a> = &'a mut dyn FnMut(&[String]) -> Result<Shown>;
 
 /// A hand-over's messages and what gives them to the harness
 /// ([`InboxBackend::hand`]).
@@ -205,7 +209,7 @@ pub trait InboxBackend: Send + Sync {
     /// claimant is gone (a hook killed mid-hand-over: its answer may or may not have
     /// reached the harness) counts as an offer, made when its claimant was last known
     /// to be alive. `shown` is called at most once, and only when there is an offer or
-    /// a dead claim to settle: it reads the record.
+    /// a dead claim to settle, with their message ids: it reads the record.
     fn settle(&self, session: &str, expire_after: Duration, shown: ReadShown) -> Result<Settled>;
 
     /// `sender`'s messages accepted at or after `since_ns` (ns since the epoch), in

@@ -528,16 +528,26 @@ impl InboxBackend for StateDir {
         if offers.is_empty() {
             return Ok(settled);
         }
-        let shown = shown()?;
-        let handed = self.session_dir("handed", session)?;
+        let mut readable = Vec::new();
         for (offer, at) in offers {
             let name = offer.file_name().unwrap_or_default().to_string_lossy();
             let original = name.rsplit_once('~').map_or(&*name, |(o, _)| o).to_string();
-            let Ok(message) = read_message(&offer) else {
+            match read_message(&offer) {
+                Ok(message) => readable.push((offer, at, original, message)),
                 // No record can settle it: back where the next listing names it.
-                let _ = std::fs::rename(&offer, inbox.join(&original));
-                continue;
-            };
+                Err(_) => drop(std::fs::rename(&offer, inbox.join(&original))),
+            }
+        }
+        if readable.is_empty() {
+            sync_dir(&inbox)?;
+            return Ok(settled);
+        }
+        let ids: Vec<String> = (readable.iter())
+            .map(|(_, _, _, message)| message.message_id.clone())
+            .collect();
+        let shown = shown(&ids)?;
+        let handed = self.session_dir("handed", session)?;
+        for (offer, at, original, message) in readable {
             if !message.message_id.is_empty() && shown.contains(&message.message_id) {
                 if std::fs::rename(&offer, handed.join(&original)).is_ok() {
                     settled.handed_over.push(message);
@@ -663,8 +673,7 @@ mod tests {
     use crate::contract::latest::DeliveryMode;
 
     fn state(name: &str) -> (PathBuf, StateDir) {
-        let dir = std::env::temp_dir().join(format!("spool-unit-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = host_shim_testkit::scratch("state-dir", name);
         let state = StateDir::open(&dir.join("state")).unwrap();
         (dir, state)
     }
@@ -726,7 +735,7 @@ mod tests {
         let (dir, state) = state("damaged-offer");
         let inbox = state.session_dir("inbox", "s1").unwrap();
         std::fs::write(inbox.join("k-bad.json~1"), "{half").unwrap();
-        let settled = (state.settle("s1", std::time::Duration::MAX, &mut || {
+        let settled = (state.settle("s1", std::time::Duration::MAX, &mut |_| {
             Ok(super::super::Shown::new())
         }))
         .unwrap();

@@ -302,7 +302,9 @@ pub fn an_offer_is_handed_over_once_the_record_shows_it(inbox: &dyn InboxBackend
     assert_eq!(inbox.count_from("s1", "alice").unwrap().waiting, 1);
     // A record that does not show it, within its time: nothing changes.
     let (shown, reads) = record(&["m-0000000000ff"]);
-    let settled = (inbox.settle("s1", AN_HOUR, &mut || {
+    let settled = (inbox.settle("s1", AN_HOUR, &mut |ids| {
+        // Asked with the offers to settle: where the record stood at them.
+        assert_eq!(ids, ["m-000000000001"]);
         reads.set(reads.get() + 1);
         Ok(shown.clone())
     }))
@@ -312,13 +314,13 @@ pub fn an_offer_is_handed_over_once_the_record_shows_it(inbox: &dyn InboxBackend
     assert!(inbox.waiting("s1").unwrap().messages.is_empty());
     // The record shows it: handed over, even with its time up.
     let (shown, _) = record(&["m-000000000001"]);
-    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(shown.clone()))).unwrap();
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut |_| Ok(shown.clone()))).unwrap();
     assert_eq!(settled.handed_over, vec![sent.clone()]);
     let found = inbox.find("s1", "5:alicek1").unwrap().unwrap();
     assert_eq!(found.state, DeliveryState::HandedOver);
     assert_eq!(inbox.put(&sent).unwrap(), Put::Repeat(sent));
     // Nothing left to settle: the record is not read.
-    let settled = (inbox.settle("s1", Duration::ZERO, &mut || {
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut |_| {
         panic!("the record is read with nothing to settle")
     }))
     .unwrap();
@@ -330,7 +332,7 @@ pub fn an_offer_the_record_does_not_show_waits_again_when_its_time_is_up(inbox: 
     inbox.put(&sent).unwrap();
     let waiting = inbox.waiting("s1").unwrap().messages;
     inbox.offer("s1", waiting, &mut |_| Ok(())).unwrap();
-    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(Shown::new()))).unwrap();
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut |_| Ok(Shown::new()))).unwrap();
     assert_eq!(settled.waiting_again, vec![sent.clone()]);
     assert_eq!(bodies(inbox, "s1"), ["hello"]);
     // Offered again, and this time the record shows it.
@@ -340,7 +342,7 @@ pub fn an_offer_the_record_does_not_show_waits_again_when_its_time_is_up(inbox: 
         vec![sent.clone()]
     );
     let (shown, _) = record(&["m-000000000001"]);
-    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(shown.clone()))).unwrap();
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut |_| Ok(shown.clone()))).unwrap();
     assert_eq!(settled.handed_over, vec![sent]);
     assert!(inbox.waiting("s1").unwrap().messages.is_empty());
 }
@@ -353,7 +355,7 @@ pub fn a_message_no_record_can_show_is_handed_over_when_offered(inbox: &dyn Inbo
     inbox.offer("s1", waiting, &mut |_| Ok(())).unwrap();
     let found = inbox.find("s1", "5:alicek1").unwrap().unwrap();
     assert_eq!(found.state, DeliveryState::HandedOver);
-    let settled = (inbox.settle("s1", Duration::ZERO, &mut || Ok(Shown::new()))).unwrap();
+    let settled = (inbox.settle("s1", Duration::ZERO, &mut |_| Ok(Shown::new()))).unwrap();
     assert!(settled.waiting_again.is_empty());
     assert!(inbox.waiting("s1").unwrap().messages.is_empty());
 }
@@ -374,7 +376,7 @@ mod tests {
 
     #[test]
     fn the_state_folder_passes_the_suite() {
-        let root = std::env::temp_dir().join(format!("inbox-suite-{}", std::process::id()));
+        let root = host_shim_testkit::scratch("inbox", "suite");
         let made = std::sync::atomic::AtomicU32::new(0);
         super::run_all(|| {
             let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

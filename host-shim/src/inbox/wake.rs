@@ -10,8 +10,10 @@
 //! Trust model: the message file is written from the inbox's answer, whatever backend
 //! holds the message, into a folder of this user's alone
 //! (`$TMPDIR/session-tools-wake-<uid>`, `0700`, checked like the state folder), `0600`,
-//! and removed once the command exits. Nothing from a transcript or a message chooses
-//! the command.
+//! and removed once the command exits; when the host ended first (a one-shot `call`, a
+//! hook), the next wake removes it once it is an hour old ([`MESSAGE_FILE_KEPT`]), so
+//! no message lies there longer. Nothing from a transcript or a message chooses the
+//! command.
 
 use crate::inbox::SpooledMessage;
 use anyhow::{Result, bail};
@@ -156,22 +158,48 @@ pub fn waiting_for_hooks(
     waiting: &crate::inbox::Waiting,
     cwd: Option<&str>,
 ) -> crate::contract::latest::Delivered {
+    waiting_unless_started(waiting, wake_for(wake, waiting, cwd))
+}
+
+/// The answer for a message that waits in the inbox, its wake command `started` or
+/// not: `wake-started` or `waiting`, never `woke` (a command takes seconds to run a
+/// session, and the call cannot wait to see it).
+pub fn waiting_unless_started(
+    waiting: &crate::inbox::Waiting,
+    started: bool,
+) -> crate::contract::latest::Delivered {
+    use crate::contract::latest::DeliveryState;
     crate::contract::latest::Delivered {
-        woke: wake_for(wake, waiting, cwd),
+        woke: false,
         repeat: false,
-        state: crate::contract::latest::DeliveryState::Waiting,
+        state: match started {
+            true => DeliveryState::WakeStarted,
+            false => DeliveryState::Waiting,
+        },
         message_id: waiting.message.message_id.clone(),
     }
 }
 
-/// Writes `message` to a new file of this user's alone, for a wake command to read.
+/// How long a wake command has to read its message file when the host that started it
+/// ended first (a command reads it as it starts, in seconds).
+pub const MESSAGE_FILE_KEPT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The folder of the wake commands' message files (`$TMPDIR/session-tools-wake-<uid>`;
+/// `host-shim remove-state` removes it).
+pub fn folder() -> PathBuf {
+    std::env::temp_dir().join(format!("session-tools-wake-{}", crate::os::effective_uid()))
+}
+
+/// Writes `message` to a new file of this user's alone, for a wake command to read,
+/// first removing the files older than [`MESSAGE_FILE_KEPT`] that hosts which ended
+/// before their commands left.
 fn message_file(message: &SpooledMessage) -> Result<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let folder =
-        std::env::temp_dir().join(format!("session-tools-wake-{}", crate::os::effective_uid()));
+    let folder = folder();
     crate::os::trusted_dir(&folder)
         .map_err(|why| anyhow::anyhow!("wake folder {}: {why}", folder.display()))?;
+    crate::os::remove_older_than(&folder, MESSAGE_FILE_KEPT, is_message_file);
     let path = folder.join(format!(
         "{}-{}-{}.json",
         std::process::id(),
@@ -185,6 +213,11 @@ fn message_file(message: &SpooledMessage) -> Result<PathBuf> {
         .open(&path)?;
     file.write_all(&serde_json::to_vec(message)?)?;
     Ok(path)
+}
+
+/// A message file's name (`<pid>-<ns>-<n>.json`).
+fn is_message_file(name: &str) -> bool {
+    name.ends_with(".json")
 }
 
 #[cfg(test)]
@@ -216,6 +249,25 @@ mod tests {
     }
 
     #[test]
+    fn a_message_file_a_host_left_goes_at_a_wake_an_hour_on() {
+        let folder = host_shim_testkit::scratch("wake", "left");
+        let written = |name: &str, age: u64| {
+            let path = folder.join(name);
+            let file = std::fs::File::create(&path).unwrap();
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
+            file.set_modified(when).unwrap();
+            path
+        };
+        let left = written("1-1-0.json", MESSAGE_FILE_KEPT.as_secs() + 60);
+        let fresh = written("1-2-0.json", 60);
+        let other = written("notes.txt", MESSAGE_FILE_KEPT.as_secs() + 60);
+        crate::os::remove_older_than(&folder, MESSAGE_FILE_KEPT, is_message_file);
+        assert!(!left.exists(), "a file left an hour ago goes");
+        assert!(fresh.exists(), "a command may still read a new one");
+        assert!(other.exists(), "only message files are removed");
+    }
+
+    #[test]
     fn a_bad_template_is_named() {
         let err = WakeCommand::parse("claude --resume {session}")
             .unwrap_err()
@@ -226,5 +278,35 @@ mod tests {
         assert!(WakeCommand::parse("  ").is_err());
         // A word can be empty when quoted.
         assert_eq!(WakeCommand::parse("x ''").unwrap().words, ["x", ""]);
+    }
+
+    #[test]
+    fn a_started_command_is_told_as_a_wake_started_never_as_woke() {
+        use crate::contract::latest::{DeliveryMode, DeliveryState};
+        use crate::inbox::{Handle, Waiting};
+        let message = |woke| Waiting {
+            handle: Handle::new("h1"),
+            message: SpooledMessage::new("s1", DeliveryMode::Queue, "hi", "", woke),
+        };
+        let answer = |wake: Option<&WakeCommand>, woke| {
+            let delivered = waiting_for_hooks(wake, &message(woke), None);
+            (delivered.woke, delivered.state)
+        };
+        let started = WakeCommand::parse("true").unwrap();
+        assert_eq!(
+            answer(Some(&started), true),
+            (false, DeliveryState::WakeStarted)
+        );
+        // No command, none decided, or one that cannot start: the message waits.
+        assert_eq!(answer(None, true), (false, DeliveryState::Waiting));
+        assert_eq!(
+            answer(Some(&started), false),
+            (false, DeliveryState::Waiting)
+        );
+        let missing = WakeCommand::parse("/nonexistent/host-shim-wake").unwrap();
+        assert_eq!(
+            answer(Some(&missing), true),
+            (false, DeliveryState::Waiting)
+        );
     }
 }

@@ -420,8 +420,7 @@ mod tests {
     use super::*;
 
     fn presence(name: &str) -> (PathBuf, LocalPresence) {
-        let dir = std::env::temp_dir().join(format!("presence-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = host_shim_testkit::scratch("presence", name);
         let presence = LocalPresence::open(&dir.join("state")).unwrap();
         (dir, presence)
     }

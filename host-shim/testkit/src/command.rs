@@ -116,7 +116,7 @@ pub fn main(
 /// The command: this test binary as `host-shim`.
 pub fn host_shim() -> Command {
     let mut command = Command::new(named_host_shim());
-    command.env(AS_COMMAND, "1");
+    command.env(AS_COMMAND, "1").env("TMPDIR", crate::tmpdir());
     command
 }
 
@@ -218,7 +218,7 @@ pub fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// harness's own variables, no XDG folders): a new person's machine.
 pub fn in_home(home: &Path) -> Command {
     let mut command = host_shim();
-    command.env_clear().env(AS_COMMAND, "1").env("HOME", home);
+    (command.env_clear().env(AS_COMMAND, "1").env("HOME", home)).env("TMPDIR", crate::tmpdir());
     command
 }
 

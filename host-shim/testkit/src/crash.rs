@@ -104,6 +104,7 @@ pub fn message(body: &str) -> SpooledMessage {
 pub fn run_child(state: &Path, role: &str, kill_at: Option<Step>) -> Output {
     Command::new(std::env::current_exe().unwrap())
         .env("SPOOL_TRANSCRIPT", state.join("transcript.jsonl"))
+        .env("TMPDIR", crate::tmpdir())
         .args([
             "child",
             "--exact",

@@ -68,11 +68,49 @@ pub fn hook_input(
     .into_bytes()
 }
 
-/// A fresh, empty folder for one test: `<tmp>/host-shim-<suite>-<pid>/<name>`.
+/// The folders this test process named with [`temp_folder`], removed as it exits.
+static NAMED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+extern "C" fn remove_named() {
+    let named = NAMED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for dir in named.iter() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// `<tmp>/host-shim-<name>-<pid>`: a path of this test process's own in the temporary
+/// folder (not made), removed with all in it when the process exits, whether its tests
+/// passed or failed (a test binary's end runs `exit`'s handlers), so runs leave nothing
+/// behind. A process killed by a signal leaves its folders, as it leaves everything.
+pub fn temp_folder(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("host-shim-{name}-{}", std::process::id()));
+    let mut named = NAMED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if named.is_empty() {
+        // SAFETY: registers a handler that takes no arguments; it runs at exit, once.
+        assert_eq!(unsafe { libc::atexit(remove_named) }, 0);
+    }
+    if !named.contains(&dir) {
+        named.push(dir.clone());
+    }
+    dir
+}
+
+/// The `TMPDIR` of a process a test starts (its hooks' record marks, its wake
+/// commands' message files): the test process's own, so a run leaves none in the
+/// machine's.
+pub fn tmpdir() -> std::path::PathBuf {
+    let tmp = temp_folder("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    tmp
+}
+
+/// A fresh, empty folder for one test: `<name>` in [`temp_folder`]`(suite)`.
 pub fn scratch(suite: &str, name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("host-shim-{suite}-{}", std::process::id()))
-        .join(name);
+    let dir = temp_folder(suite).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -81,11 +119,7 @@ pub fn scratch(suite: &str, name: &str) -> std::path::PathBuf {
 /// An empty folder of its own for the test thread that asks (`name` says whose, in the
 /// temporary folder), and a state folder in it.
 pub fn fresh_state(name: &str) -> (host_shim::StateDir, std::path::PathBuf) {
-    let root = std::env::temp_dir().join(format!(
-        "host-shim-{name}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
+    let root = temp_folder(name).join(format!("{:?}", std::thread::current().id()));
     let _ = std::fs::remove_dir_all(&root);
     (
         host_shim::StateDir::open(&root.join("state")).unwrap(),
@@ -147,19 +181,16 @@ pub fn call_through_plugin<H: host_shim::Harness>(
 /// FIFO named as the record is an error at once, never a wait or an endless read, and
 /// a record not there yet shows nothing.
 pub fn witness_refuses_what_is_no_record(
-    read: fn(&Path) -> anyhow::Result<host_shim::inbox::Shown>,
+    read: fn(&Path, u64) -> anyhow::Result<host_shim::inbox::Shown>,
 ) {
     let ends = |path: &Path| {
         let (done, finished) = std::sync::mpsc::channel();
         let path = path.to_path_buf();
-        std::thread::spawn(move || done.send(read(&path)));
+        std::thread::spawn(move || done.send(read(&path, 0)));
         (finished.recv_timeout(std::time::Duration::from_secs(10))).expect("the read ended")
     };
-    let fifo = std::env::temp_dir().join(format!(
-        "host-shim-witness-fifo-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
+    let fifo = temp_folder("witness-fifo").join(format!("{:?}", std::thread::current().id()));
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
     let _ = std::fs::remove_file(&fifo);
     let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string; mkfifo only makes the file.

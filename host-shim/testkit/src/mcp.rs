@@ -37,7 +37,7 @@ pub fn started(
     env: &[(&str, &str)],
     lines: &[String],
 ) -> (std::process::Child, std::process::ChildStdin) {
-    let scratch = std::env::temp_dir().join(format!("host-shim-mcp-{}", std::process::id()));
+    let scratch = crate::temp_folder("mcp");
     // No client's variables but those given: a server no harness started.
     let home = std::env::var_os("HOME").unwrap_or_default();
     let mut child = (in_home(std::path::Path::new(&home)))

@@ -24,7 +24,9 @@ pub fn codex_home() -> PathBuf {
     fixtures("codex").join("0.169.0")
 }
 
-/// The `host-shim` binary under test.
+/// The `host-shim` binary under test, with a temporary folder of the test's own.
 pub fn host_shim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_host-shim"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_host-shim"));
+    command.env("TMPDIR", host_shim_testkit::tmpdir());
+    command
 }

@@ -90,7 +90,7 @@ pub fn hand_over_if_idle(
     presence: &dyn Presence,
     session: &str,
     socket: &MessagingSocket,
-    record: &mut dyn FnMut() -> Result<Shown>,
+    record: &mut dyn FnMut(&[String]) -> Result<Shown>,
 ) -> Result<usize> {
     if !presence.is_idle(session) {
         return Ok(0);
@@ -119,8 +119,9 @@ pub fn watch(
     socket: MessagingSocket,
     projects: PathBuf,
 ) {
-    let mut record = || match super::transcript_in(&projects, &session) {
-        Some(path) => super::handed_over_ids(&path),
+    // Its end (bounded): an offer through the socket notes no place in the record.
+    let mut record = |_: &[String]| match super::transcript_in(&projects, &session) {
+        Some(path) => super::handed_over_ids(&path, 0),
         None => Ok(Shown::new()),
     };
     loop {
@@ -146,7 +147,7 @@ mod tests {
     }
 
     /// A transcript that shows nothing yet.
-    fn nothing_shown() -> anyhow::Result<Shown> {
+    fn nothing_shown(_: &[String]) -> anyhow::Result<Shown> {
         Ok(Shown::new())
     }
 

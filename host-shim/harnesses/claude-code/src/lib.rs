@@ -583,8 +583,9 @@ impl ClaudeStore {
         }
         // Claude Code writes the message into the transcript as it takes it.
         let transcript = self.lookup(target).map(|found| found.path);
-        let mut shown = || match &transcript {
-            Some(path) => handed_over_ids(path),
+        // Its end (bounded): an offer through the socket notes no place in it.
+        let mut shown = |_: &[String]| match &transcript {
+            Some(path) => handed_over_ids(path, 0),
             None => Ok(host_shim::inbox::Shown::new()),
         };
         let until = Instant::now() + TRANSCRIPT_SHOWS_WITHIN;
@@ -980,18 +981,13 @@ impl Recipient for ClaudeStore {
     fn accepted(&mut self, waiting: &Waiting, (): ()) -> Delivered {
         let target = &waiting.message.target;
         let cwd = (self.by_id.get(target)).and_then(|&p| self.found[p].summary.header.cwd.clone());
-        let woke = wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref());
+        let started = wake::wake_for(self.wake.as_ref(), waiting, cwd.as_deref());
         // In the inbox until a hook of the target hands it over (or its idle watcher
         // writes it to the session), unless Claude Code's own socket takes it now.
-        let state = match self.hand_over_as_a_peer(waiting) {
-            true => DeliveryState::HandedOver,
-            false => DeliveryState::Waiting,
-        };
-        Delivered {
-            woke,
-            repeat: false,
-            state,
-            message_id: waiting.message.message_id.clone(),
+        let mut answer = wake::waiting_unless_started(waiting, started);
+        if self.hand_over_as_a_peer(waiting) {
+            answer.state = DeliveryState::HandedOver;
         }
+        answer
     }
 }

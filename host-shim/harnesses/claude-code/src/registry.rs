@@ -187,9 +187,7 @@ mod tests {
 
     #[test]
     fn a_running_process_registered_by_claude_code_is_live_and_a_stale_file_is_not() {
-        let dir = std::env::temp_dir().join(format!("cc-registry-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = host_shim_testkit::scratch("registry", "live");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         let pid = std::process::id();
         let Some(started) = host_shim::os::process_start(pid) else {
@@ -225,9 +223,7 @@ mod tests {
     #[test]
     fn a_running_session_is_reached_through_its_socket_with_its_peer_token() {
         use std::io::BufRead;
-        let dir = std::env::temp_dir().join(format!("cc-peer-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = host_shim_testkit::scratch("registry", "peer");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         let pid = std::process::id();
         let Some(started) = host_shim::os::process_start(pid) else {

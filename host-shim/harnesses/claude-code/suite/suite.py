@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import claude_code_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
 from suite_kit.real_client import client, folders  # noqa: E402
-from suite_kit.real_client import check, finish  # noqa: E402
+from suite_kit.real_client import check, finish, wake_started  # noqa: E402
 
 CLAUDE = client("CLAUDE", "claude-code", "claude")
 WORK, HOME, _, LOG = folders("claude-code")
@@ -556,8 +556,8 @@ def main():
     wake = f"{CLAUDE} -p --resume {{id}} 'A cross-session message is waiting for you.'"
     sent = host_shim_call("sessions_send", {"session_id": closed, "message": wake_body}, b,
                           ["--wake-command", wake], env)
-    check(sent.startswith(f"accepted for {closed}") and "(woke a cold session)" in sent,
-          "a send to a closed session starts the wake command", sent)
+    check(sent.startswith(f"accepted for {closed}") and wake_started(sent),
+          "a send to a closed session starts the wake command and says the message waits", sent)
     check(wait_for(lambda: occurrences(closed, wake_body) == 1, 60),
           "the woken session gets the message once, at its SessionStart",
           [t for t in seen_texts(last_request(closed)) if wake_body in t[1]])

@@ -21,7 +21,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn store() -> ClaudeStore {
-    let state = std::env::temp_dir().join(format!("host-shim-claude-real-{}", std::process::id()));
+    let state = host_shim_testkit::temp_folder("claude-real");
     let inbox = Arc::new(StateDir::open(&state).unwrap());
     let presence = Arc::new(LocalPresence::open(&state).unwrap());
     ClaudeStore::open(&fixtures(), inbox, presence, None).unwrap()
@@ -107,10 +107,7 @@ fn a_handed_over_message_is_on_the_surface_as_the_frame_and_nothing_injected_sho
         &format!(r#"{{"session_id":"{PLAIN}","include_injected":true,"max_messages":100}}"#),
         GARDEN,
     );
-    assert!(
-        all.contains(", user, harness-injected) ---\n<system-reminder>"),
-        "{all}"
-    );
+    host_shim_testkit::has(&all, ", user, harness-injected) ---\n<system-reminder>");
 }
 
 #[test]
@@ -120,9 +117,9 @@ fn after_compact_the_summary_stands_in_and_the_command_is_not_the_persons() {
         &format!(r#"{{"session_id":"{NOTES}"}}"#),
         GARDEN,
     );
-    assert!(
-        text.contains(", user, replaced) ---\nThis session is being continued"),
-        "{text}"
+    host_shim_testkit::has(
+        &text,
+        ", user, replaced) ---\nThis session is being continued",
     );
     host_shim_testkit::has(&text, "What is left to do?");
     for hidden in [
@@ -180,8 +177,7 @@ fn a_read_with_actions_shows_the_real_tool_calls_one_line_each() {
 #[test]
 fn a_read_settles_an_offer_the_transcript_shows_and_never_offers_again() {
     use host_shim::inbox::{InboxBackend, Shown, SpooledMessage};
-    let dir = std::env::temp_dir().join(format!("host-shim-claude-settle-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = host_shim_testkit::scratch("claude-real", "settle");
     let projects = dir.join("projects");
     copy_tree(&fixtures(), &projects);
     let state = dir.join("state");
@@ -235,7 +231,7 @@ fn a_read_settles_an_offer_the_transcript_shows_and_never_offers_again() {
     assert_eq!((count.waiting, count.handed_over), (1, 1));
     assert!(inbox.waiting(NOTES).unwrap().messages.is_empty());
     // Its time up, the next hook's settling offers the second again.
-    let settled = (inbox.settle(NOTES, std::time::Duration::ZERO, &mut || {
+    let settled = (inbox.settle(NOTES, std::time::Duration::ZERO, &mut |_| {
         Ok(Shown::from(["m-000000000001".to_string()]))
     }))
     .unwrap();

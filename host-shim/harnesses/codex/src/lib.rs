@@ -786,8 +786,9 @@ impl CodexStore {
         ours: &Waiting,
     ) -> Delivered {
         let rollout = self.lookup(target).map(|found| found.path);
-        let mut shown = || match &rollout {
-            Some(path) => rollout::handed_over_ids(path),
+        // Its end (bounded): a turn the daemon starts notes no place in it.
+        let mut shown = |_: &[String]| match &rollout {
+            Some(path) => rollout::handed_over_ids(path, 0),
             None => Ok(host_shim::inbox::Shown::new()),
         };
         let report = host_shim::inbox::hand_over_waiting(

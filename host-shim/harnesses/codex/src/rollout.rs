@@ -203,12 +203,15 @@ pub fn hook_prompt(text: &str) -> Option<&str> {
 
 /// The message ids of the frames a rollout records given to the thread (a hook's
 /// context, a Stop hook's block reason, a turn the daemon started): what witnesses a
-/// hand-over. The whole file is read, compactions included; none when it does not
-/// exist yet.
-pub fn handed_over_ids(path: &std::path::Path) -> anyhow::Result<host_shim::inbox::Shown> {
+/// hand-over. The file is read from `from` (where it stood when the offers were made),
+/// compactions included; none when it does not exist yet.
+pub fn handed_over_ids(
+    path: &std::path::Path,
+    from: u64,
+) -> anyhow::Result<host_shim::inbox::Shown> {
     use anyhow::Context;
     let mut texts = Vec::new();
-    host_shim::harnesses::logfile::each_whole_line(path, |line| {
+    host_shim::harnesses::logfile::each_whole_line(path, from, |line| {
         let said = (Record::parse(line))
             .filter(|record| record.kind == "response_item")
             .and_then(|record| Said::of(&record.payload));
@@ -268,9 +271,9 @@ mod tests {
             item("assistant", &frame("m-0000000000ff")),
             "{\"type\": \"response_item\", \"pay".to_string(),
         ];
-        let path = std::env::temp_dir().join(format!("rollout-ids-{}.jsonl", std::process::id()));
+        let path = host_shim_testkit::scratch("rollout", "ids").join("record.jsonl");
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let mut shown: Vec<String> = handed_over_ids(&path).unwrap().into_iter().collect();
+        let mut shown: Vec<String> = handed_over_ids(&path, 0).unwrap().into_iter().collect();
         shown.sort();
         assert_eq!(
             shown,
@@ -283,7 +286,7 @@ mod tests {
         );
         std::fs::remove_file(&path).unwrap();
         assert!(
-            handed_over_ids(&path).unwrap().is_empty(),
+            handed_over_ids(&path, 0).unwrap().is_empty(),
             "no rollout yet: none"
         );
     }

@@ -113,10 +113,7 @@ fn claude_code_and_codex_in_one_listing_messaging_each_other() {
     let answer = hook("codex-hook", "Stop", GARDEN, &state).expect("handed over");
     assert_eq!(answer["decision"], "block");
     let reason = answer["reason"].as_str().unwrap();
-    assert!(
-        reason.contains(&format!("from-session: {CLAUDE} (")),
-        "{reason}"
-    );
+    host_shim_testkit::has(reason, &format!("from-session: {CLAUDE} ("));
     host_shim_testkit::has(reason, "\nFrom Claude Code.\n");
     assert_eq!(hook("codex-hook", "Stop", GARDEN, &state), None);
     // The Claude Code session's hook has nothing for it.
@@ -135,10 +132,7 @@ fn claude_code_and_codex_in_one_listing_messaging_each_other() {
     let context = answer["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap();
-    assert!(
-        context.contains(&format!("from-session: {ORCHARD} (")),
-        "{context}"
-    );
+    host_shim_testkit::has(context, &format!("from-session: {ORCHARD} ("));
     host_shim_testkit::has(context, "\nFrom Codex.\n");
     assert_eq!(hook("claude-hook", "Stop", CLAUDE, &state), None);
     // The senders' reads say where their messages went.

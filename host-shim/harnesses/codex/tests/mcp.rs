@@ -11,8 +11,7 @@ fn codex_names_the_calling_thread_and_the_call_in_meta() {
     const GARDEN: &str = "01a23b72-a3cd-71d1-b3d0-19989707ce0b";
     const ORCHARD: &str = "01a23b72-ab02-7282-ba7a-193ba89b0a05";
     let home = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/0.169.0");
-    let state = std::env::temp_dir().join(format!("host-shim-mcp-codex-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
+    let state = host_shim_testkit::scratch("mcp-codex", "state");
     let send = |id: u32, call: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
             "name": "sessions_send",

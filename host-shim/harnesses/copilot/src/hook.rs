@@ -32,10 +32,11 @@
 
 use anyhow::{Result, bail};
 use host_shim::inbox::{
-    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+    HookReport, InboxBackend, Takes, Witness, answer_nothing, hand_over_as_json, write_hook_answer,
 };
+use host_shim_profile::SERVER;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The most text one answer carries (as for the other harnesses' hooks).
 pub const ANSWER_CHARS: usize = 10_000;
@@ -109,15 +110,10 @@ impl HookInput {
     }
 }
 
-/// Answers a `preMcpToolCall` hook: a call of `server` (the name setup gave our MCP
-/// server) gets the stamp of the session making it, made with the key in the state
-/// folder `state_root` (made there when it is the first); any other call, `{}`.
-pub fn stamp(
-    input: &HookInput,
-    server: &str,
-    state_root: &std::path::Path,
-    out: &mut dyn Write,
-) -> Result<HookReport> {
+/// Answers a `preMcpToolCall` hook: a call of our server (named [`SERVER`] by setup)
+/// gets the stamp of the session making it, made with the key in the state folder
+/// `state_root` (made there when it is the first); any other call, `{}`.
+pub fn stamp(input: &HookInput, state_root: &Path, out: &mut dyn Write) -> Result<HookReport> {
     let json = &input.json;
     let text = |key: &str| {
         json.get(key)
@@ -125,7 +121,7 @@ pub fn stamp(
             .filter(|s| !s.is_empty())
     };
     let answer = match (text("serverName"), text("toolName")) {
-        (Some(named), Some(tool)) if named == server => {
+        (Some(named), Some(tool)) if named == SERVER => {
             let Some(call) = text("toolCallId") else {
                 bail!(
                     "the preMcpToolCall input has no toolCallId; this Copilot CLI is not one host-shim knows (tested: 1.0.102)"
@@ -179,12 +175,8 @@ pub fn answer(
     out: &mut dyn Write,
 ) -> Result<HookReport> {
     let session = input.session.as_str();
-    let nothing = |out: &mut dyn Write| -> Result<HookReport> {
-        write_hook_answer(out, &serde_json::json!({}))?;
-        Ok(HookReport::default())
-    };
     let Some(takes) = input.event.and_then(Event::takes) else {
-        return nothing(out);
+        return answer_nothing(out);
     };
     let event = input.event.expect("an event takes");
     let input = &input.json;
@@ -199,19 +191,18 @@ pub fn answer(
             .join("events.jsonl")
     });
     let witness = Witness::file(Some(&stream), super::handed_over_ids);
-    let mut answered = false;
-    let report = hand_over_waiting(inbox, session, takes, ANSWER_CHARS, witness, |text| {
-        answered = true;
-        let output = match event {
+    hand_over_as_json(
+        inbox,
+        session,
+        takes,
+        ANSWER_CHARS,
+        witness,
+        out,
+        |text| match event {
             Event::AgentStop => serde_json::json!({"decision": "block", "reason": text}),
             _ => serde_json::json!({"additionalContext": text}),
-        };
-        write_hook_answer(out, &output)
-    })?;
-    if !answered {
-        nothing(out)?;
-    }
-    Ok(report)
+        },
+    )
 }
 
 #[cfg(test)]
@@ -287,7 +278,7 @@ mod tests {
             "parentAgentId": "../up"});
         let input = HookInput::read(parent.to_string().as_bytes()).unwrap();
         let mut out = Vec::new();
-        let err = stamp(&input, "session-tools", state.root(), &mut out).unwrap_err();
+        let err = stamp(&input, state.root(), &mut out).unwrap_err();
         assert!(
             err.to_string()
                 .contains("parentAgentId is not a session id"),
@@ -311,7 +302,7 @@ mod tests {
             let input = HookInput::read(input.to_string().as_bytes()).unwrap();
             assert!(input.is_tool_call());
             let mut out = Vec::new();
-            stamp(&input, "session-tools", state.root(), &mut out).unwrap();
+            stamp(&input, state.root(), &mut out).unwrap();
             serde_json::from_slice::<serde_json::Value>(&out).unwrap()
         };
         assert_eq!(answer_to(call("another-server")), serde_json::json!({}));

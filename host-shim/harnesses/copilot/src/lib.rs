@@ -601,10 +601,11 @@ fn is_live(folder: &Path) -> bool {
     })
 }
 
-/// The ids of the frames an event stream shows handed over: what witnesses a
-/// hand-over (the hook's `transcriptPath`, or the session's stream).
-pub fn handed_over_ids(events: &Path) -> anyhow::Result<Shown> {
-    let bytes = host_shim::harnesses::logfile::witness_tail(events)
+/// The ids of the frames an event stream shows handed over from `from` (where it stood
+/// when the offers were made): what witnesses a hand-over (the hook's
+/// `transcriptPath`, or the session's stream).
+pub fn handed_over_ids(events: &Path, from: u64) -> anyhow::Result<Shown> {
+    let bytes = host_shim::harnesses::logfile::witness_since(events, from)
         .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", events.display()))?;
     Ok(parse_surface(&bytes, None).0.handed_over_ids())
 }

@@ -260,9 +260,7 @@ mod tests {
 
     #[test]
     fn a_stream_gives_its_subagents_as_they_start_and_end_read_on_as_it_grows() {
-        let dir = std::env::temp_dir().join(format!("copilot-spans-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = host_shim_testkit::scratch("copilot-spans", "stream");
         let path = dir.join("events.jsonl");
         let started = line(
             "subagent.started",

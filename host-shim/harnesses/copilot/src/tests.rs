@@ -25,12 +25,8 @@ fn line(kind: &str, data: serde_json::Value) -> String {
 }
 
 fn home() -> PathBuf {
-    let root = std::env::temp_dir().join(format!(
-        "host-shim-copilot-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&root);
+    let thread = format!("{:?}", std::thread::current().id());
+    let root = host_shim_testkit::scratch("copilot-unit", &thread);
     let planner = root.join("session-state").join(PLANNER);
     std::fs::create_dir_all(&planner).unwrap();
     std::fs::write(
@@ -273,7 +269,8 @@ fn the_surface_is_what_the_model_was_sent_with_hand_overs_as_their_frames() {
             &home
                 .join("session-state")
                 .join(PLANNER)
-                .join("events.jsonl")
+                .join("events.jsonl"),
+            0
         )
         .unwrap(),
         ids

@@ -15,13 +15,11 @@ writes into its file).
 """
 
 import json
-import os
 import shutil
 import sqlite3
-import subprocess
 
 import copilot_endpoint as endpoint  # noqa: E402
-from suite_kit.real_client import ROOT, client, fixture_folders, sample_frame  # noqa: E402
+from suite_kit.real_client import ROOT, client, fixture_folders, run_for_fixture, sample_frame  # noqa: E402
 
 COPILOT = client("COPILOT", "copilot", "copilot")
 WORK, HOME, OUT = fixture_folders("copilot", "1.0.102")
@@ -30,12 +28,8 @@ FRAME = sample_frame("The docs can ship.")
 
 
 def run(prompt):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME), "LANG": "C.UTF-8",
-           "XDG_CACHE_HOME": str(ROOT / "target" / "copilot-cache"), **endpoint.copilot_env(PORT)}
-    done = subprocess.run([COPILOT, "-p", prompt, "--allow-all-tools"], cwd=WORK / "w", env=env,
-                          capture_output=True, text=True, timeout=180)
-    if done.returncode != 0:
-        raise SystemExit(done.stdout + done.stderr)
+    env = {"XDG_CACHE_HOME": str(ROOT / "target" / "copilot-cache"), **endpoint.copilot_env(PORT)}
+    run_for_fixture([COPILOT, "-p", prompt, "--allow-all-tools"], HOME, WORK / "w", env)
 
 
 def main():

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import copilot_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import a_claim_keeps_writes_out, a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import HeadlessRun, a_wake_by_setups_command, claims_between_two_runs, a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, folders, holds, stopped, WAKE_PROMPT  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 COPILOT = client("COPILOT", "copilot", "copilot")
@@ -39,23 +39,18 @@ def env(cwd):
             **endpoint.copilot_env(PORT)}
 
 
-class Run:
-    """One `copilot -p` turn: its session id, what it printed, and the model requests it
-    made (the endpoint's log grew by them: runs go one at a time)."""
+class Run(HeadlessRun):
+    """One `copilot -p` turn: its session id (from the `--resume=<id>` it prints)."""
+    who = "Copilot"
 
     def __init__(self, prompt, cwd, session=None):
-        before = len(logged(LOG))
         args = [COPILOT, "-p", prompt, "--allow-all-tools"]
         if session:
             args.append(f"--resume={session}")
-        done = subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True,
-                              timeout=180)
-        self.out = done.stdout + done.stderr
-        if done.returncode != 0:
-            raise SystemExit(f"copilot failed ({done.returncode}):\n{self.out[-3000:]}")
+        super().__init__("copilot", args, cwd, env(cwd), LOG)
+        self.out = self.done.stdout + self.done.stderr
         ids = re.findall(r"--resume=([0-9a-f-]{36})", self.out)
         self.session = ids[-1] if ids else session
-        self.requests = [r["request"] for r in logged(LOG)[before:] if "request" in r]
 
     def results(self, tool):
         """Every result of `tool` (the model's name for it) the model was sent, in its
@@ -67,9 +62,9 @@ class Run:
         return ["".join(endpoint.texts(m)) for m in messages
                 if m.get("role") == "tool" and names.get(m.get("tool_call_id")) == tool]
 
-    def frames_seen(self, words):
-        return frames_seen(self.requests, words, lambda request: [
-            t for m in request.get("messages", []) for t in endpoint.texts(m)])
+    @staticmethod
+    def texts_of(request):
+        return [t for m in request.get("messages", []) for t in endpoint.texts(m)]
 
 
 def tool(name, **arguments):
@@ -151,28 +146,11 @@ def woken_by_the_wake_command(lead, work):
     # COPILOT_PROVIDER_*), so the command names them, as a person's offline set-up must.
     provider = " ".join(f"{k}={v}" for k, v in endpoint.copilot_env(PORT).items())
     # Copilot stops its servers with every process they started (it looks them up by
-    # parent): `setsid -f` hands the woken session to init at once. Its output goes to
-    # wake.log, for a failure to show.
+    # parent): `setsid -f` hands the woken session to init at once.
     woken = (f"env XDG_CACHE_HOME={CACHE} {provider} {COPILOT} --resume={{id}} "
-             '-p "A message from another session is waiting." --allow-all-tools')
-    wake = f"setsid -f sh -c 'exec {woken} > {WORK / 'wake.log'} 2>&1'"
-    subprocess.run([HOST_SHIM, "setup", "copilot", "--state-dir", str(STATE),
-                    "--copilot-wake-command", wake], check=True, capture_output=True, env=env(work))
-    before = len(logged(LOG))
-    sent = Run(script("Wake the sleeper", tool("sessions_send", session_id=sleeper,
-                                              message="Wake up and review."), {"say": "sent"}),
-               work, session=lead)
-    answer = (sent.results("session-tools-sessions_send") or [""])[-1]
-    holds("a send to a cold Copilot session starts the wake command", "(woke a cold session)" in answer,
-          answer)
-
-    seen = first_request_with(
-        LOG, before, "A message from another session is waiting.",
-        lambda request: [t for m in request.get("messages", []) for t in endpoint.texts(m)])
-    log = WORK / "wake.log"
-    holds("the woken session's model is given the message once, as its frame",
-          seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
-          [seen, log.read_text()[-2000:] if log.exists() else "no wake.log"])
+             f'-p "{WAKE_PROMPT}" --allow-all-tools')
+    log = a_wake_by_setups_command(Run, "copilot", woken, "session-tools-sessions_send",
+                                   (WORK, STATE, LOG, work, env(work)), lead, sleeper)
     # The suite stops what it started: the woken Copilot ends its turn, or is stopped.
     ended = stopped(f"--resume={sleeper}")
     said = log.read_text() if log.exists() else ""
@@ -181,21 +159,11 @@ def woken_by_the_wake_command(lead, work):
 
 
 def claims_keep_writes_out(work):
-    """Contract 0.6.0: one session claims a file; another session's `create` there is
-    denied by its own preToolUse hook, in words naming the holder and the reason, and
-    nothing is written; its write elsewhere goes through."""
-    owner = Run(script("Replant the beds", tool("sessions_claim", paths=["beds.md"],
-                                                 reason="replanting"), {"say": "claimed"}), work)
-    target, own = work / "beds.md", work / "notes.md"
-    writer = Run(script("Tidy the beds",
-                        {"tool": "create", "input": {"path": str(target), "file_text": "x"}},
-                        {"tool": "create", "input": {"path": str(own), "file_text": "mine"}},
-                        {"say": "done"}), work)
-    wrote = writer.results("create")
-    a_claim_keeps_writes_out(
-        "a Copilot session", owner.results("session-tools-sessions_claim"),
-        "another session's create into the claim is denied by its preToolUse hook",
-        wrote[:1] if len(wrote) == 2 else [], owner.session, (target, own, "mine"))
+    """Contract 0.6.0: a session's `create` into another's claim is denied by its own
+    preToolUse hook (`claims_between_two_runs`)."""
+    claims_between_two_runs(Run, work, "a Copilot session", ("session-tools-sessions_claim", "create"),
+                            lambda path, text: {"path": str(path), "file_text": text},
+                            "its preToolUse hook")
 
 
 def main():

@@ -14,10 +14,8 @@ fn copilot_s_server_hooks_and_version_sentence_are_checked() {
     home.setup("copilot");
     let (ok, text) = home.doctor();
     assert!(ok, "{text}");
-    assert!(
-        text.contains("the version the tools are tested with") && !text.contains("may work"),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "the version the tools are tested with");
+    host_shim_testkit::lacks(&text, "may work");
     host_shim_testkit::has(
         &text,
         "runs host-shim copilot-hook at sessionStart, userPromptSubmitted",
@@ -40,10 +38,8 @@ fn copilot_s_server_hooks_and_version_sentence_are_checked() {
     std::fs::remove_file(home.root.join(".copilot/hooks/session-tools.json")).unwrap();
     let (ok, text) = home.doctor();
     assert!(!ok);
-    assert!(
-        text.contains("no hooks file") && text.contains("fix: host-shim setup copilot"),
-        "{text}"
-    );
+    host_shim_testkit::has(&text, "no hooks file");
+    host_shim_testkit::has(&text, "fix: host-shim setup copilot");
 }
 
 host_shim_testkit::tests![copilot_s_server_hooks_and_version_sentence_are_checked,];

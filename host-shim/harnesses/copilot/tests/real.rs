@@ -18,8 +18,7 @@ const DELEGATED: &str = "a140dcba-cb99-4839-8fa6-364e62e4f5cf";
 const LISTER: &str = "f37128e5-b82e-4157-95cf-8bdd8023bd75";
 
 fn home(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("host-shim-copilot-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = host_shim_testkit::scratch("copilot", name);
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/1.0.102");
     copy_tree(
         &fixtures.join("session-state"),
@@ -77,7 +76,7 @@ fn a_hand_over_at_the_prompt_is_on_the_surface_as_its_frame() {
         .join("copilot/session-state")
         .join(HANDED)
         .join("events.jsonl");
-    let shown = host_shim_copilot::handed_over_ids(&events).unwrap();
+    let shown = host_shim_copilot::handed_over_ids(&events, 0).unwrap();
     assert!(shown.contains("m-00000000f1a5"), "{shown:?}");
 }
 
@@ -165,10 +164,8 @@ fn a_subagent_callers_scope_is_its_parents_tree() {
         "{tree}"
     );
     let (own, _) = list(store, "self");
-    assert!(
-        own.contains(&format!("- {LISTER} [cold, subagent]")) && !own.contains(DELEGATED),
-        "{own}"
-    );
+    host_shim_testkit::has(&own, &format!("- {LISTER} [cold, subagent]"));
+    host_shim_testkit::lacks(&own, DELEGATED);
 }
 
 #[test]

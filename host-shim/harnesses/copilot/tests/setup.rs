@@ -42,9 +42,9 @@ fn copilot_gets_its_server_and_hooks_once_keeps_the_rest_and_gives_them_back() {
     // sessions the server reads).
     let write_hook = hooks["hooks"]["preToolUse"][0]["bash"].as_str().unwrap();
     let flags: Vec<&str> = args[1..].iter().map(|a| a.as_str().unwrap()).collect();
-    assert!(
-        write_hook.contains(&format!(" copilot-write-hook {}", flags.join(" "))),
-        "{write_hook}"
+    host_shim_testkit::has(
+        write_hook,
+        &format!(" copilot-write-hook {}", flags.join(" ")),
     );
     // An earlier setup's hooks file (no preMcpToolCall, no preToolUse) is setup's own:
     // brought up to this version's.

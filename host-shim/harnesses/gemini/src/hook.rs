@@ -29,10 +29,11 @@
 use super::STAMP_ARGUMENT;
 use anyhow::Result;
 use host_shim::inbox::{
-    HookReport, InboxBackend, Takes, Witness, hand_over_waiting, write_hook_answer,
+    HookReport, InboxBackend, Takes, Witness, answer_nothing, hand_over_as_json, write_hook_answer,
 };
+use host_shim_profile::SERVER;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The most text one answer carries (as for the other harnesses' hooks).
 pub const ANSWER_CHARS: usize = 10_000;
@@ -153,18 +154,13 @@ fn gemini_process() -> Option<u32> {
     None
 }
 
-/// Answers a `BeforeTool` hook: a call of `server`'s tools (the name setup gave our MCP
-/// server) gets the stamp of the session making it, made with the key in the state
+/// Answers a `BeforeTool` hook: a call of our server's tools (named [`SERVER`] by
+/// setup) gets the stamp of the session making it, made with the key in the state
 /// folder `state_root` (made there when it is the first); one whose arguments hold the
 /// stamp's field already is denied; any other call, `{}`.
-pub fn stamp(
-    input: &HookInput,
-    server: &str,
-    state_root: &std::path::Path,
-    out: &mut dyn Write,
-) -> Result<HookReport> {
+pub fn stamp(input: &HookInput, state_root: &Path, out: &mut dyn Write) -> Result<HookReport> {
     let json = &input.json;
-    let prefix = format!("mcp_{server}_");
+    let prefix = format!("mcp_{SERVER}_");
     let tool_name = json.get("tool_name").and_then(|t| t.as_str()).unwrap_or("");
     let answer = match tool_name.strip_prefix(&prefix) {
         None => serde_json::json!({}),
@@ -214,38 +210,26 @@ pub fn answer(
     input: &HookInput,
     out: &mut dyn Write,
 ) -> Result<HookReport> {
-    let nothing = |out: &mut dyn Write| -> Result<HookReport> {
-        write_hook_answer(out, &serde_json::json!({}))?;
-        Ok(HookReport::default())
-    };
     let Some((event, takes)) = input.event.and_then(|e| Some((e, e.takes()?))) else {
-        return nothing(out);
+        return answer_nothing(out);
     };
     let transcript = (input.json.get("transcript_path").and_then(|p| p.as_str()))
         .filter(|p| !p.is_empty())
         .map(PathBuf::from);
     let witness = Witness::file(transcript.as_deref(), super::handed_over_ids);
-    let mut answered = false;
-    let report = hand_over_waiting(
+    hand_over_as_json(
         inbox,
         &input.session,
         takes,
         ANSWER_CHARS,
         witness,
-        |text| {
-            answered = true;
-            let output = match event {
-                Event::AfterAgent => serde_json::json!({"decision": "deny", "reason": text}),
-                _ => serde_json::json!({"hookSpecificOutput": {
-                "hookEventName": event.name(), "additionalContext": text}}),
-            };
-            write_hook_answer(out, &output)
+        out,
+        |text| match event {
+            Event::AfterAgent => serde_json::json!({"decision": "deny", "reason": text}),
+            _ => serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": event.name(), "additionalContext": text}}),
         },
-    )?;
-    if !answered {
-        nothing(out)?;
-    }
-    Ok(report)
+    )
 }
 
 #[cfg(test)]
@@ -269,7 +253,7 @@ mod tests {
         let input = HookInput::read(input.to_string().as_bytes()).unwrap();
         let mut out = Vec::new();
         match input.is_tool_call() {
-            true => stamp(&input, "session-tools", state.root(), &mut out).unwrap(),
+            true => stamp(&input, state.root(), &mut out).unwrap(),
             false => answer(state, &input, &mut out).unwrap(),
         };
         serde_json::from_slice(&out).unwrap()
@@ -369,7 +353,7 @@ mod tests {
         );
         let input = HookInput::read(input.as_bytes()).unwrap();
         let mut out = Vec::new();
-        stamp(&input, "session-tools", state.root(), &mut out).unwrap();
+        stamp(&input, state.root(), &mut out).unwrap();
         let answer: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(
             answer,

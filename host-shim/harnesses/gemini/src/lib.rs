@@ -484,10 +484,11 @@ fn read_entries(dir: &Path) -> Vec<(String, PathBuf)> {
     entries
 }
 
-/// The ids of the frames a session file shows handed over: what witnesses a hand-over
-/// (the hook's `transcript_path`).
-pub fn handed_over_ids(file: &Path) -> anyhow::Result<Shown> {
-    let bytes = host_shim::harnesses::logfile::witness_tail(file)
+/// The ids of the frames a session file shows handed over from `from` (where it stood
+/// when the offers were made): what witnesses a hand-over (the hook's
+/// `transcript_path`).
+pub fn handed_over_ids(file: &Path, from: u64) -> anyhow::Result<Shown> {
+    let bytes = host_shim::harnesses::logfile::witness_since(file, from)
         .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", file.display()))?;
     Ok(surface_of(&Chat::of(&bytes)).handed_over_ids())
 }

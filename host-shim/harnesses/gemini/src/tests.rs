@@ -21,12 +21,8 @@ fn line(value: serde_json::Value) -> String {
 }
 
 fn home() -> PathBuf {
-    let root = std::env::temp_dir().join(format!(
-        "host-shim-gemini-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&root);
+    let thread = format!("{:?}", std::thread::current().id());
+    let root = host_shim_testkit::scratch("gemini-unit", &thread);
     let chats = root.join("tmp/app/chats");
     std::fs::create_dir_all(chats.join(MAIN)).unwrap();
     std::fs::write(
@@ -182,7 +178,11 @@ fn the_surface_is_what_the_model_was_sent_with_hand_overs_as_their_frames() {
     assert_eq!(actions[0].status, ActionStatus::Ok);
     assert_eq!(actions[1].status, ActionStatus::Running);
     let file = home.join("tmp/app/chats/session-2026-12-05T10-29-2b217103.jsonl");
-    assert!(handed_over_ids(&file).unwrap().contains("m-000000000001"));
+    assert!(
+        handed_over_ids(&file, 0)
+            .unwrap()
+            .contains("m-000000000001")
+    );
     let child = store.surface_of(CHILD).unwrap();
     assert_eq!(child.messages.len(), 2);
 }
@@ -285,7 +285,7 @@ fn each_hooks_context_is_found_where_gemini_records_it() {
         store.title_snapshots(&[id.into()]),
         [Some("Go on".to_string())]
     );
-    let ids = handed_over_ids(&file).unwrap();
+    let ids = handed_over_ids(&file, 0).unwrap();
     for id in ["m-000000000002", "m-000000000003", "m-000000000004"] {
         assert!(ids.contains(id), "{id}: {ids:?}");
     }

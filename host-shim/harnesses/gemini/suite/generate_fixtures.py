@@ -11,12 +11,10 @@ message at its prompt; one that delegates to a subagent.
 """
 
 import json
-import os
 import shutil
-import subprocess
 
 import gemini_endpoint as endpoint  # noqa: E402
-from suite_kit.real_client import client, fixture_folders, sample_frame  # noqa: E402
+from suite_kit.real_client import client, fixture_folders, run_for_fixture, sample_frame  # noqa: E402
 
 GEMINI = client("GEMINI", "gemini", "gemini")
 WORK, HOME, OUT = fixture_folders("gemini", "0.61.0")
@@ -32,13 +30,8 @@ def settings(hook):
 
 
 def run(prompt):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(HOME), "LANG": "C.UTF-8",
-           **endpoint.gemini_env(PORT)}
-    done = subprocess.run([GEMINI, "-p", prompt, "-m", endpoint.MODEL, "--yolo",
-                           "--output-format", "stream-json"], cwd=WORK / "w", env=env,
-                          capture_output=True, text=True, timeout=180)
-    if done.returncode != 0:
-        raise SystemExit(done.stdout + done.stderr)
+    run_for_fixture([GEMINI, "-p", prompt, "-m", endpoint.MODEL, "--yolo", "--output-format",
+                     "stream-json"], HOME, WORK / "w", endpoint.gemini_env(PORT))
 
 
 def main():

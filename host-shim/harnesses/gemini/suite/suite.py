@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import gemini_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import a_claim_keeps_writes_out, a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import HeadlessRun, a_wake_by_setups_command, claims_between_two_runs, a_send_and_its_retry, script, send_and_retry, the_prompt_is_read, audit, client, doctor_finds_nothing_wrong, events_named, finish, folders, holds, stopped, WAKE_PROMPT  # noqa: E402
 
 GEMINI = client("GEMINI", "gemini", "gemini")
 WORK, HOME, STATE, LOG = folders("gemini")
@@ -34,25 +34,20 @@ def env(cwd):
             "LANG": "C.UTF-8", **endpoint.gemini_env(PORT)}
 
 
-class Run:
-    """One `gemini -p` turn: its session id, what it printed, and the model requests it
-    made (runs go one at a time)."""
+class Run(HeadlessRun):
+    """One `gemini -p` turn: its session id and the events it printed (stream-json)."""
+    who = "Gemini"
 
     def __init__(self, prompt, cwd, session=None):
-        before = len(logged(LOG))
         args = [GEMINI, "-p", prompt, "-m", endpoint.MODEL, "--yolo", "--output-format", "stream-json"]
         if session:
             args += ["--resume", session]
-        done = subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True,
-                              timeout=180)
-        self.out = done.stdout
-        if done.returncode != 0:
-            raise SystemExit(f"gemini failed ({done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
-        events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        super().__init__("gemini", args, cwd, env(cwd), LOG)
+        self.out = self.done.stdout
+        events = [json.loads(line) for line in self.out.splitlines() if line.startswith("{")]
         inits = [e for e in events if e.get("type") == "init"]
         self.session = inits[0]["session_id"] if inits else session
         self.events = events
-        self.requests = [r["request"] for r in logged(LOG)[before:] if "request" in r]
 
     def results(self, tool):
         """Every result of `tool` (the model's name for it) in the run's output, in order."""
@@ -60,9 +55,9 @@ class Run:
         return [e.get("output") or json.dumps(e.get("error")) for e in self.events
                 if e.get("type") == "tool_result" and calls.get(e.get("tool_id")) == tool]
 
-    def frames_seen(self, words):
-        return frames_seen(self.requests, words, lambda request: [
-            t for c in request.get("contents", []) for t in endpoint.texts(c)])
+    @staticmethod
+    def texts_of(request):
+        return [t for c in request.get("contents", []) for t in endpoint.texts(c)]
 
 
 def tool(name, **arguments):
@@ -116,53 +111,27 @@ def woken_by_the_wake_command(lead, work):
     # set-up must, but not the API key: Gemini removes GEMINI_API_KEY from the
     # environment of the MCP servers it starts, and a key in the command would sit in
     # settings.json. The person keeps it where Gemini itself reads it, ~/.gemini/.env
-    # (docs/gemini.md). `setsid -f` hands the woken session to init at once (its MCP
-    # server's end does not end it). Its output goes to wake.log, for a failure to show.
+    # (docs/gemini.md).
     key = endpoint.gemini_env(PORT)["GEMINI_API_KEY"]
     (GEMINI_HOME / ".env").write_text(f"GEMINI_API_KEY={key}\n")
     settings = " ".join(f"{k}={v}" for k, v in endpoint.gemini_env(PORT).items()
                         if k != "GEMINI_API_KEY")
     woken = (f"env HOME={HOME} {settings} {GEMINI} --resume {{id}} -m {endpoint.MODEL} "
-             '-p "A message from another session is waiting." --yolo')
-    wake = f"setsid -f sh -c 'exec {woken} > {WORK / 'wake.log'} 2>&1'"
-    subprocess.run([HOST_SHIM, "setup", "gemini", "--state-dir", str(STATE),
-                    "--gemini-wake-command", wake], check=True, capture_output=True, env=env(work))
-    before = len(logged(LOG))
-    sent = Run(script("Wake the sleeper", tool("sessions_send", session_id=sleeper,
-                                              message="Wake up and review."), {"say": "sent"}),
-               work, session=lead)
-    answer = (sent.results("mcp_session-tools_sessions_send") or [""])[-1]
-    holds("a send to a cold Gemini session starts the wake command", "(woke a cold session)" in answer,
-          answer)
+             f'-p "{WAKE_PROMPT}" --yolo')
+    log = a_wake_by_setups_command(Run, "gemini", woken, "mcp_session-tools_sessions_send",
+                                   (WORK, STATE, LOG, work, env(work)), lead, sleeper)
     holds("the wake command in Gemini's settings holds no API key",
           key not in (GEMINI_HOME / "settings.json").read_text())
-
-    seen = first_request_with(
-        LOG, before, "A message from another session is waiting.",
-        lambda request: [t for c in request.get("contents", []) for t in endpoint.texts(c)])
-    log = WORK / "wake.log"
-    holds("the woken session's model is given the message once, as its frame",
-          seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
-          [seen, log.read_text()[-2000:] if log.exists() else "no wake.log"])
     holds("the woken Gemini ends its turn", stopped(sleeper), log.read_text()[-1500:] if log.exists() else "")
 
 
 def claims_keep_writes_out(work):
-    """Contract 0.6.0: one session claims a file; another session's write_file there is
-    denied by its own BeforeTool hook, in words naming the holder and the reason, and
-    nothing is written; its write elsewhere goes through."""
-    owner = Run(script("Replant the beds", tool("sessions_claim", paths=["beds.md"],
-                                                 reason="replanting"), {"say": "claimed"}), work)
-    target, own = work / "beds.md", work / "notes.md"
-    writer = Run(script("Tidy the beds",
-                        {"tool": "write_file", "input": {"file_path": str(target), "content": "x"}},
-                        {"tool": "write_file", "input": {"file_path": str(own), "content": "mine"}},
-                        {"say": "done"}), work)
-    wrote = writer.results("write_file")
-    a_claim_keeps_writes_out(
-        "a Gemini session", owner.results("mcp_session-tools_sessions_claim"),
-        "another session's write_file into the claim is denied by its BeforeTool hook",
-        wrote[:1] if len(wrote) == 2 else [], owner.session, (target, own, "mine"))
+    """Contract 0.6.0: a session's write_file into another's claim is denied by its own
+    BeforeTool hook (`claims_between_two_runs`)."""
+    claims_between_two_runs(Run, work, "a Gemini session",
+                            ("mcp_session-tools_sessions_claim", "write_file"),
+                            lambda path, text: {"file_path": str(path), "content": text},
+                            "its BeforeTool hook")
 
 
 def main():

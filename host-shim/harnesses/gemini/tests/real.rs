@@ -17,8 +17,7 @@ const DELEGATED: &str = "b3e11be2-48d6-4ffb-882e-c3c3835c3502";
 const LISTER: &str = "26f57f34-35c9-4a4e-918d-2c54989cc6b9";
 
 fn home(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("host-shim-gemini-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = host_shim_testkit::scratch("gemini", name);
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/0.61.0");
     copy_tree(&fixtures, &dir.join("gemini"));
     dir
@@ -65,7 +64,7 @@ fn a_hand_over_at_the_prompt_is_on_the_surface_as_its_frame() {
     host_shim_testkit::has(&read, "from-session: 5f0c1e2d-0000-4000-8000-00000000beef");
     host_shim_testkit::has(&read, "The docs can ship, I read.");
     let file = dir.join("gemini/tmp/w/chats/session-2026-12-05T10-30-47f70645.jsonl");
-    let shown = host_shim_gemini::handed_over_ids(&file).unwrap();
+    let shown = host_shim_gemini::handed_over_ids(&file, 0).unwrap();
     assert!(shown.contains("m-00000000f1a5"), "{shown:?}");
 }
 

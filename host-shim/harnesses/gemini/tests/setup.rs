@@ -52,10 +52,7 @@ fn gemini_gets_its_trusted_server_and_hooks_once_keeps_the_rest_and_gives_them_b
     let write_hook = &hooks["BeforeTool"][2];
     assert_eq!(write_hook["matcher"], "write_file|replace");
     let command = write_hook["hooks"][0]["command"].as_str().unwrap();
-    assert!(
-        command.contains(" gemini-write-hook --gemini-home "),
-        "{command}"
-    );
+    host_shim_testkit::has(command, " gemini-write-hook --gemini-home ");
     // Again: nothing changes; removed: the person's file as it was, byte for byte.
     again_then_removed(&home, "gemini", &before);
     assert_eq!(read(&settings), mine);

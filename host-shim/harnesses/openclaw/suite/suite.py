@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import openclaw_endpoint as endpoint  # noqa: E402
 from suite_kit.peers import ClaudeCodePeer  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM  # noqa: E402
-from suite_kit.real_client import a_claim_keeps_writes_out, a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped  # noqa: E402
+from suite_kit.real_client import a_claim_keeps_writes_out, a_send_and_its_retry, frames_seen, script, send_and_retry, the_prompt_is_read, audit, doctor_finds_nothing_wrong, events_named, finish, first_request_with, folders, holds, logged, stopped, WAKE_PROMPT, a_wake_hands_the_message_over  # noqa: E402
 
 WORK, HOME, STATE, LOG = folders("openclaw")
 GATEWAY_LOG = WORK / "gateway.log"
@@ -223,7 +223,7 @@ def woken_through_the_gateway(lead, sleeper, gateway):
     message over. (While a gateway runs, OpenClaw refuses `--local`.)"""
     log = WORK / "wake.log"
     woken = (f"{endpoint.OPENCLAW} agent --agent main --session-id {{id}} "
-             '--message "A message from another session is waiting." --json')
+             f'--message "{WAKE_PROMPT}" --json')
     # `setsid -f` hands the woken turn to init at once; its output goes to wake.log.
     applied, failed = gateway_reloads()
     setup("--openclaw-wake-command", f"setsid -f sh -c 'exec {woken} > {log} 2>&1'")
@@ -246,17 +246,13 @@ def woken_through_the_gateway(lead, sleeper, gateway):
                                               message="Wake up and review."), {"say": "sent"}),
                lead, local=False)
     answer = (sent.results("sessions_send") or [""])[-1]
-    holds("a send to a cold OpenClaw session starts the wake command",
-          "(woke a cold session)" in answer, answer)
-    seen = first_request_with(LOG, before, "A message from another session is waiting.",
-                              lambda request: [t for m in request["messages"] if m["role"] == "user"
-                                               for t in texts_of(m)])
-    holds("the woken session's model is given the message once, as its frame, through the gateway",
-          seen is not None and sum(t.count("Wake up and review.") for t in seen if FRAME in t) == 1,
-          [seen and seen[-2:], log.read_text()[-2000:] if log.exists() else "no wake.log"])
+    a_wake_hands_the_message_over(
+        "OpenClaw", answer, LOG, before,
+        lambda request: [t for m in request["messages"] if m["role"] == "user"
+                         for t in texts_of(m)], log, how=", through the gateway")
     holds("the woken turn ends", stopped(sleeper), log.read_text()[-1500:] if log.exists() else "")
     holds("the woken turn ran in the gateway, which records its prompt",
-          any("A message from another session is waiting." in e for e in recorded(sleeper)),
+          any(WAKE_PROMPT in e for e in recorded(sleeper)),
           recorded(sleeper)[-2:])
     setup()
 

@@ -34,8 +34,8 @@ pub mod write_hook;
 
 use db::{Database, MessageRow, SessionRow};
 use host_shim::contract::latest::{
-    ActionStatus, Delivered, DeliveryRefusal, DeliveryState, InboundPolicy, Role, SessionHeader,
-    SessionIndex, ToolAction,
+    ActionStatus, Delivered, DeliveryRefusal, InboundPolicy, Role, SessionHeader, SessionIndex,
+    ToolAction,
 };
 use host_shim::harnesses::McpClient;
 use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface, handed_over_frames};
@@ -446,12 +446,7 @@ impl Recipient for OpenCodeStore {
         let cwd = (ours.message.woke && self.wake.is_some())
             .then(|| self.lookup(&ours.message.target).map(|row| row.directory))
             .flatten();
-        Delivered {
-            woke: host_shim::inbox::wake::wake_for(self.wake.as_ref(), ours, cwd.as_deref()),
-            repeat: false,
-            state: DeliveryState::Waiting,
-            message_id: ours.message.message_id.clone(),
-        }
+        host_shim::inbox::wake::waiting_for_hooks(self.wake.as_ref(), ours, cwd.as_deref())
     }
 }
 

@@ -3,7 +3,9 @@
 //! `host-shim/harnesses/opencode/tests/real.rs` reads).
 
 use super::*;
-use host_shim::contract::latest::{DeliveryMode, InboundPolicy, MessageContent, MessageIds};
+use host_shim::contract::latest::{
+    DeliveryMode, DeliveryState, InboundPolicy, MessageContent, MessageIds,
+};
 use host_shim::harnesses::plugin_session::{Moment, PluginSessions};
 use host_shim::inbox::WakeCommand;
 use host_shim::inbox::delivery::DeliveryRequest;
@@ -456,7 +458,8 @@ fn a_cold_session_is_woken_by_the_wake_command_when_the_call_may_wake() {
                 .ids(&ids),
         )
         .unwrap();
-    assert!(woke.woke && woke.state == DeliveryState::Waiting);
+    // Started, not yet seen running: never "woke".
+    assert!(!woke.woke && woke.state == DeliveryState::WakeStarted);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !out.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests"))
 import opencode_endpoint as endpoint  # noqa: E402
 from suite_kit.real_client import FRAME, HOST_SHIM, ROOT  # noqa: E402
-from suite_kit.real_client import a_claim_keeps_writes_out, check, client, doctor_finds_nothing_wrong, finish, folders, logged  # noqa: E402
+from suite_kit.real_client import a_claim_keeps_writes_out, check, client, doctor_finds_nothing_wrong, finish, folders, logged, wake_started  # noqa: E402
 from suite_kit.peers import binary_of, endpoint_of  # noqa: E402
 
 HERE = ROOT / "host-shim" / "harnesses" / "opencode" / "suite"
@@ -407,8 +407,9 @@ def woken(notes):
          "--caller", shop, "--call-id", "wake-1", "--opencode-db", str(DB),
          "--opencode-wake-command", wake, "--state-dir", str(STATE)],
         env=env(WORK), capture_output=True, text=True, timeout=60)
-    check(sent.returncode == 0 and "(woke a cold session)" in sent.stdout,
-          "a send to a cold session with a wake command wakes it", sent.stdout + sent.stderr)
+    check(sent.returncode == 0 and wake_started(sent.stdout),
+          "a send to a cold session starts its wake command and says the message waits",
+          sent.stdout + sent.stderr)
     handed = wait_for(lambda: frames_in(notes, "The frost is coming."), 60)
     check(handed == 1, "the woken OpenCode's prompt carries the message, once", handed)
     wait_for(lambda: not any((STATE / "live").glob("*")), 30)

@@ -119,18 +119,10 @@ impl HarnessProfile for Toy {
             Err(err) => return report.problem(&format!("{err:#}"), fix),
         };
         let server = (std::fs::read_to_string(&file).ok())
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
-        let command = server.as_ref().and_then(|s| s["command"].as_str());
-        let args: Vec<String> = (server.as_ref().and_then(|s| s["args"].as_array()))
-            .map(|args| {
-                args.iter()
-                    .filter_map(|a| a.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        match command {
-            Some(command) => check_server(report, command, &args, fix),
-            None => report.problem(&format!("no server in {}", file.display()), fix),
+            .and_then(|text| serde_json::from_str::<host_shim_profile::json::Json>(&text).ok());
+        match host_shim_profile::json::command_and_args(server.as_ref()) {
+            (Some(command), args) => check_server(report, &command, &args, fix),
+            (None, _) => report.problem(&format!("no server in {}", file.display()), fix),
         }
     }
 }
@@ -151,7 +143,8 @@ fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn std::io::Write) -> 
         bail!("the toy hook reads {{\"session\": ID, \"record\": FILE}} on stdin");
     };
     let record = input["record"].as_str().map(Path::new);
-    let witness = Witness::file(record, |path| match std::fs::read_to_string(path) {
+    // Its record is small: read whole, wherever it stood at an offer.
+    let witness = Witness::file(record, |path, _| match std::fs::read_to_string(path) {
         Ok(given) => Ok(shown_in([given.as_str()])),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
         Err(err) => Err(err.into()),

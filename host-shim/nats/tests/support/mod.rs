@@ -143,7 +143,7 @@ impl Cluster {
         relayed: bool,
         turn: std::sync::MutexGuard<'static, ()>,
     ) -> Cluster {
-        let dir = std::env::temp_dir().join(format!("nats-cluster-{name}-{}", std::process::id()));
+        let dir = host_shim_testkit::temp_folder("nats-cluster").join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let client: Vec<u16> = (0..3).map(|_| free_port()).collect();

@@ -11,6 +11,7 @@ use crate::mcp_session::{ClaudeSession, subagent_of_call};
 use anyhow::Result;
 use clap::ArgMatches;
 use host_shim::Store;
+use host_shim::inbox::HookReport;
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
@@ -18,6 +19,7 @@ use host_shim_profile::{
     CallerOfCall, Facts, HarnessProfile, Hook, PathFlag, ServedParts, Serving, SetupInputs,
     StoreInputs, Tour, WakeFlag, WriteHook, path_of, pinned_version,
 };
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub struct Claude;
@@ -84,7 +86,6 @@ static FACTS: Facts = Facts {
     resume: Some("claude --resume {id}"),
 };
 
-/// `host-shim claude-write-hook`: the plugin asked before Claude Code writes a file.
 impl HarnessProfile for Claude {
     fn facts(&self) -> &'static Facts {
         &FACTS
@@ -150,11 +151,7 @@ impl Claude {
 
 /// `host-shim claude-hook`: over the state folder's inbox and idle marks, obeying
 /// Claude Code's own `crossSessionInbound`.
-fn hook(
-    state: &dyn StateFolder,
-    input: &[u8],
-    out: &mut dyn std::io::Write,
-) -> Result<host_shim::inbox::HookReport> {
+fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
     // GitHub Copilot CLI runs a trusted project's Claude Code hooks with Claude-shaped
     // input naming its own session; only COPILOT_CLI=1 tells them apart. Copilot's
     // sessions have a hook of their own (copilot-hook): this one stays out.

@@ -13,7 +13,7 @@ use host_shim_profile::json::{
 use std::path::{Path, PathBuf};
 
 /// The server's name, which makes the tools `mcp__session-tools__sessions_list`, ….
-pub const SERVER: &str = "session-tools";
+pub use host_shim_profile::SERVER;
 /// The permission that lets the model use every tool of the server.
 pub const PERMISSION: &str = "mcp__session-tools";
 /// The hook events `host-shim claude-hook` answers; PostToolUse for every tool.

@@ -8,15 +8,15 @@ mod setup;
 
 use crate::CodexStore;
 use anyhow::Result;
-use clap::{Arg, ArgAction, ArgMatches};
+use clap::{Arg, ArgAction};
 use host_shim::Store;
+use host_shim::inbox::HookReport;
 use host_shim_profile::StateFolder;
-use host_shim_profile::change::Change;
-use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Home, Hook, PathFlag, Purpose, SetupInputs, StoreInputs, Tour,
-    WriteHook, pinned_version, write,
+    Facts, HarnessProfile, Home, Hook, PathFlag, Purpose, StoreInputs, Tour, WriteHook,
+    pinned_version, write,
 };
+use std::io::Write;
 use std::path::Path;
 
 pub struct Codex;
@@ -104,21 +104,11 @@ impl HarnessProfile for Codex {
         }))
     }
 
-    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
-        setup::changes(&self.sessions_place(places)?, setup)
-    }
-
-    fn check_place(&self, home: &Path, report: &mut Report, fix: &str) {
-        doctor::check(report, home, fix)
-    }
+    host_shim_profile::files_in_home!(setup::changes, doctor::check);
 }
 
 /// `host-shim codex-hook`: over the state folder's inbox.
-fn hook(
-    state: &dyn StateFolder,
-    input: &[u8],
-    out: &mut dyn std::io::Write,
-) -> Result<host_shim::inbox::HookReport> {
+fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
     let inbox = state.inbox()?;
     crate::hook::answer(&*inbox, input, out)
 }

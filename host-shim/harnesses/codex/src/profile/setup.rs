@@ -14,7 +14,7 @@ use std::path::Path;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 /// The server's name: the model sees `mcp__session_tools.sessions_list`, ….
-pub const SERVER: &str = "session-tools";
+pub use host_shim_profile::SERVER;
 /// The hook events `host-shim codex-hook` answers.
 pub const EVENTS: [Event; 3] = [
     Event::on("SessionStart"),

@@ -42,13 +42,8 @@ impl FakeDaemon {
     /// Listens for `codex_home`'s daemon, answering as `script` says.
     pub fn start(codex_home: &Path, script: Script) -> FakeDaemon {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
-        let folder = std::env::temp_dir().join(format!(
-            "hs-fake-daemon-{}-{}",
-            std::process::id(),
-            STARTED.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&folder);
-        std::fs::create_dir_all(&folder).unwrap();
+        let started = STARTED.fetch_add(1, Ordering::Relaxed);
+        let folder = host_shim_testkit::scratch("fake-daemon", &started.to_string());
         std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
         let socket = folder.join("s");
         let listener = UnixListener::bind(&socket).unwrap();

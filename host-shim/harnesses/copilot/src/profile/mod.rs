@@ -7,15 +7,14 @@ mod setup;
 
 use crate::CopilotStore;
 use anyhow::Result;
-use clap::ArgMatches;
 use host_shim::Store;
+use host_shim::inbox::HookReport;
 use host_shim_profile::StateFolder;
-use host_shim_profile::change::Change;
-use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Home, Hook, PathFlag, SetupInputs, StoreInputs, Tour, WakeFlag,
-    WriteHook, pinned_version,
+    Facts, HarnessProfile, Home, Hook, PathFlag, StoreInputs, Tour, WakeFlag, WriteHook,
+    pinned_version,
 };
+use std::io::Write;
 use std::path::Path;
 
 pub struct Copilot;
@@ -94,27 +93,17 @@ impl HarnessProfile for Copilot {
         ))
     }
 
-    fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
-        setup::changes(&self.sessions_place(places)?, setup)
-    }
-
-    fn check_place(&self, home: &Path, report: &mut Report, fix: &str) {
-        doctor::check(report, home, fix)
-    }
+    host_shim_profile::files_in_home!(setup::changes, doctor::check);
 }
 
 /// `host-shim copilot-hook`: a call of our server stamped with the state folder's key;
 /// any other event over the state folder's inbox and the sessions in `$COPILOT_HOME`
 /// (or `~/.copilot`), as Copilot runs its hooks.
-fn hook(
-    state: &dyn StateFolder,
-    input: &[u8],
-    out: &mut dyn std::io::Write,
-) -> Result<host_shim::inbox::HookReport> {
+fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
     use crate::hook;
     let input = hook::HookInput::read(input)?;
     if input.is_tool_call() {
-        return hook::stamp(&input, setup::SERVER, &state.root()?, out);
+        return hook::stamp(&input, &state.root()?, out);
     }
     let inbox = state.inbox()?;
     let home = anyhow::Context::context(

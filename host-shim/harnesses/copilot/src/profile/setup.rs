@@ -13,7 +13,7 @@ use host_shim_profile::json::{Json, JsonFile, Object, object_at, remove_our_serv
 use std::path::Path;
 
 /// The server's name: the model sees `session-tools-sessions_list`, ….
-pub const SERVER: &str = "session-tools";
+pub use host_shim_profile::SERVER;
 /// The hook's subcommand.
 pub const HOOK: &str = "copilot-hook";
 /// The pre-write hook's subcommand, and the event setup runs it at.

@@ -15,7 +15,7 @@ use host_shim_profile::json::{
 use std::path::Path;
 
 /// The server's name: the model sees `mcp_session-tools_sessions_list`, ….
-pub const SERVER: &str = "session-tools";
+pub use host_shim_profile::SERVER;
 /// The hook's subcommand.
 pub const HOOK: &str = "gemini-hook";
 /// The events the hook answers; `BeforeTool` only for our tools, whose calls it stamps.

@@ -195,7 +195,7 @@ impl HarnessFlags {
 }
 
 #[derive(Parser)]
-#[command(name = "host-shim", version = host_shim_profile::VERSION)]
+#[command(name = "host-shim", version = crate::VERSION)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

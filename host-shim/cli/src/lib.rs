@@ -7,6 +7,15 @@
 //! The binary runs [`run`] with [`harnesses::ALL`]; a build of the command with
 //! another list of harnesses (a test's, an embedder's) runs it with its own.
 
+/// This command's version: the package's, or `HOST_SHIM_VERSION` when the build set it
+/// (the npm package's build does: its version is the command's). `--version`, the MCP
+/// server's `serverInfo` and `doctor`'s check of a configured command compare this.
+/// Read in the command's own crate: a build for another version compiles it alone.
+pub const VERSION: &str = match option_env!("HOST_SHIM_VERSION") {
+    Some(version) => version,
+    None => env!("CARGO_PKG_VERSION"),
+};
+
 mod call;
 mod catalog;
 mod check_write;

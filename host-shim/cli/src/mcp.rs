@@ -429,10 +429,7 @@ impl<H: Harness> ServerHandler for Served<H> {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             // doctor reads the version to tell a configured command of another version.
-            .with_server_info(Implementation::new(
-                "session-tools",
-                host_shim_profile::VERSION,
-            ))
+            .with_server_info(Implementation::new("session-tools", crate::VERSION))
             .with_instructions(
                 "Cross-session tools: list this harness's other sessions, read one without \
                  waking it, send a message into another top-level session's inbox.",

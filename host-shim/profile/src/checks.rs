@@ -16,14 +16,18 @@ pub struct Report {
     /// What the harnesses' clients set for the servers they start, naming a session:
     /// not passed on to a server the doctor starts, which serves no session.
     client_env: Vec<&'static str>,
+    /// The checking command's version: a configured server of another is a problem.
+    version: &'static str,
 }
 
 impl Report {
-    /// A report whose servers are started without `client_env`.
-    pub fn new(client_env: Vec<&'static str>) -> Report {
+    /// A report for the command of `version`, whose servers are started without
+    /// `client_env`.
+    pub fn new(version: &'static str, client_env: Vec<&'static str>) -> Report {
         Report {
             problems: 0,
             client_env,
+            version,
         }
     }
 
@@ -213,11 +217,11 @@ pub fn check_server(report: &mut Report, command: &str, args: &[String], fix: &s
         report.note(&crate::build_folder_warning(Path::new(command), &folder));
     }
     match list_tools(command, args, &report.client_env) {
-        Ok((version, _)) if version != crate::VERSION => report.problem(
+        Ok((version, _)) if version != report.version => report.problem(
             &format!(
                 "the MCP server's command {command} is host-shim {version}, not this one \
                  ({}): the harness runs another version than the one you are checking with",
-                crate::VERSION
+                report.version
             ),
             &format!("{fix} (with the host-shim you mean to keep; it writes its own path)"),
         ),

@@ -37,14 +37,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// This command's version: the package's, or `HOST_SHIM_VERSION` when the build set it
-/// (the npm package's build does: its version is the command's). `--version`, the MCP
-/// server's `serverInfo` and `doctor`'s check of a configured command compare this.
-pub const VERSION: &str = match option_env!("HOST_SHIM_VERSION") {
-    Some(version) => version,
-    None => env!("CARGO_PKG_VERSION"),
-};
-
 /// The name setup gives our MCP server in every harness's config; each harness makes the
 /// model's names for the tools from it (`mcp__session-tools__sessions_list`, …).
 pub const SERVER: &str = "session-tools";

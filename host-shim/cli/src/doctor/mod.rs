@@ -32,6 +32,7 @@ const STUCK: Duration = Duration::from_secs(3600);
 pub fn run(args: &DoctorArgs) -> Result<bool> {
     let given = &args.places.harnesses;
     let mut report = Report::new(
+        crate::VERSION,
         (given.profiles().iter())
             .filter_map(|p| p.mcp_client().caller_env)
             .collect(),

@@ -308,5 +308,18 @@ mod tests {
             answer(Some(&missing), true),
             (false, DeliveryState::Waiting)
         );
+        // The message files of this process (`<pid>-…`) go as their commands exit, or
+        // at once when one cannot start: none is left in the user's folder.
+        let ours = format!("{}-", std::process::id());
+        let left = || {
+            (std::fs::read_dir(folder()).into_iter().flatten().flatten())
+                .filter(|entry| entry.file_name().to_string_lossy().starts_with(&ours))
+                .count()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while left() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(left(), 0, "a message file outlived its wake command");
     }
 }

@@ -251,8 +251,11 @@ def through_the_daemon(caller, folder):
         check("\nyour messages to it: 1 handed over\n" in read,
               "the sender's read right after says it was handed over", read)
         # Now the daemon holds the thread, idle: a message starts a turn (no waking), and
-        # a steer sent while that turn runs goes into it at its next step.
-        sleep = {"tool": "exec_command", "input": {"cmd": "sleep 4"}}
+        # a steer sent while that turn runs goes into it at its next step. The turn's
+        # step lasts 8 s (under exec_command's 10 s wait for output): the steer must come
+        # before the step ends, less the 0.4 s the send looks at the rollout for, and the
+        # caller's next step, its hooks and the send once took more than 4 s in CI.
+        sleep = {"tool": "exec_command", "input": {"cmd": "sleep 8"}}
         codex(["resume", caller, script("Keep the shed busy", [
             tool("sessions_send", session_id=shed,
                  message=f"Sweep the shed.\n{endpoint.SCRIPT_MARK}"

@@ -311,7 +311,11 @@ fn every_accepted_message_is_in_its_targets_record_exactly_once() {
     // hooks run on until nothing is left.
     let settler = inbox_on(&world.urls).claims_expire_after(Duration::ZERO);
     for _ in 0..20 {
-        let shown = host_shim_claude_code::handed_over_ids(&world.record, 0).unwrap();
+        let shown = host_shim_claude_code::handed_over_ids(
+            &world.record,
+            host_shim::harnesses::logfile::ReadFrom::End,
+        )
+        .unwrap();
         (settler.settle(SESSION, Duration::ZERO, &mut |_| Ok(shown.clone()))).unwrap();
         let count = settler.count_from(SESSION, "alice").unwrap();
         if count.waiting == 0 {

@@ -100,29 +100,46 @@ pub fn read_range(file: &mut std::fs::File, start: u64, end: u64) -> std::io::Re
 /// it; a record of any size costs at most this much per look.
 pub const WITNESS_BYTES: u64 = 32 << 20;
 
-/// The record at `path` as a hand-over's witness reads it: its whole lines from `from`
-/// (where it stood when the offers to settle were made:
-/// [`crate::inbox::record_marks`]), and within its last [`WITNESS_BYTES`] (from the
-/// first line that starts inside them); empty when it does not exist yet. Only a
-/// regular file is read (opened without blocking: a FIFO or a device such as
-/// `/dev/zero` named by a hook's input is an error, never a wait or a read without
-/// end).
-pub fn witness_since(path: &Path, from: u64) -> std::io::Result<Vec<u8>> {
+/// Where a hand-over's witness reads a record from.
+#[derive(Clone, Copy, Debug)]
+pub enum ReadFrom<'a> {
+    /// Its end: its last [`WITNESS_BYTES`].
+    End,
+    /// Where it stood when these offers (their message ids) were made
+    /// ([`crate::inbox::record_marks`]), told from the file opened for the read: the
+    /// least mark of them that fits that file, or its end when one of them has none.
+    Offers(&'a [String]),
+}
+
+/// The record at `path` as a hand-over's witness reads it: its whole lines from
+/// `from`, and within its last [`WITNESS_BYTES`] (from the first line that starts
+/// inside them); empty when it does not exist yet. Only a regular file is read (opened
+/// without blocking: a FIFO or a device such as `/dev/zero` named by a hook's input is
+/// an error, never a wait or a read without end), and opened once: the marks are
+/// checked against the file read.
+pub fn witness_since(path: &Path, from: ReadFrom<'_>) -> std::io::Result<Vec<u8>> {
     let (mut file, meta) = match crate::os::open_regular(path, u64::MAX) {
         Ok(opened) => opened,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(err) => return Err(err),
     };
-    let start = meta
-        .len()
-        .saturating_sub(WITNESS_BYTES)
-        .max(from.min(meta.len()));
+    let from = match from {
+        ReadFrom::End => 0,
+        ReadFrom::Offers(ids) => crate::inbox::record_marks::from(path, &meta, ids),
+    };
+    witnessed(&mut file, meta.len(), from)
+}
+
+/// The lines of an open record of `len` bytes from byte `from` (a line begun before it
+/// is not read), within its last [`WITNESS_BYTES`].
+fn witnessed(file: &mut std::fs::File, len: u64, from: u64) -> std::io::Result<Vec<u8>> {
+    let start = len.saturating_sub(WITNESS_BYTES).max(from.min(len));
     if start == 0 {
-        return read_range(&mut file, 0, meta.len());
+        return read_range(file, 0, len);
     }
     // One byte before: whether a line starts at `start` or inside the window, whose
     // part there is not whole here.
-    let bytes = read_range(&mut file, start - 1, meta.len())?;
+    let bytes = read_range(file, start - 1, len)?;
     let first = bytes
         .iter()
         .position(|&b| b == b'\n')
@@ -133,7 +150,11 @@ pub fn witness_since(path: &Path, from: u64) -> std::io::Result<Vec<u8>> {
 /// Each whole line of the record at `path` as [`witness_since`] reads it from `from`
 /// (a last line without a line feed is left until it is whole); none when it does not
 /// exist yet. What a store reads to witness a hand-over.
-pub fn each_whole_line(path: &Path, from: u64, mut take: impl FnMut(&[u8])) -> std::io::Result<()> {
+pub fn each_whole_line(
+    path: &Path,
+    from: ReadFrom<'_>,
+    mut take: impl FnMut(&[u8]),
+) -> std::io::Result<()> {
     let bytes = witness_since(path, from)?;
     for (line, whole) in lines(&bytes) {
         if whole {
@@ -318,7 +339,7 @@ mod tests {
         // What a hook's witness reads and what a listing opens records with, alike (a
         // FIFO would block a plain open); each harness's witness tries its own reader.
         for path in [PathBuf::from("/dev/zero"), fifo.clone()] {
-            let err = ends(|path| witness_since(path, 0), &path).unwrap_err();
+            let err = ends(|path| witness_since(path, ReadFrom::End), &path).unwrap_err();
             assert!(err.to_string().contains("not a regular file"), "{err}");
             let err = ends(|path| open_record(path).map(drop), &path).unwrap_err();
             assert!(err.to_string().contains("not a regular file"), "{err}");
@@ -339,17 +360,20 @@ mod tests {
             .open(&path)
             .unwrap();
         file.write_all(b"\n{\"last\": 1}\n{\"half\": ").unwrap();
-        let tail = witness_since(&path, 0).unwrap();
+        let tail = witness_since(&path, ReadFrom::End).unwrap();
         assert!(tail.len() as u64 <= WITNESS_BYTES, "{}", tail.len());
         let mut whole = Vec::new();
-        each_whole_line(&path, 0, |line| whole.push(line.to_vec())).unwrap();
+        each_whole_line(&path, ReadFrom::End, |line| whole.push(line.to_vec())).unwrap();
         assert_eq!(whole.last().map(Vec::as_slice), Some(&b"{\"last\": 1}"[..]));
         assert!(!whole.iter().any(|line| line.starts_with(b"{\"early")));
         // From where it stood at an offer: only what was appended since.
-        let at_offer = std::fs::metadata(&path).unwrap().len();
+        crate::inbox::record_marks::mark(&path, &["m-000000000001"]);
         file.write_all(b"1}\n{\"frame\": 1}\n").unwrap();
-        let since = witness_since(&path, at_offer).unwrap();
+        let offers = ["m-000000000001".to_string()];
+        let since = witness_since(&path, ReadFrom::Offers(&offers)).unwrap();
         assert_eq!(since, b"{\"frame\": 1}\n");
+        let marks = crate::inbox::record_marks::marks_file(&path).unwrap();
+        std::fs::remove_file(marks).unwrap();
         std::fs::remove_file(&path).unwrap();
     }
 
@@ -358,9 +382,11 @@ mod tests {
         let path = host_shim_testkit::scratch("logfile", "from").join("record");
         std::fs::write(&path, "{\"a\": 1}\n{\"b\": 2}\n").unwrap();
         let read = |from| {
-            let mut whole = Vec::new();
-            each_whole_line(&path, from, |line| whole.push(line.to_vec())).unwrap();
-            whole
+            let (mut file, meta) = crate::os::open_regular(&path, u64::MAX).unwrap();
+            let bytes = witnessed(&mut file, meta.len(), from).unwrap();
+            (lines(&bytes).filter(|(_, whole)| *whole))
+                .map(|(line, _)| line.to_vec())
+                .collect::<Vec<_>>()
         };
         assert_eq!(read(9), [b"{\"b\": 2}".to_vec()]);
         // Inside a line: that line began before, and is not read.

@@ -9,6 +9,7 @@
 
 use super::{InboxBackend, OFFERS_EXPIRE_AFTER, Shown, SpooledMessage, Waiting};
 use crate::contract::latest::{DeliveryMode, InboundPolicy};
+use crate::harnesses::logfile::ReadFrom;
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -22,11 +23,10 @@ pub enum Witness<'a> {
     Record(RecordReader<'a>),
     /// The record in a file the harness appends to (a hook's `transcript_path`): read
     /// by `read` from where it stood when the offers to settle were made
-    /// ([`super::record_marks`]; 0: its end, as bounded), each offer's place noted
-    /// before it is made.
+    /// ([`ReadFrom::Offers`]), each offer's place noted before it is made.
     File {
         path: &'a Path,
-        read: fn(&Path, u64) -> Result<Shown>,
+        read: fn(&Path, ReadFrom<'_>) -> Result<Shown>,
     },
     /// The answer, for a way in the target's record does not keep (OpenClaw keeps the
     /// turn a plugin starts, not a prompt hook's text): an answer written is a
@@ -41,7 +41,10 @@ pub enum Witness<'a> {
 impl<'a> Witness<'a> {
     /// The record in the file at `place` (a hook's `transcript_path`), read by `read`
     /// from a place in it; nothing but the answer without one.
-    pub fn file(place: Option<&'a Path>, read: fn(&Path, u64) -> Result<Shown>) -> Witness<'a> {
+    pub fn file(
+        place: Option<&'a Path>,
+        read: fn(&Path, ReadFrom<'_>) -> Result<Shown>,
+    ) -> Witness<'a> {
         match place {
             Some(path) => Witness::File { path, read },
             None => Witness::Answer,
@@ -202,7 +205,7 @@ pub fn hand_over_waiting(
         Witness::Record(shown) => (shown, true),
         Witness::File { path, read } => {
             marks = Some(path);
-            let from = move |ids: &[String]| read(path, super::record_marks::from(path, ids));
+            let from = move |ids: &[String]| read(path, ReadFrom::Offers(ids));
             (Box::new(from), true)
         }
         Witness::AnswerBesideRecord(shown) => (shown, false),
@@ -281,19 +284,19 @@ mod tests {
     use super::*;
     use crate::contract::latest::MessageIds;
     use crate::inbox::MemoryInbox;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Mutex;
 
-    /// Where the last settling read the record from.
-    static READ_FROM: AtomicU64 = AtomicU64::new(u64::MAX);
+    /// The lines the last settling read.
+    static READ: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
     /// A record of one frame id per line.
-    fn read_ids(path: &Path, from: u64) -> Result<Shown> {
-        READ_FROM.store(from, Ordering::SeqCst);
+    fn read_ids(path: &Path, from: ReadFrom<'_>) -> Result<Shown> {
         let bytes = crate::harnesses::logfile::witness_since(path, from)?;
-        Ok(String::from_utf8_lossy(&bytes)
-            .lines()
+        let lines: Vec<String> = (String::from_utf8_lossy(&bytes).lines())
             .map(str::to_string)
-            .collect())
+            .collect();
+        *READ.lock().unwrap() = lines.clone();
+        Ok(lines.into_iter().collect())
     }
 
     #[test]
@@ -301,7 +304,6 @@ mod tests {
         let dir = host_shim_testkit::scratch("hand-over", "from-mark");
         let record = dir.join("record.jsonl");
         std::fs::write(&record, "m-0000000000aa\nearlier lines\n").unwrap();
-        let at_offer = std::fs::metadata(&record).unwrap().len();
         let inbox = MemoryInbox::new();
         let ids = MessageIds {
             message_id: "m-000000000001".to_string(),
@@ -321,7 +323,8 @@ mod tests {
             .unwrap();
         std::io::Write::write_all(&mut file, b"m-000000000001\nlater\n").unwrap();
         let report = hand(&inbox);
-        assert_eq!(READ_FROM.load(Ordering::SeqCst), at_offer);
+        // Read from where the record stood at the offer: what was there before is not.
+        assert_eq!(*READ.lock().unwrap(), ["m-000000000001", "later"]);
         assert_eq!(report.confirmed.len(), 1, "{report:?}");
         // Its marks go with it (the marks folder is this user's, shared).
         let _ = std::fs::remove_file(super::super::record_marks::marks_file(&record).unwrap());

@@ -34,9 +34,13 @@ const KEPT_BYTES: u64 = 64 << 10;
 /// Notes that `ids` are about to be offered to the session whose record is the file at
 /// `record`. Quietly does nothing when it cannot (the settling then reads the end).
 pub fn mark(record: &Path, ids: &[&str]) {
-    let (Some((file, len)), Some(path)) = (identity(record), marks_file(record)) else {
+    let Ok((_, meta)) = crate::os::open_regular(record, u64::MAX) else {
         return;
     };
+    let (Some(file), Some(path)) = (identity(&meta), marks_file(record)) else {
+        return;
+    };
+    let len = meta.len();
     let lines: String = (ids.iter())
         .filter(|id| is_plain(id))
         .map(|id| format!("{file} {len} {id}\n"))
@@ -65,12 +69,14 @@ pub fn mark(record: &Path, ids: &[&str]) {
     }
 }
 
-/// Where to read the file at `record` from to see every frame of the offers `ids`: the
-/// least length noted for them, or 0 when any has no mark that fits the file now.
-pub fn from(record: &Path, ids: &[String]) -> u64 {
-    let (Some((file, now)), Some(path)) = (identity(record), marks_file(record)) else {
+/// Where to read the file at `record`, opened with `meta`, from to see every frame of
+/// the offers `ids`: the least length noted for them, or 0 when any has no mark that
+/// fits that file.
+pub fn from(record: &Path, meta: &std::fs::Metadata, ids: &[String]) -> u64 {
+    let (Some(file), Some(path)) = (identity(meta), marks_file(record)) else {
         return 0;
     };
+    let now = meta.len();
     let Ok(bytes) = crate::os::read_regular(&path, 2 * KEPT_BYTES) else {
         return 0;
     };
@@ -99,17 +105,15 @@ pub fn from(record: &Path, ids: &[String]) -> u64 {
     }
 }
 
-/// Which file is at `record` (device, inode and birth time: an inode freed and used
-/// again is another file), and its length now; none when it cannot be told.
-fn identity(record: &Path) -> Option<(String, u64)> {
-    let (_, meta) = crate::os::open_regular(record, u64::MAX).ok()?;
+/// Which file `meta` is of (device, inode and birth time: an inode freed and used
+/// again is another file); none when it cannot be told.
+fn identity(meta: &std::fs::Metadata) -> Option<String> {
     let born = meta
         .created()
         .ok()?
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
-    let file = format!("{}:{}:{}", meta.dev(), meta.ino(), born.as_nanos());
-    Some((file, meta.len()))
+    Some(format!("{}:{}:{}", meta.dev(), meta.ino(), born.as_nanos()))
 }
 
 /// The folder of the marks (`$TMPDIR/session-tools-marks-<uid>`; `host-shim
@@ -184,26 +188,33 @@ mod tests {
         std::fs::write(&path, "one\ntwo\n").unwrap();
         mark(&path, &["m-000000000002", "m-000000000003"]);
         let ids = |ids: &[&str]| ids.iter().map(|id| id.to_string()).collect::<Vec<_>>();
-        assert_eq!(from(&path, &ids(&["m-000000000002"])), 8);
-        assert_eq!(from(&path, &ids(&["m-000000000003", "m-000000000001"])), 4);
+        assert_eq!(from_now(&path, &ids(&["m-000000000002"])), 8);
+        assert_eq!(
+            from_now(&path, &ids(&["m-000000000003", "m-000000000001"])),
+            4
+        );
         // Offered again later: the first mark still counts.
         mark(&path, &["m-000000000001"]);
-        assert_eq!(from(&path, &ids(&["m-000000000001"])), 4);
+        assert_eq!(from_now(&path, &ids(&["m-000000000001"])), 4);
         // An offer with no mark (made elsewhere): read the end.
-        assert_eq!(from(&path, &ids(&["m-000000000002", "m-00000000dead"])), 0);
+        assert_eq!(
+            from_now(&path, &ids(&["m-000000000002", "m-00000000dead"])),
+            0
+        );
         // Another file at the same path (a new inode), or one shorter than noted.
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, "one\ntwo\n").unwrap();
-        assert_eq!(from(&path, &ids(&["m-000000000002"])), 0);
+        assert_eq!(from_now(&path, &ids(&["m-000000000002"])), 0);
         mark(&path, &["m-000000000004"]);
         let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
         file.set_len(2).unwrap();
-        assert_eq!(from(&path, &ids(&["m-000000000004"])), 0);
-        // No record, or none of ours: nothing noted, nothing believed.
+        assert_eq!(from_now(&path, &ids(&["m-000000000004"])), 0);
+        // No record: nothing noted. Ids not ours: nothing noted, nothing believed.
         let none = path.with_file_name("none.jsonl");
-        assert_eq!(from(&none, &ids(&["m-000000000001"])), 0);
+        mark(&none, &["m-000000000001"]);
+        assert!(!marks_file(&none).unwrap().exists());
         mark(&path, &["../../etc", "has space"]);
-        assert_eq!(from(&path, &ids(&["has space"])), 0);
+        assert_eq!(from_now(&path, &ids(&["has space"])), 0);
         cleaned(&path);
     }
 
@@ -217,8 +228,8 @@ mod tests {
         let marks = marks_file(&path).unwrap();
         assert!(std::fs::metadata(&marks).unwrap().len() <= 2 * KEPT_BYTES);
         let newest = vec![format!("m-{:012}", 2999)];
-        assert_eq!(from(&path, &newest), 2);
-        assert_eq!(from(&path, &[format!("m-{:012}", 0)]), 0);
+        assert_eq!(from_now(&path, &newest), 2);
+        assert_eq!(from_now(&path, &[format!("m-{:012}", 0)]), 0);
         cleaned(&path);
     }
 
@@ -239,13 +250,18 @@ mod tests {
         std::fs::write(&busy, "y\n").unwrap();
         mark(&busy, &["m-000000000002"]);
         assert!(!old.exists(), "the quiet record's marks went");
-        assert_eq!(from(&busy, &["m-000000000002".to_string()]), 2);
+        assert_eq!(from_now(&busy, &["m-000000000002".to_string()]), 2);
         // Marks written since are kept, and read.
         mark(&quiet, &["m-000000000003"]);
         mark(&busy, &["m-000000000004"]);
-        assert_eq!(from(&quiet, &["m-000000000003".to_string()]), 2);
+        assert_eq!(from_now(&quiet, &["m-000000000003".to_string()]), 2);
         cleaned(&busy);
         let _ = std::fs::remove_file(marks_file(&quiet).unwrap());
+    }
+
+    /// What [`from`] says of the record at `path`, opened now.
+    fn from_now(path: &Path, ids: &[String]) -> u64 {
+        from(path, &std::fs::metadata(path).unwrap(), ids)
     }
 
     /// Removes the test's record, its folder and its marks.

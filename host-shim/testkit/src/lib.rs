@@ -181,12 +181,16 @@ pub fn call_through_plugin<H: host_shim::Harness>(
 /// FIFO named as the record is an error at once, never a wait or an endless read, and
 /// a record not there yet shows nothing.
 pub fn witness_refuses_what_is_no_record(
-    read: fn(&Path, u64) -> anyhow::Result<host_shim::inbox::Shown>,
+    read: fn(
+        &Path,
+        host_shim::harnesses::logfile::ReadFrom<'_>,
+    ) -> anyhow::Result<host_shim::inbox::Shown>,
 ) {
+    use host_shim::harnesses::logfile::ReadFrom;
     let ends = |path: &Path| {
         let (done, finished) = std::sync::mpsc::channel();
         let path = path.to_path_buf();
-        std::thread::spawn(move || done.send(read(&path, 0)));
+        std::thread::spawn(move || done.send(read(&path, ReadFrom::End)));
         (finished.recv_timeout(std::time::Duration::from_secs(10))).expect("the read ended")
     };
     let fifo = temp_folder("witness-fifo").join(format!("{:?}", std::thread::current().id()));

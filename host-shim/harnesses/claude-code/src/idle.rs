@@ -121,7 +121,7 @@ pub fn watch(
 ) {
     // Its end (bounded): an offer through the socket notes no place in the record.
     let mut record = |_: &[String]| match super::transcript_in(&projects, &session) {
-        Some(path) => super::handed_over_ids(&path, 0),
+        Some(path) => super::handed_over_ids(&path, host_shim::harnesses::logfile::ReadFrom::End),
         None => Ok(Shown::new()),
     };
     loop {

@@ -585,7 +585,7 @@ impl ClaudeStore {
         let transcript = self.lookup(target).map(|found| found.path);
         // Its end (bounded): an offer through the socket notes no place in it.
         let mut shown = |_: &[String]| match &transcript {
-            Some(path) => handed_over_ids(path, 0),
+            Some(path) => handed_over_ids(path, host_shim::harnesses::logfile::ReadFrom::End),
             None => Ok(host_shim::inbox::Shown::new()),
         };
         let until = Instant::now() + TRANSCRIPT_SHOWS_WITHIN;

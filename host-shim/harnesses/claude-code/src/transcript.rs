@@ -364,11 +364,11 @@ impl Record {
 
 /// The message ids of the frames a transcript records as handed over (a hook's
 /// context, a Stop hook's feedback, a message through the messaging socket): what
-/// witnesses a hand-over. The file is read from `from` (where it stood when the offers
-/// were made), compactions included; none when it does not exist yet.
+/// witnesses a hand-over. The file is read from `from` (its end, or where it stood when
+/// the offers were made), compactions included; none when it does not exist yet.
 pub fn handed_over_ids(
     path: &std::path::Path,
-    from: u64,
+    from: host_shim::harnesses::logfile::ReadFrom<'_>,
 ) -> anyhow::Result<host_shim::inbox::Shown> {
     let mut frames = Vec::new();
     host_shim::harnesses::logfile::each_whole_line(path, from, |line| {
@@ -568,7 +568,11 @@ mod tests {
         let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
         let path = host_shim_testkit::scratch("transcript", "ids").join("record.jsonl");
         std::fs::write(&path, text.join("\n") + "\n{\"type\": \"attac").unwrap();
-        let mut shown: Vec<String> = handed_over_ids(&path, 0).unwrap().into_iter().collect();
+        let mut shown: Vec<String> =
+            handed_over_ids(&path, host_shim::harnesses::logfile::ReadFrom::End)
+                .unwrap()
+                .into_iter()
+                .collect();
         shown.sort();
         assert_eq!(
             shown,
@@ -576,7 +580,9 @@ mod tests {
         );
         std::fs::remove_file(&path).unwrap();
         assert!(
-            handed_over_ids(&path, 0).unwrap().is_empty(),
+            handed_over_ids(&path, host_shim::harnesses::logfile::ReadFrom::End)
+                .unwrap()
+                .is_empty(),
             "no transcript yet: none"
         );
     }

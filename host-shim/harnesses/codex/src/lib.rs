@@ -788,7 +788,9 @@ impl CodexStore {
         let rollout = self.lookup(target).map(|found| found.path);
         // Its end (bounded): a turn the daemon starts notes no place in it.
         let mut shown = |_: &[String]| match &rollout {
-            Some(path) => rollout::handed_over_ids(path, 0),
+            Some(path) => {
+                rollout::handed_over_ids(path, host_shim::harnesses::logfile::ReadFrom::End)
+            }
             None => Ok(host_shim::inbox::Shown::new()),
         };
         let report = host_shim::inbox::hand_over_waiting(

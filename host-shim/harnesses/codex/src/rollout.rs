@@ -203,11 +203,11 @@ pub fn hook_prompt(text: &str) -> Option<&str> {
 
 /// The message ids of the frames a rollout records given to the thread (a hook's
 /// context, a Stop hook's block reason, a turn the daemon started): what witnesses a
-/// hand-over. The file is read from `from` (where it stood when the offers were made),
-/// compactions included; none when it does not exist yet.
+/// hand-over. The file is read from `from` (its end, or where it stood when the offers
+/// were made), compactions included; none when it does not exist yet.
 pub fn handed_over_ids(
     path: &std::path::Path,
-    from: u64,
+    from: host_shim::harnesses::logfile::ReadFrom<'_>,
 ) -> anyhow::Result<host_shim::inbox::Shown> {
     use anyhow::Context;
     let mut texts = Vec::new();
@@ -273,7 +273,11 @@ mod tests {
         ];
         let path = host_shim_testkit::scratch("rollout", "ids").join("record.jsonl");
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let mut shown: Vec<String> = handed_over_ids(&path, 0).unwrap().into_iter().collect();
+        let mut shown: Vec<String> =
+            handed_over_ids(&path, host_shim::harnesses::logfile::ReadFrom::End)
+                .unwrap()
+                .into_iter()
+                .collect();
         shown.sort();
         assert_eq!(
             shown,
@@ -286,7 +290,9 @@ mod tests {
         );
         std::fs::remove_file(&path).unwrap();
         assert!(
-            handed_over_ids(&path, 0).unwrap().is_empty(),
+            handed_over_ids(&path, host_shim::harnesses::logfile::ReadFrom::End)
+                .unwrap()
+                .is_empty(),
             "no rollout yet: none"
         );
     }

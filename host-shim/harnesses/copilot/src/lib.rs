@@ -61,7 +61,7 @@ use host_shim::contract::latest::{
     ActionStatus, DeliveryRefusal, Role, SessionHeader, SessionIndex, ToolAction,
 };
 use host_shim::harnesses::McpClient;
-use host_shim::harnesses::logfile::{LineFacts, Stamp, Windowed, lines, rfc3339_ms};
+use host_shim::harnesses::logfile::{LineFacts, ReadFrom, Stamp, Windowed, lines, rfc3339_ms};
 use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Desk, Woken};
 use host_shim::inbox::wake::{self, WakeCommand};
@@ -601,10 +601,10 @@ fn is_live(folder: &Path) -> bool {
     })
 }
 
-/// The ids of the frames an event stream shows handed over from `from` (where it stood
-/// when the offers were made): what witnesses a hand-over (the hook's
+/// The ids of the frames an event stream shows handed over from `from` (its end, or
+/// where it stood when the offers were made): what witnesses a hand-over (the hook's
 /// `transcriptPath`, or the session's stream).
-pub fn handed_over_ids(events: &Path, from: u64) -> anyhow::Result<Shown> {
+pub fn handed_over_ids(events: &Path, from: ReadFrom<'_>) -> anyhow::Result<Shown> {
     let bytes = host_shim::harnesses::logfile::witness_since(events, from)
         .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", events.display()))?;
     Ok(parse_surface(&bytes, None).0.handed_over_ids())

@@ -270,7 +270,7 @@ fn the_surface_is_what_the_model_was_sent_with_hand_overs_as_their_frames() {
                 .join("session-state")
                 .join(PLANNER)
                 .join("events.jsonl"),
-            0
+            ReadFrom::End
         )
         .unwrap(),
         ids

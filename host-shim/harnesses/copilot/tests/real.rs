@@ -76,7 +76,9 @@ fn a_hand_over_at_the_prompt_is_on_the_surface_as_its_frame() {
         .join("copilot/session-state")
         .join(HANDED)
         .join("events.jsonl");
-    let shown = host_shim_copilot::handed_over_ids(&events, 0).unwrap();
+    let shown =
+        host_shim_copilot::handed_over_ids(&events, host_shim::harnesses::logfile::ReadFrom::End)
+            .unwrap();
     assert!(shown.contains("m-00000000f1a5"), "{shown:?}");
 }
 

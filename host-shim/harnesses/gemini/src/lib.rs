@@ -51,7 +51,7 @@ use chat::{Chat, ChatMessage, Line, Segment, is_session_context, segments};
 use host_shim::contract::latest::{
     ActionStatus, DeliveryRefusal, Role, SessionHeader, SessionIndex, ToolAction,
 };
-use host_shim::harnesses::logfile::{LineFacts, Stamp, Windowed, rfc3339_ms};
+use host_shim::harnesses::logfile::{LineFacts, ReadFrom, Stamp, Windowed, rfc3339_ms};
 use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Desk, Woken};
 use host_shim::inbox::wake::{self, WakeCommand};
@@ -484,10 +484,10 @@ fn read_entries(dir: &Path) -> Vec<(String, PathBuf)> {
     entries
 }
 
-/// The ids of the frames a session file shows handed over from `from` (where it stood
-/// when the offers were made): what witnesses a hand-over (the hook's
+/// The ids of the frames a session file shows handed over from `from` (its end, or
+/// where it stood when the offers were made): what witnesses a hand-over (the hook's
 /// `transcript_path`).
-pub fn handed_over_ids(file: &Path, from: u64) -> anyhow::Result<Shown> {
+pub fn handed_over_ids(file: &Path, from: ReadFrom<'_>) -> anyhow::Result<Shown> {
     let bytes = host_shim::harnesses::logfile::witness_since(file, from)
         .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", file.display()))?;
     Ok(surface_of(&Chat::of(&bytes)).handed_over_ids())

@@ -179,7 +179,7 @@ fn the_surface_is_what_the_model_was_sent_with_hand_overs_as_their_frames() {
     assert_eq!(actions[1].status, ActionStatus::Running);
     let file = home.join("tmp/app/chats/session-2026-12-05T10-29-2b217103.jsonl");
     assert!(
-        handed_over_ids(&file, 0)
+        handed_over_ids(&file, ReadFrom::End)
             .unwrap()
             .contains("m-000000000001")
     );
@@ -285,7 +285,7 @@ fn each_hooks_context_is_found_where_gemini_records_it() {
         store.title_snapshots(&[id.into()]),
         [Some("Go on".to_string())]
     );
-    let ids = handed_over_ids(&file, 0).unwrap();
+    let ids = handed_over_ids(&file, ReadFrom::End).unwrap();
     for id in ["m-000000000002", "m-000000000003", "m-000000000004"] {
         assert!(ids.contains(id), "{id}: {ids:?}");
     }

@@ -64,7 +64,9 @@ fn a_hand_over_at_the_prompt_is_on_the_surface_as_its_frame() {
     host_shim_testkit::has(&read, "from-session: 5f0c1e2d-0000-4000-8000-00000000beef");
     host_shim_testkit::has(&read, "The docs can ship, I read.");
     let file = dir.join("gemini/tmp/w/chats/session-2026-12-05T10-30-47f70645.jsonl");
-    let shown = host_shim_gemini::handed_over_ids(&file, 0).unwrap();
+    let shown =
+        host_shim_gemini::handed_over_ids(&file, host_shim::harnesses::logfile::ReadFrom::End)
+            .unwrap();
     assert!(shown.contains("m-00000000f1a5"), "{shown:?}");
 }
 

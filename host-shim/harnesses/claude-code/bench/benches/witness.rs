@@ -5,6 +5,7 @@
 //! --bench witness`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use host_shim::harnesses::logfile::ReadFrom;
 use host_shim::inbox::{InboxBackend, MemoryInbox, SpooledMessage, record_marks};
 use host_shim_claude_code::handed_over_ids;
 use std::io::Write;
@@ -43,10 +44,9 @@ fn witness(c: &mut Criterion) {
     file.write_all(line.as_bytes()).unwrap();
     let settle = |from_mark: bool| {
         let settled = inbox.settle("s1", std::time::Duration::MAX, &mut |ids| {
-            let from = if from_mark {
-                record_marks::from(&path, ids)
-            } else {
-                0
+            let from = match from_mark {
+                true => ReadFrom::Offers(ids),
+                false => ReadFrom::End,
             };
             handed_over_ids(&path, from)
         });

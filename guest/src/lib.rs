@@ -50,7 +50,7 @@ pub fn catalog(settings: &Settings) -> Vec<ToolSpec> {
     }
 }
 
-/// [`catalog`] from the deployment's settings JSON.
+/// [`catalog()`] from the deployment's settings JSON.
 pub fn catalog_for(settings_json: &str) -> Result<Vec<ToolSpec>, String> {
     Ok(catalog(&Settings::from_json(settings_json)?))
 }

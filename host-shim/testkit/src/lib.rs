@@ -1,9 +1,9 @@
 //! What the harness crates' tests over their real files share: a copy of a fixture
 //! to write into, one call through the real plugin over a store, a hook's witness
-//! over what is no record, the crash tests of a hook ([`crash`]), and the command a
-//! harness's tests run ([`command`]), at the MCP wire ([`mcp`]), and what every
-//! harness's profile must hold ([`profiles`]); and the corpus each store benchmark
-//! writes once ([`corpus`]).
+//! over what is no record, the crash tests of a hook ([`crash`]), and, with the
+//! `command` feature, the command a harness's tests run (`command`), at the MCP wire
+//! (`mcp`), and what every harness's profile must hold (`profiles`); and the corpus
+//! each store benchmark writes once ([`corpus`]).
 
 #[cfg(feature = "command")]
 pub mod command;

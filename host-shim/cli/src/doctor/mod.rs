@@ -6,7 +6,10 @@
 //! folder: its ownership and mode, messages that have waited more than an hour,
 //! registrations of processes that are gone; then the cluster, when there is one.
 //! Exits non-zero when something is wrong. The checks every harness shares are in
-//! `checks.rs` ([`check_server`], [`check_hooks`]).
+//! the profile crate's `checks.rs` ([`check_server`], [`check_hooks`]).
+//!
+//! [`check_server`]: host_shim_profile::checks::check_server
+//! [`check_hooks`]: host_shim_profile::checks::check_hooks
 //!
 //! Trust model: it reads the person's own configuration and state folder, changes
 //! nothing, and starts only the server their harness would start (the registered

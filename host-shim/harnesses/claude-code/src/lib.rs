@@ -1,7 +1,7 @@
 //! A session store over Claude Code's own transcripts (`~/.claude/projects`), read
 //! only, with deliveries going to an inbox backend ([`host_shim::inbox`]; the state
 //! folder's spool by default), which `host-shim claude-hook` hands to the target
-//! session, and liveness from a [`Presence`] ([`crate::LocalPresence`] by default).
+//! session, and liveness from a [`Presence`] ([`host_shim::LocalPresence`] by default).
 //!
 //! Mapping (`host-shim/harnesses/claude-code/README.md` says the same for a reader):
 //!

@@ -132,16 +132,11 @@ fn remove_state_removes_the_tools_own_folders_only_once_no_harness_uses_them() {
     let wake = tmp.join(format!("session-tools-wake-{uid}"));
     host_shim_testkit::command::put(&wake.join("1-2-0.json"), "{}");
     let remove = |extra: &[&str]| {
-        let output = (host_shim_testkit::command::in_home(&home.root))
-            .env("PATH", home.root.join("bin"))
-            .env("TMPDIR", &tmp)
-            .args(["remove-state", "--state-dir", state.to_str().unwrap()])
-            .args(extra)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&output.stdout).into_owned()
-            + &String::from_utf8_lossy(&output.stderr);
-        (output.status.success(), text)
+        home.run_with(
+            (home.host_shim().env("TMPDIR", &tmp))
+                .args(["remove-state", "--state-dir", state.to_str().unwrap()])
+                .args(extra),
+        )
     };
     // A harness still set up needs them: nothing removed, and the way out named.
     let (ok, text) = remove(&[]);

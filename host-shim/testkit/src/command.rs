@@ -243,10 +243,20 @@ impl Home {
 
     /// `host-shim ARGS…` in this home: whether it succeeded, and its stdout then stderr.
     pub fn run(&self, args: &[&str]) -> (bool, String) {
-        let output = (in_home(&self.root).env("PATH", self.root.join("bin")))
-            .args(args)
-            .output()
-            .unwrap();
+        self.run_with(self.host_shim().args(args))
+    }
+
+    /// `host-shim` in this home, not started yet (a test adds its arguments or
+    /// environment, then [`Home::run_with`]).
+    pub fn host_shim(&self) -> Command {
+        let mut command = in_home(&self.root);
+        command.env("PATH", self.root.join("bin"));
+        command
+    }
+
+    /// Runs `command`: whether it succeeded, and its stdout then stderr.
+    pub fn run_with(&self, command: &mut Command) -> (bool, String) {
+        let output = command.output().unwrap();
         let text = String::from_utf8_lossy(&output.stdout).into_owned()
             + &String::from_utf8_lossy(&output.stderr);
         (output.status.success(), text)

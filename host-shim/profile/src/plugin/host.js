@@ -79,4 +79,35 @@ class Host {
     await this.ready;
     return this.request(method, params, options);
   }
+
+  /** Waits for messages, one wait at a time until the child exits, for the sessions
+   * `asked()` names (`[{sessionID, moment}]`; none: until nudged), giving each session
+   * a message is ready for to `ready(sessionID)`; a wait that failed is told to
+   * `failed(err)` and tried again a second later. Returns the nudge: call it when what
+   * `asked()` names changed, and the wait starts again with it. */
+  watch(asked, ready, failed) {
+    let stopWaiting = null;
+    (async () => {
+      for (;;) {
+        if (this.exited) return;
+        const sessions = asked();
+        if (sessions.length === 0) {
+          await new Promise((resolve) => (stopWaiting = resolve));
+          continue;
+        }
+        try {
+          const answer = await this.call(
+            "session-tools/wait",
+            { sessions, seconds: 30 },
+            { cancel: (stop) => (stopWaiting = stop), seconds: 60 },
+          );
+          for (const sessionID of answer?.ready ?? []) await ready(sessionID);
+        } catch (err) {
+          failed(err);
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+    })();
+    return () => stopWaiting?.();
+  }
 }

@@ -50,7 +50,6 @@ export const SessionTools = async ({ client }) => {
 
   // The sessions this process runs: "busy" or "idle".
   const sessions = new Map();
-  let stopWaiting = null;
 
   async function open(sessionID, busy) {
     const was = sessions.get(sessionID);
@@ -58,7 +57,7 @@ export const SessionTools = async ({ client }) => {
     sessions.set(sessionID, now);
     if (was !== now) {
       await host.request("session-tools/open", { sessionID, busy });
-      stopWaiting?.();
+      nudge();
     }
   }
 
@@ -75,27 +74,11 @@ export const SessionTools = async ({ client }) => {
   }
 
   // One wait at a time for every session here; a change of state starts it again.
-  (async () => {
-    for (;;) {
-      if (host.exited) return;
-      const asked = [...sessions].map(([sessionID, moment]) => ({ sessionID, moment }));
-      if (asked.length === 0) {
-        await new Promise((resolve) => (stopWaiting = resolve));
-        continue;
-      }
-      try {
-        const answer = await host.request(
-          "session-tools/wait",
-          { sessions: asked, seconds: 30 },
-          { cancel: (stop) => (stopWaiting = stop), seconds: 60 },
-        );
-        for (const sessionID of answer?.ready ?? []) await handOver(sessionID);
-      } catch (err) {
-        log("error", `waiting for messages: ${err.message}`);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-    }
-  })();
+  const nudge = host.watch(
+    () => [...sessions].map(([sessionID, moment]) => ({ sessionID, moment })),
+    handOver,
+    (err) => log("error", `waiting for messages: ${err.message}`),
+  );
 
   const defined = {};
   for (const spec of tools) {

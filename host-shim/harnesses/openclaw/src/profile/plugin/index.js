@@ -69,14 +69,14 @@ let host = null;
 // The sessions this process runs: "busy", "idle" or "starting" (a turn asked for), and
 // each one's agent.
 const sessions = new Map();
-let stopWaiting = null;
-let watching = false;
+// Starts the wait again (a session's moment changed); none before the first wait.
+let nudge = null;
 
 /** The session's moment now; a change ends the wait, which starts again with it. */
 function moment(sessionId, agentId, now) {
   const was = sessions.get(sessionId)?.now;
   sessions.set(sessionId, { now, agentId: agentId ?? sessions.get(sessionId)?.agentId });
-  if (was !== now) stopWaiting?.();
+  if (was !== now) nudge?.();
 }
 
 /** Takes what waits for an idle session and starts a turn of it through the gateway
@@ -120,30 +120,12 @@ async function startTurn(sessionId, logger) {
 }
 
 /** One wait at a time for every idle session here: a message for one starts its turn. */
-async function watch(logger) {
-  if (watching) return;
-  watching = true;
-  for (;;) {
-    if (host?.exited) return;
-    const asked = [...sessions]
-      .filter(([, s]) => s.now === "idle")
-      .map(([sessionID]) => ({ sessionID, moment: "idle" }));
-    if (asked.length === 0) {
-      await new Promise((resolve) => (stopWaiting = resolve));
-      continue;
-    }
-    try {
-      const answer = await host.call(
-        "session-tools/wait",
-        { sessions: asked, seconds: 30 },
-        { cancel: (stop) => (stopWaiting = stop), seconds: 60 },
-      );
-      for (const sessionId of answer?.ready ?? []) await startTurn(sessionId, logger);
-    } catch (err) {
-      logger.error?.(`session-tools: waiting for messages: ${err.message}`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
+function watch(logger) {
+  nudge ??= host.watch(
+    () => [...sessions].filter(([, s]) => s.now === "idle").map(([sessionID]) => ({ sessionID, moment: "idle" })),
+    (sessionId) => startTurn(sessionId, logger),
+    (err) => logger.error?.(`session-tools: waiting for messages: ${err.message}`),
+  );
 }
 
 export default {

@@ -356,6 +356,32 @@ pub fn message_of(messages: &[Message], seq: u64) -> Option<MessageContent> {
     })
 }
 
+/// A piece of a text a harness wrapped blocks into: what stands outside the blocks,
+/// or a block's inside (see [`tagged`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tagged<'a> {
+    Outside(&'a str),
+    Inside(&'a str),
+}
+
+/// `text` cut at the blocks between `open` and `close` (a harness's own wrapping of
+/// what its hooks added, `<hook_context>…</hook_context>`), in order; a block opened
+/// and never closed is outside. Empty pieces are left out.
+pub fn tagged<'a>(text: &'a str, open: &str, close: &str) -> Vec<Tagged<'a>> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(open) {
+        let inner = &rest[start + open.len()..];
+        let Some(end) = inner.find(close) else { break };
+        pieces.push(Tagged::Outside(&rest[..start]));
+        pieces.push(Tagged::Inside(&inner[..end]));
+        rest = &inner[end + close.len()..];
+    }
+    pieces.push(Tagged::Outside(rest));
+    pieces.retain(|piece| !matches!(piece, Tagged::Outside("")));
+    pieces
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,6 +392,23 @@ mod tests {
             recent.keep_surface(&format!("s{id}"), 1, Surface::default());
         }
         recent
+    }
+
+    #[test]
+    fn a_text_is_cut_at_its_closed_blocks_in_order() {
+        use Tagged::{Inside, Outside};
+        let text = "<c>one</c>words<c></c> more <c>unclosed";
+        assert_eq!(
+            tagged(text, "<c>", "</c>"),
+            [
+                Inside("one"),
+                Outside("words"),
+                Inside(""),
+                Outside(" more <c>unclosed")
+            ]
+        );
+        assert_eq!(tagged("", "<c>", "</c>"), []);
+        assert_eq!(tagged("plain", "<c>", "</c>"), [Outside("plain")]);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //!
 //! Everything else Copilot writes (`system.message`, turns, usage, hook starts, …) is
 //! known and carries nothing the surface shows.
+use host_shim::harnesses::surface::{Tagged, tagged};
 
 use serde::Deserialize;
 
@@ -126,17 +127,13 @@ pub fn split_transformed<'a>(content: &'a str, transformed: &'a str) -> (&'a str
 
 /// The insides of the `<system_reminder>` blocks in `text`, in order.
 pub fn reminders(text: &str) -> Vec<&str> {
-    const OPEN: &str = "<system_reminder>\n";
-    const CLOSE: &str = "\n</system_reminder>";
-    let mut found = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(OPEN) {
-        let inner = &rest[start + OPEN.len()..];
-        let Some(end) = inner.find(CLOSE) else { break };
-        found.push(&inner[..end]);
-        rest = &inner[end + CLOSE.len()..];
-    }
-    found
+    let blocks = tagged(text, "<system_reminder>\n", "\n</system_reminder>");
+    (blocks.into_iter())
+        .filter_map(|piece| match piece {
+            Tagged::Inside(reminder) => Some(reminder),
+            Tagged::Outside(_) => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

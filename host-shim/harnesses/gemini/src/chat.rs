@@ -16,6 +16,7 @@
 //! notes (`info`, `error`, `warning`), which its model is not sent. A line that is none
 //! of these is skipped and counted.
 
+use host_shim::harnesses::surface::{Tagged, tagged};
 use serde::Deserialize;
 
 /// One message as the file records it (only what the store reads).
@@ -207,25 +208,14 @@ pub enum Segment<'a> {
 /// `SessionStart` hook's is put before the prompt in its part, an `AfterTool` hook's
 /// after a tool's output. Blank pieces between blocks are dropped.
 pub fn segments(text: &str) -> Vec<Segment<'_>> {
-    const OPEN: &str = "<hook_context>";
-    const CLOSE: &str = "</hook_context>";
-    let mut found = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(OPEN) {
-        let inner = &rest[start + OPEN.len()..];
-        let Some(end) = inner.find(CLOSE) else { break };
-        let before = rest[..start].trim();
-        if !before.is_empty() {
-            found.push(Segment::Words(before));
-        }
-        found.push(Segment::Context(&inner[..end]));
-        rest = &inner[end + CLOSE.len()..];
-    }
-    let rest = rest.trim();
-    if !rest.is_empty() {
-        found.push(Segment::Words(rest));
-    }
-    found
+    (tagged(text, "<hook_context>", "</hook_context>").into_iter())
+        .filter_map(|piece| match piece {
+            Tagged::Inside(context) => Some(Segment::Context(context)),
+            Tagged::Outside(words) => Some(words.trim())
+                .filter(|words| !words.is_empty())
+                .map(Segment::Words),
+        })
+        .collect()
 }
 
 fn parts_text(value: &serde_json::Value) -> Vec<&str> {

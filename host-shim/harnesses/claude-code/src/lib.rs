@@ -31,7 +31,7 @@
 //!   Code's own registry (`~/.claude/sessions`, [`registry`]) lists it as running, and
 //!   in its own server's answers from its first call.
 //! - A line that is not a JSON object (a damaged line, or the half-written last line
-//!   of a transcript being written) is skipped and counted ([`ClaudeStore::skipped_lines`]).
+//!   of a transcript being written) is skipped and counted ([`host_shim::Store::skipped_lines`]).
 //!
 //! Trust model. Transcripts are data from whoever can write the projects folder: they
 //! are opened for reading only (never written, moved or locked), parsed as JSON lines
@@ -616,19 +616,6 @@ impl ClaudeStore {
         self.lookup(id).is_some()
     }
 
-    /// Lines of the listed transcripts skipped as unreadable: counted in the whole
-    /// transcript once it was read, else in what a listing read.
-    pub fn skipped_lines(&self) -> u64 {
-        self.found
-            .iter()
-            .map(|f| {
-                self.surfaces
-                    .find(|s| s.path == f.path && s.stamp == f.stamp)
-                    .map_or(f.summary.skipped_lines, ParsedSurface::skipped_lines)
-            })
-            .sum()
-    }
-
     /// Who made the tool call `call_id` that reached `session`'s server: `Some(Some(
     /// agent))` when a subagent's transcript holds it (a subagent's MCP calls reach its
     /// session's server, named only by the tool-use id), `Some(None)` when the
@@ -882,8 +869,17 @@ impl ClaudeStore {
 impl LoggedSessions for ClaudeStore {
     const HARNESS: &'static str = "claude-code";
 
+    /// Lines of the listed transcripts skipped as unreadable: counted in the whole
+    /// transcript once it was read, else in what a listing read.
     fn skipped_lines(&self) -> u64 {
-        ClaudeStore::skipped_lines(self)
+        self.found
+            .iter()
+            .map(|f| {
+                self.surfaces
+                    .find(|s| s.path == f.path && s.stamp == f.stamp)
+                    .map_or(f.summary.skipped_lines, ParsedSurface::skipped_lines)
+            })
+            .sum()
     }
 
     fn call_begins(&mut self) {

@@ -4,7 +4,7 @@
 //! its `FIXTURES.md` says what each session did): the mapping as the real binary
 //! writes it, through the plugin.
 
-use host_shim::{LocalPresence, SessionQuery, StateDir};
+use host_shim::{LocalPresence, SessionQuery, StateDir, Store};
 use host_shim_claude_code::ClaudeStore;
 use std::path::{Path, PathBuf};
 

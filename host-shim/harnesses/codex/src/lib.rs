@@ -384,14 +384,6 @@ impl CodexStore {
         self.desk.inbox()
     }
 
-    /// Lines the last listing could not read: damaged ones and last lines still being
-    /// written.
-    pub fn skipped_lines(&self) -> u64 {
-        (self.found.iter())
-            .map(|f| f.facts.skipped_lines + u64::from(self.consumed(&f.path) < f.stamp.len))
-            .sum()
-    }
-
     fn consumed(&self, path: &Path) -> u64 {
         self.indexed.get(path).map_or(0, |w| w.consumed)
     }
@@ -666,8 +658,12 @@ fn id_from_name(path: &Path) -> String {
 impl LoggedSessions for CodexStore {
     const HARNESS: &'static str = "codex";
 
+    /// Lines the last listing could not read: damaged ones and last lines still being
+    /// written.
     fn skipped_lines(&self) -> u64 {
-        CodexStore::skipped_lines(self)
+        (self.found.iter())
+            .map(|f| f.facts.skipped_lines + u64::from(self.consumed(&f.path) < f.stamp.len))
+            .sum()
     }
 
     fn call_begins(&mut self) {

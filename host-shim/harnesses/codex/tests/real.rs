@@ -5,7 +5,7 @@
 //! plugin.
 
 use host_shim::DeliveryRequest;
-use host_shim::{DeliveryMode, Inbox, SessionQuery, StateDir};
+use host_shim::{DeliveryMode, Inbox, SessionQuery, StateDir, Store};
 use host_shim_codex::CodexStore;
 use std::path::{Path, PathBuf};
 

@@ -297,24 +297,6 @@ impl CopilotStore {
         self.desk.inbox()
     }
 
-    /// Lines the store could not read, per session as its last read (else its listing)
-    /// found them: damaged ones, events of types this store does not know, a last line
-    /// still being written.
-    pub fn skipped_lines(&self) -> u64 {
-        self.session_store.skipped
-            + (self.listed.iter())
-                .map(|l| match self.surface_skips.get(&l.id) {
-                    Some(&skipped) => skipped,
-                    None => {
-                        let path = events_of(&l.folder);
-                        let consumed = self.indexed.get(&path).map_or(0, |w| w.consumed);
-                        let len = Stamp::of(&path).map_or(0, |s| s.len);
-                        l.facts.skipped + u64::from(consumed < len)
-                    }
-                })
-                .sum::<u64>()
-    }
-
     /// Where the sessions' folders are.
     fn sessions(&self) -> PathBuf {
         self.home.join("session-state")
@@ -776,8 +758,22 @@ impl Parsed {
 impl LoggedSessions for CopilotStore {
     const HARNESS: &'static str = "copilot";
 
+    /// Lines the store could not read, per session as its last read (else its listing)
+    /// found them: damaged ones, events of types this store does not know, a last line
+    /// still being written.
     fn skipped_lines(&self) -> u64 {
-        CopilotStore::skipped_lines(self)
+        self.session_store.skipped
+            + (self.listed.iter())
+                .map(|l| match self.surface_skips.get(&l.id) {
+                    Some(&skipped) => skipped,
+                    None => {
+                        let path = events_of(&l.folder);
+                        let consumed = self.indexed.get(&path).map_or(0, |w| w.consumed);
+                        let len = Stamp::of(&path).map_or(0, |s| s.len);
+                        l.facts.skipped + u64::from(consumed < len)
+                    }
+                })
+                .sum::<u64>()
     }
 
     fn call_begins(&mut self) {

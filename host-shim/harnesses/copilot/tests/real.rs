@@ -5,7 +5,7 @@
 //! one handed a message at its prompt, one that delegated to a subagent, as the binary
 //! writes them, through the plugin.
 
-use host_shim::{CallRequest, Runtime, RuntimeOptions, SessionQuery, StateDir};
+use host_shim::{CallRequest, Runtime, RuntimeOptions, SessionQuery, StateDir, Store};
 use host_shim_copilot::CopilotStore;
 use std::path::{Path, PathBuf};
 

@@ -56,7 +56,7 @@ use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Desk, Woken};
 use host_shim::inbox::wake::{self, WakeCommand};
 use host_shim::inbox::{Recipient, SharedInbox, Shown, Waiting};
-use host_shim::presence::Presence;
+use host_shim::presence::{LivePerCall, Presence};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -185,8 +185,6 @@ struct ThisCall {
     listed: bool,
     /// The sessions it looked at again without a listing.
     looked: std::collections::HashSet<String>,
-    /// The live sessions, as it first asked.
-    live: Option<std::collections::HashSet<String>>,
 }
 
 /// The store: a `~/.gemini`, read only, and an inbox backend for deliveries.
@@ -204,8 +202,9 @@ pub struct GeminiStore {
     /// What this call found (a call asks about one session more than once, and its
     /// answers describe one state of the harness); none between calls.
     this_call: Option<ThisCall>,
-    /// Which sessions run (none without one: every session cold).
-    presence: Option<Arc<dyn Presence>>,
+    /// Which sessions run, asked once a call (none without a presence: every session
+    /// cold).
+    live: Option<LivePerCall>,
     /// Starts Gemini for a cold target the call may wake (none by default).
     wake: Option<WakeCommand>,
 }
@@ -223,7 +222,7 @@ impl GeminiStore {
             surfaces: Recent::default(),
             surface_skips: HashMap::new(),
             this_call: None,
-            presence: None,
+            live: None,
             wake: None,
         }
     }
@@ -231,7 +230,7 @@ impl GeminiStore {
     /// Reads which sessions run from `presence` (the live registry Gemini's hooks
     /// write): without one, every session is cold.
     pub fn presence(mut self, presence: Arc<dyn Presence>) -> GeminiStore {
-        self.presence = Some(presence);
+        self.live = Some(LivePerCall::new(presence));
         self
     }
 
@@ -244,36 +243,14 @@ impl GeminiStore {
         self
     }
 
-    /// Whether main session `id` runs now (asked of the presence once per call).
+    /// Whether main session `id` runs now.
     fn live(&mut self, id: &str) -> bool {
-        let Some(presence) = &self.presence else {
-            return false;
-        };
-        if let Some(live) = self.this_call.as_ref().and_then(|c| c.live.as_ref()) {
-            return live.contains(id);
-        }
-        let live = presence.live_sessions();
-        let is_live = live.contains(id);
-        if let Some(call) = &mut self.this_call {
-            call.live = Some(live);
-        }
-        is_live
+        self.live.as_mut().is_some_and(|live| live.is_live(id))
     }
 
     /// The inbox backend deliveries go to.
     pub fn inbox(&self) -> &SharedInbox {
         self.desk.inbox()
-    }
-
-    /// Lines the store could not read, per session as its last read (else its listing)
-    /// found them.
-    pub fn skipped_lines(&self) -> u64 {
-        (self.listed.iter())
-            .map(|l| match self.surface_skips.get(&l.id) {
-                Some(&skipped) => skipped,
-                None => l.facts.skipped,
-            })
-            .sum()
     }
 
     /// Finds every session file and indexes those new or changed since last time.
@@ -600,16 +577,29 @@ fn without_stamp(args: &serde_json::Value) -> String {
 impl LoggedSessions for GeminiStore {
     const HARNESS: &'static str = "gemini";
 
+    /// Lines the store could not read, per session as its last read (else its listing)
+    /// found them.
     fn skipped_lines(&self) -> u64 {
-        GeminiStore::skipped_lines(self)
+        (self.listed.iter())
+            .map(|l| match self.surface_skips.get(&l.id) {
+                Some(&skipped) => skipped,
+                None => l.facts.skipped,
+            })
+            .sum()
     }
 
     fn call_begins(&mut self) {
         self.this_call = Some(ThisCall::default());
+        if let Some(live) = &mut self.live {
+            live.call_begins();
+        }
     }
 
     fn call_ends(&mut self) {
         self.this_call = None;
+        if let Some(live) = &mut self.live {
+            live.call_ends();
+        }
     }
 
     fn all_sessions(&mut self) -> SessionIndex {

@@ -4,7 +4,7 @@
 //! command, one handed a message at its prompt (by a `BeforeAgent` hook), one that
 //! delegated to a subagent, as the binary writes them, through the plugin.
 
-use host_shim::StateDir;
+use host_shim::{StateDir, Store};
 use host_shim_gemini::GeminiStore;
 use std::path::{Path, PathBuf};
 

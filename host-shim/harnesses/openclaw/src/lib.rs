@@ -48,8 +48,8 @@ use host_shim::harnesses::McpClient;
 use host_shim::harnesses::surface::{LoggedSessions, Recent, Surface};
 use host_shim::inbox::delivery::{Arriving, Woken};
 use host_shim::inbox::{Desk, Recipient, SharedInbox, Waiting, WakeCommand, wake};
-use host_shim::presence::Presence;
-use std::collections::{HashMap, HashSet};
+use host_shim::presence::{LivePerCall, Presence};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -96,14 +96,13 @@ pub struct OpenClawStore {
     /// The agent databases found so far, by path.
     agents: Vec<AgentDb>,
     desk: Desk,
-    presence: Arc<dyn Presence>,
+    /// Which sessions run, as the plugin registers them: asked once a call.
+    live: LivePerCall,
     /// The sessions as last listed.
     listed: Option<Listing>,
     by_id: HashMap<String, usize>,
     /// Parsed surfaces by session, with its database's version each was read at.
     surfaces: Recent<(String, i64, Arc<Surface>)>,
-    /// During a tool call: the live sessions, read once.
-    live_this_call: Option<HashSet<String>>,
     /// During a tool call: whether the databases' versions were looked at yet (a call
     /// asks the listing of many sessions; it looks once).
     listed_this_call: Option<bool>,
@@ -118,11 +117,10 @@ impl OpenClawStore {
             state: state.to_path_buf(),
             agents: Vec::new(),
             desk: Desk::new(inbox),
-            presence,
+            live: LivePerCall::new(presence),
             listed: None,
             by_id: HashMap::new(),
             surfaces: Recent::default(),
-            live_this_call: None,
             listed_this_call: None,
             wake: None,
         }
@@ -140,11 +138,6 @@ impl OpenClawStore {
     /// The inbox backend deliveries go to.
     pub fn inbox(&self) -> &SharedInbox {
         self.desk.inbox()
-    }
-
-    /// Events and rows the store could not read.
-    pub fn skipped_rows(&self) -> u64 {
-        self.agents.iter().map(|agent| agent.skipped_rows).sum()
     }
 
     /// Every agent database's version now (an agent added since is opened).
@@ -201,13 +194,6 @@ impl OpenClawStore {
         self.listed.as_ref().map(|(_, rows)| rows[at].clone())
     }
 
-    fn is_live(&mut self, id: &str) -> bool {
-        match &self.live_this_call {
-            Some(live) => live.contains(id),
-            None => self.presence.live_sessions().contains(id),
-        }
-    }
-
     fn header(&mut self, row: &SessionRow) -> SessionHeader {
         let origin = match (&row.parent_id, row.created_via.as_deref(), &row.hook_source) {
             (Some(_), _, _) | (None, Some("spawn"), _) => "subagent".to_string(),
@@ -219,7 +205,7 @@ impl OpenClawStore {
         SessionHeader {
             id: row.id.clone(),
             created_at_ms: row.created_ms,
-            live: self.is_live(&row.id),
+            live: self.live.is_live(&row.id),
             parent_id: row.parent_id.clone(),
             origin,
             cwd: row.cwd.clone(),
@@ -245,17 +231,18 @@ impl OpenClawStore {
 impl LoggedSessions for OpenClawStore {
     const HARNESS: &'static str = "openclaw";
 
+    /// Events and rows the store could not read.
     fn skipped_lines(&self) -> u64 {
-        self.skipped_rows()
+        self.agents.iter().map(|agent| agent.skipped_rows).sum()
     }
 
     fn call_begins(&mut self) {
-        self.live_this_call = Some(self.presence.live_sessions());
+        self.live.call_begins();
         self.listed_this_call = Some(false);
     }
 
     fn call_ends(&mut self) {
-        self.live_this_call = None;
+        self.live.call_ends();
         self.listed_this_call = None;
     }
 
@@ -341,7 +328,7 @@ impl Recipient for OpenClawStore {
                 "a subagent has no inbox; message the session that started it".to_string(),
             ));
         }
-        Ok(self.is_live(target))
+        Ok(self.live.is_live(target))
     }
 
     fn wake(&mut self, arriving: &Arriving) -> Woken<()> {

@@ -42,7 +42,7 @@ use host_shim::harnesses::surface::{LoggedSessions, Message, Recent, Surface, ha
 use host_shim::inbox::WakeCommand;
 use host_shim::inbox::delivery::{Arriving, Woken};
 use host_shim::inbox::{Desk, Recipient, SharedInbox, Waiting};
-use host_shim::presence::Presence;
+use host_shim::presence::{LivePerCall, Presence};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -61,15 +61,14 @@ pub struct DatabaseReads {
 pub struct OpenCodeStore {
     db: Database,
     desk: Desk,
-    presence: Arc<dyn Presence>,
+    /// Which sessions run, as the plugin registers them: asked once a call.
+    live: LivePerCall,
     /// The sessions as last listed, with the database version they were read at.
     listed: Option<(i64, Vec<SessionRow>)>,
     by_id: HashMap<String, usize>,
     /// Parsed surfaces by session, with the database version each was read at.
     surfaces: Recent<(String, i64, Arc<Surface>)>,
     reads: DatabaseReads,
-    /// During a tool call: the live sessions, read once (a listing asks for every row).
-    live_this_call: Option<HashSet<String>>,
     /// Starts OpenCode for a cold target the call may wake (none by default).
     wake: Option<WakeCommand>,
 }
@@ -80,12 +79,11 @@ impl OpenCodeStore {
         OpenCodeStore {
             db: Database::at(path),
             desk: Desk::new(inbox),
-            presence,
+            live: LivePerCall::new(presence),
             listed: None,
             by_id: HashMap::new(),
             surfaces: Recent::default(),
             reads: DatabaseReads::default(),
-            live_this_call: None,
             wake: None,
         }
     }
@@ -149,18 +147,11 @@ impl OpenCodeStore {
         }
     }
 
-    fn is_live(&mut self, id: &str) -> bool {
-        match &self.live_this_call {
-            Some(live) => live.contains(id),
-            None => self.presence.live_sessions().contains(id),
-        }
-    }
-
     fn header(&mut self, row: &SessionRow) -> SessionHeader {
         SessionHeader {
             id: row.id.clone(),
             created_at_ms: row.created_ms,
-            live: self.is_live(&row.id),
+            live: self.live.is_live(&row.id),
             parent_id: row.parent_id.clone(),
             origin: if row.parent_id.is_some() {
                 "subagent"
@@ -188,11 +179,6 @@ impl OpenCodeStore {
             self.surfaces
                 .keep_surface(id, version, surface_of(&messages)),
         )
-    }
-
-    /// Rows of the database the store could not read.
-    pub fn skipped_rows(&self) -> u64 {
-        self.db.skipped_rows
     }
 }
 
@@ -361,16 +347,17 @@ fn action_of(part: &db::PartData) -> Option<ToolAction> {
 impl LoggedSessions for OpenCodeStore {
     const HARNESS: &'static str = "opencode";
 
+    /// Rows of the database the store could not read.
     fn skipped_lines(&self) -> u64 {
-        self.skipped_rows()
+        self.db.skipped_rows
     }
 
     fn call_begins(&mut self) {
-        self.live_this_call = Some(self.presence.live_sessions());
+        self.live.call_begins();
     }
 
     fn call_ends(&mut self) {
-        self.live_this_call = None;
+        self.live.call_ends();
     }
 
     fn all_sessions(&mut self) -> SessionIndex {
@@ -429,7 +416,7 @@ impl Recipient for OpenCodeStore {
                 "a subagent has no inbox; message the session that started it".to_string(),
             ));
         }
-        Ok(self.is_live(target))
+        Ok(self.live.is_live(target))
     }
 
     fn wake(&mut self, arriving: &Arriving) -> Woken<()> {

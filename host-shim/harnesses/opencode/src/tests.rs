@@ -250,7 +250,7 @@ fn what_was_read_is_kept_until_opencode_writes_and_a_bad_row_is_skipped_and_coun
     assert_eq!(index.messages.len(), 2);
     assert_eq!(store.reads().listings, 2);
     assert_eq!(store.reads().surfaces, 2);
-    assert_eq!(store.skipped_rows(), 1);
+    assert_eq!(store.skipped_lines(), 1);
 }
 
 #[test]

@@ -63,13 +63,13 @@ impl LivePerCall {
     }
 
     /// A call begins: its first question asks the presence.
-    pub fn call_begins(&mut self) {
+    pub fn begin(&mut self) {
         self.in_call = true;
         self.asked = None;
     }
 
     /// The call ended: what it asked is forgotten.
-    pub fn call_ends(&mut self) {
+    pub fn end(&mut self) {
         self.in_call = false;
         self.asked = None;
     }
@@ -124,18 +124,18 @@ mod tests {
         let mut live = LivePerCall::new(presence.clone());
         let asked = || *presence.asked.lock().unwrap();
 
-        live.call_begins();
+        live.begin();
         assert!(live.is_live("a"));
         let _b = presence.register_live("b").unwrap();
         assert!(!live.is_live("b"), "the call keeps its first answer");
         assert_eq!(asked(), 1);
-        live.call_ends();
+        live.end();
 
         assert!(live.is_live("b"));
         assert!(live.is_live("a"));
         assert_eq!(asked(), 3);
 
-        live.call_begins();
+        live.begin();
         assert!(live.is_live("b"), "a new call asks again");
         assert_eq!(asked(), 4);
     }

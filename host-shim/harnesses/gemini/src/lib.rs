@@ -591,14 +591,14 @@ impl LoggedSessions for GeminiStore {
     fn call_begins(&mut self) {
         self.this_call = Some(ThisCall::default());
         if let Some(live) = &mut self.live {
-            live.call_begins();
+            live.begin();
         }
     }
 
     fn call_ends(&mut self) {
         self.this_call = None;
         if let Some(live) = &mut self.live {
-            live.call_ends();
+            live.end();
         }
     }
 

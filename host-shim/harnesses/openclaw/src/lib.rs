@@ -237,12 +237,12 @@ impl LoggedSessions for OpenClawStore {
     }
 
     fn call_begins(&mut self) {
-        self.live.call_begins();
+        self.live.begin();
         self.listed_this_call = Some(false);
     }
 
     fn call_ends(&mut self) {
-        self.live.call_ends();
+        self.live.end();
         self.listed_this_call = None;
     }
 

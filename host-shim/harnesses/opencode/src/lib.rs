@@ -353,11 +353,11 @@ impl LoggedSessions for OpenCodeStore {
     }
 
     fn call_begins(&mut self) {
-        self.live.call_begins();
+        self.live.begin();
     }
 
     fn call_ends(&mut self) {
-        self.live.call_ends();
+        self.live.end();
     }
 
     fn all_sessions(&mut self) -> SessionIndex {

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use host_shim::inbox::AuditLog;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord};
 use host_shim::{Harnesses, Runtime, WriteCheck};
-use host_shim_profile::WriteHook;
+use host_shim_profile::HarnessProfile;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -45,12 +45,12 @@ pub fn run(args: &CheckWriteArgs, cache_dir: Option<PathBuf>) -> Result<bool> {
 
 /// One run of a harness's pre-write hook: its input from stdin, a refusal's answer to
 /// stdout; nothing for a write that may go ahead.
-pub fn hook_run(hook: &WriteHook, args: &WriteHookArgs) -> Result<()> {
+pub fn hook_run(profile: &dyn HarnessProfile, args: &WriteHookArgs) -> Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
         .context("cannot read the hook's input from stdin")?;
-    let Some(ask) = (hook.ask)(&input)? else {
+    let Some(ask) = profile.ask_write(&input)? else {
         return Ok(());
     };
     let cache_dir = host_shim::runtime::cache::default_dir();
@@ -63,12 +63,15 @@ pub fn hook_run(hook: &WriteHook, args: &WriteHookArgs) -> Result<()> {
     )? {
         WriteCheck::Allowed => Ok(()),
         WriteCheck::Unchecked(why) => {
-            eprintln!("host-shim {}: {why}", hook.command);
+            let command = profile
+                .write_hook()
+                .map_or("write hook", |hook| hook.command);
+            eprintln!("host-shim {command}: {why}");
             Ok(())
         }
         WriteCheck::Refused(refusal) => {
             let mut out = std::io::stdout().lock();
-            (hook.refuse)(&refusal.text, &mut out)?;
+            profile.refuse_write(&refusal.text, &mut out)?;
             Ok(out.flush()?)
         }
     }

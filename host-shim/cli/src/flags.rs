@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{ArgGroup, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use host_shim::{Corpus, CorpusHost, Harnesses, RuntimeOptions, SharedInbox, Store};
 use host_shim_nats::{Cluster, MachineHost};
-use host_shim_profile::{HarnessProfile, Hook, Purpose, StoreInputs, WriteHook, path_of};
+use host_shim_profile::{HarnessProfile, Purpose, StoreInputs, path_of};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,12 +18,12 @@ use std::time::Duration;
 pub enum Invocation {
     Command(Box<Cli>),
     Hook {
-        hook: &'static Hook,
+        profile: &'static dyn HarnessProfile,
         state: StateArgs,
     },
     /// One run of a harness's pre-write hook.
     WriteHook {
-        hook: &'static WriteHook,
+        profile: &'static dyn HarnessProfile,
         args: Box<WriteHookArgs>,
     },
 }
@@ -35,17 +35,18 @@ pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
     let matches = command(profiles).get_matches();
     let sub = matches.subcommand();
     if let Some((name, sub)) = sub
-        && let Some(hook) = (profiles.iter())
-            .flat_map(|profile| profile.hooks())
-            .find(|hook| hook.command == name)
+        && let Some(&profile) = (profiles.iter())
+            .find(|profile| profile.hook().is_some_and(|hook| hook.command == name))
     {
         let state = StateArgs::from_arg_matches(sub).unwrap_or_else(|err| err.exit());
-        return Invocation::Hook { hook, state };
+        return Invocation::Hook { profile, state };
     }
     if let Some((name, sub)) = sub
-        && let Some(hook) = (profiles.iter())
-            .filter_map(|profile| profile.write_hook())
-            .find(|hook| hook.command == name)
+        && let Some(&profile) = (profiles.iter()).find(|profile| {
+            profile
+                .write_hook()
+                .is_some_and(|hook| hook.command == name)
+        })
     {
         let mut args = WriteHookArgs::from_arg_matches(sub).unwrap_or_else(|err| err.exit());
         args.source.harnesses = HarnessFlags {
@@ -53,7 +54,7 @@ pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
             matches: sub.clone(),
         };
         return Invocation::WriteHook {
-            hook,
+            profile,
             args: Box::new(args),
         };
     }
@@ -122,7 +123,7 @@ pub fn command(profiles: &[&'static dyn HarnessProfile]) -> clap::Command {
         })
         .mut_subcommand("doctor", |c| c.args(places.iter().cloned()))
         .mut_subcommand("remove-state", |c| c.args(places.iter().cloned()));
-    for hook in profiles.iter().flat_map(|profile| profile.hooks()) {
+    for hook in profiles.iter().filter_map(|profile| profile.hook()) {
         // The state folder's flags, then the hook's own words (over the struct's).
         let run = <StateArgs as clap::Args>::augment_args(clap::Command::new(hook.command));
         command = command.subcommand(run.about(hook.about));

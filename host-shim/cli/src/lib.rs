@@ -44,11 +44,11 @@ use std::process::ExitCode;
 /// The command over `profiles`: parses the process's arguments and runs what they ask.
 pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
     let cli = match flags::parse(profiles) {
-        Invocation::Hook { hook, state } => {
-            return finish(hook_run(hook, &state));
+        Invocation::Hook { profile, state } => {
+            return finish(hook_run(profile, &state));
         }
-        Invocation::WriteHook { hook, args } => {
-            return finish(check_write::hook_run(hook, &args));
+        Invocation::WriteHook { profile, args } => {
+            return finish(check_write::hook_run(profile, &args));
         }
         Invocation::Command(cli) => cli,
     };
@@ -114,16 +114,20 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
 
 /// One hook run: its input from stdin, its answer to stdout, what it could not read
 /// on stderr.
-fn hook_run(hook: &host_shim_profile::Hook, state: &state::StateArgs) -> anyhow::Result<()> {
+fn hook_run(
+    profile: &dyn host_shim_profile::HarnessProfile,
+    state: &state::StateArgs,
+) -> anyhow::Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
         .context("cannot read the hook's input from stdin")?;
     let mut out = std::io::stdout().lock();
-    let report = (hook.answer)(state, &input, &mut out)?;
+    let report = profile.answer_hook(state, &input, &mut out)?;
     out.flush()?;
+    let command = profile.hook().map_or("hook", |hook| hook.command);
     for problem in &report.unreadable {
-        eprintln!("host-shim {}: skipped {problem}", hook.command);
+        eprintln!("host-shim {command}: skipped {problem}");
     }
     Ok(())
 }

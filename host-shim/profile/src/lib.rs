@@ -6,24 +6,27 @@
 //! doctor's report, the plugin companion's requests); it knows no command line beyond
 //! the flags a profile declares, and no MCP SDK.
 //!
-//! A profile says, in order of the commands that use it:
+//! A harness's facts are data, its crate's `harness.toml` ([`facts`](mod@facts)); its profile says
+//! in code, in order of the commands that use it:
 //!
-//! - where its sessions are (one flag) and how messages reach them (flags of `call`
-//!   and `mcp`), and how those flags become its store ([`HarnessProfile::store`]);
+//! - how its flags become its store ([`HarnessProfile::store`]), and where its home is
+//!   when no flag names it ([`HarnessProfile::find_home`]);
 //! - what its MCP client sends ([`HarnessProfile::mcp_client`]) and what `mcp` runs
 //!   beside the calls while it serves this harness ([`HarnessProfile::serve`]);
-//! - its hook commands ([`Hook`]);
+//! - its hooks' answers ([`HarnessProfile::answer_hook`], and a pre-write hook's
+//!   [`HarnessProfile::ask_write`] and [`HarnessProfile::refuse_write`]);
 //! - where its own files are, what `setup` writes there and `--remove` takes out;
-//! - what `doctor` checks, each problem with its fix;
-//! - the words of the demo's tour of its sessions.
+//! - what `doctor` checks, each problem with its fix.
 
 pub mod change;
 pub mod checks;
 pub mod companion;
+pub mod facts;
 pub mod hooks;
 pub mod json;
 pub mod write;
 
+pub use facts::{Facts, Hook, PathFlag, Tour, WakeFlag};
 pub use write::{WriteAsk, WriteHook, Written};
 
 use crate::change::Change;
@@ -66,99 +69,6 @@ pub fn build_folder_warning(command: &Path, folder: &Path) -> String {
     )
 }
 
-/// A harness's fixed facts, one value: what every command says of it and what every
-/// profile would otherwise write the same way.
-pub struct Facts {
-    /// The name `setup` takes and a fix names (`claude`).
-    pub name: &'static str,
-    /// How a person calls it (`Claude Code`).
-    pub title: &'static str,
-    /// The version its real-client suite runs, as that suite's package.json pins it
-    /// ([`pinned_version`]).
-    pub tested_version: &'static str,
-    /// Its folder as a person knows it (`~/.claude`), for `doctor`'s "none found".
-    pub home_hint: &'static str,
-    /// What a person is told once `setup` wrote its files (naming the three tools as
-    /// its model sees them).
-    pub set_up: &'static str,
-    /// The flag naming where its sessions are, on `call`, `mcp`, `watch` and `demo`.
-    pub sessions: PathFlag,
-    /// That flag's help on `setup` and `doctor`, where the same folder also holds the
-    /// harness's own files (its home); none where it does not.
-    pub place_help: Option<&'static str>,
-    /// Where its sessions are when no flag names them, for the default
-    /// [`HarnessProfile::sessions_place`]; none for a profile that says it itself.
-    pub home: Option<Home>,
-    /// The other flags naming where its own files are, on `setup` and `doctor`.
-    pub places: &'static [PathFlag],
-    /// The flag of a wake command for a cold session, on `call`, `mcp` and `setup`.
-    pub wake: Option<WakeFlag>,
-    /// Where its MCP client names the calling session and the call.
-    pub mcp_client: McpClient,
-    /// Its hook commands (`host-shim claude-hook`).
-    pub hooks: &'static [Hook],
-    /// Its pre-write hook (`host-shim claude-write-hook`), which asks the plugin before a
-    /// file-writing tool runs; none: its writes are not checked.
-    pub write_hook: Option<WriteHook>,
-    /// The demo's words for a tour of its sessions.
-    pub tour: Tour,
-    /// The command that resumes a session of its, `{id}` the session (`claude --resume
-    /// {id}`), for `doctor`'s fix of messages that wait.
-    pub resume: Option<&'static str>,
-}
-
-/// Where a harness finds its sessions by itself: what it reads (its variable, else a
-/// folder under HOME) and the variable a person sets to move them.
-pub struct Home {
-    /// The variable (`COPILOT_HOME`), named when neither it nor HOME is set.
-    pub env: &'static str,
-    /// The place as the harness finds it; none without its variable or HOME.
-    pub find: fn() -> Option<PathBuf>,
-}
-
-/// A flag naming a file or folder: its id (how a store finds its value), its long name,
-/// its value's name and its help.
-pub struct PathFlag {
-    pub id: &'static str,
-    pub long: &'static str,
-    pub value_name: &'static str,
-    pub help: &'static str,
-}
-
-impl PathFlag {
-    /// The flag, read as a path.
-    pub fn arg(&self) -> Arg {
-        self.arg_with(self.help)
-    }
-
-    fn arg_with(&self, help: &'static str) -> Arg {
-        path_flag(self.id, self.long, self.value_name, help)
-    }
-}
-
-/// The flag of a harness's wake command: its id and long name, its help on `call` and
-/// `mcp`, and on `setup` when setup writes it into the harness's server.
-pub struct WakeFlag {
-    pub id: &'static str,
-    pub long: &'static str,
-    pub help: &'static str,
-    pub setup_help: Option<&'static str>,
-}
-
-impl WakeFlag {
-    fn arg(&self, help: &'static str) -> Arg {
-        Arg::new(self.id)
-            .long(self.long)
-            .value_name("TEMPLATE")
-            .help(help)
-    }
-
-    /// Its value on a `setup` command, when given.
-    pub fn given<'a>(&self, flags: &'a ArgMatches) -> Option<&'a String> {
-        flags.try_get_one::<String>(self.id).ok().flatten()
-    }
-}
-
 /// One harness, as every command needs it: its [`Facts`], and what differs from one
 /// harness to another (its store, its files, its checks). What every profile does the
 /// same way is a default here.
@@ -188,7 +98,7 @@ pub trait HarnessProfile: Sync {
     fn delivery_flags(&self) -> Vec<Arg> {
         let facts = self.facts();
         (facts.wake.iter())
-            .map(|wake| wake.arg(wake.help).requires(facts.sessions.id))
+            .map(|wake| wake.arg(wake.help).requires(facts.sessions.long))
             .collect()
     }
 
@@ -197,9 +107,7 @@ pub trait HarnessProfile: Sync {
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>>;
 
     /// Where its MCP client names the calling session and the call.
-    fn mcp_client(&self) -> McpClient {
-        self.facts().mcp_client
-    }
+    fn mcp_client(&self) -> McpClient;
 
     /// What `host-shim mcp` runs beside the calls while it serves this harness's
     /// sessions (a session's lifecycle, a companion's requests); nothing by default.
@@ -207,15 +115,39 @@ pub trait HarnessProfile: Sync {
         Ok(ServedParts::default())
     }
 
-    /// Its hook commands (`host-shim claude-hook`).
-    fn hooks(&self) -> &'static [Hook] {
-        self.facts().hooks
+    /// Its hook command (`host-shim claude-hook`), when its facts name one.
+    fn hook(&self) -> Option<&'static Hook> {
+        self.facts().hook.as_ref()
+    }
+
+    /// One run of its hook ([`Facts::hook`]) over the state folder: the hook's input,
+    /// its answer written to `out`. Every profile whose facts name a hook answers it.
+    fn answer_hook(
+        &self,
+        _state: &dyn StateFolder,
+        _input: &[u8],
+        _out: &mut dyn Write,
+    ) -> Result<HookReport> {
+        anyhow::bail!("{} has no hook command", self.title())
     }
 
     /// Its pre-write hook (`host-shim claude-write-hook`), which asks the plugin before
-    /// a file-writing tool runs (its facts').
+    /// a file-writing tool runs, when its facts name one.
     fn write_hook(&self) -> Option<&'static WriteHook> {
         self.facts().write_hook.as_ref()
+    }
+
+    /// Its pre-write hook's question: the session and the files the tool would write,
+    /// from the hook's input; `None` for a tool that writes no file (or one the hook
+    /// does not check). Every profile whose facts name a pre-write hook answers it.
+    fn ask_write(&self, _input: &[u8]) -> Result<Option<WriteAsk>> {
+        anyhow::bail!("{} has no pre-write hook", self.title())
+    }
+
+    /// Writes its pre-write hook's answer refusing the write, `text` what the model
+    /// reads: by default a `PreToolUse` hook's denial, as Claude Code and Codex read it.
+    fn refuse_write(&self, text: &str, out: &mut dyn Write) -> Result<()> {
+        write::deny_pre_tool_use(text, out)
     }
 
     /// The demo's words for a tour of its sessions.
@@ -243,23 +175,32 @@ pub trait HarnessProfile: Sync {
 
     /// Where its sessions are on this machine (there or not yet): `setup` points
     /// every harness's server at all of them that are there, so one listing holds
-    /// them all. By default, its sessions flag's value, else its [`Home`].
+    /// them all. By default, its sessions flag's value, else its home.
     fn sessions_place(&self, places: &ArgMatches) -> Result<PathBuf> {
         let facts = self.facts();
         let flag = &facts.sessions;
-        if let Some(place) = path_of(places, flag.id) {
+        if let Some(place) = path_of(places, flag.long) {
             return Ok(place.to_path_buf());
         }
-        let env = facts.home.as_ref().map_or("", |home| home.env);
-        match facts.home.as_ref().and_then(|home| (home.find)()) {
+        match self.find_home() {
             Some(place) => Ok(place),
             None => anyhow::bail!(
-                "no HOME to find {}'s files in: set HOME or {env}, or pass --{} {}",
+                "no HOME to find {}'s files in: set HOME{}, or pass --{} DIR",
                 facts.title,
+                facts
+                    .home_env
+                    .map(|env| format!(" or {env}"))
+                    .unwrap_or_default(),
                 flag.long,
-                flag.value_name
             ),
         }
+    }
+
+    /// Where its sessions are when no flag names them, as the harness finds its home
+    /// (its variable, [`Facts::home_env`], else a folder under HOME); none by default,
+    /// and without its variable or HOME.
+    fn find_home(&self) -> Option<PathBuf> {
+        None
     }
 
     /// What `setup` (or `setup --remove`) changes in its files.
@@ -486,7 +427,7 @@ impl StoreInputs<'_> {
             return Ok(None);
         };
         match self.purpose {
-            Purpose::Serve { .. } => (self.flags.try_get_one::<String>(wake.id).ok().flatten())
+            Purpose::Serve { .. } => (wake.given(self.flags))
                 .map(|template| WakeCommand::parse(template))
                 .transpose(),
             Purpose::Look => Ok(None),
@@ -576,28 +517,6 @@ pub trait Companion: Send + Sync {
 
     /// The client closed the connection: its process is gone.
     fn client_gone(&self);
-}
-
-/// One hook command of a harness: `host-shim <command>` reads the hook's input on
-/// stdin and writes its answer on stdout.
-pub struct Hook {
-    /// The subcommand (`claude-hook`).
-    pub command: &'static str,
-    /// Its help: what it hands over at which event.
-    pub about: &'static str,
-    /// One run over the state folder's inbox.
-    pub answer: fn(&dyn StateFolder, &[u8], &mut dyn Write) -> Result<HookReport>,
-}
-
-/// The demo's words for a harness's sessions.
-pub struct Tour {
-    /// What the sessions are, e.g. "Claude Code's sessions".
-    pub sessions: &'static str,
-    /// The error when there are none, e.g. "the projects folder holds no Claude Code
-    /// sessions".
-    pub none: &'static str,
-    /// The page that lets them message each other.
-    pub page: &'static str,
 }
 
 /// What `setup` is given besides a harness's places.

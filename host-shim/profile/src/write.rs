@@ -9,18 +9,15 @@ use std::io::Write;
 /// given (so it reads the same sessions), reads the hook's input on stdin before a
 /// tool runs; when the tool writes files, the plugin is asked (`check-write`) whether
 /// the session may write them now, and a refused write is answered in the hook's
-/// words: the model reads why, and the tool does not run.
+/// words: the model reads why, and the tool does not run. Its question and its answer
+/// are its profile's ([`crate::HarnessProfile::ask_write`],
+/// [`crate::HarnessProfile::refuse_write`]).
 pub struct WriteHook {
     /// The subcommand (`claude-write-hook`).
     pub command: &'static str,
     /// Where the harness runs it, before which tools, for its help ("Claude Code's
     /// PreToolUse hook, before Edit, Write, MultiEdit and NotebookEdit").
     pub runs: &'static str,
-    /// The session and the files the tool would write, from the hook's input; `None`
-    /// for a tool that writes no file (or one this hook does not check).
-    pub ask: fn(&[u8]) -> Result<Option<WriteAsk>>,
-    /// Writes the hook's answer refusing the write, `text` what the model reads.
-    pub refuse: fn(&str, &mut dyn Write) -> Result<()>,
 }
 
 impl WriteHook {

@@ -32,7 +32,7 @@ pub fn checks(profile: &'static dyn HarnessProfile) -> Vec<Test> {
             move || a_dry_run_writes_nothing(profile),
         ),
         Test::new(
-            format!("{name}: setup then --remove leaves a new home as it was"),
+            format!("{name}: setup wires its hooks, then --remove leaves a new home as it was"),
             move || remove_gives_the_home_back(profile),
         ),
         Test::new(
@@ -78,8 +78,8 @@ fn a_dry_run_writes_nothing(profile: &dyn HarnessProfile) {
     }
 }
 
-/// In a new home, setup then `--remove` leaves no file of setup's behind (or setup
-/// refused, saying why, and wrote nothing).
+/// In a new home, setup writes files that run its hook commands, and then `--remove`
+/// leaves no file of setup's behind (or setup refused, saying why, and wrote nothing).
 fn remove_gives_the_home_back(profile: &dyn HarnessProfile) {
     let home = scratch("profiles", &format!("{}-remove", profile.name()));
     let out = setup(&home, profile.name(), &[]);
@@ -88,35 +88,49 @@ fn remove_gives_the_home_back(profile: &dyn HarnessProfile) {
         assert_eq!(files(&home), vec![], "a refused setup wrote: {out:?}");
         return;
     }
+    let written = files(&home);
     assert_ne!(
-        files(&home),
+        written,
         vec![],
         "setup said it set up but wrote nothing: {out:?}"
     );
+    // What it wrote runs the hook commands its facts name (the command answers those).
+    let text: String = (written.iter())
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes))
+        .collect();
+    let hooks = (profile.hook().map(|hook| hook.command))
+        .into_iter()
+        .chain(profile.write_hook().map(|hook| hook.command));
+    for hook in hooks {
+        let paths: Vec<_> = written.iter().map(|(path, _)| path).collect();
+        assert!(text.contains(hook), "setup wrote no {hook} in {paths:?}");
+    }
     let out = setup(&home, profile.name(), &["--remove"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(files(&home), vec![], "{out:?}");
 }
 
-/// Each hook command given input that is not JSON ends by itself with 0 or 1 (an
-/// answer, or an error it names), never a crash (a panic is 101, a signal none).
+/// Each hook command (its hook, its pre-write hook) given input that is not JSON ends
+/// by itself with 0 or 1 (an answer, or an error it names), never a crash (a panic is
+/// 101, a signal none), and is answered by the profile (a hook its facts name and its
+/// profile does not answer says so).
 fn hooks_answer_what_is_not_json(profile: &dyn HarnessProfile) {
     let home = scratch("profiles", &format!("{}-hooks", profile.name()));
     let state = home.join("state");
-    for hook in profile.hooks() {
+    let commands = (profile.hook().map(|hook| hook.command))
+        .into_iter()
+        .chain(profile.write_hook().map(|hook| hook.command));
+    for hook in commands {
         let mut command = in_home(&home);
-        command.args([hook.command, "--state-dir"]).arg(&state);
+        command.args([hook, "--state-dir"]).arg(&state);
         let out = crate::command::output_with_stdin(&mut command, "not json");
-        assert!(
-            matches!(out.status.code(), Some(0 | 1)),
-            "{}: {out:?}",
-            hook.command
-        );
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{hook}: {out:?}");
         if out.status.code() == Some(1) {
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert!(!said.is_empty(), "{hook}: an error without a word");
             assert!(
-                !out.stderr.is_empty(),
-                "{}: an error without a word",
-                hook.command
+                !said.contains(&format!("{} has no", profile.title())),
+                "{hook}: its profile does not answer it: {said}"
             );
         }
     }

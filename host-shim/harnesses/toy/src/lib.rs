@@ -19,62 +19,26 @@ use host_shim::{
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::{Report, check_server};
-use host_shim_profile::{
-    Facts, HarnessProfile, Hook, PathFlag, SetupInputs, StoreInputs, Tour, path_of,
-};
+use host_shim_profile::{HarnessProfile, SetupInputs, StoreInputs, path_of};
 use std::path::{Path, PathBuf};
 
 pub struct Toy;
 
-const SESSIONS: &str = "toy_sessions";
-const CONFIG: &str = "toy_config";
-
-static FACTS: Facts = Facts {
-    name: "toy",
-    title: "Toy",
-    tested_version: "1.0.0",
-    home_hint: "~/.toy",
-    set_up: "the toy's sessions have the tools (sessions_list, sessions_read, sessions_send).",
-    sessions: PathFlag {
-        id: SESSIONS,
-        long: "toy-sessions",
-        value_name: "DIR",
-        help: "The toy's sessions, from this folder",
-    },
-    place_help: None,
-    home: None,
-    places: &[PathFlag {
-        id: CONFIG,
-        long: "toy-config",
-        value_name: "DIR",
-        help: "The toy's configuration folder (default: ~/.toy)",
-    }],
-    wake: None,
-    mcp_client: McpClient {
-        who: "the toy client",
-        caller_env: Some("TOY_SESSION_ID"),
-        caller_meta: Some("toy/session"),
-        call_id_meta: Some("toy/call"),
-        stamps: None,
-    },
-    hooks: &[Hook {
-        command: "toy-hook",
-        about: "The toy's hook: reads {\"session\": ID} on stdin and prints what waits for it",
-        answer: hook,
-    }],
-    write_hook: None,
-    tour: Tour {
-        sessions: "The toy's sessions",
-        none: "the folder holds no toy sessions",
-        page: "host-shim/harnesses/toy/README.md",
-    },
-    resume: Some("toy resume {id}"),
-};
+const CONFIG: &str = "toy-config";
 
 impl HarnessProfile for Toy {
-    fn facts(&self) -> &'static Facts {
-        &FACTS
+    host_shim_profile::facts!();
+
+    fn mcp_client(&self) -> McpClient {
+        McpClient {
+            who: "the toy client",
+            caller_env: Some("TOY_SESSION_ID"),
+            caller_meta: Some("toy/session"),
+            call_id_meta: Some("toy/call"),
+            stamps: None,
+        }
     }
+
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         Ok(Box::new(ToyStore {
             folder: place.to_path_buf(),
@@ -125,6 +89,32 @@ impl HarnessProfile for Toy {
             (None, _) => report.problem(&format!("no server in {}", file.display()), fix),
         }
     }
+
+    /// `host-shim toy-hook`: what waits for the session, as text. Its input names the
+    /// session and, like a transcript path, its record: the file where the toy appends
+    /// each hand-over it took.
+    fn answer_hook(
+        &self,
+        state: &dyn StateFolder,
+        input: &[u8],
+        out: &mut dyn std::io::Write,
+    ) -> Result<HookReport> {
+        let input: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
+        let Some(session) = input["session"].as_str() else {
+            bail!("the toy hook reads {{\"session\": ID, \"record\": FILE}} on stdin");
+        };
+        let record = input["record"].as_str().map(Path::new);
+        // Its record is small: read whole, wherever it stood at an offer.
+        let witness = Witness::file(record, |path, _| match std::fs::read_to_string(path) {
+            Ok(given) => Ok(shown_in([given.as_str()])),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
+            Err(err) => Err(err.into()),
+        });
+        let inbox = state.inbox()?;
+        hand_over_waiting(&*inbox, session, Takes::All, 10_000, witness, |text| {
+            Ok(writeln!(out, "{text}")?)
+        })
+    }
 }
 
 fn config(places: &ArgMatches) -> Result<PathBuf> {
@@ -132,27 +122,6 @@ fn config(places: &ArgMatches) -> Result<PathBuf> {
         Some(dir) => Ok(dir.to_path_buf()),
         None => Ok(PathBuf::from(std::env::var_os("HOME").context("no HOME")?).join(".toy")),
     }
-}
-
-/// `host-shim toy-hook`: what waits for the session, as text. Its input names the
-/// session and, like a transcript path, its record: the file where the toy appends
-/// each hand-over it took.
-fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn std::io::Write) -> Result<HookReport> {
-    let input: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
-    let Some(session) = input["session"].as_str() else {
-        bail!("the toy hook reads {{\"session\": ID, \"record\": FILE}} on stdin");
-    };
-    let record = input["record"].as_str().map(Path::new);
-    // Its record is small: read whole, wherever it stood at an offer.
-    let witness = Witness::file(record, |path, _| match std::fs::read_to_string(path) {
-        Ok(given) => Ok(shown_in([given.as_str()])),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
-        Err(err) => Err(err.into()),
-    });
-    let inbox = state.inbox()?;
-    hand_over_waiting(&*inbox, session, Takes::All, 10_000, witness, |text| {
-        Ok(writeln!(out, "{text}")?)
-    })
 }
 
 /// The toy's sessions: `<id>.txt` files, read at each question.

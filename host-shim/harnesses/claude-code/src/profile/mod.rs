@@ -10,89 +10,26 @@ use crate::ClaudeStore;
 use crate::mcp_session::{ClaudeSession, subagent_of_call};
 use anyhow::Result;
 use clap::ArgMatches;
-use host_shim::Store;
 use host_shim::inbox::HookReport;
+use host_shim::{McpClient, Store};
 use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    CallerOfCall, Facts, HarnessProfile, Hook, PathFlag, ServedParts, Serving, SetupInputs,
-    StoreInputs, Tour, WakeFlag, WriteHook, path_of, pinned_version,
+    CallerOfCall, HarnessProfile, ServedParts, Serving, SetupInputs, StoreInputs, WriteAsk, path_of,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub struct Claude;
 
-const SESSIONS: &str = "claude_projects";
-const CONFIG: &str = "claude_config";
-
-static FACTS: Facts = Facts {
-    name: "claude",
-    title: "Claude Code",
-    tested_version: pinned_version(
-        include_str!("../../suite/package.json"),
-        "@anthropic-ai/claude-code",
-    ),
-    home_hint: "~/.claude",
-    set_up: "a new `claude` session has the tools (mcp__session-tools__sessions_list, \
-         mcp__session-tools__sessions_read, mcp__session-tools__sessions_send, \
-         mcp__session-tools__sessions_claim), and its file writes keep out of other \
-         sessions' claims; `claude mcp list` shows the server.",
-    sessions: PathFlag {
-        id: SESSIONS,
-        long: "claude-projects",
-        value_name: "DIR",
-        help: "Claude Code's sessions, from this projects folder (usually ~/.claude/projects)",
-    },
-    place_help: None,
-    home: None,
-    places: &[PathFlag {
-        id: CONFIG,
-        long: "claude-config",
-        value_name: "DIR",
-        help: "Claude Code's configuration folder (default: $CLAUDE_CONFIG_DIR, else \
-                     ~/.claude with ~/.claude.json)",
-    }],
-    wake: Some(WakeFlag {
-        id: "wake_command",
-        long: "wake-command",
-        help: "With --claude-projects: wake a cold target with this command, e.g. \
-                     'claude --resume {id}' ({id}, {cwd} and {message_file} are filled in; \
-                     no shell runs it). Off by default: a message for a cold session waits \
-                     for its next start",
-        setup_help: None,
-    }),
-    mcp_client: crate::MCP_CLIENT,
-    hooks: &[Hook {
-        command: "claude-hook",
-        about: "A Claude Code command hook: reads the hook's JSON on stdin and hands the \
-                messages spooled for that session over in the hook's JSON answer on stdout \
-                (PostToolUse: steer messages; Stop: the oldest queued one; UserPromptSubmit \
-                and SessionStart: all that wait)",
-        answer: hook,
-    }],
-    write_hook: Some(WriteHook {
-        command: crate::write_hook::WRITE_HOOK,
-        runs: "Claude Code's PreToolUse hook, before Edit, Write, MultiEdit and NotebookEdit",
-        ask: crate::write_hook::ask,
-        refuse: host_shim_profile::write::deny_pre_tool_use,
-    }),
-    tour: Tour {
-        sessions: "Claude Code's sessions",
-        none: "the projects folder holds no Claude Code sessions",
-        page: "host-shim/harnesses/claude-code/README.md",
-    },
-    resume: Some("claude --resume {id}"),
-};
+const CONFIG: &str = "claude-config";
 
 impl HarnessProfile for Claude {
-    fn facts(&self) -> &'static Facts {
-        &FACTS
-    }
+    host_shim_profile::facts!("suite/package.json");
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
-        let wake = with.wake_command(&FACTS)?;
+        let wake = with.wake_command(self.facts())?;
         let presence = with.state.presence()?;
         Ok(Box::new(ClaudeStore::open(
             place,
@@ -141,24 +78,37 @@ impl HarnessProfile for Claude {
         (std::fs::read_dir(projects).into_iter().flatten().flatten())
             .any(|project| project.path().join(format!("{session}.jsonl")).is_file())
     }
+
+    fn mcp_client(&self) -> McpClient {
+        crate::MCP_CLIENT
+    }
+
+    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
+        crate::write_hook::ask(input)
+    }
+
+    /// `host-shim claude-hook`: over the state folder's inbox and idle marks, obeying
+    /// Claude Code's own `crossSessionInbound`.
+    fn answer_hook(
+        &self,
+        state: &dyn StateFolder,
+        input: &[u8],
+        out: &mut dyn Write,
+    ) -> Result<HookReport> {
+        // GitHub Copilot CLI runs a trusted project's Claude Code hooks with Claude-shaped
+        // input naming its own session; only COPILOT_CLI=1 tells them apart. Copilot's
+        // sessions have a hook of their own (copilot-hook): this one stays out.
+        if std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1") {
+            return Ok(host_shim::inbox::HookReport::default());
+        }
+        let (inbox, presence) = (state.inbox()?, state.presence()?);
+        let config = crate::settings::config_dir_from_env();
+        crate::hook::answer(&*inbox, &*presence, config.as_deref(), input, out)
+    }
 }
 
 impl Claude {
     fn places(&self, places: &ArgMatches) -> Result<setup::Places> {
         setup::Places::find(path_of(places, CONFIG))
     }
-}
-
-/// `host-shim claude-hook`: over the state folder's inbox and idle marks, obeying
-/// Claude Code's own `crossSessionInbound`.
-fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
-    // GitHub Copilot CLI runs a trusted project's Claude Code hooks with Claude-shaped
-    // input naming its own session; only COPILOT_CLI=1 tells them apart. Copilot's
-    // sessions have a hook of their own (copilot-hook): this one stays out.
-    if std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1") {
-        return Ok(host_shim::inbox::HookReport::default());
-    }
-    let (inbox, presence) = (state.inbox()?, state.presence()?);
-    let config = crate::settings::config_dir_from_env();
-    crate::hook::answer(&*inbox, &*presence, config.as_deref(), input, out)
 }

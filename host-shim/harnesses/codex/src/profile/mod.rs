@@ -9,72 +9,20 @@ mod setup;
 use crate::CodexStore;
 use anyhow::Result;
 use clap::{Arg, ArgAction};
-use host_shim::Store;
 use host_shim::inbox::HookReport;
+use host_shim::{McpClient, Store};
 use host_shim_profile::StateFolder;
-use host_shim_profile::{
-    Facts, HarnessProfile, Home, Hook, PathFlag, Purpose, StoreInputs, Tour, WriteHook,
-    pinned_version, write,
-};
+use host_shim_profile::{HarnessProfile, Purpose, StoreInputs, WriteAsk};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub struct Codex;
 
-const HOME: &str = "codex_home";
+const HOME: &str = "codex-home";
 const HOOKS_ONLY: &str = "codex_hooks_only";
 
-static FACTS: Facts = Facts {
-    name: "codex",
-    title: "Codex",
-    tested_version: pinned_version(include_str!("../../suite/package.json"), "@openai/codex"),
-    home_hint: "~/.codex",
-    set_up: "a new `codex` session has the tools (mcp__session_tools.sessions_list, \
-         mcp__session_tools.sessions_read, mcp__session_tools.sessions_send, \
-         mcp__session_tools.sessions_claim), and its patches (apply_patch) keep out of \
-         other sessions' claims. Codex runs the hooks once you trust them: the next \
-         interactive `codex` asks (\"Hooks need review\"; choose \"Trust all and \
-         continue\"), or type /hooks.",
-    sessions: PathFlag {
-        id: HOME,
-        long: "codex-home",
-        value_name: "DIR",
-        help: "Codex's threads, from this CODEX_HOME (usually ~/.codex)",
-    },
-    place_help: Some("Codex's home (default: $CODEX_HOME, else ~/.codex)"),
-    home: Some(Home {
-        env: "CODEX_HOME",
-        find: crate::default_home,
-    }),
-    places: &[],
-    wake: None,
-    mcp_client: crate::MCP_CLIENT,
-    hooks: &[Hook {
-        command: "codex-hook",
-        about: "A Codex command hook (hooks.json): reads the hook's JSON on stdin and hands \
-                the messages spooled for that thread over on stdout (Stop: the oldest queued \
-                one, as a block decision that continues the turn; UserPromptSubmit and \
-                SessionStart: all that wait, as context)",
-        answer: hook,
-    }],
-    write_hook: Some(WriteHook {
-        command: crate::write_hook::WRITE_HOOK,
-        runs: "Codex's PreToolUse hook, before apply_patch (the files its patch names)",
-        ask: crate::write_hook::ask,
-        refuse: write::deny_pre_tool_use,
-    }),
-    tour: Tour {
-        sessions: "Codex's threads",
-        none: "the CODEX_HOME holds no Codex threads",
-        page: "host-shim/harnesses/codex/README.md",
-    },
-    resume: Some("codex resume {id}"),
-};
-
 impl HarnessProfile for Codex {
-    fn facts(&self) -> &'static Facts {
-        &FACTS
-    }
+    host_shim_profile::facts!("suite/package.json");
 
     fn delivery_flags(&self) -> Vec<Arg> {
         vec![
@@ -105,10 +53,27 @@ impl HarnessProfile for Codex {
     }
 
     host_shim_profile::files_in_home!(setup::changes, doctor::check);
-}
 
-/// `host-shim codex-hook`: over the state folder's inbox.
-fn hook(state: &dyn StateFolder, input: &[u8], out: &mut dyn Write) -> Result<HookReport> {
-    let inbox = state.inbox()?;
-    crate::hook::answer(&*inbox, input, out)
+    fn mcp_client(&self) -> McpClient {
+        crate::MCP_CLIENT
+    }
+
+    fn find_home(&self) -> Option<PathBuf> {
+        crate::default_home()
+    }
+
+    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
+        crate::write_hook::ask(input)
+    }
+
+    /// `host-shim codex-hook`: over the state folder's inbox.
+    fn answer_hook(
+        &self,
+        state: &dyn StateFolder,
+        input: &[u8],
+        out: &mut dyn Write,
+    ) -> Result<HookReport> {
+        let inbox = state.inbox()?;
+        crate::hook::answer(&*inbox, input, out)
+    }
 }

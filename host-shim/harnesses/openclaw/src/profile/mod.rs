@@ -9,85 +9,25 @@ mod setup;
 use crate::OpenClawStore;
 use anyhow::Result;
 use clap::ArgMatches;
-use host_shim::Store;
 use host_shim::plugin_session::Moment;
+use host_shim::{McpClient, Store};
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    Facts, HarnessProfile, Home, PathFlag, ServedParts, Serving, SetupInputs, StoreInputs, Tour,
-    WakeFlag, WriteHook, path_of, pinned_version, write,
+    HarnessProfile, ServedParts, Serving, SetupInputs, StoreInputs, WriteAsk, path_of,
 };
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 pub struct OpenClaw;
 
-const STATE: &str = "openclaw_state";
-
-static FACTS: Facts = Facts {
-    name: "openclaw",
-    title: "OpenClaw",
-    tested_version: pinned_version(include_str!("../../suite/package.json"), "openclaw"),
-    home_hint: "~/.openclaw",
-    set_up: "a new OpenClaw turn has the tools session-tools__sessions_list, \
-         session-tools__sessions_read, session-tools__sessions_send and \
-         session-tools__sessions_claim (OpenClaw's own sessions_list and sessions_send keep \
-         their names), and its file writes (write, edit, apply_patch) keep out of other \
-         sessions' claims. With Tool Search on (OpenClaw's \
-         default) the model finds them by tool_search (\"sessions\"); with \
-         `tools.toolSearch: false` they are offered directly. A running gateway takes the \
-         change as it reloads its config.",
-    sessions: PathFlag {
-        id: STATE,
-        long: "openclaw-state",
-        value_name: "DIR",
-        help: "OpenClaw's sessions, from its state folder (usually ~/.openclaw; its agents' \
-             databases are under agents/)",
-    },
-    place_help: Some(
-        "OpenClaw's state folder (default: $OPENCLAW_STATE_DIR, else ~/.openclaw); its \
-             config is $OPENCLAW_CONFIG_PATH, else openclaw.json there",
-    ),
-    home: Some(Home {
-        env: "OPENCLAW_STATE_DIR",
-        find: crate::db::default_state_dir,
-    }),
-    places: &[],
-    wake: Some(WakeFlag {
-        id: "openclaw_wake_command",
-        long: "openclaw-wake-command",
-        help: "With --openclaw-state: wake a cold OpenClaw session with this command, e.g. \
-             'openclaw agent --session-id {id} --message \"A message from another session is \
-             waiting.\"' (through the gateway when one runs; {id}, {cwd} and {message_file} \
-             filled in; no shell runs it; it starts in the session's folder). Off by default: \
-             a message for a cold session waits for its next prompt",
-        setup_help: Some(
-            "OpenClaw only: the server wakes a cold OpenClaw session with this command (see \
-             `host-shim mcp --openclaw-wake-command`)",
-        ),
-    }),
-    mcp_client: crate::MCP_CLIENT,
-    hooks: &[],
-    write_hook: Some(WriteHook {
-        command: crate::write_hook::WRITE_HOOK,
-        runs: "What the OpenClaw plugin runs before write, edit and apply_patch",
-        ask: crate::write_hook::ask,
-        refuse: write::refuse_in_words,
-    }),
-    tour: Tour {
-        sessions: "OpenClaw's sessions",
-        none: "the OpenClaw state folder holds no sessions",
-        page: "host-shim/harnesses/openclaw/README.md",
-    },
-    resume: None,
-};
+const STATE: &str = "openclaw-state";
 
 impl HarnessProfile for OpenClaw {
-    fn facts(&self) -> &'static Facts {
-        &FACTS
-    }
+    host_shim_profile::facts!("suite/package.json");
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
-        let wake = with.wake_command(&FACTS)?;
+        let wake = with.wake_command(self.facts())?;
         let presence = with.state.presence()?;
         Ok(Box::new(
             OpenClawStore::open(place, with.inbox.clone(), presence).wake_command(wake),
@@ -117,5 +57,21 @@ impl HarnessProfile for OpenClaw {
             }
             Err(err) => report.problem(&format!("{err:#}"), fix),
         }
+    }
+
+    fn mcp_client(&self) -> McpClient {
+        crate::MCP_CLIENT
+    }
+
+    fn find_home(&self) -> Option<PathBuf> {
+        crate::db::default_state_dir()
+    }
+
+    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
+        crate::write_hook::ask(input)
+    }
+
+    fn refuse_write(&self, text: &str, out: &mut dyn Write) -> Result<()> {
+        host_shim_profile::write::refuse_in_words(text, out)
     }
 }

@@ -123,7 +123,11 @@ fn hook_run(
         .read_to_end(&mut input)
         .context("cannot read the hook's input from stdin")?;
     let mut out = std::io::stdout().lock();
-    let report = profile.answer_hook(state, &input, &mut out)?;
+    let report = profile.answer_hook(host_shim_profile::HookCall {
+        state,
+        input: &input,
+        out: &mut out,
+    })?;
     out.flush()?;
     let command = profile.hook().map_or("hook", |hook| hook.command);
     for problem in &report.unreadable {

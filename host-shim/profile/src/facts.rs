@@ -312,21 +312,24 @@ impl<'a> Keys<'a> {
 
 /// `fn facts(&self) -> &'static Facts` of a profile, from its crate's `harness.toml`
 /// (and, given, the suite's `package.json` that pins its tested version, a path in
-/// the crate), read once per process. Written inside the profile's `impl
-/// HarnessProfile`.
+/// the crate), read once per process; and `fn mcp_client(&self)`, the [`McpClient`]
+/// given (what its MCP client sends, code beside the data). Written inside the
+/// profile's `impl HarnessProfile`.
+///
+/// [`McpClient`]: host_shim::McpClient
 #[macro_export]
 macro_rules! facts {
-    () => {
-        $crate::facts!(@read None);
-    };
-    ($package_json:literal) => {
+    ($package_json:literal, $mcp_client:expr) => {
         $crate::facts!(@read Some(include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/",
             $package_json
-        ))));
+        ))), $mcp_client);
     };
-    (@read $package_json:expr) => {
+    ($mcp_client:expr) => {
+        $crate::facts!(@read None, $mcp_client);
+    };
+    (@read $package_json:expr, $mcp_client:expr) => {
         fn facts(&self) -> &'static $crate::Facts {
             static FACTS: std::sync::LazyLock<$crate::Facts> = std::sync::LazyLock::new(|| {
                 $crate::Facts::read(
@@ -336,6 +339,10 @@ macro_rules! facts {
                 )
             });
             &FACTS
+        }
+
+        fn mcp_client(&self) -> $crate::McpClient {
+            $mcp_client
         }
     };
 }

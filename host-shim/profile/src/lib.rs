@@ -27,6 +27,7 @@ pub mod json;
 pub mod write;
 
 pub use facts::{Facts, Hook, PathFlag, Tour, WakeFlag};
+pub use host_shim::McpClient;
 pub use write::{WriteAsk, WriteHook, Written};
 
 use crate::change::Change;
@@ -34,7 +35,7 @@ use crate::checks::Report;
 use anyhow::Result;
 use clap::{Arg, ArgMatches};
 use host_shim::inbox::HookReport;
-use host_shim::{Harnesses, McpClient, Presence, Shared, SharedInbox, Store, WakeCommand};
+use host_shim::{Harnesses, Presence, Shared, SharedInbox, Store, WakeCommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -122,12 +123,7 @@ pub trait HarnessProfile: Sync {
 
     /// One run of its hook ([`Facts::hook`]) over the state folder: the hook's input,
     /// its answer written to `out`. Every profile whose facts name a hook answers it.
-    fn answer_hook(
-        &self,
-        _state: &dyn StateFolder,
-        _input: &[u8],
-        _out: &mut dyn Write,
-    ) -> Result<HookReport> {
+    fn answer_hook(&self, _call: HookCall) -> Result<HookReport> {
         anyhow::bail!("{} has no hook command", self.title())
     }
 
@@ -269,13 +265,18 @@ pub trait HarnessProfile: Sync {
     }
 }
 
-/// [`HarnessProfile::setup`] and [`HarnessProfile::check_place`] of a harness whose own
-/// files are in the folder of its sessions (its home: `~/.codex`, `~/.gemini`): what
+/// [`HarnessProfile::find_home`], [`HarnessProfile::setup`] and
+/// [`HarnessProfile::check_place`] of a harness whose own files are in the folder of its
+/// sessions (its home: `~/.codex`, `~/.gemini`): `$find()` finds the home, what
 /// `$changes(home, setup)` changes there, and `$check(report, home, fix)` checks.
 /// Written inside the profile's `impl HarnessProfile`.
 #[macro_export]
 macro_rules! files_in_home {
-    ($changes:path, $check:path) => {
+    ($find:path, $changes:path, $check:path) => {
+        fn find_home(&self) -> Option<std::path::PathBuf> {
+            $find()
+        }
+
         fn setup(
             &self,
             places: &clap::ArgMatches,
@@ -517,6 +518,14 @@ pub trait Companion: Send + Sync {
 
     /// The client closed the connection: its process is gone.
     fn client_gone(&self);
+}
+
+/// One run of a harness's hook: the state folder it runs over, the hook's input (as
+/// the harness gave it on stdin) and where its answer goes (stdout).
+pub struct HookCall<'a> {
+    pub state: &'a dyn StateFolder,
+    pub input: &'a [u8],
+    pub out: &'a mut dyn Write,
 }
 
 /// What `setup` is given besides a harness's places.

@@ -16,28 +16,21 @@ use host_shim::{
     DeliveryRefusal, InboxCount, McpClient, MessageContent, SessionHeader, SessionIndex,
     SessionQuery, Store, SurfaceIndex,
 };
-use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::{Report, check_server};
-use host_shim_profile::{HarnessProfile, SetupInputs, StoreInputs, path_of};
+use host_shim_profile::{HarnessProfile, HookCall, SetupInputs, StoreInputs, path_of};
 use std::path::{Path, PathBuf};
 
 pub struct Toy;
 
-const CONFIG: &str = "toy-config";
-
 impl HarnessProfile for Toy {
-    host_shim_profile::facts!();
-
-    fn mcp_client(&self) -> McpClient {
-        McpClient {
-            who: "the toy client",
-            caller_env: Some("TOY_SESSION_ID"),
-            caller_meta: Some("toy/session"),
-            call_id_meta: Some("toy/call"),
-            stamps: None,
-        }
-    }
+    host_shim_profile::facts!(McpClient {
+        who: "the toy client",
+        caller_env: Some("TOY_SESSION_ID"),
+        caller_meta: Some("toy/session"),
+        call_id_meta: Some("toy/call"),
+        stamps: None,
+    });
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         Ok(Box::new(ToyStore {
@@ -93,12 +86,8 @@ impl HarnessProfile for Toy {
     /// `host-shim toy-hook`: what waits for the session, as text. Its input names the
     /// session and, like a transcript path, its record: the file where the toy appends
     /// each hand-over it took.
-    fn answer_hook(
-        &self,
-        state: &dyn StateFolder,
-        input: &[u8],
-        out: &mut dyn std::io::Write,
-    ) -> Result<HookReport> {
+    fn answer_hook(&self, call: HookCall) -> Result<HookReport> {
+        let HookCall { state, input, out } = call;
         let input: serde_json::Value = serde_json::from_slice(input).unwrap_or_default();
         let Some(session) = input["session"].as_str() else {
             bail!("the toy hook reads {{\"session\": ID, \"record\": FILE}} on stdin");
@@ -118,7 +107,7 @@ impl HarnessProfile for Toy {
 }
 
 fn config(places: &ArgMatches) -> Result<PathBuf> {
-    match path_of(places, CONFIG) {
+    match path_of(places, Toy.facts().places[0].long) {
         Some(dir) => Ok(dir.to_path_buf()),
         None => Ok(PathBuf::from(std::env::var_os("HOME").context("no HOME")?).join(".toy")),
     }

@@ -10,23 +10,20 @@ use crate::ClaudeStore;
 use crate::mcp_session::{ClaudeSession, subagent_of_call};
 use anyhow::Result;
 use clap::ArgMatches;
+use host_shim::Store;
 use host_shim::inbox::HookReport;
-use host_shim::{McpClient, Store};
-use host_shim_profile::StateFolder;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
-    CallerOfCall, HarnessProfile, ServedParts, Serving, SetupInputs, StoreInputs, WriteAsk, path_of,
+    CallerOfCall, HarnessProfile, HookCall, ServedParts, Serving, SetupInputs, StoreInputs,
+    WriteAsk, path_of,
 };
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub struct Claude;
 
-const CONFIG: &str = "claude-config";
-
 impl HarnessProfile for Claude {
-    host_shim_profile::facts!("suite/package.json");
+    host_shim_profile::facts!("suite/package.json", crate::MCP_CLIENT);
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         let wake = with.wake_command(self.facts())?;
@@ -79,22 +76,10 @@ impl HarnessProfile for Claude {
             .any(|project| project.path().join(format!("{session}.jsonl")).is_file())
     }
 
-    fn mcp_client(&self) -> McpClient {
-        crate::MCP_CLIENT
-    }
-
-    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
-        crate::write_hook::ask(input)
-    }
-
     /// `host-shim claude-hook`: over the state folder's inbox and idle marks, obeying
     /// Claude Code's own `crossSessionInbound`.
-    fn answer_hook(
-        &self,
-        state: &dyn StateFolder,
-        input: &[u8],
-        out: &mut dyn Write,
-    ) -> Result<HookReport> {
+    fn answer_hook(&self, call: HookCall) -> Result<HookReport> {
+        let HookCall { state, input, out } = call;
         // GitHub Copilot CLI runs a trusted project's Claude Code hooks with Claude-shaped
         // input naming its own session; only COPILOT_CLI=1 tells them apart. Copilot's
         // sessions have a hook of their own (copilot-hook): this one stays out.
@@ -105,10 +90,14 @@ impl HarnessProfile for Claude {
         let config = crate::settings::config_dir_from_env();
         crate::hook::answer(&*inbox, &*presence, config.as_deref(), input, out)
     }
+
+    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
+        crate::write_hook::ask(input)
+    }
 }
 
 impl Claude {
     fn places(&self, places: &ArgMatches) -> Result<setup::Places> {
-        setup::Places::find(path_of(places, CONFIG))
+        setup::Places::find(path_of(places, self.facts().places[0].long))
     }
 }

@@ -9,27 +9,24 @@ mod setup;
 use crate::CodexStore;
 use anyhow::Result;
 use clap::{Arg, ArgAction};
+use host_shim::Store;
 use host_shim::inbox::HookReport;
-use host_shim::{McpClient, Store};
-use host_shim_profile::StateFolder;
-use host_shim_profile::{HarnessProfile, Purpose, StoreInputs, WriteAsk};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use host_shim_profile::{HarnessProfile, HookCall, Purpose, StoreInputs, WriteAsk};
+use std::path::Path;
 
 pub struct Codex;
 
-const HOME: &str = "codex-home";
 const HOOKS_ONLY: &str = "codex_hooks_only";
 
 impl HarnessProfile for Codex {
-    host_shim_profile::facts!("suite/package.json");
+    host_shim_profile::facts!("suite/package.json", crate::MCP_CLIENT);
 
     fn delivery_flags(&self) -> Vec<Arg> {
         vec![
             Arg::new(HOOKS_ONLY)
                 .long("codex-hooks-only")
                 .action(ArgAction::SetTrue)
-                .requires(HOME)
+                .requires(self.facts().sessions.long)
                 .help(
                     "With --codex-home: never hand a message over through the Codex \
                      app-server daemon; every message waits for the thread's hooks. By \
@@ -52,28 +49,16 @@ impl HarnessProfile for Codex {
         }))
     }
 
-    host_shim_profile::files_in_home!(setup::changes, doctor::check);
+    host_shim_profile::files_in_home!(crate::default_home, setup::changes, doctor::check);
 
-    fn mcp_client(&self) -> McpClient {
-        crate::MCP_CLIENT
-    }
-
-    fn find_home(&self) -> Option<PathBuf> {
-        crate::default_home()
+    /// `host-shim codex-hook`: over the state folder's inbox.
+    fn answer_hook(&self, call: HookCall) -> Result<HookReport> {
+        let HookCall { state, input, out } = call;
+        let inbox = state.inbox()?;
+        crate::hook::answer(&*inbox, input, out)
     }
 
     fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
         crate::write_hook::ask(input)
-    }
-
-    /// `host-shim codex-hook`: over the state folder's inbox.
-    fn answer_hook(
-        &self,
-        state: &dyn StateFolder,
-        input: &[u8],
-        out: &mut dyn Write,
-    ) -> Result<HookReport> {
-        let inbox = state.inbox()?;
-        crate::hook::answer(&*inbox, input, out)
     }
 }

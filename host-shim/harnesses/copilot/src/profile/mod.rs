@@ -7,17 +7,16 @@ mod setup;
 
 use crate::CopilotStore;
 use anyhow::Result;
+use host_shim::Store;
 use host_shim::inbox::HookReport;
-use host_shim::{McpClient, Store};
-use host_shim_profile::StateFolder;
-use host_shim_profile::{HarnessProfile, StoreInputs, WriteAsk};
+use host_shim_profile::{HarnessProfile, HookCall, StoreInputs, WriteAsk};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct Copilot;
 
 impl HarnessProfile for Copilot {
-    host_shim_profile::facts!("suite/package.json");
+    host_shim_profile::facts!("suite/package.json", crate::MCP_CLIENT);
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         let wake = with.wake_command(self.facts())?;
@@ -26,33 +25,13 @@ impl HarnessProfile for Copilot {
         ))
     }
 
-    host_shim_profile::files_in_home!(setup::changes, doctor::check);
-
-    fn mcp_client(&self) -> McpClient {
-        crate::MCP_CLIENT
-    }
-
-    fn find_home(&self) -> Option<PathBuf> {
-        crate::default_home()
-    }
-
-    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
-        crate::write_hook::ask(input)
-    }
-
-    fn refuse_write(&self, text: &str, out: &mut dyn Write) -> Result<()> {
-        crate::write_hook::refuse(text, out)
-    }
+    host_shim_profile::files_in_home!(crate::default_home, setup::changes, doctor::check);
 
     /// `host-shim copilot-hook`: a call of our server stamped with the state folder's key;
     /// any other event over the state folder's inbox and the sessions in `$COPILOT_HOME`
     /// (or `~/.copilot`), as Copilot runs its hooks.
-    fn answer_hook(
-        &self,
-        state: &dyn StateFolder,
-        input: &[u8],
-        out: &mut dyn Write,
-    ) -> Result<HookReport> {
+    fn answer_hook(&self, call: HookCall) -> Result<HookReport> {
+        let HookCall { state, input, out } = call;
         use crate::hook;
         let input = hook::HookInput::read(input)?;
         if input.is_tool_call() {
@@ -64,5 +43,13 @@ impl HarnessProfile for Copilot {
             "no HOME to find Copilot CLI's sessions in: set HOME or COPILOT_HOME for the hook",
         )?;
         hook::answer(&*inbox, &home, &input, out)
+    }
+
+    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
+        crate::write_hook::ask(input)
+    }
+
+    fn refuse_write(&self, text: &str, out: &mut dyn Write) -> Result<()> {
+        crate::write_hook::refuse(text, out)
     }
 }

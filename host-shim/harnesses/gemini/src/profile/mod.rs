@@ -7,17 +7,16 @@ mod setup;
 
 use crate::GeminiStore;
 use anyhow::Result;
+use host_shim::Store;
 use host_shim::inbox::HookReport;
-use host_shim::{McpClient, Store};
-use host_shim_profile::StateFolder;
-use host_shim_profile::{HarnessProfile, StoreInputs, WriteAsk};
+use host_shim_profile::{HarnessProfile, HookCall, StoreInputs, WriteAsk};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct Gemini;
 
 impl HarnessProfile for Gemini {
-    host_shim_profile::facts!("suite/package.json");
+    host_shim_profile::facts!("suite/package.json", crate::MCP_CLIENT);
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         let wake = with.wake_command(self.facts())?;
@@ -27,32 +26,12 @@ impl HarnessProfile for Gemini {
         ))
     }
 
-    host_shim_profile::files_in_home!(setup::changes, doctor::check);
-
-    fn mcp_client(&self) -> McpClient {
-        crate::MCP_CLIENT
-    }
-
-    fn find_home(&self) -> Option<PathBuf> {
-        crate::default_home()
-    }
-
-    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
-        crate::write_hook::ask(input)
-    }
-
-    fn refuse_write(&self, text: &str, out: &mut dyn Write) -> Result<()> {
-        crate::write_hook::refuse(text, out)
-    }
+    host_shim_profile::files_in_home!(crate::default_home, setup::changes, doctor::check);
 
     /// `host-shim gemini-hook`: a call of our server stamped with the state folder's key;
     /// any other event over the state folder's inbox, as Gemini runs its hooks.
-    fn answer_hook(
-        &self,
-        state: &dyn StateFolder,
-        input: &[u8],
-        out: &mut dyn Write,
-    ) -> Result<HookReport> {
+    fn answer_hook(&self, call: HookCall) -> Result<HookReport> {
+        let HookCall { state, input, out } = call;
         use crate::hook;
         let input = hook::HookInput::read(input)?;
         if input.is_tool_call() {
@@ -69,5 +48,13 @@ impl HarnessProfile for Gemini {
         }
         let inbox = state.inbox()?;
         hook::answer(&*inbox, &input, out)
+    }
+
+    fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
+        crate::write_hook::ask(input)
+    }
+
+    fn refuse_write(&self, text: &str, out: &mut dyn Write) -> Result<()> {
+        crate::write_hook::refuse(text, out)
     }
 }

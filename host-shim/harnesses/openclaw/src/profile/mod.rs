@@ -9,8 +9,8 @@ mod setup;
 use crate::OpenClawStore;
 use anyhow::Result;
 use clap::ArgMatches;
+use host_shim::Store;
 use host_shim::plugin_session::Moment;
-use host_shim::{McpClient, Store};
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
@@ -21,10 +21,8 @@ use std::path::{Path, PathBuf};
 
 pub struct OpenClaw;
 
-const STATE: &str = "openclaw-state";
-
 impl HarnessProfile for OpenClaw {
-    host_shim_profile::facts!("suite/package.json");
+    host_shim_profile::facts!("suite/package.json", crate::MCP_CLIENT);
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         let wake = with.wake_command(self.facts())?;
@@ -32,6 +30,10 @@ impl HarnessProfile for OpenClaw {
         Ok(Box::new(
             OpenClawStore::open(place, with.inbox.clone(), presence).wake_command(wake),
         ))
+    }
+
+    fn find_home(&self) -> Option<PathBuf> {
+        crate::db::default_state_dir()
     }
 
     fn serve(&self, serving: &Serving) -> Result<ServedParts> {
@@ -45,26 +47,19 @@ impl HarnessProfile for OpenClaw {
 
     fn setup(&self, places: &ArgMatches, setup: &SetupInputs) -> Result<Vec<Change>> {
         let state = self.sessions_place(places)?;
-        let config = setup::config_file(&state, path_of(places, STATE));
+        let config = setup::config_file(&state, path_of(places, self.facts().sessions.long));
         setup::changes(&state, &config, setup)
     }
 
     fn check(&self, places: &ArgMatches, report: &mut Report, fix: &str) {
         match self.sessions_place(places) {
             Ok(state) => {
-                let config = setup::config_file(&state, path_of(places, STATE));
+                let config =
+                    setup::config_file(&state, path_of(places, self.facts().sessions.long));
                 doctor::check(report, &state, &config, fix)
             }
             Err(err) => report.problem(&format!("{err:#}"), fix),
         }
-    }
-
-    fn mcp_client(&self) -> McpClient {
-        crate::MCP_CLIENT
-    }
-
-    fn find_home(&self) -> Option<PathBuf> {
-        crate::db::default_state_dir()
     }
 
     fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {

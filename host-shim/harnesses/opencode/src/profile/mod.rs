@@ -9,7 +9,7 @@ mod setup;
 use crate::OpenCodeStore;
 use anyhow::Result;
 use clap::ArgMatches;
-use host_shim::{McpClient, Store};
+use host_shim::Store;
 use host_shim_profile::change::Change;
 use host_shim_profile::checks::Report;
 use host_shim_profile::{
@@ -20,16 +20,18 @@ use std::path::{Path, PathBuf};
 
 pub struct OpenCode;
 
-const CONFIG: &str = "opencode-config";
-
 impl HarnessProfile for OpenCode {
-    host_shim_profile::facts!("suite/package.json");
+    host_shim_profile::facts!("suite/package.json", crate::MCP_CLIENT);
 
     fn store(&self, place: &Path, with: &StoreInputs) -> Result<Box<dyn Store>> {
         let store = OpenCodeStore::open(place, with.inbox.clone(), with.state.presence()?);
         Ok(Box::new(
             store.wake_command(with.wake_command(self.facts())?),
         ))
+    }
+
+    fn find_home(&self) -> Option<PathBuf> {
+        crate::db::default_path()
     }
 
     fn serve(&self, serving: &Serving) -> Result<ServedParts> {
@@ -53,14 +55,6 @@ impl HarnessProfile for OpenCode {
         }
     }
 
-    fn mcp_client(&self) -> McpClient {
-        crate::MCP_CLIENT
-    }
-
-    fn find_home(&self) -> Option<PathBuf> {
-        crate::db::default_path()
-    }
-
     fn ask_write(&self, input: &[u8]) -> Result<Option<WriteAsk>> {
         crate::write_hook::ask(input)
     }
@@ -72,6 +66,6 @@ impl HarnessProfile for OpenCode {
 
 impl OpenCode {
     fn config(&self, places: &ArgMatches) -> Result<PathBuf> {
-        setup::config_dir(path_of(places, CONFIG))
+        setup::config_dir(path_of(places, self.facts().places[0].long))
     }
 }

@@ -177,6 +177,24 @@ pub fn call_through_plugin<H: host_shim::Harness>(
     (report.answer.unwrap().text, report.harness)
 }
 
+/// The message ids `read` (a harness's reader of its record) finds in a record holding
+/// `text` (written to a scratch file of `suite`), from its end's window, in order.
+pub fn witnessed_in(
+    suite: &str,
+    read: fn(
+        &Path,
+        host_shim::harnesses::logfile::ReadFrom<'_>,
+    ) -> anyhow::Result<host_shim::inbox::Shown>,
+    text: &str,
+) -> Vec<String> {
+    let path = scratch(suite, "witnessed").join("record.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let shown = read(&path, host_shim::harnesses::logfile::ReadFrom::End).unwrap();
+    let mut ids: Vec<String> = shown.into_iter().collect();
+    ids.sort();
+    ids
+}
+
 /// A hook's witness read over `read` (a harness's reader of its record): a device or a
 /// FIFO named as the record is an error at once, never a wait or an endless read, and
 /// a record not there yet shows nothing.

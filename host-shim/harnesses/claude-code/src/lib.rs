@@ -839,31 +839,6 @@ impl ClaudeStore {
             settings::inbound(config, cwd.map(Path::new))
         })
     }
-
-    /// The session's surface now: parsed once, then read on as the file grows.
-    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
-        let found = self.lookup(id)?;
-        let mut parsed = match self.surfaces.take(|s| s.path == found.path) {
-            Some(parsed) if parsed.stamp == found.stamp => {
-                let session = parsed.session.clone();
-                self.surfaces.keep(parsed);
-                return Some(session);
-            }
-            Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
-            _ => {
-                self.reads.parsed += 1;
-                ParsedSurface::new(&found.path, found.stamp)
-            }
-        };
-        let before = parsed.consumed;
-        if parsed.advance(found.stamp).is_err() {
-            return None;
-        }
-        self.reads.surface_bytes += parsed.consumed - before;
-        let session = parsed.session.clone();
-        self.surfaces.keep(parsed);
-        Some(session)
-    }
 }
 
 impl LoggedSessions for ClaudeStore {
@@ -921,8 +896,29 @@ impl LoggedSessions for ClaudeStore {
             .collect()
     }
 
+    /// The session's surface now: parsed once, then read on as the file grows.
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
-        self.surface(id)
+        let found = self.lookup(id)?;
+        let mut parsed = match self.surfaces.take(|s| s.path == found.path) {
+            Some(parsed) if parsed.stamp == found.stamp => {
+                let session = parsed.session.clone();
+                self.surfaces.keep(parsed);
+                return Some(session);
+            }
+            Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
+            _ => {
+                self.reads.parsed += 1;
+                ParsedSurface::new(&found.path, found.stamp)
+            }
+        };
+        let before = parsed.consumed;
+        if parsed.advance(found.stamp).is_err() {
+            return None;
+        }
+        self.reads.surface_bytes += parsed.consumed - before;
+        let session = parsed.session.clone();
+        self.surfaces.keep(parsed);
+        Some(session)
     }
 }
 

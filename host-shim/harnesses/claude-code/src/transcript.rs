@@ -566,16 +566,9 @@ mod tests {
                 "content": [{"type": "text", "text": framed("m-0000000000ff")}]}}),
         ];
         let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-        let path = host_shim_testkit::scratch("transcript", "ids").join("record.jsonl");
-        std::fs::write(&path, text.join("\n") + "\n{\"type\": \"attac").unwrap();
-        let mut shown: Vec<String> =
-            handed_over_ids(&path, host_shim::harnesses::logfile::ReadFrom::End)
-                .unwrap()
-                .into_iter()
-                .collect();
-        shown.sort();
+        let record = text.join("\n") + "\n{\"type\": \"attac";
         assert_eq!(
-            shown,
+            host_shim_testkit::witnessed_in("transcript", handed_over_ids, &record),
             ["m-000000000001", "m-000000000002", "m-000000000003"]
         );
     }

@@ -584,39 +584,6 @@ impl CodexStore {
             .or_else(|| found.facts.first_prompt.clone())
     }
 
-    /// The thread's surface now: parsed once (a fork's base first), then read on.
-    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
-        let found = self.lookup(id)?;
-        let mut parsed = match self.surfaces.take(|s| s.path == found.path) {
-            Some(parsed) if parsed.stamp == found.stamp => {
-                let surface = parsed.surface.clone();
-                self.surfaces.keep(parsed);
-                return Some(surface);
-            }
-            Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
-            _ => {
-                self.reads.parsed += 1;
-                let meta = found.facts.meta.clone().unwrap_or_default();
-                let provider = meta.provider.as_deref().unwrap_or("codex");
-                let mut parsed = ParsedSurface::new(&found.path, found.stamp, provider);
-                if let (Some(base), Some((end_ordinal, end_byte))) =
-                    (meta.forked_from, meta.base_end)
-                {
-                    self.take_base(&mut parsed, &base, end_ordinal, end_byte);
-                }
-                parsed
-            }
-        };
-        let mut file = host_shim::harnesses::logfile::open_record(&found.path).ok()?;
-        let bytes = read_range(&mut file, parsed.consumed, found.stamp.len).ok()?;
-        self.reads.surface_bytes += bytes.len() as u64;
-        parsed.consumed += parsed.take(&bytes, None);
-        parsed.stamp = found.stamp;
-        let surface = parsed.surface.clone();
-        self.surfaces.keep(parsed);
-        Some(surface)
-    }
-
     /// A fork's surface begins with its base thread's records before its history base.
     fn take_base(
         &mut self,
@@ -696,8 +663,37 @@ impl LoggedSessions for CodexStore {
             .collect()
     }
 
+    /// The thread's surface now: parsed once (a fork's base first), then read on.
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
-        self.surface(id)
+        let found = self.lookup(id)?;
+        let mut parsed = match self.surfaces.take(|s| s.path == found.path) {
+            Some(parsed) if parsed.stamp == found.stamp => {
+                let surface = parsed.surface.clone();
+                self.surfaces.keep(parsed);
+                return Some(surface);
+            }
+            Some(parsed) if found.stamp.grew_from(&parsed.stamp, parsed.consumed) => parsed,
+            _ => {
+                self.reads.parsed += 1;
+                let meta = found.facts.meta.clone().unwrap_or_default();
+                let provider = meta.provider.as_deref().unwrap_or("codex");
+                let mut parsed = ParsedSurface::new(&found.path, found.stamp, provider);
+                if let (Some(base), Some((end_ordinal, end_byte))) =
+                    (meta.forked_from, meta.base_end)
+                {
+                    self.take_base(&mut parsed, &base, end_ordinal, end_byte);
+                }
+                parsed
+            }
+        };
+        let mut file = host_shim::harnesses::logfile::open_record(&found.path).ok()?;
+        let bytes = read_range(&mut file, parsed.consumed, found.stamp.len).ok()?;
+        self.reads.surface_bytes += bytes.len() as u64;
+        parsed.consumed += parsed.take(&bytes, None);
+        parsed.stamp = found.stamp;
+        let surface = parsed.surface.clone();
+        self.surfaces.keep(parsed);
+        Some(surface)
     }
 }
 

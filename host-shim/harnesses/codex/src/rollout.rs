@@ -271,16 +271,8 @@ mod tests {
             item("assistant", &frame("m-0000000000ff")),
             "{\"type\": \"response_item\", \"pay".to_string(),
         ];
-        let path = host_shim_testkit::scratch("rollout", "ids").join("record.jsonl");
-        std::fs::write(&path, lines.join("\n")).unwrap();
-        let mut shown: Vec<String> =
-            handed_over_ids(&path, host_shim::harnesses::logfile::ReadFrom::End)
-                .unwrap()
-                .into_iter()
-                .collect();
-        shown.sort();
         assert_eq!(
-            shown,
+            host_shim_testkit::witnessed_in("rollout", handed_over_ids, &lines.join("\n")),
             [
                 "m-000000000001",
                 "m-000000000002",

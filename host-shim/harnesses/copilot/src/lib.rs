@@ -532,28 +532,6 @@ impl CopilotStore {
         header.preset = found.facts.model.clone();
         header
     }
-
-    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
-        // A session's own events, or a subagent's in its parent's stream.
-        let (found, agent) = match self.lookup(id) {
-            Some(found) => (found, None),
-            None => {
-                let subagent = self.subagent(id)?;
-                (self.lookup(&subagent.parent)?, Some(subagent.id))
-            }
-        };
-        let path = events_of(&found.folder);
-        let Some(stamp) = Stamp::of(&path) else {
-            return Some(Arc::new(Surface::default())); // its first turn: nothing written yet
-        };
-        if let Some(surface) = self.surfaces.surface(id, &stamp) {
-            return Some(surface);
-        }
-        let bytes = host_shim::harnesses::logfile::read_record(&path).ok()?;
-        let (surface, skipped) = parse_surface(&bytes, agent.as_deref());
-        self.surface_skips.insert(id.to_string(), skipped);
-        Some(self.surfaces.keep_surface(id, stamp, surface))
-    }
 }
 
 fn events_of(folder: &Path) -> PathBuf {
@@ -822,7 +800,25 @@ impl LoggedSessions for CopilotStore {
     }
 
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
-        self.surface(id)
+        // A session's own events, or a subagent's in its parent's stream.
+        let (found, agent) = match self.lookup(id) {
+            Some(found) => (found, None),
+            None => {
+                let subagent = self.subagent(id)?;
+                (self.lookup(&subagent.parent)?, Some(subagent.id))
+            }
+        };
+        let path = events_of(&found.folder);
+        let Some(stamp) = Stamp::of(&path) else {
+            return Some(Arc::new(Surface::default())); // its first turn: nothing written yet
+        };
+        if let Some(surface) = self.surfaces.surface(id, &stamp) {
+            return Some(surface);
+        }
+        let bytes = host_shim::harnesses::logfile::read_record(&path).ok()?;
+        let (surface, skipped) = parse_surface(&bytes, agent.as_deref());
+        self.surface_skips.insert(id.to_string(), skipped);
+        Some(self.surfaces.keep_surface(id, stamp, surface))
     }
 }
 

@@ -426,18 +426,6 @@ impl GeminiStore {
         }
         header
     }
-
-    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
-        let found = self.lookup(id)?;
-        // The record: the first file still there (Gemini's clean-up may delete one).
-        let (file, stamp) = (found.files.iter()).find_map(|f| Some((f, Stamp::of(f)?)))?;
-        if let Some(surface) = self.surfaces.surface(id, &stamp) {
-            return Some(surface);
-        }
-        let chat = Chat::of(&host_shim::harnesses::logfile::read_record(file).ok()?);
-        self.surface_skips.insert(id.to_string(), chat.skipped);
-        Some(self.surfaces.keep_surface(id, stamp, surface_of(&chat)))
-    }
 }
 
 /// The folders in `dir`, by name (none when it is not there).
@@ -630,7 +618,15 @@ impl LoggedSessions for GeminiStore {
     }
 
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
-        self.surface(id)
+        let found = self.lookup(id)?;
+        // The record: the first file still there (Gemini's clean-up may delete one).
+        let (file, stamp) = (found.files.iter()).find_map(|f| Some((f, Stamp::of(f)?)))?;
+        if let Some(surface) = self.surfaces.surface(id, &stamp) {
+            return Some(surface);
+        }
+        let chat = Chat::of(&host_shim::harnesses::logfile::read_record(file).ok()?);
+        self.surface_skips.insert(id.to_string(), chat.skipped);
+        Some(self.surfaces.keep_surface(id, stamp, surface_of(&chat)))
     }
 }
 

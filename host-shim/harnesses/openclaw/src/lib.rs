@@ -214,18 +214,6 @@ impl OpenClawStore {
             machine: None,
         }
     }
-
-    /// The session's surface now: read again only when its database changed.
-    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
-        let (agent, _) = self.lookup(id)?;
-        let version = self.agents[agent].version().ok()??;
-        if let Some(surface) = self.surfaces.surface(id, &version) {
-            return Some(surface);
-        }
-        let events = self.agents[agent].events(id).ok()?;
-        let surface = transcript::surface_of(&events);
-        Some(self.surfaces.keep_surface(id, version, surface))
-    }
 }
 
 impl LoggedSessions for OpenClawStore {
@@ -295,8 +283,16 @@ impl LoggedSessions for OpenClawStore {
             .collect()
     }
 
+    /// The session's surface now: read again only when its database changed.
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
-        self.surface(id)
+        let (agent, _) = self.lookup(id)?;
+        let version = self.agents[agent].version().ok()??;
+        if let Some(surface) = self.surfaces.surface(id, &version) {
+            return Some(surface);
+        }
+        let events = self.agents[agent].events(id).ok()?;
+        let surface = transcript::surface_of(&events);
+        Some(self.surfaces.keep_surface(id, version, surface))
     }
 }
 

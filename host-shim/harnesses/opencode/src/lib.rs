@@ -165,21 +165,6 @@ impl OpenCodeStore {
             machine: None,
         }
     }
-
-    /// The session's surface now: read again only when the database changed.
-    fn surface(&mut self, id: &str) -> Option<Arc<Surface>> {
-        let version = self.version()?;
-        if let Some(surface) = self.surfaces.surface(id, &version) {
-            return Some(surface);
-        }
-        self.lookup(id)?;
-        self.reads.surfaces += 1;
-        let messages = self.db.messages(id).ok()?;
-        Some(
-            self.surfaces
-                .keep_surface(id, version, surface_of(&messages)),
-        )
-    }
 }
 
 /// The message ids of the frames OpenCode's database at `database` records in
@@ -379,8 +364,19 @@ impl LoggedSessions for OpenCodeStore {
             .collect()
     }
 
+    /// The session's surface now: read again only when the database changed.
     fn surface_of(&mut self, id: &str) -> Option<Arc<Surface>> {
-        self.surface(id)
+        let version = self.version()?;
+        if let Some(surface) = self.surfaces.surface(id, &version) {
+            return Some(surface);
+        }
+        self.lookup(id)?;
+        self.reads.surfaces += 1;
+        let messages = self.db.messages(id).ok()?;
+        Some(
+            self.surfaces
+                .keep_surface(id, version, surface_of(&messages)),
+        )
     }
 }
 

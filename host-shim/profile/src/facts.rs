@@ -180,10 +180,11 @@ impl Facts {
             (Some(_), None) => panic!("{file}: tested_package needs the suite's package.json"),
             (None, _) => top.string("tested_version"),
         };
-        let sessions =
-            (top.table("sessions")).only(&["flag", "value", "help", "place_help", "home_env"]);
-        let place_help = sessions.text("place_help");
-        let home_env = sessions.text("home_env");
+        let sessions = top.table(
+            "sessions",
+            &["flag", "value", "help", "place_help", "home_env"],
+        );
+        let tour = top.table("tour", &["sessions", "none", "page"]);
         Facts {
             name: top.string("name"),
             title: top.string("title"),
@@ -191,40 +192,32 @@ impl Facts {
             home_hint: top.string("home_hint"),
             set_up: top.string("set_up"),
             sessions: sessions.path_flag(),
-            place_help,
-            home_env,
-            places: (top.tables("places"))
-                .map(|place| place.only(&["flag", "value", "help"]).path_flag())
+            place_help: sessions.text("place_help"),
+            home_env: sessions.text("home_env"),
+            places: (top.tables("places", &["flag", "value", "help"]))
+                .map(|place| place.path_flag())
                 .collect(),
-            wake: (top
-                .table_if("wake")
-                .map(|wake| wake.only(&["flag", "help", "setup_help"])))
-            .map(|wake| WakeFlag {
-                long: wake.string("flag"),
-                help: wake.string("help"),
-                setup_help: wake.text("setup_help"),
-            }),
-            hook: (top
-                .table_if("hook")
-                .map(|hook| hook.only(&["command", "about"])))
-            .map(|hook| Hook {
-                command: hook.string("command"),
-                about: hook.string("about"),
-            }),
-            write_hook: (top
-                .table_if("write_hook")
-                .map(|hook| hook.only(&["command", "runs"])))
-            .map(|hook| WriteHook {
+            wake: top
+                .table_if("wake", &["flag", "help", "setup_help"])
+                .map(|wake| WakeFlag {
+                    long: wake.string("flag"),
+                    help: wake.string("help"),
+                    setup_help: wake.text("setup_help"),
+                }),
+            hook: top
+                .table_if("hook", &["command", "about"])
+                .map(|hook| Hook {
+                    command: hook.string("command"),
+                    about: hook.string("about"),
+                }),
+            write_hook: (top.table_if("write_hook", &["command", "runs"])).map(|hook| WriteHook {
                 command: hook.string("command"),
                 runs: hook.string("runs"),
             }),
-            tour: {
-                let tour = top.table("tour").only(&["sessions", "none", "page"]);
-                Tour {
-                    sessions: tour.string("sessions"),
-                    none: tour.string("none"),
-                    page: tour.string("page"),
-                }
+            tour: Tour {
+                sessions: tour.string("sessions"),
+                none: tour.string("none"),
+                page: tour.string("page"),
             },
             resume: top.text("resume"),
         }
@@ -267,26 +260,28 @@ impl<'a> Keys<'a> {
         (self.text(key)).unwrap_or_else(|| panic!("{}: {} is missing", self.file, self.named(key)))
     }
 
-    fn table_if(&self, key: &str) -> Option<Keys<'a>> {
+    /// The table at `key` when there, whose keys are among `known`.
+    fn table_if(&self, key: &str, known: &[&str]) -> Option<Keys<'a>> {
         let table = match self.table.get(key)? {
             Item::Table(table) => table,
             _ => panic!("{}: {} is not a table", self.file, self.named(key)),
         };
-        Some(Keys::of(self.file, &self.named(key), table))
+        Some(Keys::of(self.file, &self.named(key), table).only(known))
     }
 
-    fn table(&self, key: &str) -> Keys<'a> {
-        (self.table_if(key))
+    fn table(&self, key: &str, known: &[&str]) -> Keys<'a> {
+        (self.table_if(key, known))
             .unwrap_or_else(|| panic!("{}: [{}] is missing", self.file, self.named(key)))
     }
 
-    fn tables(&self, key: &str) -> impl Iterator<Item = Keys<'a>> {
+    /// The tables of the array at `key`, each one's keys among `known`.
+    fn tables(&self, key: &str, known: &'static [&'static str]) -> impl Iterator<Item = Keys<'a>> {
         let tables = self.table.get(key).map(|item| {
             (item.as_array_of_tables())
                 .unwrap_or_else(|| panic!("{}: {} is not [[{key}]]", self.file, self.named(key)))
         });
         let (file, path) = (self.file, self.named(key));
-        (tables.into_iter().flatten()).map(move |table| Keys::of(file, &path, table))
+        (tables.into_iter().flatten()).map(move |table| Keys::of(file, &path, table).only(known))
     }
 
     /// Panics on a key not among `known` (a misspelt one would be read as missing).

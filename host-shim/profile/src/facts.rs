@@ -411,24 +411,26 @@ page = "host-shim/harnesses/toy/README.md"
             let message = read.err().expect("not facts");
             (message.downcast_ref::<String>().cloned()).expect("a message")
         };
-        assert_eq!(
-            panics(TOML.replace("title = \"Toy\"\n", "")),
-            "toy.toml: title is missing"
-        );
-        assert_eq!(
-            panics(TOML.replace("flag = \"toy-sessions\"", "flag = 3")),
-            "toy.toml: sessions.flag is not a string"
-        );
         let without_tour = TOML[..TOML.find("[tour]").unwrap()].to_string();
-        assert_eq!(panics(without_tour), "toy.toml: [tour] is missing");
-        assert_eq!(
-            panics(TOML.replace("[tour]", "[journey]")),
-            "toy.toml: journey is not a key of harness.toml"
-        );
-        assert_eq!(
-            panics(TOML.replace("[hook]", "[hook]\nabuot = \"x\"")),
-            "toy.toml: hook.abuot is not a key of harness.toml"
-        );
+        let wrong = [
+            (TOML.replace("title = \"Toy\"\n", ""), "title is missing"),
+            (
+                TOML.replace("flag = \"toy-sessions\"", "flag = 3"),
+                "sessions.flag is not a string",
+            ),
+            (without_tour, "[tour] is missing"),
+            (
+                TOML.replace("[tour]", "[journey]"),
+                "journey is not a key of harness.toml",
+            ),
+            (
+                TOML.replace("[hook]", "[hook]\nabuot = \"x\""),
+                "hook.abuot is not a key of harness.toml",
+            ),
+        ];
+        for (toml, said) in wrong {
+            assert_eq!(panics(toml), format!("toy.toml: {said}"));
+        }
         assert!(panics("name = ".into()).starts_with("toy.toml is not TOML"));
     }
 }

@@ -19,27 +19,30 @@ pub fn command_line_is_sound(profiles: &'static [&'static dyn HarnessProfile]) -
     })
 }
 
+/// One check of a profile: what it holds, and the check.
+type Check = (&'static str, fn(&dyn HarnessProfile));
+
 /// The checks of one profile, each a test named after the harness.
 pub fn checks(profile: &'static dyn HarnessProfile) -> Vec<Test> {
+    let checks: [Check; 4] = [
+        ("setup names its three tools whole", names_its_tools_whole),
+        (
+            "a dry run of setup writes nothing",
+            a_dry_run_writes_nothing,
+        ),
+        (
+            "setup wires its hooks, then --remove leaves a new home as it was",
+            remove_gives_the_home_back,
+        ),
+        (
+            "each hook answers input that is not JSON without a crash",
+            hooks_answer_what_is_not_json,
+        ),
+    ];
     let name = profile.name();
-    vec![
-        Test::new(
-            format!("{name}: setup names its three tools whole"),
-            move || names_its_tools_whole(profile),
-        ),
-        Test::new(
-            format!("{name}: a dry run of setup writes nothing"),
-            move || a_dry_run_writes_nothing(profile),
-        ),
-        Test::new(
-            format!("{name}: setup wires its hooks, then --remove leaves a new home as it was"),
-            move || remove_gives_the_home_back(profile),
-        ),
-        Test::new(
-            format!("{name}: each hook answers input that is not JSON without a crash"),
-            move || hooks_answer_what_is_not_json(profile),
-        ),
-    ]
+    (checks.into_iter())
+        .map(|(what, check)| Test::new(format!("{name}: {what}"), move || check(profile)))
+        .collect()
 }
 
 /// What setup prints after its change names each tool as the harness's model sees it:

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use host_shim::inbox::AuditLog;
 use host_shim::inbox::audit::{AuditEvent, AuditRecord};
 use host_shim::{Harnesses, Runtime, WriteCheck};
-use host_shim_profile::HarnessProfile;
+use host_shim_profile::{HarnessProfile, WriteHook};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -45,7 +45,11 @@ pub fn run(args: &CheckWriteArgs, cache_dir: Option<PathBuf>) -> Result<bool> {
 
 /// One run of a harness's pre-write hook: its input from stdin, a refusal's answer to
 /// stdout; nothing for a write that may go ahead.
-pub fn hook_run(profile: &dyn HarnessProfile, args: &WriteHookArgs) -> Result<()> {
+pub fn hook_run(
+    profile: &dyn HarnessProfile,
+    hook: &WriteHook,
+    args: &WriteHookArgs,
+) -> Result<()> {
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)
@@ -63,10 +67,7 @@ pub fn hook_run(profile: &dyn HarnessProfile, args: &WriteHookArgs) -> Result<()
     )? {
         WriteCheck::Allowed => Ok(()),
         WriteCheck::Unchecked(why) => {
-            let command = profile
-                .write_hook()
-                .map_or("write hook", |hook| hook.command);
-            eprintln!("host-shim {command}: {why}");
+            eprintln!("host-shim {}: {why}", hook.command);
             Ok(())
         }
         WriteCheck::Refused(refusal) => {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::{ArgGroup, ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use host_shim::{Corpus, CorpusHost, Harnesses, RuntimeOptions, SharedInbox, Store};
 use host_shim_nats::{Cluster, MachineHost};
-use host_shim_profile::{HarnessProfile, Purpose, StoreInputs, path_of};
+use host_shim_profile::{HarnessProfile, Hook, Purpose, StoreInputs, WriteHook, path_of};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,13 +17,16 @@ use std::time::Duration;
 /// What the command line asks for: a command, or one run of a harness's hook.
 pub enum Invocation {
     Command(Box<Cli>),
+    /// One run of a harness's hook, answered by its profile.
     Hook {
         profile: &'static dyn HarnessProfile,
+        hook: &'static Hook,
         state: StateArgs,
     },
-    /// One run of a harness's pre-write hook.
+    /// One run of a harness's pre-write hook, answered by its profile.
     WriteHook {
         profile: &'static dyn HarnessProfile,
+        hook: &'static WriteHook,
         args: Box<WriteHookArgs>,
     },
 }
@@ -35,18 +38,21 @@ pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
     let matches = command(profiles).get_matches();
     let sub = matches.subcommand();
     if let Some((name, sub)) = sub
-        && let Some(&profile) = (profiles.iter())
-            .find(|profile| profile.hook().is_some_and(|hook| hook.command == name))
+        && let Some((profile, hook)) = (profiles.iter())
+            .filter_map(|&profile| Some((profile, profile.hook()?)))
+            .find(|(_, hook)| hook.command == name)
     {
         let state = StateArgs::from_arg_matches(sub).unwrap_or_else(|err| err.exit());
-        return Invocation::Hook { profile, state };
+        return Invocation::Hook {
+            profile,
+            hook,
+            state,
+        };
     }
     if let Some((name, sub)) = sub
-        && let Some(&profile) = (profiles.iter()).find(|profile| {
-            profile
-                .write_hook()
-                .is_some_and(|hook| hook.command == name)
-        })
+        && let Some((profile, hook)) = (profiles.iter())
+            .filter_map(|&profile| Some((profile, profile.write_hook()?)))
+            .find(|(_, hook)| hook.command == name)
     {
         let mut args = WriteHookArgs::from_arg_matches(sub).unwrap_or_else(|err| err.exit());
         args.source.harnesses = HarnessFlags {
@@ -55,6 +61,7 @@ pub fn parse(profiles: &'static [&'static dyn HarnessProfile]) -> Invocation {
         };
         return Invocation::WriteHook {
             profile,
+            hook,
             args: Box::new(args),
         };
     }

@@ -44,11 +44,19 @@ use std::process::ExitCode;
 /// The command over `profiles`: parses the process's arguments and runs what they ask.
 pub fn run(profiles: &'static [&'static dyn HarnessProfile]) -> ExitCode {
     let cli = match flags::parse(profiles) {
-        Invocation::Hook { profile, state } => {
-            return finish(hook_run(profile, &state));
+        Invocation::Hook {
+            profile,
+            hook,
+            state,
+        } => {
+            return finish(hook_run(profile, hook, &state));
         }
-        Invocation::WriteHook { profile, args } => {
-            return finish(check_write::hook_run(profile, &args));
+        Invocation::WriteHook {
+            profile,
+            hook,
+            args,
+        } => {
+            return finish(check_write::hook_run(profile, hook, &args));
         }
         Invocation::Command(cli) => cli,
     };
@@ -116,6 +124,7 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
 /// on stderr.
 fn hook_run(
     profile: &dyn host_shim_profile::HarnessProfile,
+    hook: &host_shim_profile::Hook,
     state: &state::StateArgs,
 ) -> anyhow::Result<()> {
     let mut input = Vec::new();
@@ -129,9 +138,8 @@ fn hook_run(
         out: &mut out,
     })?;
     out.flush()?;
-    let command = profile.hook().map_or("hook", |hook| hook.command);
     for problem in &report.unreadable {
-        eprintln!("host-shim {command}: skipped {problem}");
+        eprintln!("host-shim {}: skipped {problem}", hook.command);
     }
     Ok(())
 }

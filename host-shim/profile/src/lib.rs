@@ -181,13 +181,14 @@ pub trait HarnessProfile: Sync {
         match self.find_home() {
             Some(place) => Ok(place),
             None => anyhow::bail!(
-                "no HOME to find {}'s files in: set HOME{}, or pass --{} DIR",
+                "no HOME to find {}'s files in: set HOME{}, or pass --{} {}",
                 facts.title,
                 facts
                     .home_env
                     .map(|env| format!(" or {env}"))
                     .unwrap_or_default(),
                 flag.long,
+                flag.value_name,
             ),
         }
     }

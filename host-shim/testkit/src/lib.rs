@@ -178,7 +178,7 @@ pub fn call_through_plugin<H: host_shim::Harness>(
 }
 
 /// The message ids `read` (a harness's reader of its record) finds in a record holding
-/// `text` (written to a scratch file of `suite`), from its end's window, in order.
+/// `text` (written to a scratch file of `suite`), from its end's window, sorted.
 pub fn witnessed_in(
     suite: &str,
     read: fn(
